@@ -1,0 +1,380 @@
+//! Codecs: one interface over none, LZ4 (fast and HC), ZSTD, gzip and zlib.
+//!
+//! - [`Codec`] is a concrete codec with its native level; [`CodecSpec`] is what a user asks for
+//!   (a codec, `auto`, or a unified level 0-100) and parses from strings like `zstd:3`.
+//! - [`CodecId`] is the byte stored in each block: it names the *decoder*, not the level
+//!   (LZ4 and LZ4-HC write the same block format, so they share an id).
+//! - [`Compressor`] and [`Decompressor`] hold reusable contexts; one per thread.
+//!
+//! Compression writes into a caller-sized buffer and reports `None` when the output would not
+//! fit: that is how a block that does not shrink is detected and stored raw, often before the
+//! codec has spent the time to compress all of it.
+
+mod probe;
+mod spec;
+
+pub use probe::{looks_incompressible, probe, ProbeResult};
+pub use spec::{CodecSpec, DEFAULT_LEVEL};
+
+use crate::error::{Error, Result};
+use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
+use std::fmt;
+
+/// The decoder a stored block needs, as recorded in the file (see `docs/FORMAT.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum CodecId {
+    /// Stored raw.
+    None = 0,
+    /// LZ4 block format (written by LZ4 fast or LZ4-HC).
+    Lz4 = 1,
+    /// One or more ZSTD frames.
+    Zstd = 2,
+    /// A gzip member (RFC 1952).
+    Gzip = 3,
+    /// A zlib stream (RFC 1950).
+    Zlib = 4,
+}
+
+impl CodecId {
+    /// Parses the stored byte.
+    pub fn from_u8(byte: u8) -> Option<CodecId> {
+        Some(match byte {
+            0 => CodecId::None,
+            1 => CodecId::Lz4,
+            2 => CodecId::Zstd,
+            3 => CodecId::Gzip,
+            4 => CodecId::Zlib,
+            _ => return None,
+        })
+    }
+
+    /// Lower-case name, as users type it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CodecId::None => "none",
+            CodecId::Lz4 => "lz4",
+            CodecId::Zstd => "zstd",
+            CodecId::Gzip => "gzip",
+            CodecId::Zlib => "zlib",
+        }
+    }
+}
+
+impl fmt::Display for CodecId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A concrete codec and its native level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Codec {
+    /// Store bytes as they are.
+    None,
+    /// LZ4 fast; higher acceleration is faster and compresses less (1 = LZ4's default).
+    Lz4 {
+        /// LZ4 acceleration, 1..=65537.
+        acceleration: u32,
+    },
+    /// LZ4 high compression, levels 1..=12; decodes as fast as LZ4.
+    Lz4Hc {
+        /// LZ4-HC level.
+        level: u8,
+    },
+    /// Zstandard; negative levels are zstd's `--fast` levels.
+    Zstd {
+        /// zstd level, -50..=22.
+        level: i32,
+    },
+    /// Deflate in a gzip wrapper, levels 1..=9.
+    Gzip {
+        /// Deflate level.
+        level: u8,
+    },
+    /// Deflate in a zlib wrapper, levels 1..=9.
+    Zlib {
+        /// Deflate level.
+        level: u8,
+    },
+}
+
+/// Range of zstd levels accepted (zstd itself goes lower, but nothing below -50 is useful).
+pub const ZSTD_LEVELS: std::ops::RangeInclusive<i32> = -50..=22;
+/// Range of LZ4-HC levels.
+pub const LZ4HC_LEVELS: std::ops::RangeInclusive<u8> = 1..=12;
+/// Range of deflate levels (gzip and zlib).
+pub const DEFLATE_LEVELS: std::ops::RangeInclusive<u8> = 1..=9;
+/// Range of LZ4 accelerations.
+pub const LZ4_ACCELERATIONS: std::ops::RangeInclusive<u32> = 1..=65537;
+
+impl Codec {
+    /// The decoder id stored in each block written with this codec.
+    pub fn id(self) -> CodecId {
+        match self {
+            Codec::None => CodecId::None,
+            Codec::Lz4 { .. } | Codec::Lz4Hc { .. } => CodecId::Lz4,
+            Codec::Zstd { .. } => CodecId::Zstd,
+            Codec::Gzip { .. } => CodecId::Gzip,
+            Codec::Zlib { .. } => CodecId::Zlib,
+        }
+    }
+
+    /// Checks the level against the codec's valid range.
+    pub fn validate(self) -> Result<Codec> {
+        let ok = match self {
+            Codec::None => true,
+            Codec::Lz4 { acceleration } => LZ4_ACCELERATIONS.contains(&acceleration),
+            Codec::Lz4Hc { level } => LZ4HC_LEVELS.contains(&level),
+            Codec::Zstd { level } => ZSTD_LEVELS.contains(&level),
+            Codec::Gzip { level } | Codec::Zlib { level } => DEFLATE_LEVELS.contains(&level),
+        };
+        if ok {
+            Ok(self)
+        } else {
+            let expected = match self {
+                Codec::Lz4 { .. } => "lz4 acceleration 1..=65537",
+                Codec::Lz4Hc { .. } => "lz4hc level 1..=12",
+                Codec::Zstd { .. } => "zstd level -50..=22",
+                _ => "gzip/zlib level 1..=9",
+            };
+            Err(Error::invalid("codec level", self.to_string(), expected))
+        }
+    }
+}
+
+impl fmt::Display for Codec {
+    /// Formats as the spec string that parses back to this codec (`zstd:3`, `lz4hc:9`, ...).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Codec::None => f.write_str("none"),
+            Codec::Lz4 { acceleration: 1 } => f.write_str("lz4"),
+            Codec::Lz4 { acceleration } => write!(f, "lz4:{acceleration}"),
+            Codec::Lz4Hc { level } => write!(f, "lz4hc:{level}"),
+            Codec::Zstd { level } => write!(f, "zstd:{level}"),
+            Codec::Gzip { level } => write!(f, "gzip:{level}"),
+            Codec::Zlib { level } => write!(f, "zlib:{level}"),
+        }
+    }
+}
+
+/// Reusable compression contexts for one thread.
+#[derive(Default)]
+pub struct Compressor {
+    zstd: Option<(i32, zstd::bulk::Compressor<'static>)>,
+}
+
+impl fmt::Debug for Compressor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Compressor").finish_non_exhaustive()
+    }
+}
+
+impl Compressor {
+    /// A compressor with no contexts yet (they are made on first use and kept).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Compresses `src` into `dst`, returning the compressed length, or `None` when the result
+    /// would not fit in `dst` (the caller sizes `dst` to the largest output worth keeping).
+    pub fn compress_into(&mut self, codec: Codec, src: &[u8], dst: &mut [u8]) -> Result<Option<usize>> {
+        if src.is_empty() {
+            return Ok(None);
+        }
+        match codec {
+            Codec::None => Ok(None),
+            Codec::Lz4 { acceleration } => Ok(lz4_compress(
+                src,
+                lz4::block::CompressionMode::FAST(acceleration as i32),
+                dst,
+            )),
+            Codec::Lz4Hc { level } => Ok(lz4_compress(
+                src,
+                lz4::block::CompressionMode::HIGHCOMPRESSION(level as i32),
+                dst,
+            )),
+            Codec::Zstd { level } => {
+                let cctx = match &mut self.zstd {
+                    Some((l, c)) if *l == level => c,
+                    slot => {
+                        let c = zstd::bulk::Compressor::new(level).map_err(|e| Error::Codec {
+                            codec: "zstd",
+                            detail: e.to_string(),
+                        })?;
+                        &mut slot.insert((level, c)).1
+                    }
+                };
+                // zstd's only failure on a valid context is "destination too small".
+                Ok(cctx.compress_to_buffer(src, dst).ok())
+            }
+            Codec::Gzip { level } => deflate_compress(Compress::new_gzip(Compression::new(level.into()), 15), src, dst),
+            Codec::Zlib { level } => deflate_compress(Compress::new(Compression::new(level.into()), true), src, dst),
+        }
+    }
+}
+
+fn lz4_compress(src: &[u8], mode: lz4::block::CompressionMode, dst: &mut [u8]) -> Option<usize> {
+    // LZ4 stops early and fails when `dst` is full, which is exactly the "does not shrink" signal.
+    lz4::block::compress_to_buffer(src, Some(mode), false, dst).ok()
+}
+
+fn deflate_compress(mut enc: Compress, src: &[u8], dst: &mut [u8]) -> Result<Option<usize>> {
+    match enc.compress(src, dst, FlushCompress::Finish) {
+        Ok(Status::StreamEnd) => Ok(Some(enc.total_out() as usize)),
+        Ok(_) => Ok(None),
+        Err(e) => Err(Error::Codec {
+            codec: "deflate",
+            detail: e.to_string(),
+        }),
+    }
+}
+
+/// Reusable decompression contexts for one thread.
+#[derive(Default)]
+pub struct Decompressor {
+    zstd: Option<zstd::bulk::Decompressor<'static>>,
+}
+
+impl fmt::Debug for Decompressor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Decompressor").finish_non_exhaustive()
+    }
+}
+
+impl Decompressor {
+    /// A decompressor with no contexts yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decodes `src` into `dst`, which must be exactly the decoded size.
+    ///
+    /// Every decoder used here is bounds-checked: hostile input yields an error, never a write
+    /// outside `dst` or an allocation sized by the input.
+    pub fn decompress_into(&mut self, codec: CodecId, src: &[u8], dst: &mut [u8]) -> Result<()> {
+        let produced = match codec {
+            CodecId::None => {
+                if src.len() != dst.len() {
+                    return Err(codec_err(codec, "raw block length differs from its declared size"));
+                }
+                dst.copy_from_slice(src);
+                dst.len()
+            }
+            CodecId::Lz4 => {
+                let Ok(expected) = i32::try_from(dst.len()) else {
+                    return Err(codec_err(codec, "block too large for lz4"));
+                };
+                // LZ4_decompress_safe: never reads or writes outside the given slices.
+                lz4::block::decompress_to_buffer(src, Some(expected), dst)
+                    .map_err(|e| codec_err(codec, e.to_string()))?
+            }
+            CodecId::Zstd => {
+                let dctx = match &mut self.zstd {
+                    Some(d) => d,
+                    slot => slot.insert(
+                        zstd::bulk::Decompressor::new().map_err(|e| codec_err(codec, e.to_string()))?,
+                    ),
+                };
+                dctx.decompress_to_buffer(src, dst)
+                    .map_err(|e| codec_err(codec, e.to_string()))?
+            }
+            CodecId::Gzip => deflate_decompress(Decompress::new_gzip(15), codec, src, dst)?,
+            CodecId::Zlib => deflate_decompress(Decompress::new(true), codec, src, dst)?,
+        };
+        if produced != dst.len() {
+            return Err(codec_err(
+                codec,
+                format!("decoded {produced} bytes, block declares {}", dst.len()),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn deflate_decompress(mut dec: Decompress, codec: CodecId, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    match dec.decompress(src, dst, FlushDecompress::Finish) {
+        Ok(Status::StreamEnd) if dec.total_in() as usize == src.len() => Ok(dec.total_out() as usize),
+        Ok(Status::StreamEnd) => Err(codec_err(codec, "trailing bytes after the deflate stream")),
+        Ok(_) => Err(codec_err(codec, "deflate stream does not end where the block ends")),
+        Err(e) => Err(codec_err(codec, e.to_string())),
+    }
+}
+
+fn codec_err(codec: CodecId, detail: impl Into<String>) -> Error {
+    Error::Codec {
+        codec: codec.name(),
+        detail: detail.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<u8> {
+        (0..100_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect()
+    }
+
+    const ALL: [Codec; 7] = [
+        Codec::Lz4 { acceleration: 1 },
+        Codec::Lz4 { acceleration: 8 },
+        Codec::Lz4Hc { level: 9 },
+        Codec::Zstd { level: 3 },
+        Codec::Zstd { level: -5 },
+        Codec::Gzip { level: 6 },
+        Codec::Zlib { level: 1 },
+    ];
+
+    #[test]
+    fn every_codec_round_trips() {
+        let src = sample();
+        let mut c = Compressor::new();
+        let mut d = Decompressor::new();
+        for codec in ALL {
+            let mut buf = vec![0u8; src.len()];
+            let n = c.compress_into(codec, &src, &mut buf).unwrap().expect("compressible");
+            assert!(n < src.len() / 2, "{codec} gave {n}");
+            let mut out = vec![0u8; src.len()];
+            d.decompress_into(codec.id(), &buf[..n], &mut out).unwrap();
+            assert_eq!(out, src, "{codec}");
+        }
+    }
+
+    #[test]
+    fn output_that_does_not_fit_is_none() {
+        let src: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        let mut c = Compressor::new();
+        for codec in ALL {
+            let mut buf = vec![0u8; 16];
+            assert_eq!(c.compress_into(codec, &src, &mut buf).unwrap(), None, "{codec}");
+        }
+    }
+
+    #[test]
+    fn wrong_sizes_and_garbage_are_errors() {
+        let src = sample();
+        let mut c = Compressor::new();
+        let mut d = Decompressor::new();
+        for codec in ALL {
+            let mut buf = vec![0u8; src.len()];
+            let n = c.compress_into(codec, &src, &mut buf).unwrap().unwrap();
+            let mut short = vec![0u8; src.len() - 1];
+            assert!(d.decompress_into(codec.id(), &buf[..n], &mut short).is_err(), "{codec}");
+            let mut long = vec![0u8; src.len() + 1];
+            assert!(d.decompress_into(codec.id(), &buf[..n], &mut long).is_err(), "{codec}");
+            let mut out = vec![0u8; src.len()];
+            assert!(d.decompress_into(codec.id(), &buf[..n / 2], &mut out).is_err(), "{codec}");
+            assert!(d.decompress_into(codec.id(), &[0xff; 64], &mut out).is_err(), "{codec}");
+        }
+    }
+
+    #[test]
+    fn levels_are_validated() {
+        assert!(Codec::Zstd { level: 23 }.validate().is_err());
+        assert!(Codec::Lz4Hc { level: 0 }.validate().is_err());
+        assert!(Codec::Gzip { level: 10 }.validate().is_err());
+        assert!(Codec::Lz4 { acceleration: 0 }.validate().is_err());
+        assert!(Codec::Zstd { level: -50 }.validate().is_ok());
+    }
+}

@@ -1,0 +1,159 @@
+//! The one error type of the core crate.
+//!
+//! Format faults (bad magic, checksum mismatch, truncation, impossible sizes) are kept apart from
+//! I/O faults and from bad options, so callers (the CLI's exit code, the Python `CorruptError`)
+//! can tell "this file is damaged" from "the disk failed" from "you asked for something invalid".
+
+use std::io;
+
+/// Result alias used throughout kompakt.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in kompakt's core.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The underlying reader or writer failed.
+    #[error("I/O error: {0}")]
+    Io(#[from] io::Error),
+
+    /// The input does not start (or end) with kompakt's magic bytes.
+    #[error("not a kompakt file: {what} magic is {found:02x?}, expected {expected:02x?}")]
+    BadMagic {
+        /// Which magic (header or trailer).
+        what: &'static str,
+        /// The bytes found.
+        found: [u8; 4],
+        /// The bytes expected.
+        expected: [u8; 4],
+    },
+
+    /// The file was written by a newer, incompatible format version.
+    #[error(
+        "unsupported format version {major}.{minor}: this build reads major version {supported}; \
+         upgrade kompakt to read it"
+    )]
+    UnsupportedVersion {
+        /// Major version found in the file.
+        major: u16,
+        /// Minor version found in the file.
+        minor: u16,
+        /// The major version this build reads.
+        supported: u16,
+    },
+
+    /// The input ended before a structure was complete.
+    #[error("truncated file: {what} needs {needed} bytes but only {available} are there")]
+    Truncated {
+        /// What was being read.
+        what: &'static str,
+        /// Bytes needed.
+        needed: u64,
+        /// Bytes available.
+        available: u64,
+    },
+
+    /// A checksum did not match: the file was damaged after it was written.
+    #[error("checksum mismatch in {what} at byte offset {offset}: the file is corrupt")]
+    ChecksumMismatch {
+        /// Which structure (header, block, footer, trailer).
+        what: &'static str,
+        /// Byte offset of the structure in the file.
+        offset: u64,
+    },
+
+    /// A field holds a value that no valid file can hold.
+    #[error("corrupt file: {what} at byte offset {offset}: {detail}")]
+    Corrupt {
+        /// Which structure.
+        what: &'static str,
+        /// Byte offset of the structure in the file (0 when unknown).
+        offset: u64,
+        /// What is wrong with it.
+        detail: String,
+    },
+
+    /// A codec failed to decode a block whose checksum was fine, or failed to encode.
+    #[error("{codec} codec error: {detail}")]
+    Codec {
+        /// Codec name.
+        codec: &'static str,
+        /// The codec library's message.
+        detail: String,
+    },
+
+    /// An option given by the user is not valid.
+    #[error("invalid {what} {input:?}: {expected}")]
+    InvalidOption {
+        /// Which option (codec spec, level, block size, ...).
+        what: &'static str,
+        /// What the user gave.
+        input: String,
+        /// What would have been valid.
+        expected: String,
+    },
+
+    /// A read asked for bytes outside a stream, or for a stream that does not exist.
+    #[error("out of range: {detail}")]
+    OutOfRange {
+        /// What was asked and what exists.
+        detail: String,
+    },
+
+    /// The API was used in a way it does not allow (writing to a finished stream, ...).
+    #[error("usage error: {0}")]
+    Usage(String),
+}
+
+impl Error {
+    /// True when the error says the data is damaged or not a kompakt file
+    /// (as opposed to an I/O failure or a bad option).
+    pub fn is_corruption(&self) -> bool {
+        matches!(
+            self,
+            Error::BadMagic { .. }
+                | Error::UnsupportedVersion { .. }
+                | Error::Truncated { .. }
+                | Error::ChecksumMismatch { .. }
+                | Error::Corrupt { .. }
+                | Error::Codec { .. }
+        )
+    }
+
+    pub(crate) fn corrupt(what: &'static str, offset: u64, detail: impl Into<String>) -> Self {
+        Error::Corrupt {
+            what,
+            offset,
+            detail: detail.into(),
+        }
+    }
+
+    pub(crate) fn invalid(
+        what: &'static str,
+        input: impl Into<String>,
+        expected: impl Into<String>,
+    ) -> Self {
+        Error::InvalidOption {
+            what,
+            input: input.into(),
+            expected: expected.into(),
+        }
+    }
+}
+
+impl From<Error> for io::Error {
+    /// Format faults become `InvalidData`; the typed error can be recovered with `downcast`.
+    fn from(err: Error) -> io::Error {
+        match err {
+            Error::Io(e) => e,
+            other => {
+                let kind = if other.is_corruption() {
+                    io::ErrorKind::InvalidData
+                } else {
+                    io::ErrorKind::InvalidInput
+                };
+                io::Error::new(kind, other)
+            }
+        }
+    }
+}

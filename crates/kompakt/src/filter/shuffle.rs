@@ -1,0 +1,124 @@
+//! Byte shuffle: element `i`, byte `j` moves to position `j * n + i` (n = whole elements).
+//! Trailing bytes that do not fill an element are copied as they are.
+
+/// Shuffles `src` into `dst` (same length) for elements of `typesize` bytes.
+///
+/// # Panics
+/// If `src` and `dst` differ in length (an internal invariant; callers size `dst`).
+pub fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    assert_eq!(src.len(), dst.len(), "shuffle buffers must have equal length");
+    match typesize {
+        2 => shuffle_fixed::<2>(src, dst),
+        4 => shuffle_fixed::<4>(src, dst),
+        8 => shuffle_fixed::<8>(src, dst),
+        16 => shuffle_fixed::<16>(src, dst),
+        _ => shuffle_any(typesize, src, dst),
+    }
+}
+
+/// Inverse of [`shuffle`].
+///
+/// # Panics
+/// If `src` and `dst` differ in length.
+pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+    assert_eq!(src.len(), dst.len(), "unshuffle buffers must have equal length");
+    match typesize {
+        2 => unshuffle_fixed::<2>(src, dst),
+        4 => unshuffle_fixed::<4>(src, dst),
+        8 => unshuffle_fixed::<8>(src, dst),
+        16 => unshuffle_fixed::<16>(src, dst),
+        _ => unshuffle_any(typesize, src, dst),
+    }
+}
+
+/// Elements per tile: a tile's lanes stay in L1 while it is transposed.
+const TILE: usize = 256;
+
+fn shuffle_fixed<const N: usize>(src: &[u8], dst: &mut [u8]) {
+    let (elems, tail) = src.as_chunks::<N>();
+    let n = elems.len();
+    let body = n * N;
+    dst[body..].copy_from_slice(tail);
+    if n == 0 {
+        return;
+    }
+    for (t, tile) in elems.chunks(TILE).enumerate() {
+        let start = t * TILE;
+        for j in 0..N {
+            let lane = &mut dst[j * n + start..j * n + start + tile.len()];
+            for (d, e) in lane.iter_mut().zip(tile) {
+                *d = e[j];
+            }
+        }
+    }
+}
+
+fn unshuffle_fixed<const N: usize>(src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / N;
+    let body = n * N;
+    dst[body..].copy_from_slice(&src[body..]);
+    if n == 0 {
+        return;
+    }
+    let (elems, _) = dst[..body].as_chunks_mut::<N>();
+    for (t, tile) in elems.chunks_mut(TILE).enumerate() {
+        let start = t * TILE;
+        for j in 0..N {
+            let lane = &src[j * n + start..j * n + start + tile.len()];
+            for (e, &b) in tile.iter_mut().zip(lane) {
+                e[j] = b;
+            }
+        }
+    }
+}
+
+fn shuffle_any(ts: usize, src: &[u8], dst: &mut [u8]) {
+    let n = if ts == 0 { 0 } else { src.len() / ts };
+    let body = n * ts;
+    dst[body..].copy_from_slice(&src[body..]);
+    for (i, e) in src[..body].chunks_exact(ts.max(1)).enumerate() {
+        for (j, &b) in e.iter().enumerate() {
+            dst[j * n + i] = b;
+        }
+    }
+}
+
+fn unshuffle_any(ts: usize, src: &[u8], dst: &mut [u8]) {
+    let n = if ts == 0 { 0 } else { src.len() / ts };
+    let body = n * ts;
+    dst[body..].copy_from_slice(&src[body..]);
+    for (i, e) in dst[..body].chunks_exact_mut(ts.max(1)).enumerate() {
+        for (j, b) in e.iter_mut().enumerate() {
+            *b = src[j * n + i];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_matches_the_spec() {
+        let src = [1, 2, 3, 4, 5, 6, 7, 8, 9u8];
+        let mut dst = [0u8; 9];
+        shuffle(4, &src, &mut dst);
+        assert_eq!(dst, [1, 5, 2, 6, 3, 7, 4, 8, 9]);
+        shuffle(3, &src, &mut dst);
+        assert_eq!(dst, [1, 4, 7, 2, 5, 8, 3, 6, 9]);
+    }
+
+    #[test]
+    fn fixed_and_generic_paths_agree() {
+        let src: Vec<u8> = (0..10_007u32).map(|i| (i * 31 + i / 7) as u8).collect();
+        for ts in [2usize, 4, 8, 16] {
+            let (mut a, mut b) = (vec![0; src.len()], vec![0; src.len()]);
+            shuffle(ts, &src, &mut a);
+            shuffle_any(ts, &src, &mut b);
+            assert_eq!(a, b, "typesize {ts}");
+            let mut back = vec![0; src.len()];
+            unshuffle(ts, &a, &mut back);
+            assert_eq!(back, src);
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! kompakt: fast, compressed, multi-threaded storage for data-science data.
+//!
+//! The crate is layered; each layer uses only the ones above it:
+//!
+//! - [`codec`]: none, LZ4 (fast and HC), ZSTD, gzip and zlib behind one interface, a unified
+//!   level 0-100, and detection of incompressible data;
+//! - [`filter`]: byte shuffle and delta for typed data;
+//! - [`stream`]: the block-stream file format: multi-threaded writer, random-access and
+//!   sequential readers, checksums everywhere;
+//! - [`fs`]: atomic file output.
+//!
+//! One-shot helpers for in-memory data:
+//!
+//! ```
+//! let data = b"kompakt kompakt kompakt kompakt".repeat(1000);
+//! let packed = kompakt::compress(&data, &kompakt::WriteOptions::default())?;
+//! assert!(packed.len() < data.len() / 10);
+//! assert_eq!(kompakt::decompress(&packed)?, data);
+//! # Ok::<(), kompakt::Error>(())
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod codec;
+mod error;
+pub mod filter;
+pub mod fs;
+pub mod stream;
+
+pub use codec::{Codec, CodecId, CodecSpec};
+pub use error::{Error, Result};
+pub use filter::{FilterSet, FilterSpec};
+pub use stream::{Encoder, ReadOptions, Reader, WriteOptions, Writer};
+
+/// Compresses `data` into a complete single-stream kompakt file in memory.
+pub fn compress(data: &[u8], opts: &WriteOptions) -> Result<Vec<u8>> {
+    let mut w = Writer::new(Vec::with_capacity(data.len() / 2 + 64), *opts)?;
+    let s = w.add_stream(None)?;
+    w.write(s, data)?;
+    w.finish()
+}
+
+/// Decompresses stream 0 of an in-memory kompakt file.
+pub fn decompress(file: &[u8]) -> Result<Vec<u8>> {
+    let mut r = Reader::new(std::io::Cursor::new(file), ReadOptions::default())?;
+    if r.streams().is_empty() {
+        return Ok(Vec::new());
+    }
+    r.read_stream(0)
+}

@@ -1,0 +1,277 @@
+//! Encoding and decoding of one block: filters, codec choice, raw fallback, checksum.
+//! No I/O happens here; the writer and readers move the bytes.
+
+use super::format::{verify_block, BlockHeader, BLOCK_HEADER_LEN};
+use crate::codec::{looks_incompressible, probe, Codec, CodecId, CodecSpec, Compressor, Decompressor};
+use crate::error::Result;
+use crate::filter::FilterSet;
+
+/// How the blocks of one stream are encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockSettings {
+    /// Codec, or `auto`.
+    pub codec: CodecSpec,
+    /// Filters for fixed codecs (already resolved against the element size).
+    pub filters: FilterSet,
+    /// Element size hint (1 = bytes).
+    pub typesize: u8,
+}
+
+/// An encoded block: its header and a payload that is either the caller's bytes (stored raw,
+/// no copy) or a compressed buffer.
+#[derive(Debug)]
+pub struct EncodedBlock<'a> {
+    /// Header bytes, checksum included.
+    pub header: [u8; BLOCK_HEADER_LEN],
+    /// Decoded header fields.
+    pub fields: BlockHeader,
+    /// Payload to write after the header.
+    pub payload: Payload<'a>,
+}
+
+/// A block's payload.
+#[derive(Debug)]
+pub enum Payload<'a> {
+    /// The input bytes themselves (stored raw).
+    Borrowed(&'a [u8]),
+    /// Compressed bytes (the buffer may be longer; `len` bytes are used).
+    Owned(Vec<u8>, usize),
+}
+
+impl Payload<'_> {
+    /// The bytes to store.
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Payload::Borrowed(b) => b,
+            Payload::Owned(v, n) => &v[..*n],
+        }
+    }
+}
+
+/// Largest stored size accepted for a compressed block of `raw` bytes: a block must shrink by
+/// at least 1/64 (1.6 %), or it is stored raw and decodes at memcpy speed.
+fn worthwhile_limit(raw: usize) -> usize {
+    raw - raw / 64 - 1
+}
+
+/// Per-thread encoding state: codec contexts and scratch buffers, reused across blocks.
+#[derive(Debug, Default)]
+pub struct BlockEncoder {
+    compressor: Compressor,
+    filtered: Vec<u8>,
+    tmp: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+impl BlockEncoder {
+    /// Encodes `data` (1..=64 MiB) as one block of `stream`.
+    pub fn encode<'a>(&mut self, stream: u32, settings: &BlockSettings, data: &'a [u8]) -> Result<EncodedBlock<'a>> {
+        let (codec, filters) = match settings.codec {
+            CodecSpec::Fixed(Codec::None) => (Codec::None, FilterSet::NONE),
+            CodecSpec::Fixed(codec) => (codec, settings.filters),
+            CodecSpec::Auto => self.choose(settings.typesize, data)?,
+        };
+        if codec == Codec::None {
+            return Ok(raw_block(stream, data));
+        }
+        let input: &[u8] = if filters.is_none() {
+            data
+        } else {
+            filters.encode(settings.typesize, data, &mut self.filtered, &mut self.tmp);
+            &self.filtered
+        };
+        // `auto` already probed; fixed codecs probe here so random data costs ~a memcpy.
+        if settings.codec != CodecSpec::Auto && looks_incompressible(&mut self.compressor, input, &mut self.scratch)? {
+            return Ok(raw_block(stream, data));
+        }
+        let mut out = vec![0u8; worthwhile_limit(data.len())];
+        match self.compressor.compress_into(codec, input, &mut out)? {
+            Some(n) => {
+                let fields = BlockHeader {
+                    codec: codec.id(),
+                    filters,
+                    typesize: settings.typesize,
+                    stream,
+                    raw_len: data.len() as u32,
+                    stored_len: n as u32,
+                };
+                Ok(EncodedBlock {
+                    header: fields.encode(&out[..n]),
+                    fields,
+                    payload: Payload::Owned(out, n),
+                })
+            }
+            None => Ok(raw_block(stream, data)),
+        }
+    }
+
+    /// `auto`: pick the filter whose samples compress best under LZ4, then LZ4 or ZSTD-1 from a
+    /// second trial; store raw when nothing helps.
+    fn choose(&mut self, typesize: u8, data: &[u8]) -> Result<(Codec, FilterSet)> {
+        const LZ4: Codec = Codec::Lz4 { acceleration: 1 };
+        const ZSTD: Codec = Codec::Zstd { level: 1 };
+        let candidates = [FilterSet::NONE, FilterSet::SHUFFLE, FilterSet::DELTA_SHUFFLE, FilterSet::DELTA];
+        let samples = gather_samples(data, usize::from(typesize));
+        let mut best = (f64::INFINITY, FilterSet::NONE);
+        for f in candidates.into_iter().filter(|f| f.supports(typesize)) {
+            f.encode(typesize, &samples, &mut self.filtered, &mut self.tmp);
+            let r = probe(&mut self.compressor, LZ4, &self.filtered, &mut self.scratch)?.fraction();
+            if r < best.0 {
+                best = (r, f);
+            }
+        }
+        let (lz4_fraction, filters) = best;
+        filters.encode(typesize, &samples, &mut self.filtered, &mut self.tmp);
+        let zstd_fraction = probe(&mut self.compressor, ZSTD, &self.filtered, &mut self.scratch)?.fraction();
+        let codec = if zstd_fraction.min(lz4_fraction) > 0.97 {
+            Codec::None
+        } else if zstd_fraction < lz4_fraction * 0.9 {
+            ZSTD
+        } else {
+            LZ4
+        };
+        Ok((codec, filters))
+    }
+}
+
+/// Up to 64 KiB of evenly spaced, element-aligned samples of `data`.
+fn gather_samples(data: &[u8], typesize: usize) -> Vec<u8> {
+    const PIECES: usize = 8;
+    const PIECE: usize = 8 * 1024;
+    if data.len() <= PIECES * PIECE {
+        return data.to_vec();
+    }
+    let ts = typesize.max(1);
+    let piece = PIECE / ts * ts;
+    let stride = (data.len() - piece) / (PIECES - 1) / ts * ts;
+    (0..PIECES).flat_map(|i| &data[i * stride..i * stride + piece]).copied().collect()
+}
+
+fn raw_block(stream: u32, data: &[u8]) -> EncodedBlock<'_> {
+    let fields = BlockHeader {
+        codec: CodecId::None,
+        filters: FilterSet::NONE,
+        typesize: 1,
+        stream,
+        raw_len: data.len() as u32,
+        stored_len: data.len() as u32,
+    };
+    EncodedBlock {
+        header: fields.encode(data),
+        fields,
+        payload: Payload::Borrowed(data),
+    }
+}
+
+/// Per-thread decoding state.
+#[derive(Debug, Default)]
+pub struct BlockDecoder {
+    decompressor: Decompressor,
+    scratch: Vec<u8>,
+    whole: Vec<u8>,
+}
+
+impl BlockDecoder {
+    /// Checks the checksum (when `verify`) and decodes a whole block into `dst`
+    /// (exactly `raw_len` bytes).
+    pub fn decode_into(
+        &mut self,
+        header: &[u8; BLOCK_HEADER_LEN],
+        fields: &BlockHeader,
+        payload: &[u8],
+        offset: u64,
+        verify: bool,
+        dst: &mut [u8],
+    ) -> Result<()> {
+        if verify {
+            verify_block(header, payload, offset)?;
+        }
+        if fields.filters.is_none() {
+            return self.decompressor.decompress_into(fields.codec, payload, dst);
+        }
+        self.scratch.resize(dst.len(), 0);
+        self.decompressor.decompress_into(fields.codec, payload, &mut self.scratch)?;
+        fields.filters.decode(fields.typesize, &self.scratch, dst)
+    }
+
+    /// Decodes a block and copies `dst.len()` bytes starting at `skip` within it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn decode_part(
+        &mut self,
+        header: &[u8; BLOCK_HEADER_LEN],
+        fields: &BlockHeader,
+        payload: &[u8],
+        offset: u64,
+        verify: bool,
+        skip: usize,
+        dst: &mut [u8],
+    ) -> Result<()> {
+        let mut whole = std::mem::take(&mut self.whole);
+        whole.resize(fields.raw_len as usize, 0);
+        let result = self.decode_into(header, fields, payload, offset, verify, &mut whole);
+        if result.is_ok() {
+            dst.copy_from_slice(&whole[skip..skip + dst.len()]);
+        }
+        self.whole = whole;
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::FilterSpec;
+
+    fn settings(codec: &str, typesize: u8) -> BlockSettings {
+        BlockSettings {
+            codec: codec.parse().unwrap(),
+            filters: FilterSpec::Shuffle.resolve(typesize),
+            typesize,
+        }
+    }
+
+    fn round_trip(s: &BlockSettings, data: &[u8]) -> BlockHeader {
+        let mut enc = BlockEncoder::default();
+        let b = enc.encode(7, s, data).unwrap();
+        let mut dec = BlockDecoder::default();
+        let mut out = vec![0u8; data.len()];
+        dec.decode_into(&b.header, &b.fields, b.payload.bytes(), 0, true, &mut out).unwrap();
+        assert_eq!(out, data);
+        let mut part = vec![0u8; data.len() / 3];
+        dec.decode_part(&b.header, &b.fields, b.payload.bytes(), 0, true, data.len() / 2, &mut part).unwrap();
+        assert_eq!(part, &data[data.len() / 2..data.len() / 2 + part.len()]);
+        b.fields
+    }
+
+    #[test]
+    fn sorted_integers_pick_a_filter_under_auto() {
+        let data: Vec<u8> = (0..200_000u64).flat_map(|i| (1_000_000 + i * 3).to_le_bytes()).collect();
+        let h = round_trip(&settings("auto", 8), &data);
+        assert!(!h.filters.is_none(), "{h:?}");
+        assert!(h.stored_len < h.raw_len / 10);
+    }
+
+    #[test]
+    fn random_data_is_stored_raw_by_every_codec() {
+        let mut x = 1u64;
+        let data: Vec<u8> = (0..300_000)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (x >> 33) as u8
+            })
+            .collect();
+        for codec in ["auto", "lz4", "zstd:19", "gzip", "lz4hc"] {
+            let h = round_trip(&settings(codec, 1), &data);
+            assert_eq!(h.codec, CodecId::None, "{codec}");
+        }
+    }
+
+    #[test]
+    fn typed_floats_round_trip_with_shuffle() {
+        let data: Vec<u8> = (0..100_000).flat_map(|i| (f64::from(i) * 0.25).to_le_bytes()).collect();
+        for codec in ["lz4", "zstd:3", "auto", "zlib:1"] {
+            let h = round_trip(&settings(codec, 8), &data);
+            assert!(h.stored_len < h.raw_len / 2, "{codec}: {h:?}");
+        }
+    }
+}

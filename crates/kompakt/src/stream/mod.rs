@@ -1,0 +1,23 @@
+//! The block stream: a self-describing, checksummed, seekable file of compressed blocks.
+//!
+//! A file holds numbered streams, each cut into blocks of a fixed raw size. Every block carries
+//! its codec, filters, sizes and an XXH3 checksum; a footer indexes all blocks, so a reader can
+//! decode any byte range of any stream by reading only the blocks that cover it. The layout is
+//! specified byte by byte in `docs/FORMAT.md` and in [`format`].
+//!
+//! - [`Writer`] / [`Encoder`]: write (multi-threaded, never seeking, deterministic output);
+//! - [`Reader`] / [`StreamReader`]: random access over `Read + Seek`;
+//! - [`decode_sequential`]: front-to-back decoding of a pipe.
+
+mod block;
+pub mod format;
+mod parallel;
+mod reader;
+mod sequential;
+mod writer;
+
+pub use block::{BlockDecoder, BlockEncoder, BlockSettings, EncodedBlock, Payload};
+pub use format::{BlockEntry, BlockHeader, Footer, StreamInfo, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE};
+pub use reader::{ReadOptions, Reader, StreamReader, VerifyReport};
+pub use sequential::decode_sequential;
+pub use writer::{default_threads, Encoder, StreamId, WriteOptions, Writer, DEFAULT_BLOCK_SIZE, STAGED_BLOCKS};

@@ -1,0 +1,507 @@
+//! Reading kompakt files with random access: [`Reader`] over any `Read + Seek`, and
+//! [`StreamReader`], one stream as a `Read + Seek`.
+
+use super::block::BlockDecoder;
+use super::format::{
+    verify_block, BlockEntry, FileHeader, Footer, StreamInfo, Trailer, BLOCK_HEADER_LEN, FILE_HEADER_LEN,
+    FOOTER_HEADER_LEN, TRAILER_LEN,
+};
+use super::parallel::ordered_map;
+use super::writer::default_threads;
+use crate::codec::CodecId;
+use crate::error::{Error, Result};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::sync::Mutex;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Options for reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Decompression threads; 0 = all available cores.
+    pub threads: usize,
+    /// Check every block's checksum before decoding it (default: true).
+    pub verify_checksums: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            threads: 0,
+            verify_checksums: true,
+        }
+    }
+}
+
+impl ReadOptions {
+    /// Sets the thread count (0 = all cores).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+}
+
+/// Totals from [`Reader::verify`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct VerifyReport {
+    /// Blocks checked and decoded.
+    pub blocks: u64,
+    /// Raw bytes they decoded to.
+    pub raw_bytes: u64,
+    /// Stored bytes read.
+    pub stored_bytes: u64,
+}
+
+/// A kompakt file opened for random access.
+///
+/// Opening reads the header, the trailer and the footer (the index); it does not touch the
+/// blocks. Reads then decode only the blocks a byte range covers, on several threads, straight
+/// into the caller's buffer.
+#[derive(Debug)]
+pub struct Reader<R> {
+    inner: R,
+    header: FileHeader,
+    footer: Footer,
+    /// For each stream, indices into `footer.blocks`, in raw-offset order.
+    stream_blocks: Vec<Vec<usize>>,
+    file_len: u64,
+    opts: ReadOptions,
+    decoders: Mutex<Vec<BlockDecoder>>,
+}
+
+enum Job<'d> {
+    /// A compressed (or filtered) block to decode into `dst`, from `skip` bytes into the block.
+    Decode {
+        entry: BlockEntry,
+        bytes: Vec<u8>,
+        skip: usize,
+        dst: &'d mut [u8],
+    },
+    /// A raw block already read straight into `dst`; only its checksum is left to check.
+    Check {
+        entry: BlockEntry,
+        header: [u8; BLOCK_HEADER_LEN],
+        dst: &'d mut [u8],
+    },
+}
+
+impl<R: Read + Seek> Reader<R> {
+    /// Opens a file: checks header, trailer and footer checksums and validates the index.
+    pub fn new(mut inner: R, opts: ReadOptions) -> Result<Self> {
+        let file_len = inner.seek(SeekFrom::End(0))?;
+        let min = (FILE_HEADER_LEN + FOOTER_HEADER_LEN + 16 + 8 + TRAILER_LEN) as u64;
+        if file_len < min {
+            let mut head = [0u8; 4];
+            inner.seek(SeekFrom::Start(0))?;
+            let n = read_up_to(&mut inner, &mut head)?;
+            if n == 4 && head != super::format::MAGIC {
+                return Err(Error::BadMagic {
+                    what: "header",
+                    found: head,
+                    expected: super::format::MAGIC,
+                });
+            }
+            return Err(Error::Truncated {
+                what: "file",
+                needed: min,
+                available: file_len,
+            });
+        }
+        let mut head = [0u8; FILE_HEADER_LEN];
+        inner.seek(SeekFrom::Start(0))?;
+        inner.read_exact(&mut head)?;
+        let header = FileHeader::decode(&head)?;
+        let mut tail = [0u8; TRAILER_LEN];
+        let trailer_offset = file_len - TRAILER_LEN as u64;
+        inner.seek(SeekFrom::Start(trailer_offset))?;
+        inner.read_exact(&mut tail)?;
+        let trailer = Trailer::decode(&tail, trailer_offset)?;
+        // The trailer check guarantees footer_len < file_len, so this allocation is bounded by
+        // the real size of the input.
+        let mut footer_bytes = vec![0u8; trailer.footer_len as usize];
+        inner.seek(SeekFrom::Start(trailer.footer_offset))?;
+        inner.read_exact(&mut footer_bytes)?;
+        if xxh3_64(&footer_bytes) != trailer.footer_checksum {
+            return Err(Error::ChecksumMismatch {
+                what: "footer",
+                offset: trailer.footer_offset,
+            });
+        }
+        let footer = Footer::decode(&footer_bytes, trailer.footer_offset)?;
+        let mut stream_blocks: Vec<Vec<usize>> = footer
+            .streams
+            .iter()
+            .map(|s| Vec::with_capacity(s.block_count as usize))
+            .collect();
+        for (i, b) in footer.blocks.iter().enumerate() {
+            stream_blocks[b.header.stream as usize].push(i);
+        }
+        Ok(Reader {
+            inner,
+            header,
+            footer,
+            stream_blocks,
+            file_len,
+            opts,
+            decoders: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Format version of the file.
+    pub fn version(&self) -> (u16, u16) {
+        (self.header.major, self.header.minor)
+    }
+
+    /// Size of the file in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.file_len
+    }
+
+    /// The streams, by id.
+    pub fn streams(&self) -> &[StreamInfo] {
+        &self.footer.streams
+    }
+
+    /// Every block, in file order.
+    pub fn blocks(&self) -> &[BlockEntry] {
+        &self.footer.blocks
+    }
+
+    /// The user metadata stored in the footer.
+    pub fn metadata(&self) -> &[u8] {
+        &self.footer.metadata
+    }
+
+    /// Decoded length of a stream.
+    pub fn stream_len(&self, stream: u32) -> Result<u64> {
+        self.footer
+            .streams
+            .get(stream as usize)
+            .map(|s| s.raw_len)
+            .ok_or_else(|| Error::OutOfRange {
+                detail: format!("no stream {stream}; the file has {}", self.footer.streams.len()),
+            })
+    }
+
+    /// Gives back the inner reader.
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+
+    fn threads(&self) -> usize {
+        if self.opts.threads == 0 {
+            default_threads()
+        } else {
+            self.opts.threads
+        }
+    }
+
+    /// Blocks of `stream` that cover raw bytes `start..end`, as positions in its block list.
+    fn covering(&self, stream: u32, start: u64, end: u64) -> Result<std::ops::Range<usize>> {
+        let len = self.stream_len(stream)?;
+        if start > end || end > len {
+            return Err(Error::OutOfRange {
+                detail: format!("bytes {start}..{end} of stream {stream}, which has {len} bytes"),
+            });
+        }
+        let list = &self.stream_blocks[stream as usize];
+        let blocks = &self.footer.blocks;
+        let first = list.partition_point(|&i| blocks[i].raw_offset + u64::from(blocks[i].header.raw_len) <= start);
+        let last = list.partition_point(|&i| blocks[i].raw_offset < end);
+        Ok(first..last.max(first))
+    }
+
+    /// Reads raw bytes `start..start + dst.len()` of `stream` into `dst`, decoding only the
+    /// blocks that cover them, in parallel, straight into `dst`.
+    pub fn read_range_into(&mut self, stream: u32, start: u64, dst: &mut [u8]) -> Result<()> {
+        let end = start
+            .checked_add(dst.len() as u64)
+            .ok_or_else(|| Error::OutOfRange { detail: "range end overflows".into() })?;
+        let range = self.covering(stream, start, end)?;
+        let list = &self.stream_blocks[stream as usize][range];
+        let verify = self.opts.verify_checksums;
+        let threads = if list.len() <= 1 { 1 } else { self.threads() };
+        let (inner, blocks, decoders) = (&mut self.inner, &self.footer.blocks, &self.decoders);
+        let mut rest = dst;
+        let mut pos = start;
+        let mut items = list.iter();
+        let mut seek_to = None;
+        ordered_map(
+            threads,
+            2 * threads,
+            || {
+                let Some(&i) = items.next() else { return Ok(None) };
+                let entry = blocks[i];
+                let skip = (pos - entry.raw_offset) as usize;
+                let take = (entry.raw_offset + u64::from(entry.header.raw_len)).min(end) - pos;
+                let (dst, tail) = std::mem::take(&mut rest).split_at_mut(take as usize);
+                rest = tail;
+                pos += take;
+                if seek_to != Some(entry.file_offset) {
+                    inner.seek(SeekFrom::Start(entry.file_offset))?;
+                }
+                seek_to = Some(entry.end_offset());
+                let whole = skip == 0 && dst.len() == entry.header.raw_len as usize;
+                if whole && entry.header.codec == CodecId::None && entry.header.filters.is_none() {
+                    // Raw block: read the payload straight into the caller's buffer.
+                    let mut header = [0u8; BLOCK_HEADER_LEN];
+                    read_block_part(inner, &mut header, &entry)?;
+                    read_block_part(inner, dst, &entry)?;
+                    return Ok(Some(Job::Check { entry, header, dst }));
+                }
+                let mut bytes = vec![0u8; BLOCK_HEADER_LEN + entry.header.stored_len as usize];
+                read_block_part(inner, &mut bytes, &entry)?;
+                Ok(Some(Job::Decode { entry, bytes, skip, dst }))
+            },
+            || take_decoder(decoders),
+            |dec, job| run_job(dec, job, verify),
+            |dec| return_decoder(decoders, dec),
+            |()| Ok(()),
+        )
+    }
+
+    /// Reads a whole stream into a new buffer (allocated once, at its final size).
+    pub fn read_stream(&mut self, stream: u32) -> Result<Vec<u8>> {
+        let len = self.stream_len(stream)?;
+        let len = usize::try_from(len).map_err(|_| Error::OutOfRange {
+            detail: format!("stream of {len} bytes does not fit in memory"),
+        })?;
+        let mut out = vec![0u8; len];
+        self.read_stream_into(stream, &mut out)?;
+        Ok(out)
+    }
+
+    /// Reads a whole stream into `dst`, which must be exactly its length.
+    pub fn read_stream_into(&mut self, stream: u32, dst: &mut [u8]) -> Result<()> {
+        let len = self.stream_len(stream)?;
+        if dst.len() as u64 != len {
+            return Err(Error::OutOfRange {
+                detail: format!("buffer of {} bytes for stream {stream} of {len} bytes", dst.len()),
+            });
+        }
+        self.read_range_into(stream, 0, dst)
+    }
+
+    /// Decodes raw bytes `start..end` of `stream` and writes them to `out` in order, using
+    /// memory bounded by the thread count times the block size. `progress` is called with the
+    /// raw bytes written so far.
+    pub fn copy_range_to(
+        &mut self,
+        stream: u32,
+        start: u64,
+        end: u64,
+        out: &mut dyn Write,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<u64> {
+        let range = self.covering(stream, start, end)?;
+        let threads = self.threads();
+        let verify = self.opts.verify_checksums;
+        let list = &self.stream_blocks[stream as usize][range];
+        let (inner, blocks, decoders) = (&mut self.inner, &self.footer.blocks, &self.decoders);
+        let mut items = list.iter();
+        let mut written = 0u64;
+        let mut seek_to = None;
+        ordered_map(
+            threads,
+            2 * threads,
+            || {
+                let Some(&i) = items.next() else { return Ok(None) };
+                let entry = blocks[i];
+                if seek_to != Some(entry.file_offset) {
+                    inner.seek(SeekFrom::Start(entry.file_offset))?;
+                }
+                seek_to = Some(entry.end_offset());
+                let mut bytes = vec![0u8; BLOCK_HEADER_LEN + entry.header.stored_len as usize];
+                read_block_part(inner, &mut bytes, &entry)?;
+                Ok(Some((entry, bytes)))
+            },
+            || take_decoder(decoders),
+            |dec, (entry, bytes): (BlockEntry, Vec<u8>)| {
+                let lo = start.max(entry.raw_offset);
+                let hi = end.min(entry.raw_offset + u64::from(entry.header.raw_len));
+                let mut buf = vec![0u8; (hi - lo) as usize];
+                run_job(
+                    dec,
+                    Job::Decode {
+                        entry,
+                        bytes,
+                        skip: (lo - entry.raw_offset) as usize,
+                        dst: &mut buf,
+                    },
+                    verify,
+                )?;
+                Ok(buf)
+            },
+            |dec| return_decoder(decoders, dec),
+            |buf| {
+                out.write_all(&buf)?;
+                written += buf.len() as u64;
+                progress(written);
+                Ok(())
+            },
+        )?;
+        Ok(written)
+    }
+
+    /// Reads, checksums and decodes every block (in parallel), discarding the output.
+    pub fn verify(&mut self, progress: &mut dyn FnMut(u64)) -> Result<VerifyReport> {
+        let mut report = VerifyReport::default();
+        for s in 0..self.footer.streams.len() as u32 {
+            let len = self.stream_len(s)?;
+            let mut sink = io::sink();
+            let base = report.raw_bytes;
+            report.raw_bytes += self.copy_range_to(s, 0, len, &mut sink, &mut |n| progress(base + n))?;
+        }
+        report.blocks = self.footer.blocks.len() as u64;
+        report.stored_bytes = self.footer.blocks.iter().map(|b| u64::from(b.header.stored_len)).sum();
+        Ok(report)
+    }
+
+    /// One stream as a `Read + Seek` (decoding one block at a time as it is reached).
+    pub fn stream_reader(&mut self, stream: u32) -> Result<StreamReader<'_, R>> {
+        let len = self.stream_len(stream)?;
+        Ok(StreamReader {
+            reader: self,
+            stream,
+            len,
+            pos: 0,
+            cached: None,
+        })
+    }
+}
+
+fn take_decoder(pool: &Mutex<Vec<BlockDecoder>>) -> BlockDecoder {
+    pool.lock().ok().and_then(|mut p| p.pop()).unwrap_or_default()
+}
+
+fn return_decoder(pool: &Mutex<Vec<BlockDecoder>>, dec: BlockDecoder) {
+    if let Ok(mut p) = pool.lock() {
+        p.push(dec);
+    }
+}
+
+fn run_job(dec: &mut BlockDecoder, job: Job<'_>, verify: bool) -> Result<()> {
+    match job {
+        Job::Check { entry, header, dst } => {
+            check_header_matches(&header, &entry)?;
+            if verify {
+                verify_block(&header, dst, entry.file_offset)?;
+            }
+            Ok(())
+        }
+        Job::Decode { entry, bytes, skip, dst } => {
+            let (head, payload) = bytes.split_at(BLOCK_HEADER_LEN);
+            let head: &[u8; BLOCK_HEADER_LEN] = head.try_into().expect("header length");
+            check_header_matches(head, &entry)?;
+            if skip == 0 && dst.len() == entry.header.raw_len as usize {
+                dec.decode_into(head, &entry.header, payload, entry.file_offset, verify, dst)
+            } else {
+                dec.decode_part(head, &entry.header, payload, entry.file_offset, verify, skip, dst)
+            }
+        }
+    }
+}
+
+/// The block header in the file must say what the footer's index says about it.
+fn check_header_matches(head: &[u8; BLOCK_HEADER_LEN], entry: &BlockEntry) -> Result<()> {
+    let found = super::format::BlockHeader::decode(head, entry.file_offset)?;
+    if found != entry.header {
+        return Err(Error::corrupt(
+            "block header",
+            entry.file_offset,
+            "disagrees with the footer's block index",
+        ));
+    }
+    Ok(())
+}
+
+fn read_block_part<R: Read>(inner: &mut R, buf: &mut [u8], entry: &BlockEntry) -> Result<()> {
+    inner.read_exact(buf).map_err(|e| match e.kind() {
+        io::ErrorKind::UnexpectedEof => Error::Truncated {
+            what: "block",
+            needed: entry.end_offset(),
+            available: entry.file_offset,
+        },
+        _ => Error::Io(e),
+    })
+}
+
+fn read_up_to<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// One stream of a [`Reader`] as a `Read + Seek`; keeps the last decoded block.
+#[derive(Debug)]
+pub struct StreamReader<'r, R> {
+    reader: &'r mut Reader<R>,
+    stream: u32,
+    len: u64,
+    pos: u64,
+    cached: Option<(u64, Vec<u8>)>,
+}
+
+impl<R: Read + Seek> StreamReader<'_, R> {
+    /// Decoded length of the stream.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True when the stream is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn load_block_at(&mut self, pos: u64) -> Result<()> {
+        let range = self.reader.covering(self.stream, pos, pos + 1)?;
+        let entry = self.reader.footer.blocks[self.reader.stream_blocks[self.stream as usize][range.start]];
+        let mut buf = match self.cached.take() {
+            Some((_, v)) => v,
+            None => Vec::new(),
+        };
+        buf.resize(entry.header.raw_len as usize, 0);
+        self.reader.read_range_into(self.stream, entry.raw_offset, &mut buf)?;
+        self.cached = Some((entry.raw_offset, buf));
+        Ok(())
+    }
+}
+
+impl<R: Read + Seek> Read for StreamReader<'_, R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.pos >= self.len || out.is_empty() {
+            return Ok(0);
+        }
+        let hit = matches!(&self.cached, Some((start, b)) if (*start..*start + b.len() as u64).contains(&self.pos));
+        if !hit {
+            self.load_block_at(self.pos)?;
+        }
+        let (start, block) = self.cached.as_ref().expect("block loaded");
+        let at = (self.pos - start) as usize;
+        let n = out.len().min(block.len() - at);
+        out[..n].copy_from_slice(&block[at..at + n]);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: Read + Seek> Seek for StreamReader<'_, R> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::End(d) => self.len.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        match target {
+            Some(p) => {
+                self.pos = p;
+                Ok(p)
+            }
+            None => Err(io::Error::new(io::ErrorKind::InvalidInput, "seek before the start of the stream")),
+        }
+    }
+}

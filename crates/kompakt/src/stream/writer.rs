@@ -1,0 +1,408 @@
+//! Writing kompakt files: [`Writer`] (any number of streams) and [`Encoder`] (one stream, as an
+//! `io::Write`).
+//!
+//! The writer never seeks: blocks go out as they are compressed and the index follows them in
+//! the footer, so any `Write` (a pipe, a socket) is a valid target.
+
+use super::block::{BlockEncoder, BlockSettings};
+use super::format::{
+    BlockEntry, FileHeader, Footer, StreamInfo, Trailer, BLOCK_HEADER_LEN, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE,
+};
+use super::parallel::ordered_map;
+use crate::codec::CodecSpec;
+use crate::error::{Error, Result};
+use crate::filter::FilterSpec;
+use std::io::{self, BufWriter, Write};
+use std::sync::Mutex;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Default block size: 1 MiB (see README, "Choosing the defaults", for the measurements).
+pub const DEFAULT_BLOCK_SIZE: usize = 1 << 20;
+
+/// Full blocks a stream buffers from small writes before compressing them together.
+///
+/// It is a constant, not derived from the thread count, because it decides how blocks of
+/// different streams interleave in the file: the bytes written must not depend on threads.
+pub const STAGED_BLOCKS: usize = 8;
+
+/// Number of threads to use when the caller says 0 (= all available cores).
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Options for writing a file; per-stream settings default to these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Codec (default: unified level [`crate::codec::DEFAULT_LEVEL`]).
+    pub codec: CodecSpec,
+    /// Filter for typed data (default: shuffle, applied when `typesize` > 1).
+    pub filter: FilterSpec,
+    /// Element size of the data (1 = plain bytes).
+    pub typesize: u8,
+    /// Raw bytes per block, 64 KiB..=64 MiB (default 1 MiB). Larger blocks compress a little
+    /// better; smaller ones make random reads cheaper.
+    pub block_size: usize,
+    /// Compression threads; 0 = all available cores. Does not change the bytes written.
+    pub threads: usize,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            codec: CodecSpec::default(),
+            filter: FilterSpec::default(),
+            typesize: 1,
+            block_size: DEFAULT_BLOCK_SIZE,
+            threads: 0,
+        }
+    }
+}
+
+impl WriteOptions {
+    /// Sets the codec.
+    pub fn codec(mut self, codec: CodecSpec) -> Self {
+        self.codec = codec;
+        self
+    }
+    /// Sets the filter.
+    pub fn filter(mut self, filter: FilterSpec) -> Self {
+        self.filter = filter;
+        self
+    }
+    /// Sets the element size.
+    pub fn typesize(mut self, typesize: u8) -> Self {
+        self.typesize = typesize;
+        self
+    }
+    /// Sets the block size.
+    pub fn block_size(mut self, block_size: usize) -> Self {
+        self.block_size = block_size;
+        self
+    }
+    /// Sets the thread count (0 = all cores).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Checks every option, with errors that name the valid range.
+    pub fn validate(&self) -> Result<()> {
+        if !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&self.block_size) {
+            return Err(Error::invalid("block size", self.block_size.to_string(), "64 KiB ..= 64 MiB"));
+        }
+        if self.typesize == 0 {
+            return Err(Error::invalid("typesize", "0", "an element size of 1..=255 bytes"));
+        }
+        if let CodecSpec::Fixed(c) = self.codec {
+            c.validate()?;
+        }
+        Ok(())
+    }
+
+    fn settings(&self) -> BlockSettings {
+        BlockSettings {
+            codec: self.codec,
+            filters: self.filter.resolve(self.typesize),
+            typesize: self.typesize,
+        }
+    }
+}
+
+/// Identifies a stream within a file being written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StreamId(pub u32);
+
+#[derive(Debug)]
+struct StreamState {
+    settings: BlockSettings,
+    staged: Vec<u8>,
+    info: StreamInfo,
+    open: bool,
+}
+
+/// Writes a kompakt file with one or more streams to any `Write`.
+///
+/// Blocks are compressed on `threads` threads; at most about 2 x threads blocks are in flight,
+/// plus up to [`STAGED_BLOCKS`] staged blocks per open stream for small writes. Large writes
+/// are compressed straight from the caller's slice, and incompressible blocks are written from
+/// it without a copy.
+///
+/// Call [`finish`](Writer::finish): until then the file has no footer and cannot be read.
+///
+/// ```
+/// use kompakt::stream::{Reader, ReadOptions, WriteOptions, Writer};
+/// let mut w = Writer::new(Vec::new(), WriteOptions::default())?;
+/// let s = w.add_stream(None)?;
+/// w.write(s, b"hello kompakt")?;
+/// let file = w.finish()?;
+/// let mut r = Reader::new(std::io::Cursor::new(file), ReadOptions::default())?;
+/// assert_eq!(r.read_stream(0)?, b"hello kompakt");
+/// # Ok::<(), kompakt::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Writer<W: Write> {
+    out: BufWriter<W>,
+    offset: u64,
+    opts: WriteOptions,
+    threads: usize,
+    streams: Vec<StreamState>,
+    blocks: Vec<BlockEntry>,
+    metadata: Vec<u8>,
+    encoders: Mutex<Vec<BlockEncoder>>,
+    poisoned: bool,
+}
+
+impl<W: Write> Writer<W> {
+    /// Validates the options and writes the file header.
+    pub fn new(out: W, opts: WriteOptions) -> Result<Self> {
+        opts.validate()?;
+        let mut out = BufWriter::with_capacity(64 << 10, out);
+        let header = FileHeader::CURRENT.encode();
+        out.write_all(&header)?;
+        let threads = if opts.threads == 0 { default_threads() } else { opts.threads };
+        Ok(Writer {
+            out,
+            offset: header.len() as u64,
+            opts,
+            threads,
+            streams: Vec::new(),
+            blocks: Vec::new(),
+            metadata: Vec::new(),
+            encoders: Mutex::new(Vec::new()),
+            poisoned: false,
+        })
+    }
+
+    /// Opens a new stream; `options` overrides codec, filter and typesize for its blocks
+    /// (the block size and thread count are the file's).
+    pub fn add_stream(&mut self, options: Option<WriteOptions>) -> Result<StreamId> {
+        let settings = match options {
+            Some(o) => {
+                o.validate()?;
+                o.settings()
+            }
+            None => self.opts.settings(),
+        };
+        let id = u32::try_from(self.streams.len()).map_err(|_| Error::Usage("too many streams".into()))?;
+        self.streams.push(StreamState {
+            settings,
+            staged: Vec::new(),
+            info: StreamInfo::default(),
+            open: true,
+        });
+        Ok(StreamId(id))
+    }
+
+    /// Appends `data` to a stream.
+    pub fn write(&mut self, id: StreamId, mut data: &[u8]) -> Result<()> {
+        self.check(id)?;
+        let bs = self.opts.block_size;
+        let batch = STAGED_BLOCKS * bs;
+        let st = &mut self.streams[id.0 as usize];
+        if !st.staged.is_empty() || data.len() < batch {
+            let take = (batch - st.staged.len()).min(data.len());
+            if st.staged.capacity() == 0 {
+                st.staged.reserve_exact(batch.min(data.len().max(bs)));
+            }
+            st.staged.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if st.staged.len() == batch {
+                self.flush_staged(id)?;
+            }
+            if data.is_empty() {
+                return Ok(());
+            }
+        }
+        // Staging is empty here: compress whole blocks straight from the caller's memory.
+        let whole = data.len() / bs * bs;
+        if whole > 0 {
+            self.encode_blocks(id, &data[..whole])?;
+        }
+        self.streams[id.0 as usize].staged.extend_from_slice(&data[whole..]);
+        Ok(())
+    }
+
+    /// Ends a stream: its last partial block is written; later writes to it are errors.
+    pub fn finish_stream(&mut self, id: StreamId) -> Result<()> {
+        self.check(id)?;
+        self.flush_staged(id)?;
+        let st = &mut self.streams[id.0 as usize];
+        st.open = false;
+        st.staged = Vec::new();
+        Ok(())
+    }
+
+    /// Sets the user metadata stored in the footer (replacing any set before).
+    pub fn set_metadata(&mut self, metadata: Vec<u8>) {
+        self.metadata = metadata;
+    }
+
+    /// Bytes written to the output so far (header and blocks).
+    pub fn bytes_written(&self) -> u64 {
+        self.offset
+    }
+
+    /// Total raw bytes accepted so far over all streams.
+    pub fn bytes_in(&self) -> u64 {
+        self.streams
+            .iter()
+            .map(|s| s.info.raw_len + s.staged.len() as u64)
+            .sum()
+    }
+
+    /// Ends every open stream, writes footer and trailer, flushes, and returns the output.
+    pub fn finish(mut self) -> Result<W> {
+        for i in 0..self.streams.len() {
+            if self.streams[i].open {
+                self.finish_stream(StreamId(i as u32))?;
+            }
+        }
+        let footer = Footer {
+            streams: self.streams.iter().map(|s| s.info).collect(),
+            blocks: std::mem::take(&mut self.blocks),
+            metadata: std::mem::take(&mut self.metadata),
+        }
+        .encode();
+        let trailer = Trailer {
+            footer_offset: self.offset,
+            footer_len: footer.len() as u64,
+            footer_checksum: xxh3_64(&footer),
+        }
+        .encode();
+        self.out.write_all(&footer)?;
+        self.out.write_all(&trailer)?;
+        self.out.into_inner().map_err(|e| Error::Io(e.into_error()))
+    }
+
+    fn check(&self, id: StreamId) -> Result<()> {
+        if self.poisoned {
+            return Err(Error::Usage("an earlier write failed; this writer cannot continue".into()));
+        }
+        match self.streams.get(id.0 as usize) {
+            Some(s) if s.open => Ok(()),
+            Some(_) => Err(Error::Usage(format!("stream {} is already finished", id.0))),
+            None => Err(Error::Usage(format!("no stream {}", id.0))),
+        }
+    }
+
+    fn flush_staged(&mut self, id: StreamId) -> Result<()> {
+        let staged = std::mem::take(&mut self.streams[id.0 as usize].staged);
+        let result = self.encode_blocks(id, &staged);
+        let st = &mut self.streams[id.0 as usize];
+        st.staged = staged;
+        st.staged.clear();
+        result
+    }
+
+    /// Compresses `data` as consecutive blocks of `id` and writes them in order.
+    fn encode_blocks(&mut self, id: StreamId, data: &[u8]) -> Result<()> {
+        let result = self.encode_blocks_inner(id, data);
+        self.poisoned |= result.is_err();
+        result
+    }
+
+    fn encode_blocks_inner(&mut self, id: StreamId, data: &[u8]) -> Result<()> {
+        let Writer {
+            out,
+            offset,
+            opts,
+            threads,
+            streams,
+            blocks,
+            encoders,
+            ..
+        } = self;
+        let st = &mut streams[id.0 as usize];
+        let settings = st.settings;
+        let mut chunks = data.chunks(opts.block_size);
+        // Small inputs are not worth the threads (DESIGN-NOTES lesson 6).
+        let threads = if data.len() <= opts.block_size { 1 } else { *threads };
+        ordered_map(
+            threads,
+            2 * threads,
+            || Ok(chunks.next()),
+            || encoders.lock().map(|mut e| e.pop()).ok().flatten().unwrap_or_default(),
+            |enc, chunk| enc.encode(id.0, &settings, chunk),
+            |enc| {
+                if let Ok(mut pool) = encoders.lock() {
+                    pool.push(enc);
+                }
+            },
+            |block| {
+                let payload = block.payload.bytes();
+                out.write_all(&block.header)?;
+                out.write_all(payload)?;
+                blocks.push(BlockEntry {
+                    file_offset: *offset,
+                    raw_offset: st.info.raw_len,
+                    header: block.fields,
+                });
+                *offset += (BLOCK_HEADER_LEN + payload.len()) as u64;
+                st.info.raw_len += u64::from(block.fields.raw_len);
+                st.info.block_count += 1;
+                Ok(())
+            },
+        )
+    }
+}
+
+/// A single-stream file as an `io::Write`: everything written becomes stream 0.
+///
+/// It buffers up to [`STAGED_BLOCKS`] blocks; call [`finish`](Encoder::finish) to write the
+/// last block and the footer (dropping an unfinished encoder leaves an unreadable file).
+///
+/// ```
+/// use std::io::Write;
+/// use kompakt::stream::{Encoder, WriteOptions};
+/// let mut enc = Encoder::new(Vec::new(), WriteOptions::default())?;
+/// enc.write_all(b"some bytes")?;
+/// let file: Vec<u8> = enc.finish()?;
+/// assert_eq!(kompakt::decompress(&file)?, b"some bytes");
+/// # Ok::<(), kompakt::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Encoder<W: Write> {
+    writer: Writer<W>,
+    stream: StreamId,
+}
+
+impl<W: Write> Encoder<W> {
+    /// Starts a file with one stream.
+    pub fn new(out: W, opts: WriteOptions) -> Result<Self> {
+        let mut writer = Writer::new(out, opts)?;
+        let stream = writer.add_stream(None)?;
+        Ok(Encoder { writer, stream })
+    }
+
+    /// Sets the footer metadata.
+    pub fn set_metadata(&mut self, metadata: Vec<u8>) {
+        self.writer.set_metadata(metadata);
+    }
+
+    /// The underlying multi-stream writer.
+    pub fn get_ref(&self) -> &Writer<W> {
+        &self.writer
+    }
+
+    /// Writes the last block, footer and trailer; returns the output.
+    pub fn finish(self) -> Result<W> {
+        self.writer.finish()
+    }
+}
+
+impl<W: Write> Write for Encoder<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.writer.write(self.stream, buf)?;
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.writer.write(self.stream, buf).map_err(Into::into)
+    }
+
+    /// Flushes whole blocks already compressed; a partial block stays buffered, since cutting
+    /// it here would make the file depend on when the caller flushed.
+    fn flush(&mut self) -> io::Result<()> {
+        self.writer.out.flush()
+    }
+}
