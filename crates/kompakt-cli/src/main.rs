@@ -1,1 +1,120 @@
-fn main(){}
+//! The `kompakt` command line.
+
+mod args;
+mod bench;
+mod files;
+mod human;
+mod report;
+
+use args::{Cli, Command, EncodeArgs};
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
+use kompakt::{CodecSpec, FilterSpec, WriteOptions};
+use std::io;
+use std::process::ExitCode;
+
+/// An error for the user: printed once, then the process exits with `code`.
+#[derive(Debug)]
+pub struct CliError {
+    message: String,
+    code: u8,
+}
+
+impl CliError {
+    /// A usage or I/O problem (exit code 2).
+    pub fn new(message: impl Into<String>) -> Self {
+        CliError {
+            message: message.into(),
+            code: 2,
+        }
+    }
+}
+
+impl From<kompakt::Error> for CliError {
+    fn from(e: kompakt::Error) -> Self {
+        match e {
+            kompakt::Error::Io(io) => io.into(),
+            e => CliError::new(e.to_string()),
+        }
+    }
+}
+
+impl From<io::Error> for CliError {
+    fn from(e: io::Error) -> Self {
+        // A typed kompakt error may travel inside an io::Error (from `Write` adapters).
+        match e.get_ref().and_then(|inner| inner.downcast_ref::<kompakt::Error>()) {
+            Some(k) => CliError::new(k.to_string()),
+            None => CliError::new(format!("I/O error: {e}")),
+        }
+    }
+}
+
+impl From<human::ParseSizeError> for CliError {
+    fn from(e: human::ParseSizeError) -> Self {
+        CliError::new(e.to_string())
+    }
+}
+
+/// Result of a command.
+pub type CliResult<T = ()> = Result<T, CliError>;
+
+/// Builds validated write options from the shared encoding flags.
+pub fn write_options(a: &EncodeArgs, threads: usize) -> CliResult<WriteOptions> {
+    let codec = match (&a.codec, a.level) {
+        (Some(spec), _) => spec.parse::<CodecSpec>()?,
+        (None, Some(level)) => CodecSpec::level(level)?,
+        (None, None) => CodecSpec::default(),
+    };
+    let block_size = human::parse_size(&a.block_size)?;
+    let opts = WriteOptions::default()
+        .codec(codec)
+        .filter(a.filter.parse::<FilterSpec>()?)
+        .typesize(a.typesize)
+        .block_size(usize::try_from(block_size).unwrap_or(usize::MAX))
+        .threads(threads);
+    opts.validate()?;
+    Ok(opts)
+}
+
+/// A byte progress bar on stderr; hidden when stderr is not a terminal or with `--quiet`.
+pub fn progress_bar(len: Option<u64>, quiet: bool, what: &str) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let bar = match len {
+        Some(n) => ProgressBar::new(n).with_style(
+            ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        ),
+        None => ProgressBar::new_spinner().with_style(
+            ProgressStyle::with_template("{msg} {spinner} {bytes} {binary_bytes_per_sec}").expect("valid template"),
+        ),
+    };
+    bar.set_message(what.to_string());
+    bar
+}
+
+fn run(cli: Cli) -> CliResult<u8> {
+    let quiet = cli.quiet;
+    match cli.command {
+        Command::Compress(a) => files::compress(a, quiet).map(|_| 0),
+        Command::Decompress(a) => files::decompress(a, quiet).map(|_| 0),
+        Command::Cat(a) => files::cat(a).map(|_| 0),
+        Command::Inspect(a) => report::inspect(a).map(|_| 0),
+        Command::Verify(a) => report::verify(a, quiet),
+        Command::Bench(a) => bench::run(a, quiet).map(|_| 0),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) if e.message.contains("Broken pipe") => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("kompakt: {}", e.message);
+            ExitCode::from(e.code)
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Command-line arguments: raw, as the user typed them. Validation into library options happens
+//! in `main.rs` so that every error names the valid choices.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "kompakt",
+    version,
+    about = "Fast, compressed, multi-threaded storage for data-science data",
+    long_about = "kompakt compresses files into seekable, checksummed block streams.\n\n\
+                  Codecs: none, lz4, lz4hc, zstd, gzip, zlib, auto, or a unified level 0-100 \
+                  (0 = store, 100 = smallest).",
+    after_help = "Examples:\n  \
+        kompakt compress data.bin                      # writes data.bin.kpk\n  \
+        kompakt compress prices.f64 --typesize 8 --codec zstd:3\n  \
+        kompakt decompress data.bin.kpk -o copy.bin\n  \
+        kompakt cat data.bin.kpk --range 1M:2M | xxd | head\n  \
+        cat data.bin | kompakt compress - | kompakt decompress - > copy.bin\n  \
+        kompakt inspect data.bin.kpk\n  \
+        kompakt verify data.bin.kpk && echo good\n  \
+        kompakt bench data.bin --codecs lz4,zstd:1,zstd:3"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// No progress bars or summaries on stderr.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compress a file (or `-` for stdin) into a kompakt file.
+    #[command(visible_alias = "c")]
+    Compress(CompressArgs),
+    /// Decompress one stream of a kompakt file (or `-` for stdin) back to its bytes.
+    #[command(visible_alias = "d")]
+    Decompress(DecompressArgs),
+    /// Write a byte range of a stream to stdout, decoding only the blocks it covers.
+    Cat(CatArgs),
+    /// Show streams, blocks, codecs, filters, sizes and ratios.
+    #[command(visible_alias = "info")]
+    Inspect(InspectArgs),
+    /// Check every checksum and decode every block; exit 0 if good, 1 if damaged.
+    Verify(VerifyArgs),
+    /// Measure ratio and speed of codecs on files, at 1 thread and at N threads.
+    Bench(BenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EncodeArgs {
+    /// Codec: none, auto, lz4[:ACCEL], lz4hc[:1-12], zstd[:-50..22], gzip[:1-9], zlib[:1-9],
+    /// or a unified level 0-100. Default: unified level 21 (zstd:1).
+    #[arg(short, long, value_name = "SPEC", conflicts_with = "level")]
+    pub codec: Option<String>,
+    /// Unified level 0-100 (0 = store raw, 100 = smallest).
+    #[arg(short, long, value_name = "0-100")]
+    pub level: Option<u8>,
+    /// Element size of the data in bytes (8 for float64/int64): enables the shuffle filter.
+    #[arg(short, long, default_value_t = 1, value_name = "BYTES")]
+    pub typesize: u8,
+    /// Filter for typed data: none, shuffle, delta (delta suits sorted integers).
+    #[arg(long, default_value = "shuffle", value_name = "FILTER")]
+    pub filter: String,
+    /// Raw bytes per block, 64K..64M (suffixes K, M, G).
+    #[arg(short, long, default_value = "1M", value_name = "SIZE")]
+    pub block_size: String,
+}
+
+#[derive(Debug, Args)]
+pub struct CompressArgs {
+    /// Input file, or `-` for stdin.
+    pub input: PathBuf,
+    /// Output file (default: INPUT.kpk; stdout when the input is stdin).
+    #[arg(short, long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub encode: EncodeArgs,
+    /// Threads (default: all cores); the output is identical for any thread count.
+    #[arg(short = 'T', long, default_value_t = 0)]
+    pub threads: usize,
+    /// Overwrite the output if it exists.
+    #[arg(short, long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DecompressArgs {
+    /// Input kompakt file, or `-` for stdin (decoded front to back).
+    pub input: PathBuf,
+    /// Output file (default: INPUT without `.kpk`; stdout when the input is stdin).
+    #[arg(short, long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// Stream to write.
+    #[arg(short, long, default_value_t = 0)]
+    pub stream: u32,
+    /// Threads (default: all cores).
+    #[arg(short = 'T', long, default_value_t = 0)]
+    pub threads: usize,
+    /// Overwrite the output if it exists.
+    #[arg(short, long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CatArgs {
+    /// Kompakt file.
+    pub file: PathBuf,
+    /// Byte range START:END of the stream (END exclusive; either may be omitted; suffixes K, M, G).
+    #[arg(short, long, default_value = ":", value_name = "START:END")]
+    pub range: String,
+    /// Stream to read.
+    #[arg(short, long, default_value_t = 0)]
+    pub stream: u32,
+    /// Threads (default: all cores).
+    #[arg(short = 'T', long, default_value_t = 0)]
+    pub threads: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// Kompakt file.
+    pub file: PathBuf,
+    /// Also list every block.
+    #[arg(long)]
+    pub blocks: bool,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Kompakt files (`-` for stdin).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Threads (default: all cores).
+    #[arg(short = 'T', long, default_value_t = 0)]
+    pub threads: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Files to measure (each is read into memory first).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Comma-separated codec specs or unified levels.
+    #[arg(long, default_value = "none,lz4,lz4hc:9,zstd:-3,zstd:1,zstd:3,zstd:9,gzip:6,auto", value_name = "LIST")]
+    pub codecs: String,
+    /// Thread counts to measure, comma-separated (0 = all cores).
+    #[arg(short = 'T', long, default_value = "1,0", value_name = "LIST")]
+    pub threads: String,
+    /// Element size hint, as for compress.
+    #[arg(short, long, default_value_t = 1)]
+    pub typesize: u8,
+    /// Filter, as for compress.
+    #[arg(long, default_value = "shuffle")]
+    pub filter: String,
+    /// Block size, as for compress.
+    #[arg(short, long, default_value = "1M")]
+    pub block_size: String,
+    /// Seconds to spend on each measurement (the best run counts; at least one run).
+    #[arg(long, default_value_t = 1.0)]
+    pub seconds: f64,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,266 @@
+//! `compress`, `decompress` and `cat`: moving bytes between files, pipes and kompakt files.
+
+use crate::args::{CatArgs, CompressArgs, DecompressArgs};
+use crate::human::{format_size, parse_range};
+use crate::{progress_bar, write_options, CliError, CliResult};
+use indicatif::ProgressBar;
+use kompakt::fs::AtomicFile;
+use kompakt::stream::{decode_sequential, Writer, STAGED_BLOCKS};
+use kompakt::{ReadOptions, Reader, WriteOptions};
+use std::fs::File;
+use std::io::{self, BufWriter, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+fn is_std(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Where output goes: stdout, or a file that appears atomically when done.
+enum Output {
+    Stdout(BufWriter<io::Stdout>),
+    File(AtomicFile),
+}
+
+impl Output {
+    fn open(path: &Path, force: bool, binary: bool) -> CliResult<Output> {
+        if is_std(path) {
+            if binary && io::stdout().is_terminal() {
+                return Err(CliError::new(
+                    "refusing to write compressed data to a terminal; use -o FILE or redirect stdout",
+                ));
+            }
+            return Ok(Output::Stdout(BufWriter::with_capacity(1 << 20, io::stdout())));
+        }
+        if path.exists() && !force {
+            return Err(CliError::new(format!("{} already exists; use --force to overwrite it", path.display())));
+        }
+        AtomicFile::create(path)
+            .map(Output::File)
+            .map_err(|e| CliError::new(format!("cannot create {}: {e}", path.display())))
+    }
+
+    fn finish(self) -> CliResult {
+        match self {
+            Output::Stdout(mut s) => s.flush()?,
+            Output::File(f) => f.commit()?,
+        }
+        Ok(())
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Output::Stdout(s) => s.write(buf),
+            Output::File(f) => f.write(buf),
+        }
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Output::Stdout(s) => s.write_all(buf),
+            Output::File(f) => f.write_all(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Output::Stdout(s) => s.flush(),
+            Output::File(f) => f.flush(),
+        }
+    }
+}
+
+fn open_input(path: &Path) -> CliResult<(Box<dyn Read + Send>, Option<u64>)> {
+    if is_std(path) {
+        return Ok((Box::new(io::stdin()), None));
+    }
+    let f = File::open(path).map_err(|e| CliError::new(format!("cannot open {}: {e}", path.display())))?;
+    let len = f.metadata()?.len();
+    Ok((Box::new(f), Some(len)))
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+pub fn compress(a: CompressArgs, quiet: bool) -> CliResult {
+    let opts = write_options(&a.encode, a.threads)?;
+    let output = match &a.output {
+        Some(o) => o.clone(),
+        None if is_std(&a.input) => PathBuf::from("-"),
+        None => {
+            let mut name = a.input.clone().into_os_string();
+            name.push(".kpk");
+            PathBuf::from(name)
+        }
+    };
+    if same_file(&a.input, &output) {
+        return Err(CliError::new("input and output are the same file"));
+    }
+    let (input, len) = open_input(&a.input)?;
+    let mut out = Output::open(&output, a.force, true)?;
+    let bar = progress_bar(len, quiet, "compressing");
+    let start = Instant::now();
+    let (raw, stored) = encode_stream(input, &mut out, opts, &bar)?;
+    out.finish()?;
+    bar.finish_and_clear();
+    if !quiet {
+        summary(&a.input, raw, stored, start);
+    }
+    Ok(())
+}
+
+fn summary(input: &Path, raw: u64, stored: u64, start: Instant) {
+    let secs = start.elapsed().as_secs_f64().max(1e-9);
+    eprintln!(
+        "{}: {} -> {} (ratio {:.3}) in {:.2} s, {:.0} MB/s",
+        input.display(),
+        format_size(raw),
+        format_size(stored),
+        raw as f64 / stored.max(1) as f64,
+        secs,
+        raw as f64 / 1e6 / secs
+    );
+}
+
+/// Reads `input` on a helper thread (so reading overlaps compression) in chunks of several
+/// blocks, and writes a single-stream file to `out`. Returns (raw bytes, file bytes).
+fn encode_stream(input: Box<dyn Read + Send>, out: &mut dyn Write, opts: WriteOptions, bar: &ProgressBar) -> CliResult<(u64, u64)> {
+    let threads = if opts.threads == 0 { kompakt::stream::default_threads() } else { opts.threads };
+    let chunk = STAGED_BLOCKS.max(4 * threads) * opts.block_size;
+    let (full_tx, full_rx) = crossbeam_channel::bounded::<io::Result<Vec<u8>>>(1);
+    let (free_tx, free_rx) = crossbeam_channel::bounded::<Vec<u8>>(2);
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let mut input = input;
+            let mut spare = Some(vec![0u8; chunk]);
+            loop {
+                let mut buf = spare.take().or_else(|| free_rx.recv().ok()).unwrap_or_else(|| vec![0u8; chunk]);
+                buf.resize(chunk, 0);
+                match read_full(&mut input, &mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        buf.truncate(n);
+                        if full_tx.send(Ok(buf)).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = full_tx.send(Err(e));
+                        break;
+                    }
+                }
+            }
+        });
+        let mut writer = Writer::new(CountingWriter { inner: out, count: 0 }, opts)?;
+        let stream = writer.add_stream(None)?;
+        for buf in full_rx {
+            let buf = buf?;
+            writer.write(stream, &buf)?;
+            bar.inc(buf.len() as u64);
+            let _ = free_tx.try_send(buf);
+        }
+        let raw = writer.bytes_in();
+        let stored = writer.finish()?.count;
+        Ok((raw, stored))
+    })
+}
+
+/// Counts the bytes that pass through, for the summary line.
+struct CountingWriter<W> {
+    inner: W,
+    count: u64,
+}
+
+impl<W: Write> Write for CountingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+fn read_options(threads: usize) -> ReadOptions {
+    ReadOptions::default().threads(threads)
+}
+
+pub fn open_reader(path: &Path, threads: usize) -> CliResult<Reader<File>> {
+    let f = File::open(path).map_err(|e| CliError::new(format!("cannot open {}: {e}", path.display())))?;
+    Reader::new(f, read_options(threads)).map_err(|e| CliError::new(format!("{}: {e}", path.display())))
+}
+
+pub fn decompress(a: DecompressArgs, quiet: bool) -> CliResult {
+    let output = match &a.output {
+        Some(o) => o.clone(),
+        None if is_std(&a.input) => PathBuf::from("-"),
+        None => match a.input.extension() {
+            Some(ext) if ext == "kpk" => a.input.with_extension(""),
+            _ => {
+                return Err(CliError::new(format!(
+                    "cannot name the output of {} (no .kpk extension); use -o FILE or -o - for stdout",
+                    a.input.display()
+                )))
+            }
+        },
+    };
+    if same_file(&a.input, &output) {
+        return Err(CliError::new("input and output are the same file"));
+    }
+    if is_std(&a.input) {
+        let mut out = Output::open(&output, a.force, false)?;
+        let bar = progress_bar(None, quiet, "decompressing");
+        let footer = decode_sequential(io::stdin().lock(), &read_options(a.threads), |stream, data| {
+            if stream == a.stream {
+                out.write_all(data)?;
+                bar.inc(data.len() as u64);
+            }
+            Ok(())
+        })?;
+        if a.stream as usize >= footer.streams.len() {
+            return Err(CliError::new(format!("no stream {}; the file has {}", a.stream, footer.streams.len())));
+        }
+        bar.finish_and_clear();
+        return out.finish();
+    }
+    let mut reader = open_reader(&a.input, a.threads)?;
+    let len = reader.stream_len(a.stream)?;
+    let mut out = Output::open(&output, a.force, false)?;
+    let bar = progress_bar(Some(len), quiet, "decompressing");
+    reader
+        .copy_range_to(a.stream, 0, len, &mut out, &mut |n| bar.set_position(n))
+        .map_err(|e| CliError::new(format!("{}: {e}", a.input.display())))?;
+    out.finish()?;
+    bar.finish_and_clear();
+    Ok(())
+}
+
+pub fn cat(a: CatArgs) -> CliResult {
+    let mut reader = open_reader(&a.file, a.threads)?;
+    let len = reader.stream_len(a.stream)?;
+    let (start, end) = parse_range(&a.range, len).map_err(CliError::new)?;
+    let mut out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
+    reader
+        .copy_range_to(a.stream, start, end, &mut out, &mut |_| {})
+        .map_err(|e| CliError::new(format!("{}: {e}", a.file.display())))?;
+    out.flush()?;
+    Ok(())
+}
