@@ -147,7 +147,11 @@ pub struct BenchArgs {
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Comma-separated codec specs or unified levels.
-    #[arg(long, default_value = "none,lz4,lz4hc:9,zstd:-3,zstd:1,zstd:3,zstd:9,gzip:6,auto", value_name = "LIST")]
+    #[arg(
+        long,
+        default_value = "none,lz4,lz4hc:9,zstd:-3,zstd:1,zstd:3,zstd:9,gzip:6,auto",
+        value_name = "LIST"
+    )]
     pub codecs: String,
     /// Thread counts to measure, comma-separated (0 = all cores).
     #[arg(short = 'T', long, default_value = "1,0", value_name = "LIST")]

@@ -54,7 +54,11 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
             t.trim()
                 .parse::<usize>()
                 .map(|n| if n == 0 { default_threads() } else { n })
-                .map_err(|_| CliError::new(format!("invalid thread count {t:?}: expected numbers like 1,2 (0 = all cores)")))
+                .map_err(|_| {
+                    CliError::new(format!(
+                        "invalid thread count {t:?}: expected numbers like 1,2 (0 = all cores)"
+                    ))
+                })
         })
         .collect::<CliResult<Vec<_>>>()?;
     let filter: FilterSpec = a.filter.parse()?;
@@ -157,7 +161,14 @@ fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
     } else {
-        let tail: String = s.chars().rev().take(n - 1).collect::<Vec<_>>().into_iter().rev().collect();
+        let tail: String = s
+            .chars()
+            .rev()
+            .take(n - 1)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
         format!("…{tail}")
     }
 }

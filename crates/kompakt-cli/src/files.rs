@@ -33,7 +33,10 @@ impl Output {
             return Ok(Output::Stdout(BufWriter::with_capacity(1 << 20, io::stdout())));
         }
         if path.exists() && !force {
-            return Err(CliError::new(format!("{} already exists; use --force to overwrite it", path.display())));
+            return Err(CliError::new(format!(
+                "{} already exists; use --force to overwrite it",
+                path.display()
+            )));
         }
         AtomicFile::create(path)
             .map(Output::File)
@@ -128,8 +131,17 @@ fn summary(input: &Path, raw: u64, stored: u64, start: Instant) {
 
 /// Reads `input` on a helper thread (so reading overlaps compression) in chunks of several
 /// blocks, and writes a single-stream file to `out`. Returns (raw bytes, file bytes).
-fn encode_stream(input: Box<dyn Read + Send>, out: &mut dyn Write, opts: WriteOptions, bar: &ProgressBar) -> CliResult<(u64, u64)> {
-    let threads = if opts.threads == 0 { kompakt::stream::default_threads() } else { opts.threads };
+fn encode_stream(
+    input: Box<dyn Read + Send>,
+    out: &mut dyn Write,
+    opts: WriteOptions,
+    bar: &ProgressBar,
+) -> CliResult<(u64, u64)> {
+    let threads = if opts.threads == 0 {
+        kompakt::stream::default_threads()
+    } else {
+        opts.threads
+    };
     let chunk = STAGED_BLOCKS.max(4 * threads) * opts.block_size;
     let (full_tx, full_rx) = crossbeam_channel::bounded::<io::Result<Vec<u8>>>(1);
     let (free_tx, free_rx) = crossbeam_channel::bounded::<Vec<u8>>(2);
@@ -138,7 +150,10 @@ fn encode_stream(input: Box<dyn Read + Send>, out: &mut dyn Write, opts: WriteOp
             let mut input = input;
             let mut spare = Some(vec![0u8; chunk]);
             loop {
-                let mut buf = spare.take().or_else(|| free_rx.recv().ok()).unwrap_or_else(|| vec![0u8; chunk]);
+                let mut buf = spare
+                    .take()
+                    .or_else(|| free_rx.recv().ok())
+                    .unwrap_or_else(|| vec![0u8; chunk]);
                 buf.resize(chunk, 0);
                 match read_full(&mut input, &mut buf) {
                     Ok(0) => break,
@@ -236,7 +251,11 @@ pub fn decompress(a: DecompressArgs, quiet: bool) -> CliResult {
             Ok(())
         })?;
         if a.stream as usize >= footer.streams.len() {
-            return Err(CliError::new(format!("no stream {}; the file has {}", a.stream, footer.streams.len())));
+            return Err(CliError::new(format!(
+                "no stream {}; the file has {}",
+                a.stream,
+                footer.streams.len()
+            )));
         }
         bar.finish_and_clear();
         return out.finish();

@@ -22,7 +22,9 @@ impl std::error::Error for ParseSizeError {}
 
 /// Parses `123`, `64K`, `1M`, `1.5G`, `2MiB`, `16kb` (suffixes are powers of 1024).
 pub fn parse_size(input: &str) -> Result<u64, ParseSizeError> {
-    let err = || ParseSizeError { input: input.to_string() };
+    let err = || ParseSizeError {
+        input: input.to_string(),
+    };
     let s = input.trim();
     let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
     let (num, suffix) = s.split_at(split);
@@ -50,8 +52,16 @@ pub fn parse_range(input: &str, len: u64) -> Result<(u64, u64), String> {
     let (a, b) = input
         .split_once(':')
         .ok_or_else(|| format!("invalid range {input:?}: expected START:END, e.g. 0:1M, 4K:, :100"))?;
-    let start = if a.trim().is_empty() { 0 } else { parse_size(a).map_err(|e| e.to_string())? };
-    let end = if b.trim().is_empty() { len } else { parse_size(b).map_err(|e| e.to_string())? };
+    let start = if a.trim().is_empty() {
+        0
+    } else {
+        parse_size(a).map_err(|e| e.to_string())?
+    };
+    let end = if b.trim().is_empty() {
+        len
+    } else {
+        parse_size(b).map_err(|e| e.to_string())?
+    };
     if start > end || end > len {
         return Err(format!("range {start}:{end} is outside the stream's {len} bytes"));
     }

@@ -89,11 +89,23 @@ pub fn inspect(a: InspectArgs) -> CliResult {
     }
     println!("file      {}", a.file.display());
     println!("format    {major}.{minor}");
-    println!("size      {} ({} bytes)", format_size(reader.file_len()), reader.file_len());
-    println!("raw       {} ({} bytes), ratio {:.3}", format_size(raw), raw, ratio(raw, reader.file_len()));
+    println!(
+        "size      {} ({} bytes)",
+        format_size(reader.file_len()),
+        reader.file_len()
+    );
+    println!(
+        "raw       {} ({} bytes), ratio {:.3}",
+        format_size(raw),
+        raw,
+        ratio(raw, reader.file_len())
+    );
     println!("metadata  {}", format_size(reader.metadata().len() as u64));
     println!();
-    println!("{:>6}  {:>10}  {:>10}  {:>7}  {:>7}  {:<24}  filters", "stream", "raw", "stored", "ratio", "blocks", "codecs");
+    println!(
+        "{:>6}  {:>10}  {:>10}  {:>7}  {:>7}  {:<24}  filters",
+        "stream", "raw", "stored", "ratio", "blocks", "codecs"
+    );
     for (i, s) in streams.iter().enumerate() {
         println!(
             "{:>6}  {:>10}  {:>10}  {:>7.3}  {:>7}  {:<24}  {}",
@@ -108,7 +120,10 @@ pub fn inspect(a: InspectArgs) -> CliResult {
     }
     if a.blocks {
         println!();
-        println!("{:>7}  {:>6}  {:>12}  {:>12}  {:>9}  {:>9}  {:<5}  filters", "block", "stream", "file offset", "raw offset", "raw", "stored", "codec");
+        println!(
+            "{:>7}  {:>6}  {:>12}  {:>12}  {:>9}  {:>9}  {:<5}  filters",
+            "block", "stream", "file offset", "raw offset", "raw", "stored", "codec"
+        );
         for (i, b) in reader.blocks().iter().enumerate() {
             println!(
                 "{:>7}  {:>6}  {:>12}  {:>12}  {:>9}  {:>9}  {:<5}  {}",

@@ -128,11 +128,7 @@ impl Error {
         }
     }
 
-    pub(crate) fn invalid(
-        what: &'static str,
-        input: impl Into<String>,
-        expected: impl Into<String>,
-    ) -> Self {
+    pub(crate) fn invalid(what: &'static str, input: impl Into<String>, expected: impl Into<String>) -> Self {
         Error::InvalidOption {
             what,
             input: input.into(),

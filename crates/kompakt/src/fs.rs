@@ -23,14 +23,21 @@ impl AtomicFile {
         let target = target.as_ref().to_path_buf();
         let name = target
             .file_name()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a file path", target.display())))?
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{} is not a file path", target.display()),
+                )
+            })?
             .to_string_lossy()
             .into_owned();
         let dir = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
         for _ in 0..100 {
             // pid + per-process counter + clock: unique across threads and processes.
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -47,7 +54,10 @@ impl AtomicFile {
                 Err(e) => return Err(e),
             }
         }
-        Err(io::Error::new(io::ErrorKind::AlreadyExists, "could not create a unique temporary file"))
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "could not create a unique temporary file",
+        ))
     }
 
     /// The path the file will have after commit.

@@ -272,9 +272,7 @@ impl Decompressor {
             CodecId::Zstd => {
                 let dctx = match &mut self.zstd {
                     Some(d) => d,
-                    slot => slot.insert(
-                        zstd::bulk::Decompressor::new().map_err(|e| codec_err(codec, e.to_string()))?,
-                    ),
+                    slot => slot.insert(zstd::bulk::Decompressor::new().map_err(|e| codec_err(codec, e.to_string()))?),
                 };
                 dctx.decompress_to_buffer(src, dst)
                     .map_err(|e| codec_err(codec, e.to_string()))?
@@ -364,7 +362,10 @@ mod tests {
             let mut long = vec![0u8; src.len() + 1];
             assert!(d.decompress_into(codec.id(), &buf[..n], &mut long).is_err(), "{codec}");
             let mut out = vec![0u8; src.len()];
-            assert!(d.decompress_into(codec.id(), &buf[..n / 2], &mut out).is_err(), "{codec}");
+            assert!(
+                d.decompress_into(codec.id(), &buf[..n / 2], &mut out).is_err(),
+                "{codec}"
+            );
             assert!(d.decompress_into(codec.id(), &[0xff; 64], &mut out).is_err(), "{codec}");
         }
     }

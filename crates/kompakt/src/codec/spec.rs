@@ -75,12 +75,18 @@ impl CodecSpec {
             "lz4" => Codec::Lz4 {
                 acceleration: u32::try_from(num(1)?).map_err(|_| bad())?,
             },
-            "lz4hc" => Codec::Lz4Hc { level: narrow(num(9)?)? },
+            "lz4hc" => Codec::Lz4Hc {
+                level: narrow(num(9)?)?,
+            },
             "zstd" | "zst" => Codec::Zstd {
                 level: i32::try_from(num(3)?).map_err(|_| bad())?,
             },
-            "gzip" | "gz" => Codec::Gzip { level: narrow(num(6)?)? },
-            "zlib" => Codec::Zlib { level: narrow(num(6)?)? },
+            "gzip" | "gz" => Codec::Gzip {
+                level: narrow(num(6)?)?,
+            },
+            "zlib" => Codec::Zlib {
+                level: narrow(num(6)?)?,
+            },
             _ => return Err(bad()),
         };
         codec.validate().map(CodecSpec::Fixed)
@@ -162,7 +168,9 @@ mod tests {
         };
         let mut prev = (-1, i64::MIN);
         for level in 0..=100 {
-            let CodecSpec::Fixed(c) = CodecSpec::level(level).unwrap() else { panic!() };
+            let CodecSpec::Fixed(c) = CodecSpec::level(level).unwrap() else {
+                panic!()
+            };
             let r = rank(c);
             assert!(r >= prev, "level {level}");
             prev = r;

@@ -6,8 +6,18 @@
 pub fn delta_encode(typesize: usize, src: &[u8], dst: &mut [u8]) {
     match typesize {
         1 => encode_n::<1>(src, dst, |b| u64::from(b[0]), |v, o| o[0] = v as u8),
-        2 => encode_n::<2>(src, dst, |b| u64::from(u16::from_le_bytes(*b)), |v, o| *o = (v as u16).to_le_bytes()),
-        4 => encode_n::<4>(src, dst, |b| u64::from(u32::from_le_bytes(*b)), |v, o| *o = (v as u32).to_le_bytes()),
+        2 => encode_n::<2>(
+            src,
+            dst,
+            |b| u64::from(u16::from_le_bytes(*b)),
+            |v, o| *o = (v as u16).to_le_bytes(),
+        ),
+        4 => encode_n::<4>(
+            src,
+            dst,
+            |b| u64::from(u32::from_le_bytes(*b)),
+            |v, o| *o = (v as u32).to_le_bytes(),
+        ),
         8 => encode_n::<8>(src, dst, |b| u64::from_le_bytes(*b), |v, o| *o = v.to_le_bytes()),
         _ => dst.copy_from_slice(src),
     }
@@ -17,8 +27,16 @@ pub fn delta_encode(typesize: usize, src: &[u8], dst: &mut [u8]) {
 pub fn delta_decode(typesize: usize, data: &mut [u8]) {
     match typesize {
         1 => decode_n::<1>(data, |b| u64::from(b[0]), |v, o| o[0] = v as u8),
-        2 => decode_n::<2>(data, |b| u64::from(u16::from_le_bytes(*b)), |v, o| *o = (v as u16).to_le_bytes()),
-        4 => decode_n::<4>(data, |b| u64::from(u32::from_le_bytes(*b)), |v, o| *o = (v as u32).to_le_bytes()),
+        2 => decode_n::<2>(
+            data,
+            |b| u64::from(u16::from_le_bytes(*b)),
+            |v, o| *o = (v as u16).to_le_bytes(),
+        ),
+        4 => decode_n::<4>(
+            data,
+            |b| u64::from(u32::from_le_bytes(*b)),
+            |v, o| *o = (v as u32).to_le_bytes(),
+        ),
         8 => decode_n::<8>(data, |b| u64::from_le_bytes(*b), |v, o| *o = v.to_le_bytes()),
         _ => {}
     }

@@ -73,7 +73,7 @@ fn unshuffle_fixed<const N: usize>(src: &[u8], dst: &mut [u8]) {
 }
 
 fn shuffle_any(ts: usize, src: &[u8], dst: &mut [u8]) {
-    let n = if ts == 0 { 0 } else { src.len() / ts };
+    let n = src.len().checked_div(ts).unwrap_or(0);
     let body = n * ts;
     dst[body..].copy_from_slice(&src[body..]);
     for (i, e) in src[..body].chunks_exact(ts.max(1)).enumerate() {
@@ -84,7 +84,7 @@ fn shuffle_any(ts: usize, src: &[u8], dst: &mut [u8]) {
 }
 
 fn unshuffle_any(ts: usize, src: &[u8], dst: &mut [u8]) {
-    let n = if ts == 0 { 0 } else { src.len() / ts };
+    let n = src.len().checked_div(ts).unwrap_or(0);
     let body = n * ts;
     dst[body..].copy_from_slice(&src[body..]);
     for (i, e) in dst[..body].chunks_exact_mut(ts.max(1)).enumerate() {

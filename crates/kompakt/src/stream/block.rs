@@ -110,7 +110,12 @@ impl BlockEncoder {
     fn choose(&mut self, typesize: u8, data: &[u8]) -> Result<(Codec, FilterSet)> {
         const LZ4: Codec = Codec::Lz4 { acceleration: 1 };
         const ZSTD: Codec = Codec::Zstd { level: 1 };
-        let candidates = [FilterSet::NONE, FilterSet::SHUFFLE, FilterSet::DELTA_SHUFFLE, FilterSet::DELTA];
+        let candidates = [
+            FilterSet::NONE,
+            FilterSet::SHUFFLE,
+            FilterSet::DELTA_SHUFFLE,
+            FilterSet::DELTA,
+        ];
         let samples = gather_samples(data, usize::from(typesize));
         let mut best = (f64::INFINITY, FilterSet::NONE);
         for f in candidates.into_iter().filter(|f| f.supports(typesize)) {
@@ -144,7 +149,10 @@ fn gather_samples(data: &[u8], typesize: usize) -> Vec<u8> {
     let ts = typesize.max(1);
     let piece = PIECE / ts * ts;
     let stride = (data.len() - piece) / (PIECES - 1) / ts * ts;
-    (0..PIECES).flat_map(|i| &data[i * stride..i * stride + piece]).copied().collect()
+    (0..PIECES)
+        .flat_map(|i| &data[i * stride..i * stride + piece])
+        .copied()
+        .collect()
 }
 
 fn raw_block(stream: u32, data: &[u8]) -> EncodedBlock<'_> {
@@ -190,7 +198,8 @@ impl BlockDecoder {
             return self.decompressor.decompress_into(fields.codec, payload, dst);
         }
         self.scratch.resize(dst.len(), 0);
-        self.decompressor.decompress_into(fields.codec, payload, &mut self.scratch)?;
+        self.decompressor
+            .decompress_into(fields.codec, payload, &mut self.scratch)?;
         fields.filters.decode(fields.typesize, &self.scratch, dst)
     }
 
@@ -235,17 +244,29 @@ mod tests {
         let b = enc.encode(7, s, data).unwrap();
         let mut dec = BlockDecoder::default();
         let mut out = vec![0u8; data.len()];
-        dec.decode_into(&b.header, &b.fields, b.payload.bytes(), 0, true, &mut out).unwrap();
+        dec.decode_into(&b.header, &b.fields, b.payload.bytes(), 0, true, &mut out)
+            .unwrap();
         assert_eq!(out, data);
         let mut part = vec![0u8; data.len() / 3];
-        dec.decode_part(&b.header, &b.fields, b.payload.bytes(), 0, true, data.len() / 2, &mut part).unwrap();
+        dec.decode_part(
+            &b.header,
+            &b.fields,
+            b.payload.bytes(),
+            0,
+            true,
+            data.len() / 2,
+            &mut part,
+        )
+        .unwrap();
         assert_eq!(part, &data[data.len() / 2..data.len() / 2 + part.len()]);
         b.fields
     }
 
     #[test]
     fn sorted_integers_pick_a_filter_under_auto() {
-        let data: Vec<u8> = (0..200_000u64).flat_map(|i| (1_000_000 + i * 3).to_le_bytes()).collect();
+        let data: Vec<u8> = (0..200_000u64)
+            .flat_map(|i| (1_000_000 + i * 3).to_le_bytes())
+            .collect();
         let h = round_trip(&settings("auto", 8), &data);
         assert!(!h.filters.is_none(), "{h:?}");
         assert!(h.stored_len < h.raw_len / 10);

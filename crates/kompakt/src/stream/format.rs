@@ -96,6 +96,11 @@ fn check32(bytes: &[u8]) -> u32 {
     xxh3_64(bytes) as u32
 }
 
+/// The 32-bit checksum used by the file header and the trailer: the low half of XXH3-64.
+pub fn header_checksum(bytes: &[u8]) -> u32 {
+    check32(bytes)
+}
+
 /// The file header: format version and flags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileHeader {
@@ -192,7 +197,11 @@ impl BlockHeader {
     /// (with [`verify_block`]) once the payload has been read.
     pub fn decode(b: &[u8; BLOCK_HEADER_LEN], offset: u64) -> Result<BlockHeader> {
         if b[0] != BLOCK_TAG {
-            return Err(Error::corrupt("block header", offset, format!("tag is {:#04x}, expected {BLOCK_TAG:#04x}", b[0])));
+            return Err(Error::corrupt(
+                "block header",
+                offset,
+                format!("tag is {:#04x}, expected {BLOCK_TAG:#04x}", b[0]),
+            ));
         }
         let h = BlockHeader {
             codec: CodecId::from_u8(b[1])
@@ -214,7 +223,10 @@ impl BlockHeader {
             return fail(format!("raw length {} outside 1..={MAX_BLOCK_SIZE}", self.raw_len));
         }
         if self.stored_len > self.raw_len {
-            return fail(format!("stored length {} exceeds raw length {}", self.stored_len, self.raw_len));
+            return fail(format!(
+                "stored length {} exceeds raw length {}",
+                self.stored_len, self.raw_len
+            ));
         }
         if self.typesize == 0 || !self.filters.supports(self.typesize) {
             return fail(format!("filters {} with element size {}", self.filters, self.typesize));
@@ -285,7 +297,8 @@ pub struct Footer {
 impl Footer {
     /// Serializes footer header and body.
     pub fn encode(&self) -> Vec<u8> {
-        let body_len = 16 + self.streams.len() * STREAM_ENTRY_LEN + self.blocks.len() * BLOCK_ENTRY_LEN + 8 + self.metadata.len();
+        let body_len =
+            16 + self.streams.len() * STREAM_ENTRY_LEN + self.blocks.len() * BLOCK_ENTRY_LEN + 8 + self.metadata.len();
         let mut b = Vec::with_capacity(FOOTER_HEADER_LEN + body_len);
         b.push(FOOTER_TAG);
         b.extend_from_slice(&[0u8; 7]);
@@ -318,7 +331,11 @@ impl Footer {
         }
         let len = le_u64(header, 8);
         if len > MAX_FOOTER_LEN {
-            return Err(Error::corrupt("footer header", offset, format!("footer of {len} bytes exceeds {MAX_FOOTER_LEN}")));
+            return Err(Error::corrupt(
+                "footer header",
+                offset,
+                format!("footer of {len} bytes exceeds {MAX_FOOTER_LEN}"),
+            ));
         }
         Ok(len)
     }
@@ -343,13 +360,23 @@ impl Footer {
         // Every count is checked against the bytes present before anything is allocated.
         let fixed = stream_count
             .checked_mul(STREAM_ENTRY_LEN as u64)
-            .and_then(|s| block_count.checked_mul(BLOCK_ENTRY_LEN as u64).and_then(|b| b.checked_add(s)))
+            .and_then(|s| {
+                block_count
+                    .checked_mul(BLOCK_ENTRY_LEN as u64)
+                    .and_then(|b| b.checked_add(s))
+            })
             .and_then(|t| t.checked_add(16 + 8))
             .filter(|&t| t <= body_len)
-            .ok_or_else(|| fail(format!("{stream_count} streams and {block_count} blocks do not fit in {body_len} bytes")))?;
+            .ok_or_else(|| {
+                fail(format!(
+                    "{stream_count} streams and {block_count} blocks do not fit in {body_len} bytes"
+                ))
+            })?;
         let meta_len = le_u64(body, fixed as usize - 8);
         if fixed.checked_add(meta_len) != Some(body_len) {
-            return Err(fail(format!("metadata length {meta_len} does not match the footer size")));
+            return Err(fail(format!(
+                "metadata length {meta_len} does not match the footer size"
+            )));
         }
         let mut pos = 16usize;
         let mut streams = Vec::with_capacity(stream_count as usize);
@@ -369,7 +396,8 @@ impl Footer {
             let (file_offset, raw_offset) = (le_u64(e, 0), le_u64(e, 8));
             let header = BlockHeader {
                 codec: CodecId::from_u8(e[28]).ok_or_else(|| fail(format!("block {i}: unknown codec id {}", e[28])))?,
-                filters: FilterSet::from_bits(e[29]).ok_or_else(|| fail(format!("block {i}: unknown filter bits {}", e[29])))?,
+                filters: FilterSet::from_bits(e[29])
+                    .ok_or_else(|| fail(format!("block {i}: unknown filter bits {}", e[29])))?,
                 typesize: e[30],
                 stream: le_u32(e, 16),
                 raw_len: le_u32(e, 20),
@@ -380,13 +408,18 @@ impl Footer {
                 return Err(fail(format!("block {i}: reserved byte is not zero")));
             }
             if file_offset != next_offset {
-                return Err(fail(format!("block {i} at offset {file_offset}, expected {next_offset}")));
+                return Err(fail(format!(
+                    "block {i} at offset {file_offset}, expected {next_offset}"
+                )));
             }
             let s = seen
                 .get_mut(header.stream as usize)
                 .ok_or_else(|| fail(format!("block {i} names stream {} of {stream_count}", header.stream)))?;
             if raw_offset != s.raw_len {
-                return Err(fail(format!("block {i} starts at raw offset {raw_offset}, expected {}", s.raw_len)));
+                return Err(fail(format!(
+                    "block {i} starts at raw offset {raw_offset}, expected {}",
+                    s.raw_len
+                )));
             }
             s.raw_len += u64::from(header.raw_len);
             s.block_count += 1;
@@ -399,7 +432,9 @@ impl Footer {
             blocks.push(entry);
         }
         if next_offset != footer_offset {
-            return Err(fail(format!("blocks end at {next_offset}, footer starts at {footer_offset}")));
+            return Err(fail(format!(
+                "blocks end at {next_offset}, footer starts at {footer_offset}"
+            )));
         }
         if seen != streams {
             return Err(fail("stream table disagrees with the block index".into()));
@@ -448,7 +483,10 @@ impl Trailer {
             });
         }
         if le_u32(b, 24) != check32(&b[0..24]) {
-            return Err(Error::ChecksumMismatch { what: "trailer", offset });
+            return Err(Error::ChecksumMismatch {
+                what: "trailer",
+                offset,
+            });
         }
         let t = Trailer {
             footer_offset: le_u64(b, 0),
@@ -462,7 +500,10 @@ impl Trailer {
             return Err(Error::corrupt(
                 "trailer",
                 offset,
-                format!("footer at {} of {} bytes does not end at the trailer", t.footer_offset, t.footer_len),
+                format!(
+                    "footer at {} of {} bytes does not end at the trailer",
+                    t.footer_offset, t.footer_len
+                ),
             ));
         }
         Ok(t)
@@ -503,8 +544,14 @@ mod tests {
             .collect();
         Footer {
             streams: vec![
-                StreamInfo { raw_len: 107, block_count: 2 },
-                StreamInfo { raw_len: 10, block_count: 1 },
+                StreamInfo {
+                    raw_len: 107,
+                    block_count: 2,
+                },
+                StreamInfo {
+                    raw_len: 10,
+                    block_count: 1,
+                },
             ],
             blocks,
             metadata: b"meta".to_vec(),
@@ -550,7 +597,11 @@ mod tests {
 
     #[test]
     fn impossible_block_headers_are_rejected() {
-        for h in [block(0, 0, 0), block(0, 10, 11), block(0, (MAX_BLOCK_SIZE + 1) as u32, 1)] {
+        for h in [
+            block(0, 0, 0),
+            block(0, 10, 11),
+            block(0, (MAX_BLOCK_SIZE + 1) as u32, 1),
+        ] {
             let bytes = h.encode(&[]);
             assert!(BlockHeader::decode(&bytes, 0).is_err(), "{h:?}");
         }

@@ -63,30 +63,28 @@ where
         drop((job_rx, res_tx));
         let (mut sent, mut next, mut exhausted) = (0u64, 0u64, false);
         let mut ready = BTreeMap::new();
-        let result = (|| {
-            loop {
-                while !exhausted && sent - next < window as u64 {
-                    match produce()? {
-                        Some(job) => {
-                            job_tx
-                                .send((sent, job))
-                                .map_err(|_| Error::Usage("internal error: worker threads ended early".into()))?;
-                            sent += 1;
-                        }
-                        None => exhausted = true,
+        let result = (|| loop {
+            while !exhausted && sent - next < window as u64 {
+                match produce()? {
+                    Some(job) => {
+                        job_tx
+                            .send((sent, job))
+                            .map_err(|_| Error::Usage("internal error: worker threads ended early".into()))?;
+                        sent += 1;
                     }
+                    None => exhausted = true,
                 }
-                if next == sent {
-                    return Ok(());
-                }
-                let (seq, result) = res_rx
-                    .recv()
-                    .map_err(|_| Error::Usage("internal error: worker threads ended early".into()))?;
-                ready.insert(seq, result?);
-                while let Some(out) = ready.remove(&next) {
-                    consume(out)?;
-                    next += 1;
-                }
+            }
+            if next == sent {
+                return Ok(());
+            }
+            let (seq, result) = res_rx
+                .recv()
+                .map_err(|_| Error::Usage("internal error: worker threads ended early".into()))?;
+            ready.insert(seq, result?);
+            while let Some(out) = ready.remove(&next) {
+                consume(out)?;
+                next += 1;
             }
         })();
         drop(job_tx);
@@ -142,7 +140,13 @@ mod tests {
                 Ok(Some(n))
             },
             || (),
-            |_, j| if j == 50 { Err(Error::Usage("boom".into())) } else { Ok(j) },
+            |_, j| {
+                if j == 50 {
+                    Err(Error::Usage("boom".into()))
+                } else {
+                    Ok(j)
+                }
+            },
             |_| (),
             |_| {
                 live.fetch_sub(1, Ordering::SeqCst);

@@ -213,9 +213,9 @@ impl<R: Read + Seek> Reader<R> {
     /// Reads raw bytes `start..start + dst.len()` of `stream` into `dst`, decoding only the
     /// blocks that cover them, in parallel, straight into `dst`.
     pub fn read_range_into(&mut self, stream: u32, start: u64, dst: &mut [u8]) -> Result<()> {
-        let end = start
-            .checked_add(dst.len() as u64)
-            .ok_or_else(|| Error::OutOfRange { detail: "range end overflows".into() })?;
+        let end = start.checked_add(dst.len() as u64).ok_or_else(|| Error::OutOfRange {
+            detail: "range end overflows".into(),
+        })?;
         let range = self.covering(stream, start, end)?;
         let list = &self.stream_blocks[stream as usize][range];
         let verify = self.opts.verify_checksums;
@@ -250,7 +250,12 @@ impl<R: Read + Seek> Reader<R> {
                 }
                 let mut bytes = vec![0u8; BLOCK_HEADER_LEN + entry.header.stored_len as usize];
                 read_block_part(inner, &mut bytes, &entry)?;
-                Ok(Some(Job::Decode { entry, bytes, skip, dst }))
+                Ok(Some(Job::Decode {
+                    entry,
+                    bytes,
+                    skip,
+                    dst,
+                }))
             },
             || take_decoder(decoders),
             |dec, job| run_job(dec, job, verify),
@@ -388,7 +393,12 @@ fn run_job(dec: &mut BlockDecoder, job: Job<'_>, verify: bool) -> Result<()> {
             }
             Ok(())
         }
-        Job::Decode { entry, bytes, skip, dst } => {
+        Job::Decode {
+            entry,
+            bytes,
+            skip,
+            dst,
+        } => {
             let (head, payload) = bytes.split_at(BLOCK_HEADER_LEN);
             let head: &[u8; BLOCK_HEADER_LEN] = head.try_into().expect("header length");
             check_header_matches(head, &entry)?;
@@ -501,7 +511,10 @@ impl<R: Read + Seek> Seek for StreamReader<'_, R> {
                 self.pos = p;
                 Ok(p)
             }
-            None => Err(io::Error::new(io::ErrorKind::InvalidInput, "seek before the start of the stream")),
+            None => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "seek before the start of the stream",
+            )),
         }
     }
 }

@@ -3,8 +3,8 @@
 
 use super::block::BlockDecoder;
 use super::format::{
-    BlockEntry, BlockHeader, FileHeader, Footer, Trailer, BLOCK_HEADER_LEN, BLOCK_TAG, FILE_HEADER_LEN, FOOTER_HEADER_LEN,
-    FOOTER_TAG, TRAILER_LEN,
+    BlockEntry, BlockHeader, FileHeader, Footer, Trailer, BLOCK_HEADER_LEN, BLOCK_TAG, FILE_HEADER_LEN,
+    FOOTER_HEADER_LEN, FOOTER_TAG, TRAILER_LEN,
 };
 use super::parallel::ordered_map;
 use super::reader::ReadOptions;
@@ -31,7 +31,11 @@ pub fn decode_sequential<R: Read>(
     let mut seen: Vec<BlockEntry> = Vec::new();
     let mut raw_offsets: HashMap<u32, u64> = HashMap::new();
     let mut footer_head: Option<[u8; FOOTER_HEADER_LEN]> = None;
-    let threads = if opts.threads == 0 { default_threads() } else { opts.threads };
+    let threads = if opts.threads == 0 {
+        default_threads()
+    } else {
+        opts.threads
+    };
     let verify = opts.verify_checksums;
     ordered_map(
         threads,
@@ -48,9 +52,18 @@ pub fn decode_sequential<R: Read>(
                     h[0] = BLOCK_TAG;
                     read_exact(&mut input, &mut h[1..], "block header")?;
                     let fields = BlockHeader::decode(&h, offset)?;
-                    // stored_len <= raw_len <= 64 MiB was checked by decode: a bounded buffer.
-                    let mut payload = vec![0u8; fields.stored_len as usize];
-                    read_exact(&mut input, &mut payload, "block payload")?;
+                    // The buffer grows with the bytes that arrive, so a header that merely
+                    // claims 64 MiB in a short input costs nothing.
+                    let stored = u64::from(fields.stored_len);
+                    let mut payload = Vec::with_capacity(stored.min(1 << 20) as usize);
+                    (&mut input).take(stored).read_to_end(&mut payload)?;
+                    if payload.len() as u64 != stored {
+                        return Err(Error::Truncated {
+                            what: "block payload",
+                            needed: stored,
+                            available: payload.len() as u64,
+                        });
+                    }
                     let raw_offset = raw_offsets.entry(fields.stream).or_insert(0);
                     seen.push(BlockEntry {
                         file_offset: offset,
@@ -110,11 +123,19 @@ pub fn decode_sequential<R: Read>(
     }
     let footer = Footer::decode(&footer, footer_offset)?;
     if footer.blocks != seen {
-        return Err(Error::corrupt("footer", footer_offset, "block index disagrees with the blocks in the file"));
+        return Err(Error::corrupt(
+            "footer",
+            footer_offset,
+            "block index disagrees with the blocks in the file",
+        ));
     }
     let mut extra = [0u8; 1];
     if input.read(&mut extra)? != 0 {
-        return Err(Error::corrupt("file", trailer_offset + TRAILER_LEN as u64, "bytes after the trailer"));
+        return Err(Error::corrupt(
+            "file",
+            trailer_offset + TRAILER_LEN as u64,
+            "bytes after the trailer",
+        ));
     }
     Ok(footer)
 }

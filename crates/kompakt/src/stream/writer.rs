@@ -88,7 +88,11 @@ impl WriteOptions {
     /// Checks every option, with errors that name the valid range.
     pub fn validate(&self) -> Result<()> {
         if !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&self.block_size) {
-            return Err(Error::invalid("block size", self.block_size.to_string(), "64 KiB ..= 64 MiB"));
+            return Err(Error::invalid(
+                "block size",
+                self.block_size.to_string(),
+                "64 KiB ..= 64 MiB",
+            ));
         }
         if self.typesize == 0 {
             return Err(Error::invalid("typesize", "0", "an element size of 1..=255 bytes"));
@@ -159,7 +163,11 @@ impl<W: Write> Writer<W> {
         let mut out = BufWriter::with_capacity(64 << 10, out);
         let header = FileHeader::CURRENT.encode();
         out.write_all(&header)?;
-        let threads = if opts.threads == 0 { default_threads() } else { opts.threads };
+        let threads = if opts.threads == 0 {
+            default_threads()
+        } else {
+            opts.threads
+        };
         Ok(Writer {
             out,
             offset: header.len() as u64,
@@ -276,7 +284,9 @@ impl<W: Write> Writer<W> {
 
     fn check(&self, id: StreamId) -> Result<()> {
         if self.poisoned {
-            return Err(Error::Usage("an earlier write failed; this writer cannot continue".into()));
+            return Err(Error::Usage(
+                "an earlier write failed; this writer cannot continue".into(),
+            ));
         }
         match self.streams.get(id.0 as usize) {
             Some(s) if s.open => Ok(()),
@@ -312,6 +322,7 @@ impl<W: Write> Writer<W> {
             encoders,
             ..
         } = self;
+        let encoders = &*encoders;
         let st = &mut streams[id.0 as usize];
         let settings = st.settings;
         let mut chunks = data.chunks(opts.block_size);

@@ -1,0 +1,216 @@
+//! Round trips through every API, codec, filter, block size and thread count.
+
+use kompakt::stream::{decode_sequential, Encoder, StreamId, MIN_BLOCK_SIZE};
+use kompakt::{CodecSpec, FilterSpec, ReadOptions, Reader, WriteOptions, Writer};
+use proptest::prelude::*;
+use std::io::{Cursor, Read, Seek, SeekFrom, Write};
+
+/// Data that compresses somewhat, with a typed structure for filters to find.
+fn typed_data(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut v = Vec::with_capacity(len);
+    let mut acc = 1_000_000u64;
+    while v.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        acc += x % 16;
+        v.extend_from_slice(&acc.to_le_bytes());
+    }
+    v.truncate(len);
+    v
+}
+
+const CODECS: [&str; 9] = [
+    "none", "lz4", "lz4:4", "lz4hc:4", "zstd:1", "zstd:-3", "gzip:1", "zlib:3", "auto",
+];
+
+/// Writes with the given options and checks every read path gives the data back.
+fn check_all_paths(data: &[u8], opts: WriteOptions) -> Vec<u8> {
+    let file = kompakt::compress(data, &opts).unwrap();
+    for threads in [1, 3] {
+        let ro = ReadOptions::default().threads(threads);
+        let mut r = Reader::new(Cursor::new(&file), ro).unwrap();
+        assert!(r.read_stream(0).unwrap() == data, "read_stream, {opts:?}");
+        let mut seq = Vec::new();
+        decode_sequential(Cursor::new(&file), &ro, |s, d| {
+            assert_eq!(s, 0);
+            seq.extend_from_slice(d);
+            Ok(())
+        })
+        .unwrap();
+        assert!(seq == data, "sequential, {opts:?}");
+        let mut copied = Vec::new();
+        r.copy_range_to(0, 0, data.len() as u64, &mut copied, &mut |_| {})
+            .unwrap();
+        assert!(copied == data);
+    }
+    file
+}
+
+#[test]
+fn every_codec_and_filter_round_trips() {
+    let data = typed_data(300_001, 7);
+    for codec in CODECS {
+        for filter in [FilterSpec::None, FilterSpec::Shuffle, FilterSpec::Delta] {
+            for typesize in [1u8, 4, 8] {
+                let opts = WriteOptions::default()
+                    .codec(codec.parse().unwrap())
+                    .filter(filter)
+                    .typesize(typesize)
+                    .block_size(MIN_BLOCK_SIZE)
+                    .threads(2);
+                check_all_paths(&data, opts);
+            }
+        }
+    }
+}
+
+#[test]
+fn empty_and_tiny_inputs_round_trip() {
+    for len in [
+        0usize,
+        1,
+        2,
+        7,
+        8,
+        9,
+        MIN_BLOCK_SIZE - 1,
+        MIN_BLOCK_SIZE,
+        MIN_BLOCK_SIZE + 1,
+    ] {
+        let data = typed_data(len, 3);
+        for codec in ["none", "lz4", "zstd", "auto"] {
+            let opts = WriteOptions::default()
+                .codec(codec.parse().unwrap())
+                .typesize(8)
+                .block_size(MIN_BLOCK_SIZE);
+            check_all_paths(&data, opts);
+        }
+    }
+}
+
+#[test]
+fn output_is_identical_whatever_the_thread_count() {
+    let data = typed_data(2_000_000, 11);
+    for codec in ["lz4", "zstd:3", "auto", "gzip:1"] {
+        let base = WriteOptions::default()
+            .codec(codec.parse().unwrap())
+            .typesize(8)
+            .block_size(MIN_BLOCK_SIZE);
+        let one = kompakt::compress(&data, &base.threads(1)).unwrap();
+        let four = kompakt::compress(&data, &base.threads(4)).unwrap();
+        assert!(one == four, "{codec}");
+        // Small writes through the io::Write adapter give the same bytes too.
+        let mut enc = Encoder::new(Vec::new(), base.threads(4)).unwrap();
+        for piece in data.chunks(4097) {
+            enc.write_all(piece).unwrap();
+        }
+        assert!(enc.finish().unwrap() == one, "{codec} via Encoder");
+    }
+}
+
+#[test]
+fn interleaved_streams_and_metadata() {
+    let a = typed_data(500_000, 1);
+    let b = b"pickle-ish header bytes".repeat(5000);
+    let write = |threads| {
+        let opts = WriteOptions::default().block_size(MIN_BLOCK_SIZE).threads(threads);
+        let mut w = Writer::new(Vec::new(), opts).unwrap();
+        let sa = w.add_stream(Some(opts.typesize(8).codec(CodecSpec::Auto))).unwrap();
+        let sb = w.add_stream(None).unwrap();
+        let empty = w.add_stream(None).unwrap();
+        let (mut pa, mut pb) = (a.chunks(70_000), b.chunks(20_000));
+        loop {
+            let (x, y) = (pa.next(), pb.next());
+            if x.is_none() && y.is_none() {
+                break;
+            }
+            w.write(sa, x.unwrap_or_default()).unwrap();
+            w.write(sb, y.unwrap_or_default()).unwrap();
+        }
+        w.finish_stream(empty).unwrap();
+        assert!(w.write(empty, b"x").is_err(), "finished streams refuse writes");
+        assert!(w.write(StreamId(9), b"x").is_err());
+        w.set_metadata(b"{\"kind\":\"test\"}".to_vec());
+        w.finish().unwrap()
+    };
+    let file = write(1);
+    assert_eq!(file, write(2));
+    let mut r = Reader::new(Cursor::new(&file), ReadOptions::default()).unwrap();
+    assert_eq!(r.streams().len(), 3);
+    assert_eq!(r.metadata(), b"{\"kind\":\"test\"}");
+    assert!(r.read_stream(0).unwrap() == a);
+    assert!(r.read_stream(1).unwrap() == b);
+    assert_eq!(r.read_stream(2).unwrap(), b"");
+    assert!(r.read_stream(3).is_err());
+    let mut seen = vec![Vec::new(); 3];
+    decode_sequential(Cursor::new(&file), &ReadOptions::default(), |s, d| {
+        seen[s as usize].extend_from_slice(d);
+        Ok(())
+    })
+    .unwrap();
+    assert!(seen == vec![a, b, Vec::new()]);
+}
+
+#[test]
+fn stream_reader_seeks_and_reads() {
+    let data = typed_data(400_000, 5);
+    let file = kompakt::compress(&data, &WriteOptions::default().block_size(MIN_BLOCK_SIZE)).unwrap();
+    let mut r = Reader::new(Cursor::new(&file), ReadOptions::default()).unwrap();
+    let mut s = r.stream_reader(0).unwrap();
+    assert_eq!(s.len(), data.len() as u64);
+    let mut all = Vec::new();
+    s.read_to_end(&mut all).unwrap();
+    assert!(all == data);
+    s.seek(SeekFrom::Start(65_530)).unwrap();
+    let mut buf = [0u8; 20];
+    s.read_exact(&mut buf).unwrap();
+    assert_eq!(&buf, &data[65_530..65_550]);
+    s.seek(SeekFrom::End(-5)).unwrap();
+    let mut tail = Vec::new();
+    s.read_to_end(&mut tail).unwrap();
+    assert_eq!(tail, &data[data.len() - 5..]);
+    assert!(s.seek(SeekFrom::Current(-1_000_000)).is_err());
+    s.seek(SeekFrom::Start(10_000_000)).unwrap();
+    assert_eq!(s.read(&mut buf).unwrap(), 0, "reading past the end gives EOF");
+}
+
+#[test]
+fn bad_options_are_refused_with_the_valid_range() {
+    let data = b"x";
+    for opts in [
+        WriteOptions::default().block_size(1000),
+        WriteOptions::default().block_size(1 << 30),
+        WriteOptions::default().typesize(0),
+    ] {
+        let msg = kompakt::compress(data, &opts).unwrap_err().to_string();
+        assert!(msg.contains("64") || msg.contains("255"), "{msg}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn any_range_reads_back(len in 0usize..400_000, seed in any::<u64>(),
+                            codec in prop::sample::select(CODECS.to_vec()),
+                            typesize in prop::sample::select(vec![1u8, 2, 4, 8, 16]),
+                            threads in 1usize..4,
+                            a in any::<prop::sample::Index>(), b in any::<prop::sample::Index>()) {
+        let data = typed_data(len, seed);
+        let opts = WriteOptions::default()
+            .codec(codec.parse().unwrap())
+            .typesize(typesize)
+            .block_size(MIN_BLOCK_SIZE)
+            .threads(threads);
+        let file = kompakt::compress(&data, &opts).unwrap();
+        let mut r = Reader::new(Cursor::new(&file), ReadOptions::default().threads(threads)).unwrap();
+        let (mut lo, mut hi) = (a.index(len + 1), b.index(len + 1));
+        if lo > hi { std::mem::swap(&mut lo, &mut hi); }
+        let mut buf = vec![0u8; hi - lo];
+        r.read_range_into(0, lo as u64, &mut buf).unwrap();
+        prop_assert_eq!(&buf[..], &data[lo..hi]);
+        prop_assert!(r.read_range_into(0, len as u64, &mut [0u8; 1]).is_err());
+    }
+}
