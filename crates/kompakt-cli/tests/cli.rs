@@ -1,0 +1,215 @@
+//! The `kompakt` binary, run as a user would, in a temporary folder.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(name: &str) -> Dir {
+        let p = std::env::temp_dir().join(format!("kompakt-cli-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&p);
+        fs::create_dir_all(&p).unwrap();
+        Dir(p)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+    fn names(&self) -> Vec<String> {
+        let mut v: Vec<_> = fs::read_dir(&self.0)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn kompakt(args: &[&str], cwd: &Path, stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kompakt"))
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.unwrap_or_default().to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+fn ok(out: &Output) -> &Output {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn sample() -> Vec<u8> {
+    (0..300_000u32).flat_map(|i| (i / 7).to_le_bytes()).collect()
+}
+
+#[test]
+fn compress_decompress_cat_inspect_verify() {
+    let d = Dir::new("main");
+    let data = sample();
+    fs::write(d.path("data.bin"), &data).unwrap();
+    ok(&kompakt(
+        &["compress", "data.bin", "--typesize", "4", "-b", "256K"],
+        &d.0,
+        None,
+    ));
+    assert!(d.path("data.bin.kpk").exists());
+    let again = kompakt(&["compress", "data.bin", "-q"], &d.0, None);
+    assert_eq!(again.status.code(), Some(2), "refuses to overwrite");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+    ok(&kompakt(
+        &["compress", "data.bin", "-f", "-q", "--level", "30", "-T", "2"],
+        &d.0,
+        None,
+    ));
+
+    ok(&kompakt(&["decompress", "data.bin.kpk", "-o", "copy.bin"], &d.0, None));
+    assert!(fs::read(d.path("copy.bin")).unwrap() == data);
+
+    let cat = ok(&kompakt(&["cat", "data.bin.kpk", "--range", "1000:1016"], &d.0, None))
+        .stdout
+        .clone();
+    assert_eq!(cat, &data[1000..1016]);
+    let cat = ok(&kompakt(&["cat", "data.bin.kpk", "-r", "1M:"], &d.0, None))
+        .stdout
+        .clone();
+    assert!(cat == data[1 << 20..]);
+    let bad_range = kompakt(&["cat", "data.bin.kpk", "-r", "5:2"], &d.0, None);
+    assert_eq!(bad_range.status.code(), Some(2));
+
+    let info = ok(&kompakt(&["inspect", "data.bin.kpk", "--json", "--blocks"], &d.0, None))
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&info).unwrap();
+    assert_eq!(v["streams"][0]["raw_size"], data.len());
+    assert!(v["blocks"].as_array().unwrap().len() >= 1);
+    let text = ok(&kompakt(&["inspect", "data.bin.kpk"], &d.0, None)).stdout.clone();
+    assert!(String::from_utf8_lossy(&text).contains("ratio"));
+
+    let good = ok(&kompakt(&["verify", "data.bin.kpk"], &d.0, None)).stdout.clone();
+    assert!(String::from_utf8_lossy(&good).contains("OK"));
+}
+
+#[test]
+fn pipes_work_both_ways() {
+    let d = Dir::new("pipe");
+    let data = sample();
+    let packed = ok(&kompakt(&["compress", "-", "-q"], &d.0, Some(&data))).stdout.clone();
+    assert!(packed.len() < data.len());
+    let back = ok(&kompakt(&["decompress", "-"], &d.0, Some(&packed))).stdout.clone();
+    assert!(back == data);
+    let verified = ok(&kompakt(&["verify", "-"], &d.0, Some(&packed))).stdout.clone();
+    assert!(String::from_utf8_lossy(&verified).contains("OK"));
+    // Same bytes whatever the thread count.
+    let one = ok(&kompakt(&["compress", "-", "-q", "-T", "1"], &d.0, Some(&data)))
+        .stdout
+        .clone();
+    assert!(one == packed);
+}
+
+#[test]
+fn damaged_files_fail_cleanly_and_leave_no_output() {
+    let d = Dir::new("damaged");
+    let data = sample();
+    fs::write(d.path("data.bin"), &data).unwrap();
+    ok(&kompakt(&["compress", "data.bin", "-q"], &d.0, None));
+    let mut bytes = fs::read(d.path("data.bin.kpk")).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x10;
+    fs::write(d.path("bad.kpk"), &bytes).unwrap();
+
+    let v = kompakt(&["verify", "bad.kpk"], &d.0, None);
+    assert_eq!(v.status.code(), Some(1), "damaged file: exit 1");
+    assert!(String::from_utf8_lossy(&v.stdout).contains("DAMAGED"));
+    let missing = kompakt(&["verify", "nope.kpk"], &d.0, None);
+    assert_eq!(missing.status.code(), Some(2));
+
+    fs::write(d.path("keep.bin"), b"previous good content").unwrap();
+    let out = kompakt(&["decompress", "bad.kpk", "-o", "keep.bin", "-f"], &d.0, None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("checksum"));
+    assert_eq!(fs::read(d.path("keep.bin")).unwrap(), b"previous good content");
+    let piped = kompakt(&["decompress", "-"], &d.0, Some(&bytes));
+    assert_eq!(piped.status.code(), Some(2));
+    assert_eq!(
+        d.names(),
+        ["bad.kpk", "data.bin", "data.bin.kpk", "keep.bin"],
+        "no temporary or partial files are left"
+    );
+}
+
+#[test]
+fn bad_options_name_the_valid_choices() {
+    let d = Dir::new("options");
+    fs::write(d.path("x.bin"), b"x").unwrap();
+    for (args, needle) in [
+        (vec!["compress", "x.bin", "--codec", "zsdt"], "lz4hc"),
+        (vec!["compress", "x.bin", "--codec", "zstd:40"], "-50..=22"),
+        (vec!["compress", "x.bin", "--level", "101"], "0-100"),
+        (vec!["compress", "x.bin", "--block-size", "1K"], "64 KiB"),
+        (vec!["compress", "x.bin", "--block-size", "lots"], "64K"),
+        (vec!["compress", "x.bin", "--filter", "xor"], "shuffle"),
+        (vec!["decompress", "x.bin"], "-o"),
+        (vec!["compress", "missing.bin"], "cannot open"),
+    ] {
+        let out = kompakt(&args, &d.0, None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    assert_eq!(d.names(), ["x.bin"]);
+}
+
+#[test]
+fn bench_reports_every_codec_as_json() {
+    let d = Dir::new("bench");
+    fs::write(d.path("data.bin"), sample()).unwrap();
+    let out = ok(&kompakt(
+        &[
+            "bench",
+            "data.bin",
+            "--codecs",
+            "lz4,zstd:1,auto,30",
+            "-T",
+            "1,2",
+            "--seconds",
+            "0",
+            "--json",
+            "-q",
+        ],
+        &d.0,
+        None,
+    ))
+    .stdout
+    .clone();
+    let rows: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 1 + 4 * 2, "memcpy + 4 codecs x 2 thread counts");
+    for r in rows {
+        assert!(r["ratio"].as_f64().unwrap() >= 1.0);
+        assert!(r["compress_mb_s"].as_f64().unwrap() > 0.0);
+    }
+}
