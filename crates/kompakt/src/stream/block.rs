@@ -127,7 +127,14 @@ impl BlockEncoder {
         }
         let (lz4_fraction, filters) = best;
         filters.encode(typesize, &samples, &mut self.filtered, &mut self.tmp);
-        let zstd_fraction = probe(&mut self.compressor, ZSTD, &self.filtered, &mut self.scratch)?.fraction();
+        // When LZ4 finds nothing, a short ZSTD trial is enough to tell whether entropy coding
+        // alone would pay; this keeps random data near memcpy speed.
+        let trial = if lz4_fraction > 0.97 {
+            &self.filtered[..self.filtered.len().min(16 << 10)]
+        } else {
+            &self.filtered[..]
+        };
+        let zstd_fraction = probe(&mut self.compressor, ZSTD, trial, &mut self.scratch)?.fraction();
         let codec = if zstd_fraction.min(lz4_fraction) > 0.97 {
             Codec::None
         } else if zstd_fraction < lz4_fraction * 0.9 {

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Every test of the project, as CI runs it:
+#   bash scripts/test.sh
+# formatting, lints, unit/property/golden/corruption/CLI tests (release build: the same artifacts
+# as the demo), then a short run of every fuzz target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+
+echo "== cargo fmt --check"
+cargo fmt --all --check
+echo "== cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --release --locked -- -D warnings
+echo "== cargo test"
+cargo test --workspace --release --locked
+echo "== fuzz smoke run"
+bash fuzz/smoke.sh "${KOMPAKT_FUZZ_SECONDS:-20}"
