@@ -40,15 +40,13 @@ fn read_all(file: &[u8]) -> Vec<Result<Vec<Vec<u8>>, Error>> {
             .map(|s| r.read_stream(s))
             .collect::<Result<Vec<_>, _>>()
     });
-    let mut streams: Vec<Vec<u8>> = Vec::new();
+    // Keyed by id: a forged block may name any stream id before the footer is checked.
+    let mut streams: std::collections::BTreeMap<u32, Vec<u8>> = Default::default();
     let sequential = decode_sequential(Cursor::new(file), &opts, |s, d| {
-        if streams.len() <= s as usize {
-            streams.resize(s as usize + 1, Vec::new());
-        }
-        streams[s as usize].extend_from_slice(d);
+        streams.entry(s).or_default().extend_from_slice(d);
         Ok(())
     })
-    .map(|_| streams);
+    .map(|f| (0..f.streams.len() as u32).map(|s| streams.remove(&s).unwrap_or_default()).collect());
     vec![random, sequential]
 }
 
@@ -142,4 +140,66 @@ fn a_block_claiming_64_mib_in_a_tiny_pipe_is_cheap_to_reject() {
     file[16 + 12..16 + 16].copy_from_slice(&(64u32 << 20).to_le_bytes());
     file[16 + 8..16 + 12].copy_from_slice(&(64u32 << 20).to_le_bytes());
     assert_corrupt(&file, "huge stored length");
+}
+
+/// Found by the `forged` fuzz target: a raw block whose stored length is shorter than its raw
+/// length, with valid checksums, once made the random-access reader read past the payload and
+/// return footer bytes as data.
+#[test]
+fn regression_raw_block_shorter_than_its_raw_length() {
+    let hex = "4b4d504b010000000000000048030aabb100000100000000140000000a0000000e842e4d281e3b0930313233343536373839f000000000000000480000000000000001000000000000000100000000000000140000000000000001000000000000001000000000000000000000000000000000000000140000000a00000000000100000000000000000032000000000000005800000000000000b467cf9233f15a7249a03c624b4d504b";
+    let file: Vec<u8> = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+    let e = kompakt::decompress(&file).unwrap_err();
+    assert!(e.is_corruption(), "{e}");
+    assert_corrupt(&file, "raw block shorter than declared");
+}
+
+/// A file may declare more raw bytes than any machine has (each block's raw length is checked,
+/// not the product of block count and size): reading the whole stream must fail with an error,
+/// not abort the process on a failed allocation.
+#[test]
+fn an_impossible_stream_size_is_an_error_not_an_abort() {
+    use kompakt::stream::format::{BlockHeader, Footer, StreamInfo, Trailer, BLOCK_HEADER_LEN};
+    use kompakt::stream::{BlockEntry, MAX_BLOCK_SIZE};
+    let blocks = 100_000u64;
+    let header = BlockHeader {
+        codec: kompakt::CodecId::Zstd,
+        filters: kompakt::FilterSet::NONE,
+        typesize: 1,
+        stream: 0,
+        raw_len: MAX_BLOCK_SIZE as u32,
+        stored_len: 1,
+    };
+    let mut file = kompakt::stream::format::FileHeader::CURRENT.encode().to_vec();
+    let mut entries = Vec::new();
+    for i in 0..blocks {
+        entries.push(BlockEntry {
+            file_offset: file.len() as u64,
+            raw_offset: i * MAX_BLOCK_SIZE as u64,
+            header,
+        });
+        file.extend_from_slice(&header.encode(&[0]));
+        file.push(0);
+    }
+    assert_eq!(file.len() as u64, 16 + blocks * (BLOCK_HEADER_LEN as u64 + 1));
+    let footer = Footer {
+        streams: vec![StreamInfo { raw_len: blocks * MAX_BLOCK_SIZE as u64, block_count: blocks }],
+        blocks: entries,
+        metadata: Vec::new(),
+    }
+    .encode();
+    let trailer = Trailer {
+        footer_offset: file.len() as u64,
+        footer_len: footer.len() as u64,
+        footer_checksum: xxhash_rust::xxh3::xxh3_64(&footer),
+    };
+    file.extend_from_slice(&footer);
+    file.extend_from_slice(&trailer.encode());
+    let mut r = Reader::new(Cursor::new(&file), ReadOptions::default()).unwrap();
+    assert_eq!(r.stream_len(0).unwrap(), blocks << 26);
+    let e = r.read_stream(0).unwrap_err();
+    assert!(e.to_string().contains("does not fit in memory"), "{e}");
+    // Streaming the same stream fails on the first block (a 1-byte zstd frame is garbage).
+    let e = r.copy_range_to(0, 0, 1 << 20, &mut std::io::sink(), &mut |_| {}).unwrap_err();
+    assert!(e.is_corruption(), "{e}");
 }

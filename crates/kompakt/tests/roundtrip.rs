@@ -197,12 +197,13 @@ proptest! {
                             codec in prop::sample::select(CODECS.to_vec()),
                             typesize in prop::sample::select(vec![1u8, 2, 4, 8, 16]),
                             threads in 1usize..4,
+                            block_size in prop::sample::select(vec![MIN_BLOCK_SIZE, 100_000, 1 << 20]),
                             a in any::<prop::sample::Index>(), b in any::<prop::sample::Index>()) {
         let data = typed_data(len, seed);
         let opts = WriteOptions::default()
             .codec(codec.parse().unwrap())
             .typesize(typesize)
-            .block_size(MIN_BLOCK_SIZE)
+            .block_size(block_size)
             .threads(threads);
         let file = kompakt::compress(&data, &opts).unwrap();
         let mut r = Reader::new(Cursor::new(&file), ReadOptions::default().threads(threads)).unwrap();

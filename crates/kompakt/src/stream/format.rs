@@ -50,7 +50,7 @@ pub const FILE_HEADER_LEN: usize = 16;
 /// | 3      | 1    | element size for the filters (1..=255)                 |
 /// | 4      | 4    | stream id                                              |
 /// | 8      | 4    | raw length (1..=64 MiB)                                |
-/// | 12     | 4    | stored length (<= raw length)                          |
+/// | 12     | 4    | stored length (<= raw length; == raw length for codec none) |
 /// | 16     | 8    | XXH3-64 of header bytes 0..16 followed by the payload  |
 pub const BLOCK_HEADER_LEN: usize = 24;
 /// Tag byte that starts a block header.
@@ -227,6 +227,9 @@ impl BlockHeader {
                 "stored length {} exceeds raw length {}",
                 self.stored_len, self.raw_len
             ));
+        }
+        if self.codec == CodecId::None && self.stored_len != self.raw_len {
+            return fail(format!("raw block stores {} of its {} bytes", self.stored_len, self.raw_len));
         }
         if self.typesize == 0 || !self.filters.supports(self.typesize) {
             return fail(format!("filters {} with element size {}", self.filters, self.typesize));

@@ -217,6 +217,9 @@ impl<R: Read + Seek> Reader<R> {
             detail: "range end overflows".into(),
         })?;
         let range = self.covering(stream, start, end)?;
+        if dst.is_empty() {
+            return Ok(());
+        }
         let list = &self.stream_blocks[stream as usize][range];
         let verify = self.opts.verify_checksums;
         let threads = if list.len() <= 1 { 1 } else { self.threads() };
@@ -265,12 +268,21 @@ impl<R: Read + Seek> Reader<R> {
     }
 
     /// Reads a whole stream into a new buffer (allocated once, at its final size).
+    ///
+    /// The size comes from the file's index. A small file can legitimately declare a huge
+    /// stream (a block of 64 MiB of zeros compresses to a few bytes), so callers reading
+    /// untrusted files should check [`stream_len`](Self::stream_len) first, or stream with
+    /// [`copy_range_to`](Self::copy_range_to). An allocation that fails is an error, never an
+    /// abort.
     pub fn read_stream(&mut self, stream: u32) -> Result<Vec<u8>> {
         let len = self.stream_len(stream)?;
-        let len = usize::try_from(len).map_err(|_| Error::OutOfRange {
-            detail: format!("stream of {len} bytes does not fit in memory"),
-        })?;
-        let mut out = vec![0u8; len];
+        let too_big = || Error::OutOfRange {
+            detail: format!("stream {stream} of {len} bytes does not fit in memory"),
+        };
+        let n = usize::try_from(len).map_err(|_| too_big())?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(n).map_err(|_| too_big())?;
+        out.resize(n, 0);
         self.read_stream_into(stream, &mut out)?;
         Ok(out)
     }
@@ -298,6 +310,9 @@ impl<R: Read + Seek> Reader<R> {
         progress: &mut dyn FnMut(u64),
     ) -> Result<u64> {
         let range = self.covering(stream, start, end)?;
+        if start == end {
+            return Ok(0);
+        }
         let threads = self.threads();
         let verify = self.opts.verify_checksums;
         let list = &self.stream_blocks[stream as usize][range];

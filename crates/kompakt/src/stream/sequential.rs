@@ -19,6 +19,10 @@ use xxhash_rust::xxh3::xxh3_64;
 /// against the blocks seen and checking that nothing follows the trailer.
 ///
 /// Memory is bounded by the thread count times the block size, whatever the file size.
+///
+/// Each block is checksummed before `sink` sees it, but the stream ids and the order of blocks
+/// are only checked against the footer at the end: a sink must not size anything by a stream
+/// id, and must treat its output as unconfirmed until this function returns `Ok`.
 pub fn decode_sequential<R: Read>(
     mut input: R,
     opts: &ReadOptions,
