@@ -56,10 +56,10 @@ pub struct EncodeArgs {
     #[arg(short, long, value_name = "SPEC", conflicts_with = "level")]
     pub codec: Option<String>,
     /// Unified level 0-100 (0 = store raw, 100 = smallest).
-    #[arg(short, long, value_name = "0-100")]
+    #[arg(short, long, value_name = "0-100", value_parser = clap::value_parser!(u8).range(0..=100))]
     pub level: Option<u8>,
     /// Element size of the data in bytes (8 for float64/int64): enables the shuffle filter.
-    #[arg(short, long, default_value_t = 1, value_name = "BYTES")]
+    #[arg(short, long, default_value_t = 1, value_name = "BYTES", value_parser = clap::value_parser!(u8).range(1..))]
     pub typesize: u8,
     /// Filter for typed data: none, shuffle, delta (delta suits sorted integers).
     #[arg(long, default_value = "shuffle", value_name = "FILTER")]
@@ -157,7 +157,7 @@ pub struct BenchArgs {
     #[arg(short = 'T', long, default_value = "1,0", value_name = "LIST")]
     pub threads: String,
     /// Element size hint, as for compress.
-    #[arg(short, long, default_value_t = 1)]
+    #[arg(short, long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..))]
     pub typesize: u8,
     /// Filter, as for compress.
     #[arg(long, default_value = "shuffle")]

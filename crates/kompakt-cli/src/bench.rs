@@ -6,10 +6,10 @@
 use crate::args::BenchArgs;
 use crate::human::{format_size, parse_size};
 use crate::{CliError, CliResult};
-use kompakt::stream::default_threads;
+use kompakt::stream::resolve_threads;
 use kompakt::{CodecSpec, FilterSpec, ReadOptions, Reader, WriteOptions, Writer};
 use serde_json::json;
-use std::io::Cursor;
+use std::io::{self, Cursor, Write};
 use std::time::Instant;
 
 struct Row {
@@ -51,16 +51,19 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
         .threads
         .split(',')
         .map(|t| {
-            t.trim()
-                .parse::<usize>()
-                .map(|n| if n == 0 { default_threads() } else { n })
-                .map_err(|_| {
-                    CliError::new(format!(
-                        "invalid thread count {t:?}: expected numbers like 1,2 (0 = all cores)"
-                    ))
-                })
+            t.trim().parse::<usize>().map(resolve_threads).map_err(|_| {
+                CliError::new(format!(
+                    "invalid thread count {t:?}: expected numbers like 1,2 (0 = all cores)"
+                ))
+            })
         })
         .collect::<CliResult<Vec<_>>>()?;
+    if !(a.seconds.is_finite() && (0.0..=3600.0).contains(&a.seconds)) {
+        return Err(CliError::new(format!(
+            "invalid --seconds {}: expected a number of seconds from 0 to 3600",
+            a.seconds
+        )));
+    }
     let filter: FilterSpec = a.filter.parse()?;
     let block_size = usize::try_from(parse_size(&a.block_size)?).unwrap_or(usize::MAX);
     let mut rows = Vec::new();
@@ -124,6 +127,7 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
             }
         }
     }
+    let mut out = io::stdout().lock();
     if a.json {
         let v: Vec<_> = rows
             .iter()
@@ -135,14 +139,16 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+        writeln!(out, "{}", serde_json::to_string_pretty(&v).expect("json"))?;
     } else {
-        println!(
+        writeln!(
+            out,
             "{:<28} {:<12} {:>7} {:>12} {:>8} {:>14} {:>14}",
             "file", "codec", "threads", "compressed", "ratio", "compress MB/s", "decompr. MB/s"
-        );
+        )?;
         for r in &rows {
-            println!(
+            writeln!(
+                out,
                 "{:<28} {:<12} {:>7} {:>12} {:>8.3} {:>14.1} {:>14.1}",
                 truncate(&r.file, 28),
                 r.codec,
@@ -151,7 +157,7 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
                 r.raw as f64 / r.stored.max(1) as f64,
                 r.compress_mbps,
                 r.decompress_mbps
-            );
+            )?;
         }
     }
     Ok(())

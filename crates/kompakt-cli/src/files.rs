@@ -5,7 +5,7 @@ use crate::human::{format_size, parse_range};
 use crate::{progress_bar, write_options, CliError, CliResult};
 use indicatif::ProgressBar;
 use kompakt::fs::AtomicFile;
-use kompakt::stream::{decode_sequential, Writer, STAGED_BLOCKS};
+use kompakt::stream::{decode_sequential, resolve_threads, Writer, STAGED_BLOCKS};
 use kompakt::{ReadOptions, Reader, WriteOptions};
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Read, Write};
@@ -46,7 +46,11 @@ impl Output {
     fn finish(self) -> CliResult {
         match self {
             Output::Stdout(mut s) => s.flush()?,
-            Output::File(f) => f.commit()?,
+            Output::File(f) => {
+                let target = f.target().to_path_buf();
+                f.commit()
+                    .map_err(|e| CliError::new(format!("cannot write {}: {e}", target.display())))?
+            }
         }
         Ok(())
     }
@@ -129,31 +133,40 @@ fn summary(input: &Path, raw: u64, stored: u64, start: Instant) {
     );
 }
 
-/// Reads `input` on a helper thread (so reading overlaps compression) in chunks of several
-/// blocks, and writes a single-stream file to `out`. Returns (raw bytes, file bytes).
+/// Most bytes read ahead of the compressor in one chunk.
+const MAX_CHUNK: usize = 64 << 20;
+
+/// Reads `input` on a helper thread in chunks of several blocks, so reading the next chunk
+/// overlaps compressing this one, and writes a single-stream file to `out`. Two chunk buffers
+/// circulate. Returns (raw bytes, file bytes).
 fn encode_stream(
     input: Box<dyn Read + Send>,
     out: &mut dyn Write,
     opts: WriteOptions,
     bar: &ProgressBar,
 ) -> CliResult<(u64, u64)> {
-    let threads = if opts.threads == 0 {
-        kompakt::stream::default_threads()
-    } else {
-        opts.threads
-    };
-    let chunk = STAGED_BLOCKS.max(4 * threads) * opts.block_size;
-    let (full_tx, full_rx) = crossbeam_channel::bounded::<io::Result<Vec<u8>>>(1);
-    let (free_tx, free_rx) = crossbeam_channel::bounded::<Vec<u8>>(2);
+    let threads = resolve_threads(opts.threads);
+    let chunk = (STAGED_BLOCKS.max(4 * threads) * opts.block_size).min(MAX_CHUNK.max(opts.block_size));
     std::thread::scope(|scope| {
+        // Created inside the scope: if compression fails, these ends are dropped before the
+        // scope waits for the reader, which then sees closed channels and stops.
+        let (full_tx, full_rx) = crossbeam_channel::bounded::<io::Result<Vec<u8>>>(1);
+        let (free_tx, free_rx) = crossbeam_channel::bounded::<Vec<u8>>(2);
         scope.spawn(move || {
             let mut input = input;
-            let mut spare = Some(vec![0u8; chunk]);
+            let mut allocated = 0;
             loop {
-                let mut buf = spare
-                    .take()
-                    .or_else(|| free_rx.recv().ok())
-                    .unwrap_or_else(|| vec![0u8; chunk]);
+                let mut buf = match free_rx.try_recv() {
+                    Ok(b) => b,
+                    Err(_) if allocated < 2 => {
+                        allocated += 1;
+                        Vec::new()
+                    }
+                    Err(_) => match free_rx.recv() {
+                        Ok(b) => b,
+                        Err(_) => break,
+                    },
+                };
                 buf.resize(chunk, 0);
                 match read_full(&mut input, &mut buf) {
                     Ok(0) => break,
@@ -172,7 +185,7 @@ fn encode_stream(
         });
         let mut writer = Writer::new(CountingWriter { inner: out, count: 0 }, opts)?;
         let stream = writer.add_stream(None)?;
-        for buf in full_rx {
+        for buf in &full_rx {
             let buf = buf?;
             writer.write(stream, &buf)?;
             bar.inc(buf.len() as u64);
@@ -220,7 +233,7 @@ fn read_options(threads: usize) -> ReadOptions {
 
 pub fn open_reader(path: &Path, threads: usize) -> CliResult<Reader<File>> {
     let f = File::open(path).map_err(|e| CliError::new(format!("cannot open {}: {e}", path.display())))?;
-    Reader::new(f, read_options(threads)).map_err(|e| CliError::new(format!("{}: {e}", path.display())))
+    Reader::new(f, read_options(threads)).map_err(|e| CliError::from(e).context(path.display()))
 }
 
 pub fn decompress(a: DecompressArgs, quiet: bool) -> CliResult {
@@ -266,7 +279,7 @@ pub fn decompress(a: DecompressArgs, quiet: bool) -> CliResult {
     let bar = progress_bar(Some(len), quiet, "decompressing");
     reader
         .copy_range_to(a.stream, 0, len, &mut out, &mut |n| bar.set_position(n))
-        .map_err(|e| CliError::new(format!("{}: {e}", a.input.display())))?;
+        .map_err(|e| CliError::from(e).context(a.input.display()))?;
     out.finish()?;
     bar.finish_and_clear();
     Ok(())
@@ -279,7 +292,7 @@ pub fn cat(a: CatArgs) -> CliResult {
     let mut out = BufWriter::with_capacity(1 << 20, io::stdout().lock());
     reader
         .copy_range_to(a.stream, start, end, &mut out, &mut |_| {})
-        .map_err(|e| CliError::new(format!("{}: {e}", a.file.display())))?;
+        .map_err(|e| CliError::from(e).context(a.file.display()))?;
     out.flush()?;
     Ok(())
 }

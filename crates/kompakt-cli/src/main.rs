@@ -13,11 +13,13 @@ use kompakt::{CodecSpec, FilterSpec, WriteOptions};
 use std::io;
 use std::process::ExitCode;
 
-/// An error for the user: printed once, then the process exits with `code`.
+/// An error for the user: printed once, then the process exits with `code`
+/// (1: the data is damaged; 2: anything else, such as a bad option or an I/O failure).
 #[derive(Debug)]
 pub struct CliError {
     message: String,
     code: u8,
+    broken_pipe: bool,
 }
 
 impl CliError {
@@ -26,7 +28,22 @@ impl CliError {
         CliError {
             message: message.into(),
             code: 2,
+            broken_pipe: false,
         }
+    }
+
+    /// Damaged or foreign data (exit code 1).
+    pub fn damaged(message: impl Into<String>) -> Self {
+        CliError {
+            code: 1,
+            ..CliError::new(message)
+        }
+    }
+
+    /// The same error with `context` (a file name) in front.
+    pub fn context(mut self, context: impl std::fmt::Display) -> Self {
+        self.message = format!("{context}: {}", self.message);
+        self
     }
 }
 
@@ -34,6 +51,7 @@ impl From<kompakt::Error> for CliError {
     fn from(e: kompakt::Error) -> Self {
         match e {
             kompakt::Error::Io(io) => io.into(),
+            e if e.is_corruption() => CliError::damaged(e.to_string()),
             e => CliError::new(e.to_string()),
         }
     }
@@ -41,11 +59,21 @@ impl From<kompakt::Error> for CliError {
 
 impl From<io::Error> for CliError {
     fn from(e: io::Error) -> Self {
-        // A typed kompakt error may travel inside an io::Error (from `Write` adapters).
-        match e.get_ref().and_then(|inner| inner.downcast_ref::<kompakt::Error>()) {
-            Some(k) => CliError::new(k.to_string()),
-            None => CliError::new(format!("I/O error: {e}")),
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            return CliError {
+                broken_pipe: true,
+                ..CliError::new("broken pipe")
+            };
         }
+        // A typed kompakt error may travel inside an io::Error (from `Write` adapters).
+        if let Some(k) = e.get_ref().and_then(|inner| inner.downcast_ref::<kompakt::Error>()) {
+            return if k.is_corruption() {
+                CliError::damaged(k.to_string())
+            } else {
+                CliError::new(k.to_string())
+            };
+        }
+        CliError::new(format!("I/O error: {e}"))
     }
 }
 
@@ -111,7 +139,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => ExitCode::from(code),
-        Err(e) if e.message.contains("Broken pipe") => ExitCode::SUCCESS,
+        // The reader of our output went away (`| head`): not an error of ours.
+        Err(e) if e.broken_pipe => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("kompakt: {}", e.message);
             ExitCode::from(e.code)

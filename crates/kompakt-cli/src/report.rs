@@ -3,13 +3,13 @@
 use crate::args::{InspectArgs, VerifyArgs};
 use crate::files::open_reader;
 use crate::human::format_size;
-use crate::{progress_bar, CliError, CliResult};
+use crate::{progress_bar, CliResult};
 use kompakt::stream::{decode_sequential, BlockEntry};
 use kompakt::{ReadOptions, Reader};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io;
+use std::io::{self, Write};
 
 /// Per-stream summary for `inspect`.
 #[derive(Default)]
@@ -64,6 +64,7 @@ fn ratio(raw: u64, stored: u64) -> f64 {
 }
 
 pub fn inspect(a: InspectArgs) -> CliResult {
+    let mut out = io::stdout().lock();
     let reader = open_reader(&a.file, 1)?;
     let streams = summarize(&reader);
     let (major, minor) = reader.version();
@@ -84,30 +85,34 @@ pub fn inspect(a: InspectArgs) -> CliResult {
         if a.blocks {
             v["blocks"] = Value::Array(reader.blocks().iter().map(block_json).collect());
         }
-        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+        writeln!(out, "{}", serde_json::to_string_pretty(&v).expect("json"))?;
         return Ok(());
     }
-    println!("file      {}", a.file.display());
-    println!("format    {major}.{minor}");
-    println!(
+    writeln!(out, "file      {}", a.file.display())?;
+    writeln!(out, "format    {major}.{minor}")?;
+    writeln!(
+        out,
         "size      {} ({} bytes)",
         format_size(reader.file_len()),
         reader.file_len()
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "raw       {} ({} bytes), ratio {:.3}",
         format_size(raw),
         raw,
         ratio(raw, reader.file_len())
-    );
-    println!("metadata  {}", format_size(reader.metadata().len() as u64));
-    println!();
-    println!(
+    )?;
+    writeln!(out, "metadata  {}", format_size(reader.metadata().len() as u64))?;
+    writeln!(out)?;
+    writeln!(
+        out,
         "{:>6}  {:>10}  {:>10}  {:>7}  {:>7}  {:<24}  filters",
         "stream", "raw", "stored", "ratio", "blocks", "codecs"
-    );
+    )?;
     for (i, s) in streams.iter().enumerate() {
-        println!(
+        writeln!(
+            out,
             "{:>6}  {:>10}  {:>10}  {:>7.3}  {:>7}  {:<24}  {}",
             i,
             format_size(s.raw),
@@ -116,16 +121,18 @@ pub fn inspect(a: InspectArgs) -> CliResult {
             s.blocks,
             counts(&s.codecs),
             counts(&s.filters)
-        );
+        )?;
     }
     if a.blocks {
-        println!();
-        println!(
+        writeln!(out)?;
+        writeln!(
+            out,
             "{:>7}  {:>6}  {:>12}  {:>12}  {:>9}  {:>9}  {:<5}  filters",
             "block", "stream", "file offset", "raw offset", "raw", "stored", "codec"
-        );
+        )?;
         for (i, b) in reader.blocks().iter().enumerate() {
-            println!(
+            writeln!(
+                out,
                 "{:>7}  {:>6}  {:>12}  {:>12}  {:>9}  {:>9}  {:<5}  {}",
                 i,
                 b.header.stream,
@@ -135,7 +142,7 @@ pub fn inspect(a: InspectArgs) -> CliResult {
                 b.header.stored_len,
                 b.header.codec.name(),
                 filter_label(b)
-            );
+            )?;
         }
     }
     Ok(())
@@ -151,6 +158,7 @@ fn block_json(b: &BlockEntry) -> Value {
 
 /// Exit code 0 when every file is good, 1 when any is damaged, 2 when one cannot be read.
 pub fn verify(a: VerifyArgs, quiet: bool) -> CliResult<u8> {
+    let mut out = io::stdout().lock();
     let mut worst = 0u8;
     for path in &a.files {
         let opts = ReadOptions::default().threads(a.threads);
@@ -162,25 +170,33 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> CliResult<u8> {
             })
             .map(|f| (f.blocks.len() as u64, raw))
         } else {
-            let file = File::open(path).map_err(|e| CliError::new(format!("cannot open {}: {e}", path.display())))?;
-            let len = file.metadata()?.len();
-            let bar = progress_bar(Some(len), quiet, "verifying");
-            let r = Reader::new(file, opts).and_then(|mut r| {
-                let total: u64 = r.streams().iter().map(|s| s.raw_len).sum();
-                bar.set_length(total);
-                r.verify(&mut |n| bar.set_position(n))
-            });
+            // A file that cannot be opened is reported like a damaged one, and the rest are
+            // still checked.
+            let bar = progress_bar(None, quiet, "verifying");
+            let r = File::open(path)
+                .map_err(kompakt::Error::Io)
+                .and_then(|file| Reader::new(file, opts))
+                .and_then(|mut r| {
+                    let total: u64 = r.streams().iter().map(|s| s.raw_len).sum();
+                    bar.set_length(total);
+                    r.verify(&mut |n| bar.set_position(n))
+                });
             bar.finish_and_clear();
             r.map(|rep| (rep.blocks, rep.raw_bytes))
         };
         match result {
-            Ok((blocks, raw)) => println!("{}: OK ({blocks} blocks, {} raw)", path.display(), format_size(raw)),
+            Ok((blocks, raw)) => writeln!(
+                out,
+                "{}: OK ({blocks} blocks, {} raw)",
+                path.display(),
+                format_size(raw)
+            )?,
             Err(e) if e.is_corruption() => {
-                println!("{}: DAMAGED: {e}", path.display());
+                writeln!(out, "{}: DAMAGED: {e}", path.display())?;
                 worst = worst.max(1);
             }
             Err(e) => {
-                println!("{}: ERROR: {e}", path.display());
+                writeln!(out, "{}: ERROR: {e}", path.display())?;
                 worst = 2;
             }
         }

@@ -149,11 +149,15 @@ fn damaged_files_fail_cleanly_and_leave_no_output() {
 
     fs::write(d.path("keep.bin"), b"previous good content").unwrap();
     let out = kompakt(&["decompress", "bad.kpk", "-o", "keep.bin", "-f"], &d.0, None);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1), "damaged data: exit 1");
     assert!(String::from_utf8_lossy(&out.stderr).contains("checksum"));
     assert_eq!(fs::read(d.path("keep.bin")).unwrap(), b"previous good content");
     let piped = kompakt(&["decompress", "-"], &d.0, Some(&bytes));
-    assert_eq!(piped.status.code(), Some(2));
+    assert_eq!(piped.status.code(), Some(1));
+    // One unreadable file does not stop the others from being checked.
+    let v = kompakt(&["verify", "nope.kpk", "data.bin.kpk"], &d.0, None);
+    assert_eq!(v.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&v.stdout).contains("data.bin.kpk: OK"));
     assert_eq!(
         d.names(),
         ["bad.kpk", "data.bin", "data.bin.kpk", "keep.bin"],
@@ -174,6 +178,9 @@ fn bad_options_name_the_valid_choices() {
         (vec!["compress", "x.bin", "--filter", "xor"], "shuffle"),
         (vec!["decompress", "x.bin"], "-o"),
         (vec!["compress", "missing.bin"], "cannot open"),
+        (vec!["compress", "x.bin", "--typesize", "0"], "1..=255"),
+        (vec!["compress", "x.bin", "--level", "300"], "0..=100"),
+        (vec!["bench", "x.bin", "--seconds", "nan"], "0 to 3600"),
     ] {
         let out = kompakt(&args, &d.0, None);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -211,5 +218,70 @@ fn bench_reports_every_codec_as_json() {
     for r in rows {
         assert!(r["ratio"].as_f64().unwrap() >= 1.0);
         assert!(r["compress_mb_s"].as_f64().unwrap() > 0.0);
+    }
+}
+
+fn noise(len: usize) -> Vec<u8> {
+    let mut x = 0x2545F4914F6CDD1Du64;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// Waits for `child` at most `secs` seconds; kills it and fails the test on a hang.
+fn wait_bounded(child: &mut std::process::Child, secs: u64, what: &str) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed().as_secs() >= secs {
+            let _ = child.kill();
+            panic!("{what}: still running after {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_failing_output_is_an_error_not_a_hang() {
+    let d = Dir::new("full");
+    fs::write(d.path("noise.bin"), noise(30 << 20)).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kompakt"))
+        .args(["compress", "noise.bin", "-o", "-", "-q"])
+        .current_dir(&d.0)
+        .stdout(fs::File::create("/dev/full").unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = wait_bounded(&mut child, 60, "compress to /dev/full");
+    assert_eq!(status.code(), Some(2));
+}
+
+#[test]
+fn a_reader_that_goes_away_is_not_an_error() {
+    let d = Dir::new("epipe");
+    fs::write(d.path("noise.bin"), noise(8 << 20)).unwrap();
+    ok(&kompakt(&["compress", "noise.bin", "-q"], &d.0, None));
+    for args in [
+        vec!["cat", "noise.bin.kpk"],
+        vec!["decompress", "noise.bin.kpk", "-o", "-"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kompakt"))
+            .args(&args)
+            .current_dir(&d.0)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // 8 MiB cannot fit in a pipe buffer: closing our end makes the child's writes fail.
+        drop(child.stdout.take());
+        let status = wait_bounded(&mut child, 60, "writing to a closed pipe");
+        assert_eq!(status.code(), Some(0), "{args:?}");
     }
 }

@@ -70,18 +70,22 @@ impl AtomicFile {
         self.file.as_mut().expect("file is open until commit")
     }
 
-    /// Flushes, fsyncs, renames over the target and fsyncs the folder.
+    /// Flushes, fsyncs, renames over the target and fsyncs the folder. On failure the
+    /// temporary file is removed and the target is untouched.
     pub fn commit(mut self) -> io::Result<()> {
-        let mut file = self.file.take().expect("file is open until commit");
+        let file = self.file.as_mut().expect("file is open until commit");
         file.flush()?;
         file.sync_all()?;
-        drop(file);
         fs::rename(&self.tmp, &self.target)?;
-        if let Some(dir) = self.target.parent().filter(|p| !p.as_os_str().is_empty()) {
-            // Makes the rename itself durable; not possible on every platform, so best effort.
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
-            }
+        // Renamed: from here on there is no temporary file for Drop to remove.
+        self.file = None;
+        let dir = match self.target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        // Makes the rename itself durable; not possible on every platform, so best effort.
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
         }
         Ok(())
     }
@@ -129,6 +133,17 @@ mod tests {
         assert_eq!(fs::read(&target).unwrap(), b"new");
         let leftovers = fs::read_dir(&dir).unwrap().count();
         assert_eq!(leftovers, 1, "no temporary files left behind");
+        // A commit that cannot rename (the target is a folder) fails and cleans up.
+        let folder = dir.join("folder");
+        fs::create_dir(&folder).unwrap();
+        let mut f = AtomicFile::create(&folder).unwrap();
+        f.write_all(b"x").unwrap();
+        assert!(f.commit().is_err());
+        assert_eq!(
+            fs::read_dir(&dir).unwrap().count(),
+            2,
+            "temporary file removed after a failed commit"
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 }

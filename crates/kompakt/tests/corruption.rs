@@ -11,10 +11,14 @@ fn sample_file() -> Vec<u8> {
     let opts = WriteOptions::default().block_size(MIN_BLOCK_SIZE).threads(1);
     let mut w = Writer::new(Vec::new(), opts).unwrap();
     let a = w
-        .add_stream(Some(opts.typesize(8).codec(CodecSpec::parse("zstd:1").unwrap())))
+        .add_stream(Some(
+            opts.stream_options()
+                .typesize(8)
+                .codec(CodecSpec::parse("zstd:1").unwrap()),
+        ))
         .unwrap();
     let b = w
-        .add_stream(Some(opts.codec(CodecSpec::parse("lz4").unwrap())))
+        .add_stream(Some(opts.stream_options().codec(CodecSpec::parse("lz4").unwrap())))
         .unwrap();
     let numbers: Vec<u8> = (0..(MIN_BLOCK_SIZE as u64 / 8 + 100))
         .flat_map(|i| (i * i).to_le_bytes())
@@ -28,7 +32,7 @@ fn sample_file() -> Vec<u8> {
         })
         .collect();
     w.write(b, &noise).unwrap();
-    w.set_metadata(b"meta".to_vec());
+    w.set_metadata(b"meta".to_vec()).unwrap();
     w.finish().unwrap()
 }
 
@@ -46,7 +50,11 @@ fn read_all(file: &[u8]) -> Vec<Result<Vec<Vec<u8>>, Error>> {
         streams.entry(s).or_default().extend_from_slice(d);
         Ok(())
     })
-    .map(|f| (0..f.streams.len() as u32).map(|s| streams.remove(&s).unwrap_or_default()).collect());
+    .map(|f| {
+        (0..f.streams.len() as u32)
+            .map(|s| streams.remove(&s).unwrap_or_default())
+            .collect()
+    });
     vec![random, sequential]
 }
 
@@ -148,7 +156,10 @@ fn a_block_claiming_64_mib_in_a_tiny_pipe_is_cheap_to_reject() {
 #[test]
 fn regression_raw_block_shorter_than_its_raw_length() {
     let hex = "4b4d504b010000000000000048030aabb100000100000000140000000a0000000e842e4d281e3b0930313233343536373839f000000000000000480000000000000001000000000000000100000000000000140000000000000001000000000000001000000000000000000000000000000000000000140000000a00000000000100000000000000000032000000000000005800000000000000b467cf9233f15a7249a03c624b4d504b";
-    let file: Vec<u8> = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+    let file: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
     let e = kompakt::decompress(&file).unwrap_err();
     assert!(e.is_corruption(), "{e}");
     assert_corrupt(&file, "raw block shorter than declared");
@@ -183,7 +194,10 @@ fn an_impossible_stream_size_is_an_error_not_an_abort() {
     }
     assert_eq!(file.len() as u64, 16 + blocks * (BLOCK_HEADER_LEN as u64 + 1));
     let footer = Footer {
-        streams: vec![StreamInfo { raw_len: blocks * MAX_BLOCK_SIZE as u64, block_count: blocks }],
+        streams: vec![StreamInfo {
+            raw_len: blocks * MAX_BLOCK_SIZE as u64,
+            block_count: blocks,
+        }],
         blocks: entries,
         metadata: Vec::new(),
     }
@@ -200,6 +214,8 @@ fn an_impossible_stream_size_is_an_error_not_an_abort() {
     let e = r.read_stream(0).unwrap_err();
     assert!(e.to_string().contains("does not fit in memory"), "{e}");
     // Streaming the same stream fails on the first block (a 1-byte zstd frame is garbage).
-    let e = r.copy_range_to(0, 0, 1 << 20, &mut std::io::sink(), &mut |_| {}).unwrap_err();
+    let e = r
+        .copy_range_to(0, 0, 1 << 20, &mut std::io::sink(), &mut |_| {})
+        .unwrap_err();
     assert!(e.is_corruption(), "{e}");
 }

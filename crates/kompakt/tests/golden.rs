@@ -5,7 +5,7 @@
 //! rewritten: `cargo test --test golden -- --ignored write_missing_golden_files` only adds
 //! files that do not exist yet (for a new case or a new format version).
 
-use kompakt::stream::{decode_sequential, Writer, MIN_BLOCK_SIZE};
+use kompakt::stream::{decode_sequential, StreamOptions, Writer, MIN_BLOCK_SIZE};
 use kompakt::{CodecSpec, FilterSpec, ReadOptions, Reader, WriteOptions};
 use std::collections::BTreeMap;
 use std::fs;
@@ -63,7 +63,7 @@ fn sorted_ints(n: usize) -> Vec<u8> {
 struct Case {
     name: &'static str,
     opts: WriteOptions,
-    streams: Vec<(Option<WriteOptions>, Vec<u8>)>,
+    streams: Vec<(Option<StreamOptions>, Vec<u8>)>,
     metadata: &'static [u8],
 }
 
@@ -115,9 +115,9 @@ fn cases() -> Vec<Case> {
             name: "multi-stream-auto",
             opts: base("auto"),
             streams: vec![
-                (Some(base("auto").typesize(8)), sorted_ints(25_000)),
+                (Some(base("auto").stream_options().typesize(8)), sorted_ints(25_000)),
                 (None, text(90_000)),
-                (Some(base("lz4")), vec![]),
+                (Some(base("lz4").stream_options()), vec![]),
                 (None, noise(5_000, 5)),
             ],
             metadata: b"{\"kind\": \"golden\", \"version\": 1}",
@@ -144,7 +144,7 @@ fn write_case(case: &Case) -> Vec<u8> {
             break;
         }
     }
-    w.set_metadata(case.metadata.to_vec());
+    w.set_metadata(case.metadata.to_vec()).unwrap();
     w.finish().unwrap()
 }
 

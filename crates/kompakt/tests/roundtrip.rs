@@ -117,7 +117,9 @@ fn interleaved_streams_and_metadata() {
     let write = |threads| {
         let opts = WriteOptions::default().block_size(MIN_BLOCK_SIZE).threads(threads);
         let mut w = Writer::new(Vec::new(), opts).unwrap();
-        let sa = w.add_stream(Some(opts.typesize(8).codec(CodecSpec::Auto))).unwrap();
+        let sa = w
+            .add_stream(Some(opts.stream_options().typesize(8).codec(CodecSpec::Auto)))
+            .unwrap();
         let sb = w.add_stream(None).unwrap();
         let empty = w.add_stream(None).unwrap();
         let (mut pa, mut pb) = (a.chunks(70_000), b.chunks(20_000));
@@ -132,7 +134,7 @@ fn interleaved_streams_and_metadata() {
         w.finish_stream(empty).unwrap();
         assert!(w.write(empty, b"x").is_err(), "finished streams refuse writes");
         assert!(w.write(StreamId(9), b"x").is_err());
-        w.set_metadata(b"{\"kind\":\"test\"}".to_vec());
+        w.set_metadata(b"{\"kind\":\"test\"}".to_vec()).unwrap();
         w.finish().unwrap()
     };
     let file = write(1);

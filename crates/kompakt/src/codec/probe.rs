@@ -6,8 +6,6 @@ use crate::error::Result;
 
 /// Bytes per sample; LZ4 needs a few KiB of history to find matches.
 const SAMPLE_LEN: usize = 8 * 1024;
-/// Samples taken from a block (spread evenly across it).
-const SAMPLES: usize = 8;
 /// A probe whose samples shrink by less than this fraction calls the block incompressible.
 const MIN_SAVING: f64 = 0.03;
 
@@ -31,21 +29,24 @@ impl ProbeResult {
     }
 }
 
-/// Compresses evenly spaced samples of `data` with `codec`; `scratch` is reused between calls.
-pub fn probe(compressor: &mut Compressor, codec: Codec, data: &[u8], scratch: &mut Vec<u8>) -> Result<ProbeResult> {
+/// Compresses up to `max_samples` evenly spaced samples of `data` with `codec`; `scratch` is
+/// reused between calls.
+pub fn probe(
+    compressor: &mut Compressor,
+    codec: Codec,
+    data: &[u8],
+    max_samples: usize,
+    scratch: &mut Vec<u8>,
+) -> Result<ProbeResult> {
     let mut result = ProbeResult {
         sampled: 0,
         compressed: 0,
     };
     let sample_len = SAMPLE_LEN.min(data.len());
-    if sample_len == 0 {
+    if sample_len == 0 || max_samples == 0 {
         return Ok(result);
     }
-    let samples = if data.len() <= SAMPLE_LEN * SAMPLES {
-        data.len() / sample_len
-    } else {
-        SAMPLES
-    };
+    let samples = (data.len() / sample_len).min(max_samples);
     let stride = if samples > 1 {
         (data.len() - sample_len) / (samples - 1)
     } else {
@@ -61,13 +62,32 @@ pub fn probe(compressor: &mut Compressor, codec: Codec, data: &[u8], scratch: &m
     Ok(result)
 }
 
-/// True when samples of `data` do not shrink meaningfully under fast LZ4.
+/// Samples [`looks_incompressible`] and `auto` take from a block.
+pub const SAMPLES: usize = 8;
+/// Samples of the short entropy-coder trial that follows an LZ4 trial that found nothing.
+const ENTROPY_SAMPLES: usize = 2;
+
+/// True when samples of `data` do not shrink by 3 %.
 ///
-/// Costs about 1/16 of a block's bytes through LZ4 on a 1 MiB block, and LZ4 skips ahead quickly
-/// on random data, so the check itself is near memcpy speed.
-pub fn looks_incompressible(compressor: &mut Compressor, data: &[u8], scratch: &mut Vec<u8>) -> Result<bool> {
-    let r = probe(compressor, Codec::Lz4 { acceleration: 1 }, data, scratch)?;
-    Ok(r.sampled > 0 && r.fraction() > 1.0 - MIN_SAVING)
+/// Fast LZ4 looks for repeats first: it costs about 1/16 of a 1 MiB block and skips quickly
+/// over random data. When it finds none and `entropy_coded` (the codec has an entropy stage,
+/// like zstd and deflate), two samples also go through ZSTD level 1, which shrinks data with
+/// skewed byte frequencies (hex, base64, small integers) that has no repeats for LZ4 to find.
+pub fn looks_incompressible(
+    compressor: &mut Compressor,
+    data: &[u8],
+    entropy_coded: bool,
+    scratch: &mut Vec<u8>,
+) -> Result<bool> {
+    let r = probe(compressor, Codec::Lz4 { acceleration: 1 }, data, SAMPLES, scratch)?;
+    if r.sampled == 0 || r.fraction() <= 1.0 - MIN_SAVING {
+        return Ok(false);
+    }
+    if !entropy_coded {
+        return Ok(true);
+    }
+    let z = probe(compressor, Codec::Zstd { level: 1 }, data, ENTROPY_SAMPLES, scratch)?;
+    Ok(z.fraction() > 1.0 - MIN_SAVING)
 }
 
 #[cfg(test)]
@@ -90,10 +110,26 @@ mod tests {
     fn random_bytes_are_incompressible_and_text_is_not() {
         let mut c = Compressor::new();
         let mut s = Vec::new();
-        assert!(looks_incompressible(&mut c, &noise(1 << 20), &mut s).unwrap());
+        assert!(looks_incompressible(&mut c, &noise(1 << 20), true, &mut s).unwrap());
         let text = b"the quick brown fox jumps over the lazy dog ".repeat(30_000);
-        assert!(!looks_incompressible(&mut c, &text, &mut s).unwrap());
-        assert!(!looks_incompressible(&mut c, &[], &mut s).unwrap());
-        assert!(looks_incompressible(&mut c, &noise(100), &mut s).unwrap());
+        assert!(!looks_incompressible(&mut c, &text, false, &mut s).unwrap());
+        assert!(!looks_incompressible(&mut c, &[], true, &mut s).unwrap());
+        assert!(looks_incompressible(&mut c, &noise(100), false, &mut s).unwrap());
+    }
+
+    #[test]
+    fn skewed_bytes_without_repeats_are_compressible_for_entropy_coders() {
+        // Hex digits of random bytes: no repeats for LZ4, but 4 bits of entropy per byte.
+        let hex: Vec<u8> = noise(1 << 19)
+            .iter()
+            .map(|b| b"0123456789abcdef"[usize::from(b & 15)])
+            .collect();
+        let mut c = Compressor::new();
+        let mut s = Vec::new();
+        assert!(
+            looks_incompressible(&mut c, &hex, false, &mut s).unwrap(),
+            "LZ4 alone finds nothing"
+        );
+        assert!(!looks_incompressible(&mut c, &hex, true, &mut s).unwrap());
     }
 }

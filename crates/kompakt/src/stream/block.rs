@@ -2,7 +2,7 @@
 //! No I/O happens here; the writer and readers move the bytes.
 
 use super::format::{verify_block, BlockHeader, BLOCK_HEADER_LEN};
-use crate::codec::{looks_incompressible, probe, Codec, CodecId, CodecSpec, Compressor, Decompressor};
+use crate::codec::{looks_incompressible, probe, Codec, CodecId, CodecSpec, Compressor, Decompressor, SAMPLES};
 use crate::error::Result;
 use crate::filter::FilterSet;
 
@@ -15,6 +15,8 @@ pub struct BlockSettings {
     pub filters: FilterSet,
     /// Element size hint (1 = bytes).
     pub typesize: u8,
+    /// Whether `auto` may choose filters (false when the user asked for none).
+    pub auto_filters: bool,
 }
 
 /// An encoded block: its header and a payload that is either the caller's bytes (stored raw,
@@ -69,7 +71,7 @@ impl BlockEncoder {
         let (codec, filters) = match settings.codec {
             CodecSpec::Fixed(Codec::None) => (Codec::None, FilterSet::NONE),
             CodecSpec::Fixed(codec) => (codec, settings.filters),
-            CodecSpec::Auto => self.choose(settings.typesize, data)?,
+            CodecSpec::Auto => self.choose(settings, data)?,
         };
         if codec == Codec::None {
             return Ok(raw_block(stream, data));
@@ -81,7 +83,10 @@ impl BlockEncoder {
             &self.filtered
         };
         // `auto` already probed; fixed codecs probe here so random data costs ~a memcpy.
-        if settings.codec != CodecSpec::Auto && looks_incompressible(&mut self.compressor, input, &mut self.scratch)? {
+        let entropy_coded = !matches!(codec, Codec::Lz4 { .. } | Codec::Lz4Hc { .. });
+        if settings.codec != CodecSpec::Auto
+            && looks_incompressible(&mut self.compressor, input, entropy_coded, &mut self.scratch)?
+        {
             return Ok(raw_block(stream, data));
         }
         let mut out = vec![0u8; worthwhile_limit(data.len())];
@@ -107,34 +112,39 @@ impl BlockEncoder {
 
     /// `auto`: pick the filter whose samples compress best under LZ4, then LZ4 or ZSTD-1 from a
     /// second trial; store raw when nothing helps.
-    fn choose(&mut self, typesize: u8, data: &[u8]) -> Result<(Codec, FilterSet)> {
+    fn choose(&mut self, settings: &BlockSettings, data: &[u8]) -> Result<(Codec, FilterSet)> {
         const LZ4: Codec = Codec::Lz4 { acceleration: 1 };
         const ZSTD: Codec = Codec::Zstd { level: 1 };
+        let typesize = settings.typesize;
         let candidates = [
             FilterSet::NONE,
             FilterSet::SHUFFLE,
             FilterSet::DELTA_SHUFFLE,
             FilterSet::DELTA,
         ];
+        let allowed = |f: &FilterSet| f.supports(typesize) && (settings.auto_filters || f.is_none());
         let samples = gather_samples(data, usize::from(typesize));
         let mut best = (f64::INFINITY, FilterSet::NONE);
-        for f in candidates.into_iter().filter(|f| f.supports(typesize)) {
+        for f in candidates.into_iter().filter(allowed) {
             f.encode(typesize, &samples, &mut self.filtered, &mut self.tmp);
-            let r = probe(&mut self.compressor, LZ4, &self.filtered, &mut self.scratch)?.fraction();
+            let r = probe(&mut self.compressor, LZ4, &self.filtered, SAMPLES, &mut self.scratch)?.fraction();
             if r < best.0 {
                 best = (r, f);
             }
         }
         let (lz4_fraction, filters) = best;
         filters.encode(typesize, &samples, &mut self.filtered, &mut self.tmp);
-        // When LZ4 finds nothing, a short ZSTD trial is enough to tell whether entropy coding
-        // alone would pay; this keeps random data near memcpy speed.
-        let trial = if lz4_fraction > 0.97 {
-            &self.filtered[..self.filtered.len().min(16 << 10)]
-        } else {
-            &self.filtered[..]
-        };
-        let zstd_fraction = probe(&mut self.compressor, ZSTD, trial, &mut self.scratch)?.fraction();
+        // When LZ4 finds nothing, two samples are enough to tell whether entropy coding alone
+        // would pay; this keeps random data near memcpy speed.
+        let zstd_samples = if lz4_fraction > 0.97 { 2 } else { SAMPLES };
+        let zstd_fraction = probe(
+            &mut self.compressor,
+            ZSTD,
+            &self.filtered,
+            zstd_samples,
+            &mut self.scratch,
+        )?
+        .fraction();
         let codec = if zstd_fraction.min(lz4_fraction) > 0.97 {
             Codec::None
         } else if zstd_fraction < lz4_fraction * 0.9 {
@@ -243,6 +253,7 @@ mod tests {
             codec: codec.parse().unwrap(),
             filters: FilterSpec::Shuffle.resolve(typesize),
             typesize,
+            auto_filters: true,
         }
     }
 

@@ -229,7 +229,10 @@ impl BlockHeader {
             ));
         }
         if self.codec == CodecId::None && self.stored_len != self.raw_len {
-            return fail(format!("raw block stores {} of its {} bytes", self.stored_len, self.raw_len));
+            return fail(format!(
+                "raw block stores {} of its {} bytes",
+                self.stored_len, self.raw_len
+            ));
         }
         if self.typesize == 0 || !self.filters.supports(self.typesize) {
             return fail(format!("filters {} with element size {}", self.filters, self.typesize));
@@ -497,7 +500,7 @@ impl Trailer {
             footer_checksum: le_u64(b, 16),
         };
         if t.footer_offset < FILE_HEADER_LEN as u64
-            || t.footer_len < FOOTER_HEADER_LEN as u64 + 16
+            || t.footer_len < FOOTER_HEADER_LEN as u64 + 24
             || t.footer_offset.checked_add(t.footer_len) != Some(offset)
         {
             return Err(Error::corrupt(

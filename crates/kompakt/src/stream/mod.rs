@@ -18,6 +18,9 @@ mod writer;
 
 pub use block::{BlockDecoder, BlockEncoder, BlockSettings, EncodedBlock, Payload};
 pub use format::{BlockEntry, BlockHeader, Footer, StreamInfo, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE};
+pub use parallel::{resolve_threads, MAX_THREADS};
 pub use reader::{ReadOptions, Reader, StreamReader, VerifyReport};
 pub use sequential::decode_sequential;
-pub use writer::{default_threads, Encoder, StreamId, WriteOptions, Writer, DEFAULT_BLOCK_SIZE, STAGED_BLOCKS};
+pub use writer::{
+    Encoder, StreamId, StreamOptions, WriteOptions, Writer, DEFAULT_BLOCK_SIZE, MAX_METADATA_LEN, STAGED_BLOCKS,
+};

@@ -10,8 +10,22 @@ use crossbeam_channel::{bounded, unbounded};
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+/// Most threads kompakt starts for one operation, whatever it is asked for.
+pub const MAX_THREADS: usize = 256;
+
+/// The thread count to use for a request: 0 means all available cores; at most [`MAX_THREADS`].
+pub fn resolve_threads(requested: usize) -> usize {
+    let n = if requested == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        requested
+    };
+    n.clamp(1, MAX_THREADS)
+}
+
 /// Runs `work` over the jobs from `produce` on `threads` threads and hands each result to
-/// `consume` in production order. Stops at the first error (from any of the three closures).
+/// `consume` in production order. Stops at the first error in job order (so the error reported
+/// does not depend on thread timing), or at the first error of `produce` or `consume`.
 ///
 /// Each worker builds its state with `init` and hands it back to `done` when it ends, so
 /// expensive contexts can be pooled across calls.
@@ -39,6 +53,7 @@ where
         done(state);
         return result;
     }
+    let threads = threads.min(MAX_THREADS);
     let window = window.max(threads);
     std::thread::scope(|scope| {
         let (job_tx, job_rx) = bounded::<(u64, J)>(window);
@@ -49,12 +64,19 @@ where
             scope.spawn(move || {
                 let mut state = init();
                 for (seq, job) in job_rx {
-                    // A panic in a codec must not leave the producer waiting forever.
-                    let result = catch_unwind(AssertUnwindSafe(|| work(&mut state, job)))
-                        .unwrap_or_else(|_| Err(Error::Usage("internal error: a worker thread panicked".into())));
-                    let failed = result.is_err();
-                    if res_tx.send((seq, result)).is_err() || failed {
-                        break;
+                    // A panic in a codec must not leave the producer waiting forever; the worker's
+                    // state may be broken after one, so it is not pooled again.
+                    match catch_unwind(AssertUnwindSafe(|| work(&mut state, job))) {
+                        Ok(result) => {
+                            if res_tx.send((seq, result)).is_err() {
+                                break;
+                            }
+                        }
+                        Err(_) => {
+                            let panicked = Error::Usage("internal error: a worker thread panicked".into());
+                            let _ = res_tx.send((seq, Err(panicked)));
+                            return;
+                        }
                     }
                 }
                 done(state);
@@ -81,9 +103,9 @@ where
             let (seq, result) = res_rx
                 .recv()
                 .map_err(|_| Error::Usage("internal error: worker threads ended early".into()))?;
-            ready.insert(seq, result?);
+            ready.insert(seq, result);
             while let Some(out) = ready.remove(&next) {
-                consume(out)?;
+                consume(out?)?;
                 next += 1;
             }
         })();

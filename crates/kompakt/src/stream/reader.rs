@@ -7,7 +7,8 @@ use super::format::{
     FOOTER_HEADER_LEN, TRAILER_LEN,
 };
 use super::parallel::ordered_map;
-use super::writer::default_threads;
+use super::parallel::resolve_threads;
+use super::sequential::read_full;
 use crate::codec::CodecId;
 use crate::error::{Error, Result};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -92,7 +93,7 @@ impl<R: Read + Seek> Reader<R> {
         if file_len < min {
             let mut head = [0u8; 4];
             inner.seek(SeekFrom::Start(0))?;
-            let n = read_up_to(&mut inner, &mut head)?;
+            let n = read_full(&mut inner, &mut head)?;
             if n == 4 && head != super::format::MAGIC {
                 return Err(Error::BadMagic {
                     what: "header",
@@ -188,11 +189,7 @@ impl<R: Read + Seek> Reader<R> {
     }
 
     fn threads(&self) -> usize {
-        if self.opts.threads == 0 {
-            default_threads()
-        } else {
-            self.opts.threads
-        }
+        resolve_threads(self.opts.threads)
     }
 
     /// Blocks of `stream` that cover raw bytes `start..end`, as positions in its block list.
@@ -440,25 +437,14 @@ fn check_header_matches(head: &[u8; BLOCK_HEADER_LEN], entry: &BlockEntry) -> Re
 }
 
 fn read_block_part<R: Read>(inner: &mut R, buf: &mut [u8], entry: &BlockEntry) -> Result<()> {
-    inner.read_exact(buf).map_err(|e| match e.kind() {
-        io::ErrorKind::UnexpectedEof => Error::Truncated {
-            what: "block",
-            needed: entry.end_offset(),
-            available: entry.file_offset,
-        },
-        _ => Error::Io(e),
-    })
-}
-
-fn read_up_to<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
+    if read_full(inner, buf)? < buf.len() {
+        return Err(Error::corrupt(
+            "block",
+            entry.file_offset,
+            "the file ends inside the block (was it truncated or changed while open?)",
+        ));
     }
-    Ok(n)
+    Ok(())
 }
 
 /// One stream of a [`Reader`] as a `Read + Seek`; keeps the last decoded block.

@@ -7,8 +7,8 @@ use super::format::{
     FOOTER_HEADER_LEN, FOOTER_TAG, TRAILER_LEN,
 };
 use super::parallel::ordered_map;
+use super::parallel::resolve_threads;
 use super::reader::ReadOptions;
-use super::writer::default_threads;
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::io::{self, Read};
@@ -35,11 +35,7 @@ pub fn decode_sequential<R: Read>(
     let mut seen: Vec<BlockEntry> = Vec::new();
     let mut raw_offsets: HashMap<u32, u64> = HashMap::new();
     let mut footer_head: Option<[u8; FOOTER_HEADER_LEN]> = None;
-    let threads = if opts.threads == 0 {
-        default_threads()
-    } else {
-        opts.threads
-    };
+    let threads = resolve_threads(opts.threads);
     let verify = opts.verify_checksums;
     ordered_map(
         threads,
@@ -145,20 +141,27 @@ pub fn decode_sequential<R: Read>(
 }
 
 fn read_exact<R: Read>(input: &mut R, buf: &mut [u8], what: &'static str) -> Result<()> {
+    let n = read_full(input, buf)?;
+    if n < buf.len() {
+        return Err(Error::Truncated {
+            what,
+            needed: buf.len() as u64,
+            available: n as u64,
+        });
+    }
+    Ok(())
+}
+
+/// Reads until `buf` is full or the input ends; returns the bytes read.
+pub(crate) fn read_full<R: Read + ?Sized>(input: &mut R, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
         match input.read(&mut buf[n..]) {
-            Ok(0) => {
-                return Err(Error::Truncated {
-                    what,
-                    needed: buf.len() as u64,
-                    available: n as u64,
-                })
-            }
+            Ok(0) => break,
             Ok(k) => n += k,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::Io(e)),
+            Err(e) => return Err(e),
         }
     }
-    Ok(())
+    Ok(n)
 }

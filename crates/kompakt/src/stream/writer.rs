@@ -6,9 +6,10 @@
 
 use super::block::{BlockEncoder, BlockSettings};
 use super::format::{
-    BlockEntry, FileHeader, Footer, StreamInfo, Trailer, BLOCK_HEADER_LEN, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE,
+    BlockEntry, FileHeader, Footer, StreamInfo, Trailer, BLOCK_HEADER_LEN, FOOTER_HEADER_LEN, MAX_BLOCK_SIZE,
+    MAX_FOOTER_LEN, MIN_BLOCK_SIZE,
 };
-use super::parallel::ordered_map;
+use super::parallel::{ordered_map, resolve_threads};
 use crate::codec::CodecSpec;
 use crate::error::{Error, Result};
 use crate::filter::FilterSpec;
@@ -25,10 +26,8 @@ pub const DEFAULT_BLOCK_SIZE: usize = 1 << 20;
 /// different streams interleave in the file: the bytes written must not depend on threads.
 pub const STAGED_BLOCKS: usize = 8;
 
-/// Number of threads to use when the caller says 0 (= all available cores).
-pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
+/// Largest metadata a writer accepts (the whole footer must stay under 1 GiB).
+pub const MAX_METADATA_LEN: usize = 256 << 20;
 
 /// Options for writing a file; per-stream settings default to these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +93,51 @@ impl WriteOptions {
                 "64 KiB ..= 64 MiB",
             ));
         }
+        self.stream_options().validate()
+    }
+
+    /// The per-stream part of these options (the defaults for every stream).
+    pub fn stream_options(&self) -> StreamOptions {
+        StreamOptions {
+            codec: self.codec,
+            filter: self.filter,
+            typesize: self.typesize,
+        }
+    }
+}
+
+/// How one stream is encoded: codec, filter and element size. Block size and thread count
+/// belong to the file ([`WriteOptions`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamOptions {
+    /// Codec, or `auto`.
+    pub codec: CodecSpec,
+    /// Filter for typed data; with `auto`, `FilterSpec::None` forbids filters and anything else
+    /// lets `auto` choose.
+    pub filter: FilterSpec,
+    /// Element size of the data (1 = plain bytes).
+    pub typesize: u8,
+}
+
+impl StreamOptions {
+    /// Sets the codec.
+    pub fn codec(mut self, codec: CodecSpec) -> Self {
+        self.codec = codec;
+        self
+    }
+    /// Sets the filter.
+    pub fn filter(mut self, filter: FilterSpec) -> Self {
+        self.filter = filter;
+        self
+    }
+    /// Sets the element size.
+    pub fn typesize(mut self, typesize: u8) -> Self {
+        self.typesize = typesize;
+        self
+    }
+
+    /// Checks codec level and element size.
+    pub fn validate(&self) -> Result<()> {
         if self.typesize == 0 {
             return Err(Error::invalid("typesize", "0", "an element size of 1..=255 bytes"));
         }
@@ -108,6 +152,7 @@ impl WriteOptions {
             codec: self.codec,
             filters: self.filter.resolve(self.typesize),
             typesize: self.typesize,
+            auto_filters: self.filter != FilterSpec::None,
         }
     }
 }
@@ -163,11 +208,7 @@ impl<W: Write> Writer<W> {
         let mut out = BufWriter::with_capacity(64 << 10, out);
         let header = FileHeader::CURRENT.encode();
         out.write_all(&header)?;
-        let threads = if opts.threads == 0 {
-            default_threads()
-        } else {
-            opts.threads
-        };
+        let threads = resolve_threads(opts.threads);
         Ok(Writer {
             out,
             offset: header.len() as u64,
@@ -181,16 +222,11 @@ impl<W: Write> Writer<W> {
         })
     }
 
-    /// Opens a new stream; `options` overrides codec, filter and typesize for its blocks
-    /// (the block size and thread count are the file's).
-    pub fn add_stream(&mut self, options: Option<WriteOptions>) -> Result<StreamId> {
-        let settings = match options {
-            Some(o) => {
-                o.validate()?;
-                o.settings()
-            }
-            None => self.opts.settings(),
-        };
+    /// Opens a new stream, encoded with `options` (default: the file's options).
+    pub fn add_stream(&mut self, options: Option<StreamOptions>) -> Result<StreamId> {
+        let options = options.unwrap_or_else(|| self.opts.stream_options());
+        options.validate()?;
+        let settings = options.settings();
         let id = u32::try_from(self.streams.len()).map_err(|_| Error::Usage("too many streams".into()))?;
         self.streams.push(StreamState {
             settings,
@@ -240,9 +276,18 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
-    /// Sets the user metadata stored in the footer (replacing any set before).
-    pub fn set_metadata(&mut self, metadata: Vec<u8>) {
+    /// Sets the user metadata stored in the footer (replacing any set before); at most
+    /// [`MAX_METADATA_LEN`] bytes.
+    pub fn set_metadata(&mut self, metadata: Vec<u8>) -> Result<()> {
+        if metadata.len() > MAX_METADATA_LEN {
+            return Err(Error::invalid(
+                "metadata",
+                format!("{} bytes", metadata.len()),
+                format!("at most {MAX_METADATA_LEN} bytes"),
+            ));
+        }
         self.metadata = metadata;
+        Ok(())
     }
 
     /// Bytes written to the output so far (header and blocks).
@@ -271,6 +316,13 @@ impl<W: Write> Writer<W> {
             metadata: std::mem::take(&mut self.metadata),
         }
         .encode();
+        if footer.len() as u64 > MAX_FOOTER_LEN + FOOTER_HEADER_LEN as u64 {
+            // Refuse to write a file no reader would open (tens of millions of blocks).
+            return Err(Error::Usage(format!(
+                "the block index would be {} bytes, over the 1 GiB limit: use a larger block size",
+                footer.len()
+            )));
+        }
         let trailer = Trailer {
             footer_offset: self.offset,
             footer_len: footer.len() as u64,
@@ -385,9 +437,9 @@ impl<W: Write> Encoder<W> {
         Ok(Encoder { writer, stream })
     }
 
-    /// Sets the footer metadata.
-    pub fn set_metadata(&mut self, metadata: Vec<u8>) {
-        self.writer.set_metadata(metadata);
+    /// Sets the footer metadata (see [`Writer::set_metadata`]).
+    pub fn set_metadata(&mut self, metadata: Vec<u8>) -> Result<()> {
+        self.writer.set_metadata(metadata)
     }
 
     /// The underlying multi-stream writer.
