@@ -1,0 +1,210 @@
+//! Writes a small seed corpus to `fuzz/corpus/<target>/` (gitignored): valid files with every
+//! kind of structure for `reader` and `sequential`, compressed payloads for `codec`, option
+//! prefixes for `roundtrip`. Every seed stays under 32 KiB.
+//!
+//! Run from `fuzz/`: `cargo +nightly run --example gen_corpus` (smoke.sh does it).
+
+use kompakt::codec::{Codec, Compressor};
+use kompakt::stream::MIN_BLOCK_SIZE;
+use kompakt::{CodecSpec, FilterSpec, WriteOptions, Writer};
+use std::fs;
+use std::path::Path;
+
+const MAX_SEED: usize = 32 << 10;
+
+fn spec(s: &str) -> CodecSpec {
+    CodecSpec::parse(s).expect("valid spec")
+}
+
+fn noise(n: usize, mut x: u32) -> Vec<u8> {
+    (0..n)
+        .map(|_| {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (x >> 16) as u8
+        })
+        .collect()
+}
+
+fn integers(n: u64) -> Vec<u8> {
+    (0..n).flat_map(|i| (1_000_000 + i * 3).to_le_bytes()).collect()
+}
+
+fn text(n: usize) -> Vec<u8> {
+    b"kompakt stores typed columns in checksummed blocks. "
+        .iter()
+        .copied()
+        .cycle()
+        .take(n)
+        .collect()
+}
+
+/// (options per stream, data per stream, metadata)
+fn files() -> Vec<(&'static str, Vec<u8>)> {
+    let base = WriteOptions::default().block_size(MIN_BLOCK_SIZE).threads(1);
+    let mut out = Vec::new();
+    let mut file = |name: &'static str, streams: Vec<(WriteOptions, Vec<u8>)>, meta: &[u8]| {
+        let mut w = Writer::new(Vec::new(), base).unwrap();
+        let ids: Vec<_> = streams.iter().map(|(o, _)| w.add_stream(Some(o.stream_options())).unwrap()).collect();
+        for (id, (_, data)) in ids.iter().zip(&streams) {
+            w.write(*id, data).unwrap();
+        }
+        w.set_metadata(meta.to_vec()).unwrap();
+        out.push((name, w.finish().unwrap()));
+    };
+    file("empty", vec![], b"");
+    file("empty-stream", vec![(base, vec![])], b"m");
+    file("raw-small", vec![(base.codec(spec("none")), noise(300, 1))], b"");
+    file("lz4-text", vec![(base.codec(spec("lz4")), text(5000))], b"");
+    file("lz4hc-text", vec![(base.codec(spec("lz4hc:9")), text(3000))], b"meta");
+    file(
+        "zstd-shuffle",
+        vec![(base.codec(spec("zstd:3")).typesize(8), integers(2000))],
+        b"",
+    );
+    file(
+        "zstd-delta",
+        vec![(
+            base.codec(spec("zstd:1")).typesize(8).filter(FilterSpec::Delta),
+            integers(3000),
+        )],
+        b"",
+    );
+    file("gzip", vec![(base.codec(spec("gzip:6")), text(4000))], b"");
+    file(
+        "zlib-delta1",
+        vec![(
+            base.codec(spec("zlib:1")).filter(FilterSpec::Delta),
+            (0..4000u32).map(|i| i as u8).collect(),
+        )],
+        b"",
+    );
+    file(
+        "auto-typed",
+        vec![(base.codec(spec("auto")).typesize(4), integers(1500))],
+        b"",
+    );
+    // Two blocks in one stream (the first full, 64 KiB), a second stream with a raw block.
+    file(
+        "multi",
+        vec![
+            (
+                base.codec(spec("zstd:1")).typesize(8),
+                integers(MIN_BLOCK_SIZE as u64 / 8 + 100),
+            ),
+            (base.codec(spec("lz4")), noise(200, 7)),
+            (
+                base.codec(spec("gzip:1")).typesize(2).filter(FilterSpec::Shuffle),
+                text(2000),
+            ),
+        ],
+        b"metadata",
+    );
+    out
+}
+
+fn codec_seeds() -> Vec<(String, Vec<u8>)> {
+    let mut c = Compressor::new();
+    let mut out = Vec::new();
+    let data = text(3000);
+    for codec in [
+        Codec::None,
+        Codec::Lz4 { acceleration: 1 },
+        Codec::Zstd { level: 3 },
+        Codec::Gzip { level: 6 },
+        Codec::Zlib { level: 6 },
+    ] {
+        let payload = if codec == Codec::None {
+            noise(100, 3)
+        } else {
+            let mut buf = vec![0u8; data.len()];
+            let n = c.compress_into(codec, &data, &mut buf).unwrap().expect("compressible");
+            buf.truncate(n);
+            buf
+        };
+        let size = if codec == Codec::None {
+            payload.len()
+        } else {
+            data.len()
+        } as u32;
+        let mut seed = vec![codec.id() as u8];
+        seed.extend_from_slice(&size.to_le_bytes()[..3]);
+        seed.extend_from_slice(&payload);
+        out.push((codec.id().name().to_string(), seed));
+    }
+    out
+}
+
+fn roundtrip_seeds() -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let payloads = [text(2000), integers(300), noise(500, 9), vec![]];
+    for family in 0u8..8 {
+        for (p, payload) in payloads.iter().enumerate() {
+            // family, level, typesize, filter|streams, block size|threads, repeat, chunking, metadata
+            let head = [
+                family,
+                5 + family,
+                p as u8 % 8,
+                ((family + p as u8) % 3) | ((p as u8 & 1) << 7),
+                p as u8 | 0x80,
+                if p == 0 { 12 } else { 200 },
+                p as u8,
+                3,
+            ];
+            let mut seed = head.to_vec();
+            seed.extend_from_slice(payload);
+            out.push((format!("f{family}-p{p}"), seed));
+        }
+    }
+    out
+}
+
+/// Block descriptions for the `forged` target (layout documented at `kompakt_fuzz::forge`).
+fn forged_seeds() -> Vec<(String, Vec<u8>)> {
+    let record = |stream: u8, flags: u8, typesize: u8, data: &[u8]| {
+        let mut r = vec![stream, flags, typesize];
+        r.extend_from_slice(&(data.len() as u16).to_le_bytes());
+        r.extend_from_slice(data);
+        r
+    };
+    let ints = integers(200);
+    let words = text(700);
+    let mut out = Vec::new();
+    for codec in 0u8..5 {
+        for filter in 0u8..4 {
+            let typesize = [1u8, 8, 8, 8][usize::from(filter)];
+            let mut seed = vec![1u8];
+            seed.extend(record(0, codec | filter << 3, typesize, &ints));
+            seed.extend(record(1, codec, 1, &words));
+            seed.extend(record(0, codec | filter << 3, typesize, &ints[..64]));
+            seed.extend_from_slice(b"meta");
+            out.push((format!("c{codec}-f{filter}"), seed));
+        }
+    }
+    out
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) {
+    assert!(bytes.len() <= MAX_SEED, "seed {name} is {} bytes", bytes.len());
+    fs::create_dir_all(dir).unwrap();
+    fs::write(dir.join(format!("seed-{name}")), bytes).unwrap();
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    let files = files();
+    for target in ["reader", "sequential"] {
+        for (name, bytes) in &files {
+            write(&root.join(target), name, bytes);
+        }
+    }
+    for (name, bytes) in codec_seeds() {
+        write(&root.join("codec"), &name, &bytes);
+    }
+    for (name, bytes) in forged_seeds() {
+        write(&root.join("forged"), &name, &bytes);
+    }
+    for (name, bytes) in roundtrip_seeds() {
+        write(&root.join("roundtrip"), &name, &bytes);
+    }
+    println!("seed corpus written to {}", root.display());
+}
