@@ -116,36 +116,38 @@ impl BlockEncoder {
         const LZ4: Codec = Codec::Lz4 { acceleration: 1 };
         const ZSTD: Codec = Codec::Zstd { level: 1 };
         let typesize = settings.typesize;
-        let candidates = [
+        // Unfiltered, the block itself is probed (no copy). Typed data also tries shuffle and
+        // delta+shuffle on a gathered copy of the samples; plain bytes try nothing else, since
+        // delta on bytes rarely pays and a second trial would double the cost of every block.
+        let mut best = (
+            probe(&mut self.compressor, LZ4, data, SAMPLES, &mut self.scratch)?.fraction(),
             FilterSet::NONE,
-            FilterSet::SHUFFLE,
-            FilterSet::DELTA_SHUFFLE,
-            FilterSet::DELTA,
-        ];
-        let allowed = |f: &FilterSet| f.supports(typesize) && (settings.auto_filters || f.is_none());
-        let samples = gather_samples(data, usize::from(typesize));
-        let mut best = (f64::INFINITY, FilterSet::NONE);
-        for f in candidates.into_iter().filter(allowed) {
-            f.encode(typesize, &samples, &mut self.filtered, &mut self.tmp);
-            let r = probe(&mut self.compressor, LZ4, &self.filtered, SAMPLES, &mut self.scratch)?.fraction();
-            if r < best.0 {
-                best = (r, f);
+        );
+        let filtered_candidates = [FilterSet::SHUFFLE, FilterSet::DELTA_SHUFFLE];
+        let mut samples = Vec::new();
+        if settings.auto_filters && filtered_candidates.iter().any(|f| f.supports(typesize)) {
+            samples = gather_samples(data, usize::from(typesize));
+            for f in filtered_candidates.into_iter().filter(|f| f.supports(typesize)) {
+                f.encode(typesize, &samples, &mut self.filtered, &mut self.tmp);
+                let r = probe(&mut self.compressor, LZ4, &self.filtered, SAMPLES, &mut self.scratch)?.fraction();
+                if r < best.0 {
+                    best = (r, f);
+                }
             }
         }
         let (lz4_fraction, filters) = best;
-        filters.encode(typesize, &samples, &mut self.filtered, &mut self.tmp);
+        let trial: &[u8] = if filters.is_none() {
+            data
+        } else {
+            filters.encode(typesize, &samples, &mut self.filtered, &mut self.tmp);
+            &self.filtered
+        };
         // When LZ4 finds nothing, two samples are enough to tell whether entropy coding alone
         // would pay; this keeps random data near memcpy speed.
         let zstd_samples = if lz4_fraction > 0.97 { 2 } else { SAMPLES };
-        let zstd_fraction = probe(
-            &mut self.compressor,
-            ZSTD,
-            &self.filtered,
-            zstd_samples,
-            &mut self.scratch,
-        )?
-        .fraction();
-        let codec = if zstd_fraction.min(lz4_fraction) > 0.97 {
+        let zstd_fraction = probe(&mut self.compressor, ZSTD, trial, zstd_samples, &mut self.scratch)?.fraction();
+        // The bar fixed codecs use too: 3 % from repeats, or 10 % from entropy coding alone.
+        let codec = if lz4_fraction > 0.97 && zstd_fraction > 0.90 {
             Codec::None
         } else if zstd_fraction < lz4_fraction * 0.9 {
             ZSTD
