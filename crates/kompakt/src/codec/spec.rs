@@ -52,7 +52,7 @@ impl CodecSpec {
                 acceleration: LZ4_ACCEL[usize::from(level - 1)],
             },
             11..=20 => Codec::Lz4Hc { level: level - 8 },
-            // Each decade one zstd level, from the levels whose ratio never fell below a lower
+            // Each decade one zstd level, from the levels whose ratio did not fall below a lower
             // level's on the benchmark's table data (zstd 2, 6-10, 12, 13, 16, 17 did).
             21..=100 => Codec::Zstd {
                 level: ZSTD_BY_DECADE[usize::from(level / 10) - 2],
