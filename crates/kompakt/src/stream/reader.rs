@@ -248,8 +248,7 @@ impl<R: Read + Seek> Reader<R> {
                     read_block_part(inner, dst, &entry)?;
                     return Ok(Some(Job::Check { entry, header, dst }));
                 }
-                let mut bytes = vec![0u8; BLOCK_HEADER_LEN + entry.header.stored_len as usize];
-                read_block_part(inner, &mut bytes, &entry)?;
+                let bytes = read_block(inner, &entry)?;
                 Ok(Some(Job::Decode {
                     entry,
                     bytes,
@@ -327,8 +326,7 @@ impl<R: Read + Seek> Reader<R> {
                     inner.seek(SeekFrom::Start(entry.file_offset))?;
                 }
                 seek_to = Some(entry.end_offset());
-                let mut bytes = vec![0u8; BLOCK_HEADER_LEN + entry.header.stored_len as usize];
-                read_block_part(inner, &mut bytes, &entry)?;
+                let bytes = read_block(inner, &entry)?;
                 Ok(Some((entry, bytes)))
             },
             || take_decoder(decoders),
@@ -434,6 +432,22 @@ fn check_header_matches(head: &[u8; BLOCK_HEADER_LEN], entry: &BlockEntry) -> Re
         ));
     }
     Ok(())
+}
+
+/// Reads a block's header and payload into a new buffer, without zeroing it first (the
+/// length comes from the validated index, so it is at most 24 bytes + 64 MiB).
+fn read_block<R: Read>(inner: &mut R, entry: &BlockEntry) -> Result<Vec<u8>> {
+    let len = BLOCK_HEADER_LEN + entry.header.stored_len as usize;
+    let mut bytes = Vec::with_capacity(len);
+    inner.take(len as u64).read_to_end(&mut bytes)?;
+    if bytes.len() < len {
+        return Err(Error::corrupt(
+            "block",
+            entry.file_offset,
+            "the file ends inside the block (was it truncated or changed while open?)",
+        ));
+    }
+    Ok(bytes)
 }
 
 fn read_block_part<R: Read>(inner: &mut R, buf: &mut [u8], entry: &BlockEntry) -> Result<()> {
