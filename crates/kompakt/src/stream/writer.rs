@@ -32,12 +32,9 @@ pub const MAX_METADATA_LEN: usize = 256 << 20;
 /// Options for writing a file; per-stream settings default to these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WriteOptions {
-    /// Codec (default: unified level [`crate::codec::DEFAULT_LEVEL`]).
-    pub codec: CodecSpec,
-    /// Filter for typed data (default: shuffle, applied when `typesize` > 1).
-    pub filter: FilterSpec,
-    /// Element size of the data (1 = plain bytes).
-    pub typesize: u8,
+    /// Codec, filter and element size: the defaults for every stream of the file (codec: unified
+    /// level [`crate::codec::DEFAULT_LEVEL`]; filter: shuffle, applied when typesize > 1).
+    pub stream: StreamOptions,
     /// Raw bytes per block, 64 KiB..=64 MiB (default 1 MiB). Larger blocks compress a little
     /// better; smaller ones make random reads cheaper.
     pub block_size: usize,
@@ -48,9 +45,7 @@ pub struct WriteOptions {
 impl Default for WriteOptions {
     fn default() -> Self {
         WriteOptions {
-            codec: CodecSpec::default(),
-            filter: FilterSpec::default(),
-            typesize: 1,
+            stream: StreamOptions::default(),
             block_size: DEFAULT_BLOCK_SIZE,
             threads: 0,
         }
@@ -58,19 +53,19 @@ impl Default for WriteOptions {
 }
 
 impl WriteOptions {
-    /// Sets the codec.
+    /// Sets the codec of every stream (see [`StreamOptions::codec`]).
     pub fn codec(mut self, codec: CodecSpec) -> Self {
-        self.codec = codec;
+        self.stream = self.stream.codec(codec);
         self
     }
-    /// Sets the filter.
+    /// Sets the filter of every stream.
     pub fn filter(mut self, filter: FilterSpec) -> Self {
-        self.filter = filter;
+        self.stream = self.stream.filter(filter);
         self
     }
-    /// Sets the element size.
+    /// Sets the element size of every stream.
     pub fn typesize(mut self, typesize: u8) -> Self {
-        self.typesize = typesize;
+        self.stream = self.stream.typesize(typesize);
         self
     }
     /// Sets the block size.
@@ -98,11 +93,7 @@ impl WriteOptions {
 
     /// The per-stream part of these options (the defaults for every stream).
     pub fn stream_options(&self) -> StreamOptions {
-        StreamOptions {
-            codec: self.codec,
-            filter: self.filter,
-            typesize: self.typesize,
-        }
+        self.stream
     }
 }
 
@@ -117,6 +108,16 @@ pub struct StreamOptions {
     pub filter: FilterSpec,
     /// Element size of the data (1 = plain bytes).
     pub typesize: u8,
+}
+
+impl Default for StreamOptions {
+    fn default() -> Self {
+        StreamOptions {
+            codec: CodecSpec::default(),
+            filter: FilterSpec::default(),
+            typesize: 1,
+        }
+    }
 }
 
 impl StreamOptions {
