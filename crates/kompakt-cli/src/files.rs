@@ -146,7 +146,7 @@ fn encode_stream(
     bar: &ProgressBar,
 ) -> CliResult<(u64, u64)> {
     let threads = resolve_threads(opts.threads);
-    let chunk = (STAGED_BLOCKS.max(4 * threads) * opts.block_size).min(MAX_CHUNK.max(opts.block_size));
+    let chunk = (STAGED_BLOCKS.max(16 * threads) * opts.block_size).min(MAX_CHUNK.max(opts.block_size));
     std::thread::scope(|scope| {
         // Created inside the scope: if compression fails, these ends are dropped before the
         // scope waits for the reader, which then sees closed channels and stops.
