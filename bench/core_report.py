@@ -27,11 +27,21 @@ SCALING_TARGET = 1.8
 MEMCPY_TARGET = 0.5
 RSS_TARGET_MB = 200
 BUSY_WARN = 0.2  # average cores used by other processes during a section
+BUSY_MAX = 0.25  # above this, an attempt's figures are dropped when a quieter attempt exists
 
 
 # ----------------------------------------------------------------------------------------------
 # Parsing
 # ----------------------------------------------------------------------------------------------
+def paired_ratio(a, b, key):
+    """Median over runs of a[key][i] / b[key][i] (the lists are aligned run by run)."""
+    pairs = sorted(x / y for x, y in zip(a.get(key, []), b.get(key, [])) if y)
+    if not pairs:
+        return None
+    n = len(pairs)
+    return pairs[n // 2] if n % 2 else (pairs[n // 2 - 1] + pairs[n // 2]) / 2
+
+
 def load_json(path):
     try:
         with open(path) as f:
@@ -41,28 +51,64 @@ def load_json(path):
         return []
 
 
+CODEC_TAGS = {c.replace(":", ""): c for c in ["none", "auto", "lz4", "lz4hc:9", "zstd:1", "zstd:3", "zstd:9"]}
+
+
+def section_of(path):
+    """(section name, attempt) that wrote a raw output, from its file name; None if unknown."""
+    base = os.path.basename(path)
+    m = re.match(r"kb_bytes\.([^.]+)\.([^.]+)\.(\d+)\.json$", base)
+    if m and m.group(2) in CODEC_TAGS:  # pair: ATT followed by the round digit
+        return f"pair {m.group(1)} {CODEC_TAGS[m.group(2)]}", m.group(3)[:-1]
+    m = re.match(r"(zstd|lz4)_b(\d+)_(?:T(\d+)_)?([^.]+)\.(\d+)\.txt$", base)
+    if m:
+        tool, level, threads, name, suffix = m.groups()
+        if threads == "2":
+            return "c-tools-T2", suffix
+        codec = f"zstd:{level}" if tool == "zstd" else ("lz4" if level == "1" else f"lz4hc:{level}")
+        return f"pair {name} {codec}", suffix[:-1]
+    m = re.match(r"(kb_shuffle8|kb_delta8|kb_incompressible|levels_\w+)\.(\d+)\.json$", base)
+    if m:
+        sec = {"kb_shuffle8": "kompakt-filters", "kb_delta8": "kompakt-filters",
+               "kb_incompressible": "incompressible"}.get(m.group(1), "levels")
+        return sec, m.group(2)
+    return None
+
+
+QUIET = {}  # (section, attempt) -> other processes' cores, filled from sections.tsv
+
+
+def keep_quiet(paths):
+    """The outputs written while the machine was quiet, or all of them when none was."""
+    def other(p):
+        key = section_of(p)
+        return QUIET.get(key) if key else None
+    quiet = [p for p in paths if other(p) is not None and other(p) <= BUSY_MAX]
+    return (quiet, True) if quiet else (paths, False)
+
+
 def bench_rows(raw, stem):
     """kompakt bench --json rows keyed by (file, codec, threads), merged over the attempts
-    (stem.json, stem.0.json, stem.1.json, ...): the best speed of any attempt counts."""
+    (stem.json, stem.*.json) made on a quiet machine (all attempts when none was quiet):
+    the best speed counts; c_all/d_all keep every run's figure, aligned run by run."""
     rows = {}
     paths = sorted(glob.glob(os.path.join(raw, stem + ".json")) + glob.glob(os.path.join(raw, stem + ".*.json")))
+    by_key = {}
     for path in paths:
         for r in load_json(path):
-            r = dict(r)
-            r["file"] = os.path.basename(r["file"])
-            key = (r["file"], r["codec"], r["threads"])
-            if key in rows:
-                old = rows[key]
-                old["c_all"].append(r["compress_mb_s"])
-                old["d_all"].append(r["decompress_mb_s"])
-                old["compress_mb_s"] = max(old["compress_mb_s"], r["compress_mb_s"])
-                old["decompress_mb_s"] = max(old["decompress_mb_s"], r["decompress_mb_s"])
-                old["attempts"] += 1
-            else:
-                r["attempts"] = 1
-                r["c_all"] = [r["compress_mb_s"]]
-                r["d_all"] = [r["decompress_mb_s"]]
-                rows[key] = r
+            by_key.setdefault((os.path.basename(r["file"]), r["codec"], r["threads"]), []).append((path, r))
+    for key, items in by_key.items():
+        chosen, quiet = keep_quiet([p for p, _ in items])
+        runs = [r for p, r in items if p in chosen]
+        r = dict(runs[0])
+        r["file"] = key[0]
+        r["c_all"] = [x["compress_mb_s"] for x in runs]
+        r["d_all"] = [x["decompress_mb_s"] for x in runs]
+        r["compress_mb_s"] = max(r["c_all"])
+        r["decompress_mb_s"] = max(r["d_all"])
+        r["attempts"] = len(runs)
+        r["quiet"] = quiet
+        rows[key] = r
     return rows
 
 
@@ -260,34 +306,36 @@ def main():
     env = load_json(os.path.join(raw, "env.json")) or {}
     ncpu = env.get("cores") or os.cpu_count() or 1
 
+    sections = parse_sections(os.path.join(raw, "sections.tsv"), ncpu)
+    for sec in sections:
+        name, _, att = sec["section"].rpartition(" #")
+        QUIET[(name, att)] = sec["other_cores"]
     kb = bench_rows(raw, "kb_bytes")
     ks = bench_rows(raw, "kb_shuffle8")
     kd = bench_rows(raw, "kb_delta8")
     ki = bench_rows(raw, "kb_incompressible")
-    tools = {}
+    tool_paths = {}
     for path in sorted(glob.glob(os.path.join(raw, "zstd_b*_T*_*.txt")) + glob.glob(os.path.join(raw, "lz4_b*_*.txt"))):
         base = os.path.basename(path)[:-4]
         m = re.match(r"(zstd|lz4)_b(\d+)(?:_T(\d+))?_([^.]+)(?:\.\d+)?$", base)
-        if not m:
+        if m:
+            key = (m.group(1), int(m.group(2)), int(m.group(3) or 1), m.group(4) + ".bin")
+            tool_paths.setdefault(key, []).append(path)
+    tools = {}
+    for key, paths in tool_paths.items():
+        chosen, quiet = keep_quiet(paths)
+        runs = [r for r in (parse_tool(p) for p in chosen) if r]
+        if not runs:
             continue
-        tool, level, threads, name = m.group(1), int(m.group(2)), int(m.group(3) or 1), m.group(4) + ".bin"
-        r = parse_tool(path)
-        if not r:
-            continue
-        key = (tool, level, threads, name)
-        if key in tools:  # another attempt: the best speeds count
-            tools[key]["c_all"].append(r["c"])
-            tools[key]["d_all"].append(r["d"])
-            tools[key]["c"] = max(tools[key]["c"], r["c"])
-            tools[key]["d"] = max(tools[key]["d"], r["d"])
-            tools[key]["attempts"] += 1
-        else:
-            r["attempts"] = 1
-            r["c_all"] = [r["c"]]
-            r["d_all"] = [r["d"]]
-            tools[key] = r
+        r = dict(runs[0])
+        r["c_all"] = [x["c"] for x in runs]
+        r["d_all"] = [x["d"] for x in runs]
+        r["c"] = max(r["c_all"])
+        r["d"] = max(r["d_all"])
+        r["attempts"] = len(runs)
+        r["quiet"] = quiet
+        tools[key] = r
     cli = parse_cli(os.path.join(raw, "cli.tsv"))
-    sections = parse_sections(os.path.join(raw, "sections.tsv"), ncpu)
     levels = [int(x) for x in a.levels.split(",")]
 
     md = []
@@ -334,8 +382,10 @@ def main():
                    "tool_d": t["d"] if t else None}
             fig["c_rel"] = rel(fig["c1"], fig["tool_c"])
             fig["d_rel"] = rel(fig["d1"], fig["tool_d"])
-            fig["scaling_c"] = rel(fig["c2"], fig["c1"])
-            fig["scaling_d"] = rel(fig["d2"], fig["d1"])
+            # Speed-up from the 1- and 2-thread figures of the same `kompakt bench` run (taken
+            # seconds apart, so under the same machine conditions); the best run counts.
+            fig["scaling_c"] = paired_ratio(k2, k1, "c_all") if k2 else None
+            fig["scaling_d"] = paired_ratio(k2, k1, "d_all") if k2 else None
             fig_rows.append(fig)
     summary["figures"] = fig_rows
 
@@ -464,7 +514,7 @@ def main():
     md.append("## a/b. kompakt vs the C tools at the same level (1 MiB blocks)\n")
     md.append("Compress and decompress speeds in MB/s; `k/C` is kompakt's speed over the C tool's "
               "(1 thread both; ✗ = below 0.95). `2T` columns are kompakt at 2 threads and `x` its "
-              "speed-up over 1 thread. No filter (`--typesize 1`), so the data is the same bytes "
+              "speed-up over 1 thread in the same run (best run). No filter (`--typesize 1`), so the data is the same bytes "
               "the C tools see.\n")
     for name in FILES:
         rows = []
@@ -589,7 +639,8 @@ def main():
                 else:
                     r.append(f"{mark(f['scaling_c'], SCALING_TARGET)} / {f2(f['scaling_d'])}" if f else "–")
             rows.append(r)
-        md.append("Compress speed-up (✗ = below 1.8x) / decompress speed-up. Pairs stored raw (ratio < 1.01, "
+        md.append("Compress speed-up (✗ = below 1.8x) / decompress speed-up, each from the 1- and 2-thread "
+                  "figures of one `kompakt bench` run (best run). Pairs stored raw (ratio < 1.01, "
                   "marked `raw`) only copy memory, and so does `none`: they are shown but not part of the target.\n")
         md.append(table(["codec"] + FILES, rows))
         kz1, kz2 = cli.get("k-zstd1-T1"), cli.get("k-zstd1-T2")
