@@ -13,7 +13,7 @@
 mod probe;
 mod spec;
 
-pub use probe::{looks_incompressible, probe, ProbeResult, SAMPLES};
+pub use probe::{looks_incompressible, probe, ProbeResult, ENTROPY_SAMPLES, MIN_ENTROPY_SAVING, MIN_SAVING, SAMPLES};
 pub use spec::{CodecSpec, DEFAULT_LEVEL};
 
 use crate::error::{Error, Result};

@@ -7,10 +7,10 @@ use crate::error::Result;
 /// Bytes per sample; LZ4 needs a few KiB of history to find matches.
 const SAMPLE_LEN: usize = 8 * 1024;
 /// A probe whose samples shrink by less than this fraction calls the block incompressible.
-const MIN_SAVING: f64 = 0.03;
+pub const MIN_SAVING: f64 = 0.03;
 /// When LZ4 finds no repeats, an entropy coder must save this much to be worth its time: it
 /// costs 10-15x a memcpy for, on random float64, a 6 % gain that shuffle does far better.
-const MIN_ENTROPY_SAVING: f64 = 0.10;
+pub const MIN_ENTROPY_SAVING: f64 = 0.10;
 
 /// What a trial compression of samples measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +68,7 @@ pub fn probe(
 /// Samples [`looks_incompressible`] and `auto` take from a block.
 pub const SAMPLES: usize = 8;
 /// Samples of the short entropy-coder trial that follows an LZ4 trial that found nothing.
-const ENTROPY_SAMPLES: usize = 2;
+pub const ENTROPY_SAMPLES: usize = 2;
 
 /// True when samples of `data` do not shrink meaningfully.
 ///

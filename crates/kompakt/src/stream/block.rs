@@ -2,7 +2,10 @@
 //! No I/O happens here; the writer and readers move the bytes.
 
 use super::format::{verify_block, BlockHeader, BLOCK_HEADER_LEN};
-use crate::codec::{looks_incompressible, probe, Codec, CodecId, CodecSpec, Compressor, Decompressor, SAMPLES};
+use crate::codec::{
+    looks_incompressible, probe, Codec, CodecId, CodecSpec, Compressor, Decompressor, ENTROPY_SAMPLES,
+    MIN_ENTROPY_SAVING, MIN_SAVING, SAMPLES,
+};
 use crate::error::Result;
 use crate::filter::FilterSet;
 
@@ -144,10 +147,11 @@ impl BlockEncoder {
         };
         // When LZ4 finds nothing, two samples are enough to tell whether entropy coding alone
         // would pay; this keeps random data near memcpy speed.
-        let zstd_samples = if lz4_fraction > 0.97 { 2 } else { SAMPLES };
+        let lz4_found_nothing = lz4_fraction > 1.0 - MIN_SAVING;
+        let zstd_samples = if lz4_found_nothing { ENTROPY_SAMPLES } else { SAMPLES };
         let zstd_fraction = probe(&mut self.compressor, ZSTD, trial, zstd_samples, &mut self.scratch)?.fraction();
         // The bar fixed codecs use too: 3 % from repeats, or 10 % from entropy coding alone.
-        let codec = if lz4_fraction > 0.97 && zstd_fraction > 0.90 {
+        let codec = if lz4_found_nothing && zstd_fraction > 1.0 - MIN_ENTROPY_SAVING {
             Codec::None
         } else if zstd_fraction < lz4_fraction * 0.9 {
             ZSTD
