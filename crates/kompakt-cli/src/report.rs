@@ -4,49 +4,12 @@ use crate::args::{InspectArgs, VerifyArgs};
 use crate::files::open_reader;
 use crate::human::format_size;
 use crate::{progress_bar, CliResult};
-use kompakt::stream::{decode_sequential, BlockEntry};
+use kompakt::stream::{decode_sequential, filter_label, BlockEntry, StreamSummary};
 use kompakt::{ReadOptions, Reader};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Write};
-
-/// Per-stream summary for `inspect`.
-#[derive(Default)]
-struct StreamSummary {
-    raw: u64,
-    stored: u64,
-    blocks: u64,
-    codecs: BTreeMap<String, u64>,
-    filters: BTreeMap<String, u64>,
-}
-
-fn filter_label(b: &BlockEntry) -> String {
-    if b.header.filters.is_none() {
-        "none".into()
-    } else {
-        format!("{}/{}", b.header.filters, b.header.typesize)
-    }
-}
-
-fn summarize(reader: &Reader<File>) -> Vec<StreamSummary> {
-    let mut out: Vec<StreamSummary> = reader
-        .streams()
-        .iter()
-        .map(|s| StreamSummary {
-            raw: s.raw_len,
-            ..Default::default()
-        })
-        .collect();
-    for b in reader.blocks() {
-        let s = &mut out[b.header.stream as usize];
-        s.stored += u64::from(b.header.stored_len);
-        s.blocks += 1;
-        *s.codecs.entry(b.header.codec.name().to_string()).or_default() += 1;
-        *s.filters.entry(filter_label(b)).or_default() += 1;
-    }
-    out
-}
 
 fn counts(m: &BTreeMap<String, u64>) -> String {
     if m.is_empty() {
@@ -56,17 +19,18 @@ fn counts(m: &BTreeMap<String, u64>) -> String {
 }
 
 fn ratio(raw: u64, stored: u64) -> f64 {
-    if stored == 0 {
-        1.0
-    } else {
-        raw as f64 / stored as f64
+    StreamSummary {
+        raw,
+        stored,
+        ..Default::default()
     }
+    .ratio()
 }
 
 pub fn inspect(a: InspectArgs) -> CliResult {
     let mut out = io::stdout().lock();
     let reader = open_reader(&a.file, 1)?;
-    let streams = summarize(&reader);
+    let streams = reader.summary();
     let (major, minor) = reader.version();
     let raw: u64 = streams.iter().map(|s| s.raw).sum();
     if a.json {
@@ -79,7 +43,7 @@ pub fn inspect(a: InspectArgs) -> CliResult {
             "metadata_size": reader.metadata().len(),
             "streams": streams.iter().enumerate().map(|(i, s)| json!({
                 "id": i, "raw_size": s.raw, "stored_size": s.stored, "blocks": s.blocks,
-                "ratio": ratio(s.raw, s.stored), "codecs": s.codecs, "filters": s.filters,
+                "ratio": s.ratio(), "codecs": s.codecs, "filters": s.filters,
             })).collect::<Vec<_>>(),
         });
         if a.blocks {
@@ -117,7 +81,7 @@ pub fn inspect(a: InspectArgs) -> CliResult {
             i,
             format_size(s.raw),
             format_size(s.stored),
-            ratio(s.raw, s.stored),
+            s.ratio(),
             s.blocks,
             counts(&s.codecs),
             counts(&s.filters)
@@ -141,7 +105,7 @@ pub fn inspect(a: InspectArgs) -> CliResult {
                 b.header.raw_len,
                 b.header.stored_len,
                 b.header.codec.name(),
-                filter_label(b)
+                filter_label(&b.header)
             )?;
         }
     }

@@ -216,4 +216,29 @@ proptest! {
         prop_assert_eq!(&buf[..], &data[lo..hi]);
         prop_assert!(r.read_range_into(0, len as u64, &mut [0u8; 1]).is_err());
     }
+
+    /// `read_at` with a cache, as a file object uses it: any mix of small and large reads at
+    /// any positions, on two streams sharing one cache, returns the right bytes.
+    #[test]
+    fn read_at_with_a_cache_matches_the_data(seed in any::<u64>(),
+                                             reads in prop::collection::vec((any::<bool>(), any::<prop::sample::Index>(), 0usize..300_000), 1..24)) {
+        let a = typed_data(350_000, seed);
+        let b = typed_data(90_000, seed ^ 1);
+        let mut w = Writer::new(Vec::new(), WriteOptions::default().block_size(MIN_BLOCK_SIZE)).unwrap();
+        let (sa, sb) = (w.add_stream(None).unwrap(), w.add_stream(None).unwrap());
+        w.write(sa, &a).unwrap();
+        w.write(sb, &b).unwrap();
+        let file = w.finish().unwrap();
+        let mut r = Reader::new(Cursor::new(&file), ReadOptions::default()).unwrap();
+        let mut cache = kompakt::stream::BlockCache::new();
+        for (second, at, size) in reads {
+            let (stream, data) = if second { (1, &b) } else { (0, &a) };
+            let pos = at.index(data.len() + 10);
+            let mut out = vec![0u8; size];
+            let n = r.read_at(stream, pos as u64, &mut out, &mut cache).unwrap();
+            let expect = &data[pos.min(data.len())..(pos + size).min(data.len())];
+            prop_assert!(n > 0 || expect.is_empty());
+            prop_assert_eq!(&out[..n], &expect[..n]);
+        }
+    }
 }

@@ -19,7 +19,7 @@ mod writer;
 pub use block::{BlockDecoder, BlockEncoder, BlockSettings, EncodedBlock, Payload};
 pub use format::{BlockEntry, BlockHeader, Footer, StreamInfo, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE};
 pub use parallel::{resolve_threads, MAX_THREADS};
-pub use reader::{ReadOptions, Reader, StreamReader, VerifyReport};
+pub use reader::{filter_label, BlockCache, ReadOptions, Reader, StreamReader, StreamSummary, VerifyReport};
 pub use sequential::decode_sequential;
 pub use writer::{
     Encoder, StreamId, StreamOptions, WriteOptions, Writer, DEFAULT_BLOCK_SIZE, MAX_METADATA_LEN, STAGED_BLOCKS,

@@ -11,6 +11,7 @@ use super::parallel::resolve_threads;
 use super::sequential::read_full;
 use crate::codec::CodecId;
 use crate::error::{Error, Result};
+use std::collections::BTreeMap;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::sync::Mutex;
 use xxhash_rust::xxh3::xxh3_64;
@@ -50,6 +51,41 @@ pub struct VerifyReport {
     pub raw_bytes: u64,
     /// Stored bytes read.
     pub stored_bytes: u64,
+}
+
+/// What one stream holds, as `kompakt inspect` shows it: sizes and how its blocks are encoded.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StreamSummary {
+    /// Raw (decoded) bytes.
+    pub raw: u64,
+    /// Stored bytes: block payloads, without block headers.
+    pub stored: u64,
+    /// Number of blocks.
+    pub blocks: u64,
+    /// Blocks per codec name.
+    pub codecs: BTreeMap<String, u64>,
+    /// Blocks per filter label (`none`, or `shuffle/8`: filters and element size).
+    pub filters: BTreeMap<String, u64>,
+}
+
+impl StreamSummary {
+    /// Raw over stored bytes (1.0 for an empty stream).
+    pub fn ratio(&self) -> f64 {
+        if self.stored == 0 {
+            1.0
+        } else {
+            self.raw as f64 / self.stored as f64
+        }
+    }
+}
+
+/// A block's filters with its element size, for reports: `none` or e.g. `shuffle/8`.
+pub fn filter_label(header: &super::format::BlockHeader) -> String {
+    if header.filters.is_none() {
+        "none".into()
+    } else {
+        format!("{}/{}", header.filters, header.typesize)
+    }
 }
 
 /// A kompakt file opened for random access.
@@ -181,6 +217,27 @@ impl<R: Read + Seek> Reader<R> {
             .ok_or_else(|| Error::OutOfRange {
                 detail: format!("no stream {stream}; the file has {}", self.footer.streams.len()),
             })
+    }
+
+    /// One summary per stream, from the index alone (no block is read).
+    pub fn summary(&self) -> Vec<StreamSummary> {
+        let mut out: Vec<StreamSummary> = self
+            .footer
+            .streams
+            .iter()
+            .map(|s| StreamSummary {
+                raw: s.raw_len,
+                ..Default::default()
+            })
+            .collect();
+        for b in &self.footer.blocks {
+            let s = &mut out[b.header.stream as usize];
+            s.stored += u64::from(b.header.stored_len);
+            s.blocks += 1;
+            *s.codecs.entry(b.header.codec.name().to_string()).or_default() += 1;
+            *s.filters.entry(filter_label(&b.header)).or_default() += 1;
+        }
+        out
     }
 
     /// Gives back the inner reader.
@@ -379,7 +436,7 @@ impl<R: Read + Seek> Reader<R> {
             stream,
             len,
             pos: 0,
-            cached: None,
+            cache: BlockCache::new(),
         })
     }
 }
@@ -461,6 +518,66 @@ fn read_block_part<R: Read>(inner: &mut R, buf: &mut [u8], entry: &BlockEntry) -
     Ok(())
 }
 
+/// The last decoded block of one stream, for small sequential reads at arbitrary positions
+/// ([`Reader::read_at`]) without decoding a block once per read. Owns no reference to the
+/// reader, so it can live beside one (in a binding's file object, say).
+#[derive(Debug, Default)]
+pub struct BlockCache {
+    cached: Option<(u32, u64, Vec<u8>)>,
+}
+
+impl BlockCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Bytes of `stream` at `pos` that the cache holds.
+    fn hit(&self, stream: u32, pos: u64) -> Option<&[u8]> {
+        match &self.cached {
+            Some((s, start, b)) if *s == stream && (*start..*start + b.len() as u64).contains(&pos) => {
+                Some(&b[(pos - start) as usize..])
+            }
+            _ => None,
+        }
+    }
+}
+
+impl<R: Read + Seek> Reader<R> {
+    /// Reads up to `out.len()` bytes of `stream` at raw offset `pos`; returns how many (0 at
+    /// the end of the stream). Small reads are served from the block held in `cache`; reads of
+    /// two blocks or more are decoded straight into `out`, in parallel.
+    pub fn read_at(&mut self, stream: u32, pos: u64, out: &mut [u8], cache: &mut BlockCache) -> Result<usize> {
+        let len = self.stream_len(stream)?;
+        if pos >= len || out.is_empty() {
+            return Ok(0);
+        }
+        let want = (len - pos).min(out.len() as u64) as usize;
+        if let Some(held) = cache.hit(stream, pos) {
+            let n = want.min(held.len());
+            out[..n].copy_from_slice(&held[..n]);
+            return Ok(n);
+        }
+        let range = self.covering(stream, pos, pos + 1)?;
+        let entry = self.footer.blocks[self.stream_blocks[stream as usize][range.start]];
+        if want >= 2 * entry.header.raw_len as usize {
+            self.read_range_into(stream, pos, &mut out[..want])?;
+            return Ok(want);
+        }
+        let mut buf = match cache.cached.take() {
+            Some((_, _, v)) => v,
+            None => Vec::new(),
+        };
+        buf.resize(entry.header.raw_len as usize, 0);
+        self.read_range_into(stream, entry.raw_offset, &mut buf)?;
+        cache.cached = Some((stream, entry.raw_offset, buf));
+        let held = cache.hit(stream, pos).expect("block just loaded covers pos");
+        let n = want.min(held.len());
+        out[..n].copy_from_slice(&held[..n]);
+        Ok(n)
+    }
+}
+
 /// One stream of a [`Reader`] as a `Read + Seek`; keeps the last decoded block.
 #[derive(Debug)]
 pub struct StreamReader<'r, R> {
@@ -468,7 +585,7 @@ pub struct StreamReader<'r, R> {
     stream: u32,
     len: u64,
     pos: u64,
-    cached: Option<(u64, Vec<u8>)>,
+    cache: BlockCache,
 }
 
 impl<R: Read + Seek> StreamReader<'_, R> {
@@ -481,34 +598,11 @@ impl<R: Read + Seek> StreamReader<'_, R> {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
-
-    fn load_block_at(&mut self, pos: u64) -> Result<()> {
-        let range = self.reader.covering(self.stream, pos, pos + 1)?;
-        let entry = self.reader.footer.blocks[self.reader.stream_blocks[self.stream as usize][range.start]];
-        let mut buf = match self.cached.take() {
-            Some((_, v)) => v,
-            None => Vec::new(),
-        };
-        buf.resize(entry.header.raw_len as usize, 0);
-        self.reader.read_range_into(self.stream, entry.raw_offset, &mut buf)?;
-        self.cached = Some((entry.raw_offset, buf));
-        Ok(())
-    }
 }
 
 impl<R: Read + Seek> Read for StreamReader<'_, R> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if self.pos >= self.len || out.is_empty() {
-            return Ok(0);
-        }
-        let hit = matches!(&self.cached, Some((start, b)) if (*start..*start + b.len() as u64).contains(&self.pos));
-        if !hit {
-            self.load_block_at(self.pos)?;
-        }
-        let (start, block) = self.cached.as_ref().expect("block loaded");
-        let at = (self.pos - start) as usize;
-        let n = out.len().min(block.len() - at);
-        out[..n].copy_from_slice(&block[at..at + n]);
+        let n = self.reader.read_at(self.stream, self.pos, out, &mut self.cache)?;
         self.pos += n as u64;
         Ok(n)
     }
