@@ -1,0 +1,42 @@
+//! Mapping kompakt errors onto Python exceptions.
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::PyErr;
+
+pyo3::create_exception!(
+    kompakt,
+    CorruptError,
+    PyValueError,
+    "The data is not a valid kompakt file: it is damaged (a checksum failed, it was truncated) or \
+     was never one. A subclass of ValueError."
+);
+
+/// `Error::Io` becomes `OSError` (or, when it came from a Python file object, the exception
+/// that object raised); damage becomes `CorruptError`; bad options and ranges `ValueError`.
+pub fn to_py(err: kompakt::Error) -> PyErr {
+    match err {
+        kompakt::Error::Io(io) => PyErr::from(io),
+        e if e.is_corruption() => CorruptError::new_err(e.to_string()),
+        e => PyValueError::new_err(e.to_string()),
+    }
+}
+
+/// Extension for `kompakt::Result`.
+pub trait IntoPy<T> {
+    fn py_err(self) -> pyo3::PyResult<T>;
+}
+
+impl<T> IntoPy<T> for kompakt::Result<T> {
+    fn py_err(self) -> pyo3::PyResult<T> {
+        self.map_err(to_py)
+    }
+}
+
+/// A lock poisoned by a panic in another thread: the object is unusable, not the interpreter.
+pub fn poisoned<E>(_: E) -> PyErr {
+    PyRuntimeError::new_err("kompakt: a previous call on this object panicked; the object is unusable")
+}
+
+pub fn closed() -> PyErr {
+    PyValueError::new_err("I/O operation on a closed kompakt file")
+}

@@ -1,0 +1,36 @@
+//! Python bindings of kompakt: the native module `kompakt._core`.
+//!
+//! This layer only converts: Python buffers, paths and file objects in, `bytes`, dicts and
+//! exceptions out. Every format decision lives in the `kompakt` crate; the object protocol
+//! (pickle 5 with out-of-band buffers) lives in the pure-Python package `kompakt`, which
+//! calls the two classes here, [`FileWriter`](writer::FileWriter) and
+//! [`FileReader`](reader::FileReader).
+//!
+//! The GIL is released around all compression, decompression and file I/O.
+
+mod buffers;
+mod errors;
+mod oneshot;
+mod options;
+mod pyfile;
+mod reader;
+mod writer;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("CorruptError", py.get_type::<errors::CorruptError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    let header = kompakt::stream::format::FileHeader::CURRENT;
+    let (major, minor) = (header.major, header.minor);
+    m.add("FORMAT_VERSION", format!("{major}.{minor}"))?;
+    m.add("DEFAULT_LEVEL", kompakt::codec::DEFAULT_LEVEL)?;
+    m.add("DEFAULT_BLOCK_SIZE", kompakt::stream::DEFAULT_BLOCK_SIZE)?;
+    m.add_class::<writer::FileWriter>()?;
+    m.add_class::<reader::FileReader>()?;
+    m.add_function(wrap_pyfunction!(oneshot::compress, m)?)?;
+    m.add_function(wrap_pyfunction!(oneshot::decompress, m)?)?;
+    Ok(())
+}

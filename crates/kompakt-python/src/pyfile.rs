@@ -1,0 +1,211 @@
+//! Where bytes come from and go to: a path, a Python file object, or memory.
+
+use crate::buffers::Buffer;
+use kompakt::fs::AtomicFile;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::PathBuf;
+
+/// A Python binary file object seen from Rust. Each call takes the GIL for the duration of
+/// one Python method call; an exception raised by the object travels back to the caller
+/// unchanged (pyo3 wraps it in `io::Error` and unwraps it again).
+pub struct PyFile {
+    obj: Py<PyAny>,
+}
+
+impl PyFile {
+    pub fn new(obj: Bound<'_, PyAny>) -> PyFile {
+        PyFile { obj: obj.unbind() }
+    }
+}
+
+impl Read for PyFile {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        Python::attach(|py| {
+            let data = self.obj.call_method1(py, "read", (buf.len(),))?;
+            let data = data.bind(py);
+            if data.is_none() {
+                // A non-blocking stream with nothing ready: we cannot wait for it.
+                return Err(io::Error::new(io::ErrorKind::WouldBlock, "file object returned None from read()"));
+            }
+            let view = Buffer::get(data)?;
+            let bytes = view.as_slice();
+            if bytes.len() > buf.len() {
+                return Err(io::Error::other("file object's read(n) returned more than n bytes"));
+            }
+            buf[..bytes.len()].copy_from_slice(bytes);
+            Ok(bytes.len())
+        })
+    }
+}
+
+impl Write for PyFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        Python::attach(|py| {
+            let n = self.obj.call_method1(py, "write", (PyBytes::new(py, buf),))?;
+            // Raw files may write less; buffered ones return None or the full length.
+            match n.extract::<Option<usize>>(py) {
+                Ok(Some(n)) if n <= buf.len() => Ok(n),
+                _ => Ok(buf.len()),
+            }
+        })
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Python::attach(|py| {
+            if self.obj.bind(py).hasattr("flush")? {
+                self.obj.call_method0(py, "flush")?;
+            }
+            Ok(())
+        })
+    }
+}
+
+impl Seek for PyFile {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        let (offset, whence) = match pos {
+            SeekFrom::Start(p) => (p as i128, 0),
+            SeekFrom::Current(d) => (d as i128, 1),
+            SeekFrom::End(d) => (d as i128, 2),
+        };
+        Python::attach(|py| {
+            let at = self.obj.call_method1(py, "seek", (offset, whence))?;
+            Ok(at.extract::<u64>(py)?)
+        })
+    }
+}
+
+/// What a caller passed as a file: a path (`str`, `os.PathLike`), a file object (anything with
+/// `read` or `write`), or for reading, bytes-like data.
+pub enum Target<'py> {
+    Path(PathBuf),
+    FileObject(Bound<'py, PyAny>),
+    Data(Bound<'py, PyAny>),
+}
+
+impl<'py> Target<'py> {
+    pub fn classify(obj: Bound<'py, PyAny>, method: &str) -> PyResult<Target<'py>> {
+        if obj.is_instance_of::<PyString>() || obj.hasattr("__fspath__")? {
+            return Ok(Target::Path(obj.extract::<PathBuf>()?));
+        }
+        if obj.hasattr(method)? {
+            return Ok(Target::FileObject(obj));
+        }
+        Ok(Target::Data(obj))
+    }
+}
+
+/// Output of a [`FileWriter`](crate::writer::FileWriter).
+pub enum Sink {
+    /// A new file that replaces the target only when complete.
+    Atomic(AtomicFile),
+    Python(PyFile),
+    Memory(Vec<u8>),
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::Atomic(f) => f.write(buf),
+            Sink::Python(f) => f.write(buf),
+            Sink::Memory(v) => v.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Sink::Atomic(f) => f.write_all(buf),
+            Sink::Python(f) => f.write_all(buf),
+            Sink::Memory(v) => v.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Atomic(f) => f.flush(),
+            Sink::Python(f) => f.flush(),
+            Sink::Memory(_) => Ok(()),
+        }
+    }
+}
+
+/// Bytes-like data held through the buffer protocol, read as a file without copying it.
+pub struct MemoryFile {
+    data: Buffer,
+    pos: u64,
+}
+
+impl Read for MemoryFile {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let data = self.data.as_slice();
+        let start = (self.pos as usize).min(data.len());
+        let n = buf.len().min(data.len() - start);
+        buf[..n].copy_from_slice(&data[start..start + n]);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for MemoryFile {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        let len = self.data.len() as u64;
+        let target = match pos {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+            SeekFrom::End(d) => len.checked_add_signed(d),
+        };
+        self.pos = target.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before start"))?;
+        Ok(self.pos)
+    }
+}
+
+/// Input of a [`FileReader`](crate::reader::FileReader).
+pub enum Source {
+    File(File),
+    Python(PyFile),
+    Memory(MemoryFile),
+}
+
+impl Source {
+    pub fn open(py: Python<'_>, target: Target<'_>) -> PyResult<Source> {
+        match target {
+            Target::Path(path) => Ok(Source::File(py.detach(|| File::open(&path))?)),
+            Target::FileObject(obj) => {
+                if obj.hasattr("seekable")? && !obj.call_method0("seekable")?.is_truthy()? {
+                    return Err(PyTypeError::new_err(
+                        "kompakt needs a seekable file object to read (its index is at the end); \
+                         read the data into bytes first",
+                    ));
+                }
+                Ok(Source::Python(PyFile::new(obj)))
+            }
+            Target::Data(obj) => Ok(Source::Memory(MemoryFile {
+                data: Buffer::get(&obj)?,
+                pos: 0,
+            })),
+        }
+    }
+}
+
+impl Read for Source {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Source::File(f) => f.read(buf),
+            Source::Python(f) => f.read(buf),
+            Source::Memory(m) => m.read(buf),
+        }
+    }
+}
+
+impl Seek for Source {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        match self {
+            Source::File(f) => f.seek(pos),
+            Source::Python(f) => f.seek(pos),
+            Source::Memory(m) => m.seek(pos),
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! `FileWriter`: a kompakt file being written, one or more streams.
+
+use crate::buffers::Buffer;
+use crate::errors::{closed, poisoned, IntoPy};
+use crate::options;
+use crate::pyfile::{PyFile, Sink, Target};
+use kompakt::fs::AtomicFile;
+use kompakt::stream::StreamId;
+use kompakt::{WriteOptions, Writer};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::sync::{Mutex, MutexGuard};
+
+/// Writes a kompakt file to a path (atomically), a binary file object, or memory.
+///
+/// Low level: `kompakt.save`, `kompakt.dumps` and `kompakt.open(..., "wb")` are built on it.
+/// Nothing is visible at a path before `close()`; `abort()` (or an error) discards the file.
+#[pyclass(module = "kompakt._core", frozen)]
+pub struct FileWriter {
+    // Locked only with the GIL released (see `with_writer`), so a thread waiting for the lock
+    // never holds the GIL that the lock's holder may need for a Python file object.
+    state: Mutex<Option<Writer<Sink>>>,
+    opts: WriteOptions,
+}
+
+impl FileWriter {
+    fn with_writer<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Writer<Sink>) -> kompakt::Result<T> + Send,
+    ) -> PyResult<T> {
+        py.detach(|| {
+            let mut guard = self.state.lock().map_err(poisoned)?;
+            let w = guard.as_mut().ok_or_else(closed)?;
+            f(w).py_err()
+        })
+    }
+
+    fn take(&self, py: Python<'_>) -> PyResult<Option<Writer<Sink>>> {
+        py.detach(|| {
+            let mut guard: MutexGuard<'_, _> = self.state.lock().map_err(poisoned)?;
+            Ok(guard.take())
+        })
+    }
+}
+
+#[pymethods]
+impl FileWriter {
+    /// `target`: a path (`str` or `os.PathLike`), a binary file object, or None for memory.
+    #[new]
+    #[pyo3(signature = (target=None, *, codec=None, level=None, threads=None, typesize=None, filter=None, block_size=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        target: Option<Bound<'_, PyAny>>,
+        codec: Option<&str>,
+        level: Option<i64>,
+        threads: Option<i64>,
+        typesize: Option<i64>,
+        filter: Option<&str>,
+        block_size: Option<i64>,
+    ) -> PyResult<Self> {
+        let opts = options::write_options(codec, level, threads, typesize, filter, block_size)?;
+        let sink = match target {
+            None => Sink::Memory(Vec::new()),
+            Some(t) => match Target::classify(t, "write")? {
+                Target::Path(path) => Sink::Atomic(py.detach(|| AtomicFile::create(&path))?),
+                Target::FileObject(obj) => Sink::Python(PyFile::new(obj)),
+                Target::Data(obj) => {
+                    return Err(PyTypeError::new_err(format!(
+                        "expected a path (str, os.PathLike) or a binary file object with write(), got {}",
+                        obj.get_type().name()?
+                    )))
+                }
+            },
+        };
+        let writer = py.detach(|| Writer::new(sink, opts)).py_err()?;
+        Ok(FileWriter {
+            state: Mutex::new(Some(writer)),
+            opts,
+        })
+    }
+
+    /// Opens a stream and returns its id. Unset options default to the file's.
+    #[pyo3(signature = (*, codec=None, level=None, typesize=None, filter=None))]
+    fn add_stream(
+        &self,
+        py: Python<'_>,
+        codec: Option<&str>,
+        level: Option<i64>,
+        typesize: Option<i64>,
+        filter: Option<&str>,
+    ) -> PyResult<u32> {
+        let opts = options::stream_options(self.opts.stream_options(), codec, level, typesize, filter)?;
+        self.with_writer(py, |w| w.add_stream(Some(opts))).map(|id| id.0)
+    }
+
+    /// Appends a bytes-like object to a stream (compressed straight from its memory, with the
+    /// GIL released) and returns its length in bytes.
+    fn write(&self, py: Python<'_>, stream: u32, data: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let buf = Buffer::get(data)?;
+        let buf = &buf;
+        self.with_writer(py, |w| w.write(StreamId(stream), buf.as_slice()))?;
+        Ok(buf.len())
+    }
+
+    /// Ends a stream; later writes to it fail.
+    fn finish_stream(&self, py: Python<'_>, stream: u32) -> PyResult<()> {
+        self.with_writer(py, |w| w.finish_stream(StreamId(stream)))
+    }
+
+    /// Sets the metadata stored in the footer (at most 256 MiB).
+    fn set_metadata(&self, py: Python<'_>, metadata: Vec<u8>) -> PyResult<()> {
+        self.with_writer(py, move |w| w.set_metadata(metadata))
+    }
+
+    /// Raw bytes accepted so far, over all streams.
+    #[getter]
+    fn bytes_in(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with_writer(py, |w| Ok(w.bytes_in()))
+    }
+
+    /// True once `close()` or `abort()` ran.
+    #[getter]
+    fn closed(&self, py: Python<'_>) -> PyResult<bool> {
+        py.detach(|| Ok(self.state.lock().map_err(poisoned)?.is_none()))
+    }
+
+    /// Writes the index and completes the file: a path is fsynced and renamed into place, a
+    /// file object is flushed (not closed). Returns the file as `bytes` when writing to memory,
+    /// else None. Closing twice does nothing.
+    fn close(&self, py: Python<'_>) -> PyResult<Option<Py<PyBytes>>> {
+        let Some(writer) = self.take(py)? else {
+            return Ok(None);
+        };
+        let sink = py.detach(|| writer.finish()).py_err()?;
+        match sink {
+            Sink::Atomic(file) => {
+                py.detach(|| file.commit())?;
+                Ok(None)
+            }
+            Sink::Python(mut file) => {
+                use std::io::Write;
+                file.flush()?;
+                Ok(None)
+            }
+            Sink::Memory(bytes) => Ok(Some(PyBytes::new(py, &bytes).unbind())),
+        }
+    }
+
+    /// Discards the file: a path keeps what it held before (the temporary file is removed).
+    fn abort(&self, py: Python<'_>) -> PyResult<()> {
+        let writer = self.take(py)?;
+        py.detach(move || drop(writer));
+        Ok(())
+    }
+}

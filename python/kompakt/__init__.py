@@ -1,0 +1,44 @@
+"""kompakt: fast, compressed, multi-threaded storage for data-science data.
+
+Save and load any Python object; large buffers (numpy arrays, pandas columns, Arrow buffers)
+go from their memory straight into the compressor and back, on all cores::
+
+    >>> import kompakt, numpy
+    >>> x = numpy.arange(1_000_000)
+    >>> blob = kompakt.dumps({"x": x, "note": "sorted"})
+    >>> len(blob) < x.nbytes // 10
+    True
+    >>> (kompakt.loads(blob)["x"] == x).all()
+    True
+
+Files: ``kompakt.save(obj, path)`` / ``kompakt.load(path)``; bytes: ``kompakt.compress`` /
+``kompakt.decompress``; streaming: ``kompakt.open(path, "wb")``; ``kompakt.info(path)``
+describes a file as ``kompakt inspect`` does. The file format is specified in docs/FORMAT.md;
+files are readable by the ``kompakt`` command line and the reverse.
+
+Loading runs pickle: only load files you trust, or pass ``trusted=False``.
+"""
+
+from kompakt._core import DEFAULT_BLOCK_SIZE, DEFAULT_LEVEL, FORMAT_VERSION, CorruptError, __version__
+from kompakt._data import compress, decompress, info, verify
+from kompakt._file import KompaktFile, open
+from kompakt._objects import dump, dumps, load, loads, save
+
+__all__ = [
+    "CorruptError",
+    "DEFAULT_BLOCK_SIZE",
+    "DEFAULT_LEVEL",
+    "FORMAT_VERSION",
+    "KompaktFile",
+    "__version__",
+    "compress",
+    "decompress",
+    "dump",
+    "dumps",
+    "info",
+    "load",
+    "loads",
+    "open",
+    "save",
+    "verify",
+]

@@ -1,0 +1,228 @@
+"""``save``/``load``/``dumps``/``loads``: any Python object, large buffers without copies.
+
+An object file holds the pickle (protocol 5) of the object in stream 0 and every large
+out-of-band buffer (numpy arrays, pandas columns, Arrow buffers, ``pickle.PickleBuffer``) in
+a stream of its own, compressed straight from the object's memory with the buffer's item
+size as the shuffle element size. Loading allocates each buffer once, at its final size,
+decodes into it in parallel, and hands the buffers to the unpickler. The footer's metadata
+(JSON, ``{"kompakt": "python-pickle", ...}``) lists the streams; docs/FORMAT.md specifies it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import pickle
+from typing import IO, Any, Union
+
+from kompakt import _core
+from kompakt._data import _object_metadata
+from kompakt._file import KompaktFile
+from kompakt._safe import RestrictedUnpickler
+
+Target = Union[str, "os.PathLike[str]", IO[bytes]]
+
+OBJECT_FORMAT = "python-pickle"
+OBJECT_VERSION = 1
+# Buffers smaller than this stay inside the pickle: a stream of its own costs an index entry
+# and compresses worse alone.
+OUT_OF_BAND_MIN = 64 * 1024
+# A pickle stream up to this size is decoded in one piece; larger ones are streamed to the
+# unpickler so that no second copy of it exists.
+WHOLE_PICKLE_MAX = 8 << 20
+
+
+def _write_object(writer: _core.FileWriter, obj: Any) -> None:
+    pickle_stream = writer.add_stream(typesize=1, filter="none")
+    buffers: list[dict[str, Any]] = []
+
+    def out_of_band(buffer: pickle.PickleBuffer) -> bool:
+        view = memoryview(buffer)
+        if view.nbytes < OUT_OF_BAND_MIN:
+            return True  # in-band
+        try:
+            raw = buffer.raw()
+        except BufferError:
+            return True  # not contiguous: pickle copies it in-band
+        itemsize = view.itemsize if 1 <= view.itemsize <= 255 else 1
+        stream = writer.add_stream(typesize=itemsize)
+        writer.write(stream, raw)
+        writer.finish_stream(stream)
+        buffers.append({"stream": stream, "itemsize": itemsize, "readonly": view.readonly})
+        return False
+
+    sink = _Sink(functools.partial(writer.write, pickle_stream))
+    pickle.Pickler(sink, protocol=5, buffer_callback=out_of_band).dump(obj)
+    writer.finish_stream(pickle_stream)
+    meta = {
+        "kompakt": OBJECT_FORMAT,
+        "version": OBJECT_VERSION,
+        "pickle": {"stream": pickle_stream, "protocol": 5},
+        "buffers": buffers,
+    }
+    writer.set_metadata(json.dumps(meta, separators=(",", ":")).encode())
+
+
+class _Sink:
+    """The file pickle writes to: each write goes straight to the pickle stream."""
+
+    __slots__ = ("write",)
+
+    def __init__(self, write: Any) -> None:
+        self.write = write
+
+
+def save(
+    obj: Any,
+    file: Target,
+    *,
+    codec: str | None = None,
+    level: int | None = None,
+    threads: int | None = None,
+) -> None:
+    """Saves any picklable object to a kompakt file.
+
+    ``file`` is a path (``str`` or ``os.PathLike``; written atomically: a temporary file,
+    fsync, rename, so a failure keeps what the path held before) or a binary file object.
+    Large buffers (numpy arrays, pandas columns, Arrow buffers) are compressed straight from
+    the object's memory, on ``threads`` threads (default: all cores), with the GIL released:
+    memory use stays near the size of the object itself. ``codec``/``level`` are those of
+    ``kompakt.compress``.
+
+    >>> import kompakt, numpy, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "result.kpk")
+    >>> kompakt.save({"weights": numpy.ones((1000, 100)), "epoch": 7}, path)
+    >>> kompakt.load(path)["weights"].shape
+    (1000, 100)
+    """
+    writer = _core.FileWriter(file, codec=codec, level=level, threads=threads)
+    try:
+        _write_object(writer, obj)
+    except BaseException:
+        writer.abort()
+        raise
+    writer.close()
+
+
+def dumps(obj: Any, *, codec: str | None = None, level: int | None = None, threads: int | None = None) -> bytes:
+    """Like ``save``, into bytes.
+
+    >>> import kompakt
+    >>> kompakt.loads(kompakt.dumps([1, "two", 3.0]))
+    [1, 'two', 3.0]
+    """
+    writer = _core.FileWriter(None, codec=codec, level=level, threads=threads)
+    try:
+        _write_object(writer, obj)
+    except BaseException:
+        writer.abort()
+        raise
+    data = writer.close()
+    assert data is not None
+    return data
+
+
+def dump(obj: Any, file: Target, **options: Any) -> None:
+    """Alias of ``save`` with pickle's argument order (``dump(obj, file)``)."""
+    save(obj, file, **options)
+
+
+def _empty(size: int) -> Any:
+    """A writable buffer of ``size`` bytes, not zeroed (it is about to be overwritten)."""
+    try:
+        import numpy
+    except ImportError:
+        return bytearray(size)
+    return numpy.empty(size, dtype=numpy.uint8)
+
+
+def _check_layout(meta: dict[str, Any], lengths: list[int]) -> tuple[int, list[int]]:
+    def bad(why: str) -> _core.CorruptError:
+        return _core.CorruptError(f"the object description in this file is invalid: {why}")
+
+    version = meta.get("version")
+    if not isinstance(version, int) or version < 1:
+        raise bad(f"version {version!r}")
+    if version > OBJECT_VERSION:
+        raise ValueError(
+            f"this object file has layout version {version}; this kompakt ({_core.__version__}) "
+            f"reads up to {OBJECT_VERSION}: upgrade kompakt"
+        )
+    try:
+        stream = meta["pickle"]["stream"]
+        protocol = meta["pickle"]["protocol"]
+        buffer_streams = [b["stream"] for b in meta["buffers"]]
+    except (KeyError, TypeError) as e:
+        raise bad(f"missing {e}") from None
+    if not isinstance(protocol, int) or protocol > pickle.HIGHEST_PROTOCOL:
+        raise ValueError(f"the object was pickled with protocol {protocol!r}, which this Python cannot read")
+    streams = [stream, *buffer_streams]
+    if any(not isinstance(s, int) or not 0 <= s < len(lengths) for s in streams) or len(set(streams)) != len(streams):
+        raise bad(f"stream ids {streams} for a file with {len(lengths)} streams")
+    return stream, buffer_streams
+
+
+def _read_object(reader: _core.FileReader, trusted: bool) -> Any:
+    meta = _object_metadata(reader.metadata())
+    if meta is None:
+        raise ValueError(
+            "this kompakt file holds plain data, not a saved object: "
+            "read it with kompakt.open(...) or kompakt.decompress(...)"
+        )
+    lengths = reader.stream_lengths()
+    stream, buffer_streams = _check_layout(meta, lengths)
+    buffers = []
+    for s in buffer_streams:
+        buffer = _empty(lengths[s])
+        reader.read_stream_into(s, buffer)
+        buffers.append(buffer)
+    unpickler = pickle.Unpickler if trusted else RestrictedUnpickler
+    if lengths[stream] <= WHOLE_PICKLE_MAX:
+        import io
+
+        source: Any = io.BytesIO(reader.read_stream(stream))
+    else:
+        source = KompaktFile._over_reader(reader, stream, lengths[stream])
+    return unpickler(source, buffers=buffers).load()
+
+
+def load(file: Target | Any, *, trusted: bool = True, threads: int | None = None) -> Any:
+    """Loads an object saved by ``save`` or ``dumps``.
+
+    ``file`` is a path, a seekable binary file object, or the bytes of a file. Buffers are
+    decoded in parallel straight into their final memory; loaded numpy arrays are writeable.
+
+    Loading runs pickle, which can execute code named in the file: load only files you trust.
+    For others pass ``trusted=False``: only builtin data, datetime, numpy, pandas and pyarrow
+    types may then appear, anything else raises ``pickle.UnpicklingError``.
+
+    Raises ``kompakt.CorruptError`` (a ``ValueError``) if the file is damaged or truncated.
+
+    >>> import kompakt, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "small.kpk")
+    >>> kompakt.save({"a": 1}, path)
+    >>> kompakt.load(path, trusted=False)
+    {'a': 1}
+    """
+    reader = _core.FileReader(file, threads=threads)
+    try:
+        return _read_object(reader, trusted)
+    finally:
+        reader.close()
+
+
+def loads(data: Any, *, trusted: bool = True, threads: int | None = None) -> Any:
+    """Loads an object from the bytes made by ``dumps`` (any bytes-like object).
+
+    See ``load`` for ``trusted``.
+
+    >>> import kompakt
+    >>> kompakt.loads(kompakt.dumps({"x": (1, 2)}))
+    {'x': (1, 2)}
+    """
+    reader = _core.FileReader(memoryview(data), threads=threads)
+    try:
+        return _read_object(reader, trusted)
+    finally:
+        reader.close()
