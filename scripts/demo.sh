@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: build kompakt and show it end to end on generated data.
-#   bash scripts/demo.sh            (about 2 minutes on 2 cores, most of it the first build)
+#   bash scripts/demo.sh            (about 4 minutes on 2 cores, most of it the first builds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -55,4 +55,7 @@ echo "verify exit code: $rc"
 
 echo; echo "== bench: codecs on the table's column bytes (in memory, 1 and 2 threads)"
 "$K" bench data/table.bin --codecs lz4,zstd:1,zstd:3,auto --typesize 1 --seconds 0.3 -q
+echo; echo "== Python: pip install . (builds the extension), then save/load objects"
+python3 -m pip install --quiet --disable-pip-version-check "$OLDPWD[test]"
+python3 "$OLDPWD/scripts/demo_python.py" "$OUT" "${KOMPAKT_DEMO_ROWS:-2000000}"
 echo; echo "demo done: outputs in $OUT"

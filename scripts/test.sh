@@ -14,5 +14,8 @@ echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --release --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --release --locked
+echo "== Python package: pip install .[test], then pytest"
+python3 -m pip install --quiet --disable-pip-version-check ".[test]"
+KOMPAKT_BIN="$PWD/target/release/kompakt" python3 -m pytest -q python/tests
 echo "== fuzz smoke run"
 bash fuzz/smoke.sh "${KOMPAKT_FUZZ_SECONDS:-20}"

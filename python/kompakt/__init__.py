@@ -8,7 +8,7 @@ go from their memory straight into the compressor and back, on all cores::
     >>> blob = kompakt.dumps({"x": x, "note": "sorted"})
     >>> len(blob) < x.nbytes // 10
     True
-    >>> (kompakt.loads(blob)["x"] == x).all()
+    >>> bool((kompakt.loads(blob)["x"] == x).all())
     True
 
 Files: ``kompakt.save(obj, path)`` / ``kompakt.load(path)``; bytes: ``kompakt.compress`` /

@@ -14,6 +14,7 @@ import functools
 import json
 import os
 import pickle
+import sys
 from typing import IO, Any, Union
 
 from kompakt import _core
@@ -53,7 +54,7 @@ def _write_object(writer: _core.FileWriter, obj: Any) -> None:
         return False
 
     sink = _Sink(functools.partial(writer.write, pickle_stream))
-    pickle.Pickler(sink, protocol=5, buffer_callback=out_of_band).dump(obj)
+    _Pickler(sink, protocol=5, buffer_callback=out_of_band).dump(obj)
     writer.finish_stream(pickle_stream)
     meta = {
         "kompakt": OBJECT_FORMAT,
@@ -62,6 +63,32 @@ def _write_object(writer: _core.FileWriter, obj: Any) -> None:
         "buffers": buffers,
     }
     writer.set_metadata(json.dumps(meta, separators=(",", ":")).encode())
+
+
+class _Pickler(pickle.Pickler):
+    def reducer_override(self, obj: Any) -> Any:
+        # numpy pickles datetime64/timedelta64 arrays in-band, through a full copy (tobytes):
+        # send their int64 view out of band instead.
+        np = sys.modules.get("numpy")
+        if (
+            np is not None
+            and type(obj) is np.ndarray
+            and obj.dtype.kind in "mM"
+            and obj.nbytes >= OUT_OF_BAND_MIN
+            and (obj.flags.c_contiguous or obj.flags.f_contiguous)
+        ):
+            order = "C" if obj.flags.c_contiguous else "F"
+            ints = obj.view(np.int64)
+            return _time_array, (pickle.PickleBuffer(ints), obj.dtype, obj.shape, order)
+        return NotImplemented
+
+
+def _time_array(buffer: Any, dtype: Any, shape: tuple[int, ...], order: str) -> Any:
+    """Rebuilds a datetime64/timedelta64 array saved by kompakt (named in files: keep it)."""
+    import numpy
+
+    flat = numpy.frombuffer(buffer, dtype=numpy.int64).view(dtype)
+    return flat.reshape(shape, order=order)  # type: ignore[call-overload]
 
 
 class _Sink:

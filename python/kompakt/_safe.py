@@ -30,6 +30,7 @@ _EXACT: dict[str, frozenset[str]] = {
     "pytz": frozenset(["_p", "_UTC"]),
     "dateutil.tz.tz": frozenset(["tzutc", "tzoffset", "tzlocal"]),
     "numpy": frozenset(["ndarray", "dtype"]),
+    "kompakt._objects": frozenset(["_time_array"]),
     "numpy.core.multiarray": frozenset(["_reconstruct", "scalar"]),
     "numpy._core.multiarray": frozenset(["_reconstruct", "scalar"]),
     "numpy.core.numeric": frozenset(["_frombuffer"]),

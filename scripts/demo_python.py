@@ -1,0 +1,62 @@
+"""The Python part of the demo: save and load a DataFrame and arrays, next to pickle."""
+
+import os
+import pickle
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+
+import kompakt
+
+out = sys.argv[1]
+rows = int(sys.argv[2]) if len(sys.argv) > 2 else 2_000_000
+rng = np.random.default_rng(42)
+cities = np.array([f"city-{i:02d}" for i in range(70)])
+df = pd.DataFrame(
+    {
+        "flag": pd.array(np.where(rng.random(rows) < 0.1, None, rng.random(rows) < 0.5), dtype="boolean"),
+        "qty": rng.integers(1, 101, rows),
+        "price": rng.choice(np.round(rng.uniform(1, 500, 20), 2), rows),
+        "city": pd.Categorical(rng.choice(cities, rows)),
+    }
+)
+obj = {"table": df, "signal": np.cumsum(rng.integers(0, 5, rows)), "note": "kompakt demo"}
+nbytes = int(df.memory_usage(deep=True).sum()) + obj["signal"].nbytes
+print(f"object: {rows:,} rows + a sorted int64 array, {nbytes / 1e6:.1f} MB in memory")
+
+
+def timed(label, fn):
+    t = time.perf_counter()
+    result = fn()
+    print(f"  {label:<28} {time.perf_counter() - t:6.3f} s")
+    return result
+
+
+path = os.path.join(out, "object.kpk")
+timed("kompakt.save", lambda: kompakt.save(obj, path))
+back = timed("kompakt.load", lambda: kompakt.load(path))
+pd.testing.assert_frame_equal(back["table"], df)
+assert (back["signal"] == obj["signal"]).all() and back["signal"].flags.writeable
+pkl = os.path.join(out, "object.pkl")
+
+
+def pickle_save():
+    with open(pkl, "wb") as f:
+        pickle.dump(obj, f, protocol=5)
+
+
+def pickle_load():
+    with open(pkl, "rb") as f:
+        return pickle.load(f)
+
+
+timed("pickle.dump (uncompressed)", pickle_save)
+timed("pickle.load", pickle_load)
+print(f"  sizes: kompakt {os.path.getsize(path) / 1e6:.1f} MB, pickle {os.path.getsize(pkl) / 1e6:.1f} MB")
+info = kompakt.info(path)
+print(f"  kompakt.info: {len(info['streams'])} streams, ratio {info['ratio']:.2f}, "
+      f"{len(info['object']['buffers'])} buffers stored out of band")
+assert kompakt.load(path, trusted=False)["note"] == "kompakt demo"
+print("  loaded again with trusted=False (restricted unpickler): ok")
