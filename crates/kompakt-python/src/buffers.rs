@@ -19,7 +19,10 @@ impl Buffer {
         let inner = PyUntypedBuffer::get(obj).map_err(|_| {
             PyTypeError::new_err(format!(
                 "expected a bytes-like object (bytes, bytearray, memoryview, numpy array), got {}",
-                obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
+                obj.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|_| "?".into())
             ))
         })?;
         if !inner.is_c_contiguous() {
@@ -29,7 +32,6 @@ impl Buffer {
         }
         Ok(Buffer { inner })
     }
-
 
     /// Bytes per element (8 for float64 arrays, 1 for bytes).
     pub fn item_size(&self) -> usize {

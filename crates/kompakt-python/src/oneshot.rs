@@ -35,7 +35,11 @@ pub fn compress<'py>(
 /// Decompresses a kompakt file held in memory (its single stream) into bytes.
 #[pyfunction]
 #[pyo3(signature = (data, *, threads=None))]
-pub fn decompress<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, threads: Option<i64>) -> PyResult<Bound<'py, PyBytes>> {
+pub fn decompress<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    threads: Option<i64>,
+) -> PyResult<Bound<'py, PyBytes>> {
     let buf = Buffer::get(data)?;
     let opts = ReadOptions::default().threads(options::threads(threads)?);
     let buf = &buf;

@@ -29,7 +29,10 @@ impl Read for PyFile {
             let data = data.bind(py);
             if data.is_none() {
                 // A non-blocking stream with nothing ready: we cannot wait for it.
-                return Err(io::Error::new(io::ErrorKind::WouldBlock, "file object returned None from read()"));
+                return Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    "file object returned None from read()",
+                ));
             }
             let view = Buffer::get(data)?;
             let bytes = view.as_slice();

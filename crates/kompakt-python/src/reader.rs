@@ -138,7 +138,9 @@ impl FileReader {
         })?;
         if got < n {
             // The index promised n bytes: only a file changed underneath us gets here.
-            return Err(crate::errors::CorruptError::new_err("stream ended before its indexed length"));
+            return Err(crate::errors::CorruptError::new_err(
+                "stream ended before its indexed length",
+            ));
         }
         Ok(bytes)
     }
