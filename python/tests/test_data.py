@@ -115,3 +115,25 @@ def test_verify_and_info():
     assert d["format_version"] == kompakt.FORMAT_VERSION
     assert d["file_size"] == len(packed) and d["ratio"] > 100
     assert "object" not in d
+
+
+def test_the_gil_is_released_while_compressing():
+    # If compress held the GIL, this thread could not wake from sleep until it returned.
+    import threading
+    import time
+
+    data = np.random.default_rng(7).integers(0, 4, 16_000_000).astype(np.uint8).tobytes()
+    started = threading.Event()
+    result = []
+
+    def work():
+        started.set()
+        result.append(kompakt.compress(data, codec="zstd:9", threads=1))
+
+    t = threading.Thread(target=work)
+    t.start()
+    started.wait()
+    time.sleep(0.2)
+    assert t.is_alive(), "compress finished too fast for this check; use more data"
+    t.join()
+    assert kompakt.decompress(result[0]) == data

@@ -2,6 +2,7 @@
 
 import datetime
 import io
+import json
 import os
 import pathlib
 import pickle
@@ -333,3 +334,34 @@ def test_shared_file_objects_across_threads(tmp_path):
 def test_pathlib_and_pickle_compat():
     assert isinstance(pathlib.Path("x"), os.PathLike)
     assert kompakt.loads(kompakt.dumps(pathlib.Path("/tmp/x"))) == pathlib.Path("/tmp/x")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    pickle_bytes=st.binary(max_size=200) | st.builds(lambda o: pickle.dumps(o, protocol=5), st.lists(st.integers())),
+    meta=st.one_of(
+        st.binary(max_size=100),
+        st.builds(
+            lambda ver, ps, bufs, proto: json.dumps(
+                {"kompakt": "python-pickle", "version": ver, "pickle": {"stream": ps, "protocol": proto},
+                 "buffers": [{"stream": b} for b in bufs]}
+            ).encode(),
+            st.integers(-2, 3), st.integers(-1, 3) | st.text(max_size=2), st.lists(st.integers(-1, 4), max_size=4),
+            st.integers(-1, 6),
+        ),
+    ),
+    extra_streams=st.lists(st.binary(max_size=50), max_size=3),
+)
+def test_hostile_object_files_raise_ordinary_exceptions(pickle_bytes, meta, extra_streams):
+    from kompakt import _core
+
+    w = _core.FileWriter(None)
+    w.write(w.add_stream(), pickle_bytes)
+    for data in extra_streams:
+        w.write(w.add_stream(), data)
+    w.set_metadata(meta)
+    blob = w.close()
+    try:
+        kompakt.loads(blob, trusted=False)
+    except Exception:  # noqa: BLE001 - any clean exception is fine; a crash or hang is not
+        pass
