@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import warnings
 from typing import IO, Any, Union
 
 from kompakt import _core
@@ -136,6 +137,11 @@ class KompaktFile(io.BufferedIOBase):
         # An unclosed writer was abandoned: never complete a file nobody closed.
         writer = getattr(self, "_writer", None)
         if writer is not None and not writer.closed:
+            warnings.warn(
+                f"kompakt file {self.name!r} was never closed: discarded (close it, or use a with block)",
+                ResourceWarning,
+                stacklevel=2,
+            )
             writer.abort()
         reader = getattr(self, "_reader", None)
         if reader is not None and not reader.closed and not getattr(self, "_shared_reader", False):
@@ -156,7 +162,10 @@ class KompaktFile(io.BufferedIOBase):
     # -- reading ---------------------------------------------------------------------------
 
     def readinto(self, buffer: Any) -> int:
-        n = self._need_reader().read_into(self._stream, self._pos, buffer)
+        reader = self._need_reader()
+        if self._pos >= self._length:
+            return 0
+        n = reader.read_into(self._stream, self._pos, buffer)
         self._pos += n
         return n
 
@@ -164,8 +173,10 @@ class KompaktFile(io.BufferedIOBase):
 
     def read(self, size: int | None = -1) -> bytes:
         reader = self._need_reader()
-        if size is None or size < 0:
-            size = max(self._length - self._pos, 0)
+        left = self._length - self._pos
+        if left <= 0:
+            return b""
+        size = left if size is None or size < 0 else min(size, left)
         data = reader.read(self._stream, self._pos, size)
         self._pos += len(data)
         return data
@@ -193,11 +204,16 @@ class KompaktFile(io.BufferedIOBase):
         return b"".join(parts)
 
     def peek(self, size: int = 0) -> bytes:
-        size = size if size > 0 else _LINE_CHUNK
-        return self._need_reader().read(self._stream, self._pos, size)
+        reader = self._need_reader()
+        left = self._length - self._pos
+        if left <= 0:
+            return b""
+        return reader.read(self._stream, self._pos, min(size if size > 0 else _LINE_CHUNK, left))
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        self._need_reader()
+        self._check_open()
+        if self._reader is None:
+            raise io.UnsupportedOperation("not seekable: a kompakt file is written front to back")
         if whence == io.SEEK_SET:
             target = offset
         elif whence == io.SEEK_CUR:
@@ -281,8 +297,9 @@ class _TextFile(io.TextIOWrapper):
     """Text over a KompaktFile that, like it, discards an abandoned or failed write."""
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is not None and self.buffer.writable():
-            self.buffer.abort()  # type: ignore[attr-defined]
+        raw = self.buffer
+        if exc_type is not None and not raw.closed and getattr(raw, "_writer", None) is not None:
+            raw.abort()  # type: ignore[attr-defined]
         else:
             self.close()
 

@@ -232,6 +232,8 @@ def load(file: Target | Any, *, trusted: bool = True, threads: int | None = None
     >>> kompakt.load(path, trusted=False)
     {'a': 1}
     """
+    if isinstance(file, bytes) and len(file) < 4096 and not file.startswith(b"KMPK") and os.path.exists(file):
+        raise TypeError("kompakt.load reads bytes as a file's contents; pass a path as str or pathlib.Path")
     reader = _core.FileReader(file, threads=threads)
     try:
         return _read_object(reader, trusted)

@@ -5,6 +5,17 @@ unpickler resolves only the classes and functions that pickles of plain data nee
 containers and scalars, datetime and decimal types, numpy arrays, pandas objects and pyarrow
 tables. Anything else raises ``pickle.UnpicklingError`` before it is called.
 
+Rules, each closing a way out that a looser rule left open:
+- a global's name is one identifier, never a dotted path (``pandas`` + ``io.common.os.system``
+  would otherwise walk from an allowed module to any other);
+- the object found must itself live in an allowed module (``obj.__module__``), so a re-export
+  cannot smuggle in a function from elsewhere;
+- functions are allowed by exact name; classes by what they are (numpy array and dtype types,
+  pandas frames, indexes, arrays, dtypes and scalars, Arrow data types), never by where they
+  say they come from alone;
+- ``getattr``, which pickles of classmethods use, is allowed for exact (class, name) pairs only,
+  so that methods such as ``ndarray.tofile`` or ``DataFrame.to_csv`` stay out of reach.
+
 It narrows what a hostile file can reach; it is not a sandbox. Loading a file you do not
 trust still costs the memory and time its data asks for.
 """
@@ -25,84 +36,103 @@ _EXACT: dict[str, frozenset[str]] = {
     "fractions": frozenset(["Fraction"]),
     "uuid": frozenset(["UUID"]),
     "copyreg": frozenset(["_reconstructor"]),
-    "zoneinfo": frozenset(["ZoneInfo", "ZoneInfo._unpickle"]),
-    "zoneinfo._zoneinfo": frozenset(["ZoneInfo", "ZoneInfo._unpickle"]),
+    "pathlib": frozenset(["Path", "PosixPath", "WindowsPath", "PurePath", "PurePosixPath", "PureWindowsPath"]),
+    "zoneinfo": frozenset(["ZoneInfo"]),
     "pytz": frozenset(["_p", "_UTC"]),
-    "dateutil.tz.tz": frozenset(["tzutc", "tzoffset", "tzlocal"]),
-    "numpy": frozenset(["ndarray", "dtype"]),
+    "dateutil.tz.tz": frozenset(["tzutc", "tzoffset"]),
     "kompakt._objects": frozenset(["_time_array"]),
+    "numpy": frozenset(["ndarray", "dtype"]),
     "numpy.core.multiarray": frozenset(["_reconstruct", "scalar"]),
     "numpy._core.multiarray": frozenset(["_reconstruct", "scalar"]),
     "numpy.core.numeric": frozenset(["_frombuffer"]),
     "numpy._core.numeric": frozenset(["_frombuffer"]),
-    "numpy.ma.core": frozenset(["_mareconstruct", "MaskedArray"]),
+    "numpy.ma.core": frozenset(["_mareconstruct"]),
+    "pandas": frozenset(["NA", "NaT"]),
+    "pandas._libs.missing": frozenset(["NA"]),
+    "pandas._libs.internals": frozenset(["_unpickle_block"]),
+    "pandas._libs.tslibs.timestamps": frozenset(["_unpickle_timestamp"]),
+    "pandas._libs.tslibs.timedeltas": frozenset(["_timedelta_unpickle"]),
+    "pandas.core.indexes.base": frozenset(["_new_Index"]),
+    "pandas.core.indexes.datetimes": frozenset(["_new_DatetimeIndex"]),
+    "pandas.core.indexes.period": frozenset(["_new_PeriodIndex"]),
+    "pandas.core.indexes.timedeltas": frozenset(["_new_TimedeltaIndex"]),
+    "pandas.core.indexes.interval": frozenset(["_new_IntervalIndex"]),
+    "pyarrow": frozenset("NA py_buffer schema field table chunked_array array record_batch".split()),
     "pyarrow.lib": frozenset(
         "py_buffer type_for_alias schema field table chunked_array array record_batch "
         "_restore_array _reconstruct_record_batch _reconstruct_table "
         "null bool_ int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 "
         "string utf8 large_string large_utf8 binary large_binary string_view binary_view "
         "list_ large_list list_view large_list_view struct dictionary map_ run_end_encoded "
-        "union dense_union sparse_union timestamp time32 time64 date32 date64 duration "
-        "month_day_nano_interval decimal32 decimal64 decimal128 decimal256".split()
+        "union dense_union sparse_union timestamp time32 time64 duration "
+        "month_day_nano_interval date32 date64 decimal32 decimal64 decimal128 decimal256".split()
     ),
-    "pandas": frozenset(["NA", "NaT"]),
-    "pandas._libs.missing": frozenset(["NA"]),
-    "pyarrow": frozenset("NA py_buffer schema field table chunked_array array record_batch".split()),
 }
 
-# Modules of pandas that do I/O, evaluate expressions or exist for tests: never reachable.
-_PANDAS_DENIED = ("pandas.io", "pandas.plotting", "pandas.testing", "pandas.util", "pandas.core.computation",
-                  "pandas.api", "pandas._testing", "pandas.tests")
+# (module, class, attribute) reachable through getattr.
+_GETATTR = frozenset([("zoneinfo._zoneinfo", "ZoneInfo", "_unpickle"), ("zoneinfo", "ZoneInfo", "_unpickle")])
+
+_DENIED = (
+    "numpy.f2py", "numpy.distutils", "numpy.testing", "numpy.ctypeslib", "numpy.lib.format",
+    "pandas.io", "pandas.plotting", "pandas.testing", "pandas.util", "pandas.core.computation",
+    "pandas.api", "pandas._testing", "pandas.tests", "pandas._config",
+    "pyarrow.fs", "pyarrow._fs", "pyarrow.io", "pyarrow.parquet", "pyarrow.dataset", "pyarrow.csv",
+    "pyarrow.json", "pyarrow.orc", "pyarrow.feather", "pyarrow.ipc", "pyarrow.flight", "pyarrow.cuda",
+)
+_FAMILIES = ("numpy", "pandas", "pyarrow")
 
 
-def _is_dunder(part: str) -> bool:
-    return part.startswith("__") and part.endswith("__")
+def _family(module: str) -> str | None:
+    root = module.split(".", 1)[0]
+    if root not in _FAMILIES:
+        return None
+    if any(module == d or module.startswith(d + ".") for d in _DENIED):
+        return None
+    return root
 
 
-def _resolve(module: str, name: str) -> Any:
-    obj: Any = importlib.import_module(module)
-    for part in name.split("."):
-        obj = getattr(obj, part)
-    return obj
+def _data_class(obj: Any, family: str) -> bool:
+    """A class that only holds data, from an allowed module of ``family``."""
+    if not isinstance(obj, type) or _family(getattr(obj, "__module__", "") or "") != family:
+        return False
+    if family == "numpy":
+        import numpy
+
+        return issubclass(obj, (numpy.ndarray, numpy.dtype, numpy.generic)) and not issubclass(obj, numpy.memmap)
+    if family == "pyarrow":
+        import pyarrow
+
+        return issubclass(
+            obj,
+            (pyarrow.DataType, pyarrow.Array, pyarrow.ChunkedArray, pyarrow.Table, pyarrow.RecordBatch,
+             pyarrow.Schema, pyarrow.Field, pyarrow.Scalar, pyarrow.Buffer),
+        )
+    # pandas sets __module__ = "pandas" on its public classes (HDFStore too): decide by base.
+    import pandas
+    from pandas.api.extensions import ExtensionArray, ExtensionDtype
+    from pandas.core.internals.managers import BaseBlockManager
+
+    bases = (pandas.DataFrame, pandas.Series, pandas.Index, ExtensionArray, ExtensionDtype, BaseBlockManager,
+             pandas.Timestamp, pandas.Timedelta, pandas.Period, pandas.Interval, pandas.offsets.BaseOffset)
+    return issubclass(obj, bases)
 
 
 def _allowed(module: str, name: str) -> bool:
-    if any(_is_dunder(part) or not part for part in name.split(".")):
-        return False
+    if not name.isidentifier():
+        return False  # dotted paths walk out of the module
     if name in _EXACT.get(module, ()):
         return True
-    if module.startswith(("numpy.", "numpy")) and module.split(".")[0] == "numpy":
-        # Array and scalar types (numpy.dtypes.Float64DType, numpy.float64, ...), never memmap.
-        if name == "memmap":
-            return False
-        import numpy
-
-        try:
-            obj = _resolve(module, name)
-        except (ImportError, AttributeError):
-            return False
-        return isinstance(obj, type) and issubclass(obj, (numpy.dtype, numpy.generic, numpy.ndarray))
-    if module.split(".")[0] == "pyarrow":
-        # Arrow data classes (types, arrays, tables, scalars), never files or streams.
-        import pyarrow
-
-        try:
-            obj = _resolve(module, name)
-        except (ImportError, AttributeError):
-            return False
-        data = (pyarrow.DataType, pyarrow.Array, pyarrow.ChunkedArray, pyarrow.Table, pyarrow.RecordBatch,
-                pyarrow.Schema, pyarrow.Field, pyarrow.Scalar, pyarrow.Buffer)
-        return isinstance(obj, type) and issubclass(obj, data)
-    if (module == "pandas" or module.startswith("pandas.")) and not module.startswith(_PANDAS_DENIED):
-        # pandas pickles reference its private reconstructors (_unpickle_block, _new_Index,
-        # __pyx_unpickle_...) and its data classes (DataFrame, Index, dtypes, arrays).
-        try:
-            obj = _resolve(module, name)
-        except (ImportError, AttributeError):
-            return False
-        leaf = name.rsplit(".", 1)[-1]
-        return isinstance(obj, type) or leaf.startswith("_")
-    return False
+    family = _family(module)
+    if family is None:
+        return False
+    try:
+        obj = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return False
+    if family == "pandas" and name.startswith("__pyx_unpickle_") and callable(obj):
+        # Cython's generated unpicklers of pandas extension types: they restore state only.
+        return _family(getattr(obj, "__module__", "") or module) == "pandas"
+    return _data_class(obj, family)
 
 
 class RestrictedUnpickler(pickle.Unpickler):
@@ -110,23 +140,18 @@ class RestrictedUnpickler(pickle.Unpickler):
 
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) == ("builtins", "getattr"):
-            # Pickles of classmethods (ZoneInfo._unpickle) use getattr; only on classes this
-            # unpickler itself let in, and never for dunder or private-chain escapes.
-            return self._getattr
+            return _restricted_getattr
         if not _allowed(module, name):
             raise pickle.UnpicklingError(
                 f"kompakt.load(trusted=False) refuses {module}.{name}: only builtin data, datetime, "
                 "numpy, pandas and pyarrow types may be loaded from an untrusted file "
                 "(use trusted=True only for files you trust)"
             )
-        found = super().find_class(module, name)
-        if isinstance(found, type):
-            self._classes = getattr(self, "_classes", set()) | {found}
-        return found
+        return super().find_class(module, name)
 
-    def _getattr(self, obj: Any, name: str, *default: Any) -> Any:
-        if obj not in getattr(self, "_classes", ()) or not isinstance(name, str) or name.startswith("__"):
-            raise pickle.UnpicklingError(
-                f"kompakt.load(trusted=False) refuses getattr({obj!r}, {name!r}) in an untrusted file"
-            )
-        return getattr(obj, name, *default)
+
+def _restricted_getattr(obj: Any, name: Any, *default: Any) -> Any:
+    key = (getattr(obj, "__module__", None), getattr(obj, "__qualname__", None), name)
+    if not isinstance(obj, type) or key not in _GETATTR:
+        raise pickle.UnpicklingError(f"kompakt.load(trusted=False) refuses getattr({obj!r}, {name!r})")
+    return getattr(obj, name)

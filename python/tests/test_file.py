@@ -151,3 +151,42 @@ def test_exceptions_from_file_objects_propagate():
 
     with pytest.raises(OSError, match="No space"):
         kompakt.save(np.arange(1_000_000), Failing())
+
+
+def test_user_exception_survives_a_closed_text_file(tmp_path):
+    with pytest.raises(KeyError, match="orig"):
+        with kompakt.open(tmp_path / "t.kpk", "wt") as f:
+            f.close()
+            raise KeyError("orig")
+
+
+def test_abandoned_writer_warns(tmp_path):
+    f = kompakt.open(tmp_path / "a.kpk", "wb")
+    f.write(b"data")
+    with pytest.warns(ResourceWarning, match="never closed"):
+        f.__del__()
+    assert not (tmp_path / "a.kpk").exists()
+
+
+def test_huge_sizes_and_positions(tmp_path):
+    path = tmp_path / "s.kpk"
+    with kompakt.open(path, "wb") as f:
+        f.write(b"0123456789")
+        with pytest.raises(io.UnsupportedOperation, match="not seekable"):
+            f.seek(0)
+    with kompakt.open(path) as f:
+        assert f.read(2**64) == b"0123456789"
+        f.seek(2**64)
+        assert f.read() == b"" and f.read(5) == b"" and f.readinto(bytearray(3)) == 0 and f.readline() == b""
+
+
+def test_file_objects_returning_nonsense_from_write():
+    class Liar(io.RawIOBase):
+        def writable(self):
+            return True
+
+        def write(self, b):
+            return -1
+
+    with pytest.raises(OSError, match="returned -1"):
+        kompakt.save(b"x" * 100, Liar())

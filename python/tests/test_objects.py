@@ -365,3 +365,112 @@ def test_hostile_object_files_raise_ordinary_exceptions(pickle_bytes, meta, extr
         kompakt.loads(blob, trusted=False)
     except Exception:  # noqa: BLE001 - any clean exception is fine; a crash or hang is not
         pass
+
+
+def _stack_global(module, name):
+    def text(s):
+        b = s.encode()
+        return b"\x8c" + bytes([len(b)]) + b  # SHORT_BINUNICODE
+
+    return text(module) + text(name) + b"\x93"  # STACK_GLOBAL
+
+
+def _object_file(pickle_bytes):
+    from kompakt import _core
+
+    w = _core.FileWriter(None)
+    w.write(w.add_stream(), pickle_bytes)
+    w.set_metadata(json.dumps({"kompakt": "python-pickle", "version": 1,
+                               "pickle": {"stream": 0, "protocol": 5}, "buffers": []}).encode())
+    return w.close()
+
+
+@pytest.mark.parametrize(
+    "module, name",
+    [
+        ("pandas", "io.common.os.system"),  # a dotted path out of an allowed module
+        ("pandas.io.common", "os"),
+        ("pandas", "read_csv"),
+        ("pandas", "HDFStore"),
+        ("pandas", "read_pickle"),
+        ("pandas.core.computation.eval", "eval"),
+        ("numpy", "memmap"),
+        ("numpy", "load"),
+        ("numpy.testing", "assert_equal"),
+        ("pyarrow", "memory_map"),
+        ("pyarrow.lib", "OSFile"),
+        ("os", "system"),
+        ("builtins", "eval"),
+        ("builtins", "__import__"),
+        ("subprocess", "Popen"),
+    ],
+)
+def test_untrusted_load_refuses_reaching_code(module, name):
+    blob = _object_file(b"\x80\x05" + _stack_global(module, name) + b".")
+    with pytest.raises(pickle.UnpicklingError, match="refuses"):
+        kompakt.loads(blob, trusted=False)
+
+
+def test_untrusted_getattr_cannot_reach_methods(tmp_path):
+    target = tmp_path / "written"
+    for cls_module, cls_name, attr in [("numpy", "ndarray", "tofile"), ("pandas", "DataFrame", "to_csv"),
+                                       ("datetime", "datetime", "__subclasses__")]:
+        body = (_stack_global("builtins", "getattr") + _stack_global(cls_module, cls_name)
+                + b"\x8c" + bytes([len(attr)]) + attr.encode() + b"\x86R.")  # TUPLE2 REDUCE
+        with pytest.raises(pickle.UnpicklingError, match="getattr"):
+            kompakt.loads(_object_file(b"\x80\x05" + body), trusted=False)
+    assert not target.exists()
+
+
+def test_missing_files_name_the_path(tmp_path):
+    missing = tmp_path / "nope.kpk"
+    with pytest.raises(FileNotFoundError) as info:
+        kompakt.load(missing)
+    assert info.value.filename == str(missing)
+    with pytest.raises(FileNotFoundError) as info:
+        kompakt.save(1, tmp_path / "no-such-dir" / "x.kpk")
+    assert "no-such-dir" in str(info.value.filename)
+    kompakt.save(1, tmp_path / "x.kpk")
+    with pytest.raises(TypeError, match="pathlib"):
+        kompakt.load(str(tmp_path / "x.kpk").encode())
+
+
+def test_saving_over_a_file_keeps_its_mode_and_follows_links(tmp_path):
+    real = tmp_path / "real.kpk"
+    kompakt.save("old", real)
+    real.chmod(0o600)
+    link = tmp_path / "link.kpk"
+    link.symlink_to("real.kpk")
+    kompakt.save("new", link)
+    assert link.is_symlink() and kompakt.load(real) == "new"
+    assert real.stat().st_mode & 0o777 == 0o600
+
+
+def test_reentrant_calls_from_file_objects_raise_instead_of_hanging():
+    from kompakt import _core
+
+    class Spy(io.BytesIO):
+        writer = None
+
+        def write(self, b):
+            if self.writer is not None:
+                self.writer.bytes_in  # calls back into the FileWriter that is writing
+            return super().write(b)
+
+    spy = Spy()
+    w = _core.FileWriter(spy)
+    spy.writer = w
+    with pytest.raises(RuntimeError, match="re-entrant"):
+        w.write(w.add_stream(), os.urandom(20 << 20))  # big enough to reach the file during write
+    w.abort()
+
+
+def test_output_buffer_may_not_be_the_input():
+    from kompakt import _core
+
+    blob = bytearray(kompakt.compress(b"abc" * 1000, codec="none"))
+    reader = _core.FileReader(blob)
+    with pytest.raises(ValueError, match="separate buffer"):
+        reader.read_into(0, 0, blob)
+    out = bytearray(10)
+    assert reader.read_into(0, 0, out) == 10 and bytes(out) == b"abcabcabca"

@@ -50,10 +50,13 @@ impl Buffer {
         // SAFETY: `inner` holds the export (PyObject_GetBuffer) until it is dropped, so the
         // exporter keeps `buf_ptr()..+len_bytes()` allocated for the lifetime of `&self`; it is
         // C-contiguous (checked in `get`), so those `len` bytes are exactly the data; `u8` has
-        // no invalid bit patterns. The GIL may be released while the slice is in use: as with
-        // every consumer of the buffer protocol that does so (hashlib, zlib, zstandard), the
-        // caller must not resize or write the object from another thread meanwhile. Resizing
-        // is refused by Python itself while an export is held (bytearray, numpy).
+        // no invalid bit patterns. Nothing in this crate writes through another view of the
+        // same memory while the slice lives (`FileReader` refuses an output buffer that
+        // overlaps its in-memory input). The GIL may be released while the slice is in use:
+        // as with every consumer of the buffer protocol that does so (hashlib, zlib,
+        // zstandard), the caller must not write the object meanwhile, from another thread or
+        // from a file object's callback; that is the documented contract of every function
+        // taking a buffer. Resizing is refused by Python itself while an export is held.
         unsafe { std::slice::from_raw_parts(self.inner.buf_ptr() as *const u8, len) }
     }
 }

@@ -1,7 +1,8 @@
 //! Mapping kompakt errors onto Python exceptions.
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::PyErr;
+use std::path::Path;
 
 pyo3::create_exception!(
     kompakt,
@@ -39,4 +40,15 @@ pub fn poisoned<E>(_: E) -> PyErr {
 
 pub fn closed() -> PyErr {
     PyValueError::new_err("I/O operation on a closed kompakt file")
+}
+
+/// An I/O error on `path` as Python raises it: `OSError(errno, strerror, filename)`, which
+/// Python turns into the matching subclass (FileNotFoundError, PermissionError, ...).
+pub fn os_error(err: std::io::Error, path: &Path) -> PyErr {
+    let text = err.to_string();
+    let strerror = text.split(" (os error").next().unwrap_or(&text).to_string();
+    match err.raw_os_error() {
+        Some(code) => PyOSError::new_err((code, strerror, path.display().to_string())),
+        None => PyOSError::new_err(format!("{}: {strerror}", path.display())),
+    }
 }

@@ -10,6 +10,7 @@
 
 mod buffers;
 mod errors;
+mod guard;
 mod oneshot;
 mod options;
 mod pyfile;

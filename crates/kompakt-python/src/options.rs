@@ -72,7 +72,12 @@ pub fn write_options(
         .typesize(self::typesize(typesize)?)
         .threads(self::threads(threads)?);
     if let Some(bs) = block_size {
-        opts = opts.block_size(usize::try_from(bs).unwrap_or(0));
+        let size = usize::try_from(bs).map_err(|_| {
+            PyValueError::new_err(format!(
+                "block_size must be 65536 (64 KiB) to 67108864 (64 MiB) bytes, got {bs}"
+            ))
+        })?;
+        opts = opts.block_size(size);
     }
     opts.validate().py_err()?;
     Ok(opts)

@@ -49,10 +49,15 @@ impl Write for PyFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         Python::attach(|py| {
             let n = self.obj.call_method1(py, "write", (PyBytes::new(py, buf),))?;
-            // Raw files may write less; buffered ones return None or the full length.
-            match n.extract::<Option<usize>>(py) {
-                Ok(Some(n)) if n <= buf.len() => Ok(n),
-                _ => Ok(buf.len()),
+            // Raw files may write less; buffered ones return the full length (None: taken as all).
+            match n.extract::<Option<i64>>(py) {
+                Ok(None) => Ok(buf.len()),
+                Ok(Some(n)) if (0..=buf.len() as i64).contains(&n) => Ok(n as usize),
+                _ => Err(io::Error::other(format!(
+                    "file object's write() of {} bytes returned {}",
+                    buf.len(),
+                    n.bind(py).repr().map(|r| r.to_string()).unwrap_or_default()
+                ))),
             }
         })
     }
@@ -175,7 +180,10 @@ pub enum Source {
 impl Source {
     pub fn open(py: Python<'_>, target: Target<'_>) -> PyResult<Source> {
         match target {
-            Target::Path(path) => Ok(Source::File(py.detach(|| File::open(&path))?)),
+            Target::Path(path) => Ok(Source::File(
+                py.detach(|| File::open(&path))
+                    .map_err(|e| crate::errors::os_error(e, &path))?,
+            )),
             Target::FileObject(obj) => {
                 if obj.hasattr("seekable")? && !obj.call_method0("seekable")?.is_truthy()? {
                     return Err(PyTypeError::new_err(
@@ -189,6 +197,21 @@ impl Source {
                 data: Buffer::get(&obj)?,
                 pos: 0,
             })),
+        }
+    }
+}
+
+impl Source {
+    /// True when reading from this source would read the memory `dst` (the caller passed the
+    /// same buffer as input and output): refused, as the two slices would alias.
+    pub fn overlaps(&self, dst: &[u8]) -> bool {
+        match self {
+            Source::Memory(m) => {
+                let src = m.data.as_slice().as_ptr_range();
+                let dst = dst.as_ptr_range();
+                !src.is_empty() && !dst.is_empty() && src.start < dst.end && dst.start < src.end
+            }
+            _ => false,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! `FileReader`: random access to the streams of a kompakt file.
 
 use crate::buffers::WritableBuffer;
-use crate::errors::{closed, poisoned, IntoPy};
+use crate::errors::IntoPy;
+use crate::guard::Shared;
 use crate::options;
 use crate::pyfile::{Source, Target};
 use kompakt::stream::{BlockCache, StreamSummary};
@@ -9,7 +10,6 @@ use kompakt::{ReadOptions, Reader};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
-use std::sync::Mutex;
 
 struct State {
     reader: Reader<Source>,
@@ -23,8 +23,7 @@ struct State {
 /// are read.
 #[pyclass(module = "kompakt._core", frozen)]
 pub struct FileReader {
-    // Locked only with the GIL released, as in `FileWriter`.
-    state: Mutex<Option<State>>,
+    state: Shared<State>,
 }
 
 impl FileReader {
@@ -33,11 +32,7 @@ impl FileReader {
         py: Python<'_>,
         f: impl FnOnce(&mut State) -> kompakt::Result<T> + Send,
     ) -> PyResult<T> {
-        py.detach(|| {
-            let mut guard = self.state.lock().map_err(poisoned)?;
-            let st = guard.as_mut().ok_or_else(closed)?;
-            f(st).py_err()
-        })
+        self.state.with(py, |st| f(st).py_err())
     }
 
     fn stream_len(&self, py: Python<'_>, stream: u32) -> PyResult<u64> {
@@ -58,6 +53,15 @@ fn fill_at(st: &mut State, stream: u32, pos: u64, dst: &mut [u8]) -> kompakt::Re
         done += n;
     }
     Ok(done)
+}
+
+fn refuse_overlap(st: &State, dst: &[u8]) -> PyResult<()> {
+    if st.reader.get_ref().overlaps(dst) {
+        return Err(PyValueError::new_err(
+            "the output buffer is the memory being read from; pass a separate buffer",
+        ));
+    }
+    Ok(())
 }
 
 fn summary_dict<'py>(py: Python<'py>, id: usize, s: &StreamSummary) -> PyResult<Bound<'py, PyDict>> {
@@ -84,10 +88,10 @@ impl FileReader {
         let source = Source::open(py, Target::classify(source, "read")?)?;
         let reader = py.detach(|| Reader::new(source, opts)).py_err()?;
         Ok(FileReader {
-            state: Mutex::new(Some(State {
+            state: Shared::new(State {
                 reader,
                 cache: BlockCache::new(),
-            })),
+            }),
         })
     }
 
@@ -115,7 +119,10 @@ impl FileReader {
     fn read_stream_into(&self, py: Python<'_>, stream: u32, buffer: &Bound<'_, PyAny>) -> PyResult<()> {
         let mut buf = WritableBuffer::get(buffer)?;
         let dst = buf.as_mut_slice();
-        self.with_state(py, |st| st.reader.read_stream_into(stream, dst))
+        self.state.with(py, |st| {
+            refuse_overlap(st, dst)?;
+            st.reader.read_stream_into(stream, dst).py_err()
+        })
     }
 
     /// Reads bytes of `stream` from `pos` into `buffer` until it is full or the stream ends;
@@ -123,7 +130,10 @@ impl FileReader {
     fn read_into(&self, py: Python<'_>, stream: u32, pos: u64, buffer: &Bound<'_, PyAny>) -> PyResult<usize> {
         let mut buf = WritableBuffer::get(buffer)?;
         let dst = buf.as_mut_slice();
-        self.with_state(py, |st| fill_at(st, stream, pos, dst))
+        self.state.with(py, |st| {
+            refuse_overlap(st, dst)?;
+            fill_at(st, stream, pos, dst).py_err()
+        })
     }
 
     /// Up to `size` bytes of `stream` from `pos` (fewer only at its end).
@@ -183,13 +193,13 @@ impl FileReader {
 
     /// Releases the file. Later calls raise ValueError.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let st = py.detach(|| self.state.lock().map(|mut g| g.take()).map_err(poisoned))?;
-        drop(st);
+        let st = self.state.take(py)?;
+        py.detach(move || drop(st));
         Ok(())
     }
 
     #[getter]
     fn closed(&self, py: Python<'_>) -> PyResult<bool> {
-        py.detach(|| Ok(self.state.lock().map_err(poisoned)?.is_none()))
+        self.state.is_closed(py)
     }
 }

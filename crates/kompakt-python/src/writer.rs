@@ -1,7 +1,8 @@
 //! `FileWriter`: a kompakt file being written, one or more streams.
 
 use crate::buffers::Buffer;
-use crate::errors::{closed, poisoned, IntoPy};
+use crate::errors::IntoPy;
+use crate::guard::Shared;
 use crate::options;
 use crate::pyfile::{PyFile, Sink, Target};
 use kompakt::fs::AtomicFile;
@@ -10,7 +11,6 @@ use kompakt::{WriteOptions, Writer};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use std::sync::{Mutex, MutexGuard};
 
 /// Writes a kompakt file to a path (atomically), a binary file object, or memory.
 ///
@@ -18,9 +18,7 @@ use std::sync::{Mutex, MutexGuard};
 /// Nothing is visible at a path before `close()`; `abort()` (or an error) discards the file.
 #[pyclass(module = "kompakt._core", frozen)]
 pub struct FileWriter {
-    // Locked only with the GIL released (see `with_writer`), so a thread waiting for the lock
-    // never holds the GIL that the lock's holder may need for a Python file object.
-    state: Mutex<Option<Writer<Sink>>>,
+    state: Shared<Writer<Sink>>,
     opts: WriteOptions,
 }
 
@@ -30,18 +28,7 @@ impl FileWriter {
         py: Python<'_>,
         f: impl FnOnce(&mut Writer<Sink>) -> kompakt::Result<T> + Send,
     ) -> PyResult<T> {
-        py.detach(|| {
-            let mut guard = self.state.lock().map_err(poisoned)?;
-            let w = guard.as_mut().ok_or_else(closed)?;
-            f(w).py_err()
-        })
-    }
-
-    fn take(&self, py: Python<'_>) -> PyResult<Option<Writer<Sink>>> {
-        py.detach(|| {
-            let mut guard: MutexGuard<'_, _> = self.state.lock().map_err(poisoned)?;
-            Ok(guard.take())
-        })
+        self.state.with(py, |w| f(w).py_err())
     }
 }
 
@@ -65,7 +52,10 @@ impl FileWriter {
         let sink = match target {
             None => Sink::Memory(Vec::new()),
             Some(t) => match Target::classify(t, "write")? {
-                Target::Path(path) => Sink::Atomic(py.detach(|| AtomicFile::create(&path))?),
+                Target::Path(path) => Sink::Atomic(
+                    py.detach(|| AtomicFile::create(&path))
+                        .map_err(|e| crate::errors::os_error(e, &path))?,
+                ),
                 Target::FileObject(obj) => Sink::Python(PyFile::new(obj)),
                 Target::Data(obj) => {
                     return Err(PyTypeError::new_err(format!(
@@ -77,7 +67,7 @@ impl FileWriter {
         };
         let writer = py.detach(|| Writer::new(sink, opts)).py_err()?;
         Ok(FileWriter {
-            state: Mutex::new(Some(writer)),
+            state: Shared::new(writer),
             opts,
         })
     }
@@ -124,20 +114,22 @@ impl FileWriter {
     /// True once `close()` or `abort()` ran.
     #[getter]
     fn closed(&self, py: Python<'_>) -> PyResult<bool> {
-        py.detach(|| Ok(self.state.lock().map_err(poisoned)?.is_none()))
+        self.state.is_closed(py)
     }
 
     /// Writes the index and completes the file: a path is fsynced and renamed into place, a
     /// file object is flushed (not closed). Returns the file as `bytes` when writing to memory,
     /// else None. Closing twice does nothing.
     fn close(&self, py: Python<'_>) -> PyResult<Option<Py<PyBytes>>> {
-        let Some(writer) = self.take(py)? else {
+        let Some(writer) = self.state.take(py)? else {
             return Ok(None);
         };
         let sink = py.detach(|| writer.finish()).py_err()?;
         match sink {
             Sink::Atomic(file) => {
-                py.detach(|| file.commit())?;
+                let target = file.target().to_path_buf();
+                py.detach(|| file.commit())
+                    .map_err(|e| crate::errors::os_error(e, &target))?;
                 Ok(None)
             }
             Sink::Python(mut file) => {
@@ -151,7 +143,7 @@ impl FileWriter {
 
     /// Discards the file: a path keeps what it held before (the temporary file is removed).
     fn abort(&self, py: Python<'_>) -> PyResult<()> {
-        let writer = self.take(py)?;
+        let writer = self.state.take(py)?;
         py.detach(move || drop(writer));
         Ok(())
     }

@@ -18,9 +18,14 @@ pub struct AtomicFile {
 
 impl AtomicFile {
     /// Creates a uniquely named temporary file in the target's folder.
+    ///
+    /// When the target is a symbolic link, the file it points to is replaced (the link stays);
+    /// when the target exists, the new file gets its permissions, so that saving over a private
+    /// file does not make it readable by others.
     pub fn create(target: impl AsRef<Path>) -> io::Result<AtomicFile> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let target = target.as_ref().to_path_buf();
+        let target = resolve_links(target.as_ref())?;
+        let existing = fs::metadata(&target).ok();
         let name = target
             .file_name()
             .ok_or_else(|| {
@@ -44,11 +49,17 @@ impl AtomicFile {
             let tmp = dir.join(format!(".{name}.{}.{n}.{nanos:x}.tmp", std::process::id()));
             match OpenOptions::new().write(true).create_new(true).open(&tmp) {
                 Ok(file) => {
+                    if let Some(meta) = &existing {
+                        if let Err(e) = file.set_permissions(meta.permissions()) {
+                            let _ = fs::remove_file(&tmp);
+                            return Err(e);
+                        }
+                    }
                     return Ok(AtomicFile {
                         file: Some(file),
                         tmp,
                         target,
-                    })
+                    });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
@@ -89,6 +100,28 @@ impl AtomicFile {
         }
         Ok(())
     }
+}
+
+/// The path a write to `path` must replace: `path` itself, or, for a symbolic link, the file
+/// it points to (following chains of links; a dangling link resolves to its target's path).
+fn resolve_links(path: &Path) -> io::Result<PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&current) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = fs::read_link(&current)?;
+                current = match current.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(io::Error::other(format!(
+        "{}: too many levels of symbolic links",
+        path.display()
+    )))
 }
 
 impl Write for AtomicFile {
@@ -144,6 +177,30 @@ mod tests {
             2,
             "temporary file removed after a failed commit"
         );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn keeps_permissions_and_replaces_through_symlinks() {
+        use std::os::unix::fs::{symlink, PermissionsExt};
+        let dir = std::env::temp_dir().join(format!("kompakt-atomic-links-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let real = dir.join("real.bin");
+        fs::write(&real, b"old").unwrap();
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o600)).unwrap();
+        let link = dir.join("link.bin");
+        symlink("real.bin", &link).unwrap();
+        let mut f = AtomicFile::create(&link).unwrap();
+        f.write_all(b"new").unwrap();
+        f.commit().unwrap();
+        assert!(
+            fs::symlink_metadata(&link).unwrap().file_type().is_symlink(),
+            "the link stays a link"
+        );
+        assert_eq!(fs::read(&real).unwrap(), b"new");
+        assert_eq!(fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o600);
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -240,6 +240,11 @@ impl<R: Read + Seek> Reader<R> {
         out
     }
 
+    /// The inner reader.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
     /// Gives back the inner reader.
     pub fn into_inner(self) -> R {
         self.inner
