@@ -5,7 +5,7 @@
 //! | 0    | codec family: none, auto, lz4, lz4hc, zstd, gzip, zlib, unified level        |
 //! | 1    | the level / acceleration within the family                                  |
 //! | 2    | typesize (1, 2, 3, 4, 8, 16, 255 or 5)                                       |
-//! | 3    | filter (none, shuffle, delta); bit 7: a second stream with other options    |
+//! | 3    | filter (none, shuffle, delta, auto); bit 7: a second stream with other options |
 //! | 4    | block size 64/128/256 KiB; bit 7: also write with 2 threads, compare bytes  |
 //! | 5    | if < 16: repeat the payload to (b + 1) x 40 KiB (multi-block, staging)      |
 //! | 6    | write chunking: one call, small pieces, 64 KiB - 1, 300 001                  |
@@ -72,7 +72,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let typesize = [1u8, 2, 3, 4, 8, 16, 255, 5][usize::from(b2 % 8)];
-    let filter = [FilterSpec::None, FilterSpec::Shuffle, FilterSpec::Delta][usize::from(b3 % 3)];
+    let filter = [FilterSpec::None, FilterSpec::Shuffle, FilterSpec::Delta, FilterSpec::Auto][usize::from(b3 % 4)];
     let block_size = (64 << 10) << (b4 % 3);
     let opts = WriteOptions::default()
         .codec(codec(b0, b1))

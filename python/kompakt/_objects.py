@@ -47,7 +47,7 @@ def _write_object(writer: _core.FileWriter, obj: Any) -> None:
         except BufferError:
             return True  # not contiguous: pickle copies it in-band
         itemsize = view.itemsize if 1 <= view.itemsize <= 255 else 1
-        stream = writer.add_stream(typesize=itemsize)
+        stream = writer.add_stream(typesize=itemsize, filter="auto")
         writer.write(stream, raw)
         writer.finish_stream(stream)
         buffers.append({"stream": stream, "itemsize": itemsize, "readonly": view.readonly})

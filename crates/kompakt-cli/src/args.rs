@@ -61,7 +61,7 @@ pub struct EncodeArgs {
     /// Element size of the data in bytes (8 for float64/int64): enables the shuffle filter.
     #[arg(short, long, default_value_t = 1, value_name = "BYTES", value_parser = clap::value_parser!(u8).range(1..))]
     pub typesize: u8,
-    /// Filter for typed data: none, shuffle, delta (delta suits sorted integers).
+    /// Filter for typed data: none, shuffle, delta (delta suits sorted integers), or auto (chosen per block).
     #[arg(long, default_value = "shuffle", value_name = "FILTER")]
     pub filter: String,
     /// Raw bytes per block, 64K..64M (suffixes K, M, G).

@@ -52,7 +52,12 @@ fn check_all_paths(data: &[u8], opts: WriteOptions) -> Vec<u8> {
 fn every_codec_and_filter_round_trips() {
     let data = typed_data(300_001, 7);
     for codec in CODECS {
-        for filter in [FilterSpec::None, FilterSpec::Shuffle, FilterSpec::Delta] {
+        for filter in [
+            FilterSpec::None,
+            FilterSpec::Shuffle,
+            FilterSpec::Delta,
+            FilterSpec::Auto,
+        ] {
             for typesize in [1u8, 4, 8] {
                 let opts = WriteOptions::default()
                     .codec(codec.parse().unwrap())
@@ -241,4 +246,40 @@ proptest! {
             prop_assert_eq!(&out[..n], &expect[..n]);
         }
     }
+}
+
+/// Filter `auto` with a fixed codec picks per block: shuffle for small integers, none where
+/// shuffling scatters repeated 8-byte values, and stores random doubles raw at fast levels.
+#[test]
+fn filter_auto_chooses_per_block() {
+    let n = 131_072; // one 1 MiB block of 8-byte values per kind
+    let mut x = 0x2545F4914F6CDD1Du64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let small_ints: Vec<u8> = (0..n).flat_map(|_| (next() % 100).to_le_bytes()).collect();
+    let prices: Vec<f64> = (0..20).map(|i| 1.0 + f64::from(i) * 3.77).collect();
+    let repeated: Vec<u8> = (0..n)
+        .flat_map(|_| prices[(next() % 20) as usize].to_le_bytes())
+        .collect();
+    let random: Vec<u8> = (0..n)
+        .flat_map(|_| ((next() >> 11) as f64 / (1u64 << 53) as f64).to_le_bytes())
+        .collect();
+    let data = [small_ints.clone(), repeated.clone(), random.clone()].concat();
+    let opts = WriteOptions::default()
+        .codec("zstd:1".parse().unwrap())
+        .filter(FilterSpec::Auto)
+        .typesize(8)
+        .block_size(1 << 20);
+    let file = check_all_paths(&data, opts);
+    let r = Reader::new(Cursor::new(&file), ReadOptions::default()).unwrap();
+    let labels: Vec<String> = r
+        .blocks()
+        .iter()
+        .map(|b| format!("{}:{}", b.header.codec.name(), kompakt::stream::filter_label(&b.header)))
+        .collect();
+    assert_eq!(labels, ["zstd:shuffle/8", "zstd:none", "none:none"], "{labels:?}");
 }

@@ -13,7 +13,10 @@
 mod probe;
 mod spec;
 
-pub use probe::{looks_incompressible, probe, ProbeResult, ENTROPY_SAMPLES, MIN_ENTROPY_SAVING, MIN_SAVING, SAMPLES};
+pub use probe::{
+    looks_incompressible, probe, too_little_saved, ProbeResult, SavingBar, ENTROPY_SAMPLES, FAST_MIN_SAVING,
+    MIN_ENTROPY_SAVING, MIN_SAVING, SAMPLES,
+};
 pub use spec::{CodecSpec, DEFAULT_LEVEL};
 
 use crate::error::{Error, Result};

@@ -12,6 +12,43 @@ pub const MIN_SAVING: f64 = 0.03;
 /// costs 10-15x a memcpy for, on random float64, a 6 % gain that shuffle does far better.
 pub const MIN_ENTROPY_SAVING: f64 = 0.10;
 
+/// With a speed-first codec (LZ4, ZSTD level 1 or less, `auto`), samples must shrink by this
+/// much, from repeats or from entropy coding, or the block is stored raw: on data that gains
+/// less (random float64 after shuffle gains 12-16 %), decoding costs more time than reading
+/// the bytes it saves from a fast disk or the page cache.
+pub const FAST_MIN_SAVING: f64 = 0.20;
+
+/// How much trial compressions must save for a block to be compressed rather than stored raw.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SavingBar {
+    /// Fraction that LZ4 (repeats) must save.
+    pub repeats: f64,
+    /// Fraction that ZSTD level 1 (entropy coding) must save when LZ4 did not.
+    pub entropy: f64,
+}
+
+impl SavingBar {
+    /// For codecs chosen for ratio: store raw only what really does not compress.
+    pub const THOROUGH: SavingBar = SavingBar {
+        repeats: MIN_SAVING,
+        entropy: MIN_ENTROPY_SAVING,
+    };
+    /// For speed-first codecs: compress only what gains at least [`FAST_MIN_SAVING`].
+    pub const FAST: SavingBar = SavingBar {
+        repeats: FAST_MIN_SAVING,
+        entropy: FAST_MIN_SAVING,
+    };
+
+    /// The bar for `codec`: FAST for LZ4 and ZSTD levels up to 1, THOROUGH for the rest.
+    pub fn for_codec(codec: Codec) -> SavingBar {
+        match codec {
+            Codec::Lz4 { .. } => SavingBar::FAST,
+            Codec::Zstd { level } if level <= 1 => SavingBar::FAST,
+            _ => SavingBar::THOROUGH,
+        }
+    }
+}
+
 /// What a trial compression of samples measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProbeResult {
@@ -70,35 +107,54 @@ pub const SAMPLES: usize = 8;
 /// Samples of the short entropy-coder trial that follows an LZ4 trial that found nothing.
 pub const ENTROPY_SAMPLES: usize = 2;
 
-/// True when samples of `data` do not shrink meaningfully.
+/// True when samples of `data` do not shrink by what `bar` asks.
 ///
-/// Fast LZ4 looks for repeats first (at least 3 % saved): it costs about 1/16 of a 1 MiB block
-/// and skips quickly over random data. When it finds none and `entropy_coded` (the codec has an
-/// entropy stage, like zstd and deflate), two samples also go through ZSTD level 1, which
+/// Fast LZ4 looks for repeats first (`bar.repeats` saved): it costs about 1/16 of a 1 MiB block
+/// and skips quickly over random data. When it finds too little and `entropy_coded` (the codec
+/// has an entropy stage, like zstd and deflate), two samples also go through ZSTD level 1, which
 /// shrinks data with skewed byte frequencies (hex, base64) that has no repeats for LZ4 to find;
-/// that must save at least 10 %.
+/// that must save `bar.entropy`. `shuffled` data (byte planes one after the other) gets eight
+/// entropy samples instead of two, so that every plane is seen.
 pub fn looks_incompressible(
     compressor: &mut Compressor,
     data: &[u8],
     entropy_coded: bool,
+    shuffled: bool,
+    bar: SavingBar,
     scratch: &mut Vec<u8>,
 ) -> Result<bool> {
     const LZ4: Codec = Codec::Lz4 { acceleration: 1 };
     // One sample first: most compressible blocks show it at once, and then the probe costs
     // 1/128 of a 1 MiB block instead of 1/16.
     let first = probe(compressor, LZ4, data, 1, scratch)?;
-    if first.sampled > 0 && first.fraction() < 0.9 {
+    if first.sampled > 0 && first.fraction() < 0.9 - bar.repeats {
         return Ok(false);
     }
     let r = probe(compressor, LZ4, data, SAMPLES, scratch)?;
-    if r.sampled == 0 || r.fraction() <= 1.0 - MIN_SAVING {
+    too_little_saved(compressor, data, r, entropy_coded, shuffled, bar, scratch)
+}
+
+/// Given the LZ4 trial `lz4` of `data`, whether the block should be stored raw (running the
+/// entropy trial when LZ4 did not clear the bar: two samples, or eight for `shuffled` data,
+/// whose byte planes differ too much for two samples to stand for them).
+pub fn too_little_saved(
+    compressor: &mut Compressor,
+    data: &[u8],
+    lz4: ProbeResult,
+    entropy_coded: bool,
+    shuffled: bool,
+    bar: SavingBar,
+    scratch: &mut Vec<u8>,
+) -> Result<bool> {
+    if lz4.sampled == 0 || lz4.fraction() <= 1.0 - bar.repeats {
         return Ok(false);
     }
     if !entropy_coded {
         return Ok(true);
     }
-    let z = probe(compressor, Codec::Zstd { level: 1 }, data, ENTROPY_SAMPLES, scratch)?;
-    Ok(z.fraction() > 1.0 - MIN_ENTROPY_SAVING)
+    let samples = if shuffled { SAMPLES } else { ENTROPY_SAMPLES };
+    let z = probe(compressor, Codec::Zstd { level: 1 }, data, samples, scratch)?;
+    Ok(z.fraction() > 1.0 - bar.entropy)
 }
 
 #[cfg(test)]
@@ -121,11 +177,11 @@ mod tests {
     fn random_bytes_are_incompressible_and_text_is_not() {
         let mut c = Compressor::new();
         let mut s = Vec::new();
-        assert!(looks_incompressible(&mut c, &noise(1 << 20), true, &mut s).unwrap());
+        assert!(looks_incompressible(&mut c, &noise(1 << 20), true, false, SavingBar::THOROUGH, &mut s).unwrap());
         let text = b"the quick brown fox jumps over the lazy dog ".repeat(30_000);
-        assert!(!looks_incompressible(&mut c, &text, false, &mut s).unwrap());
-        assert!(!looks_incompressible(&mut c, &[], true, &mut s).unwrap());
-        assert!(looks_incompressible(&mut c, &noise(100), false, &mut s).unwrap());
+        assert!(!looks_incompressible(&mut c, &text, false, false, SavingBar::THOROUGH, &mut s).unwrap());
+        assert!(!looks_incompressible(&mut c, &[], true, false, SavingBar::THOROUGH, &mut s).unwrap());
+        assert!(looks_incompressible(&mut c, &noise(100), false, false, SavingBar::THOROUGH, &mut s).unwrap());
     }
 
     #[test]
@@ -138,9 +194,24 @@ mod tests {
         let mut c = Compressor::new();
         let mut s = Vec::new();
         assert!(
-            looks_incompressible(&mut c, &hex, false, &mut s).unwrap(),
+            looks_incompressible(&mut c, &hex, false, false, SavingBar::THOROUGH, &mut s).unwrap(),
             "LZ4 alone finds nothing"
         );
-        assert!(!looks_incompressible(&mut c, &hex, true, &mut s).unwrap());
+        assert!(!looks_incompressible(&mut c, &hex, true, false, SavingBar::THOROUGH, &mut s).unwrap());
+        assert!(!looks_incompressible(&mut c, &hex, true, false, SavingBar::FAST, &mut s).unwrap());
+    }
+
+    #[test]
+    fn speed_first_codecs_store_small_gains_raw() {
+        // 100 equally likely byte values: entropy coding saves ~17 %, repeats nothing.
+        let bytes: Vec<u8> = noise(1 << 20).iter().map(|b| b % 100).collect();
+        let mut c = Compressor::new();
+        let mut s = Vec::new();
+        assert!(!looks_incompressible(&mut c, &bytes, true, false, SavingBar::THOROUGH, &mut s).unwrap());
+        assert!(looks_incompressible(&mut c, &bytes, true, false, SavingBar::FAST, &mut s).unwrap());
+        assert_eq!(SavingBar::for_codec(Codec::Zstd { level: 1 }), SavingBar::FAST);
+        assert_eq!(SavingBar::for_codec(Codec::Lz4 { acceleration: 8 }), SavingBar::FAST);
+        assert_eq!(SavingBar::for_codec(Codec::Zstd { level: 3 }), SavingBar::THOROUGH);
+        assert_eq!(SavingBar::for_codec(Codec::Lz4Hc { level: 9 }), SavingBar::THOROUGH);
     }
 }

@@ -123,6 +123,9 @@ pub enum FilterSpec {
     Shuffle,
     /// Delta then shuffle, for integer columns (element size 1, 2, 4 or 8).
     Delta,
+    /// Chosen per block from LZ4 trials on samples: none, shuffle or delta+shuffle (for mixed
+    /// data such as the buffers of a saved Python object).
+    Auto,
 }
 
 impl FilterSpec {
@@ -133,6 +136,8 @@ impl FilterSpec {
             FilterSpec::Shuffle => FilterSet::SHUFFLE,
             FilterSpec::Delta if typesize == 1 => FilterSet::DELTA,
             FilterSpec::Delta => FilterSet::DELTA_SHUFFLE,
+            // The fallback; the encoder chooses per block.
+            FilterSpec::Auto => FilterSet::SHUFFLE,
         };
         if wanted.supports(typesize) {
             wanted
@@ -151,7 +156,8 @@ impl FromStr for FilterSpec {
             "none" => Ok(FilterSpec::None),
             "shuffle" => Ok(FilterSpec::Shuffle),
             "delta" => Ok(FilterSpec::Delta),
-            _ => Err(Error::invalid("filter", s, "one of: none, shuffle, delta")),
+            "auto" => Ok(FilterSpec::Auto),
+            _ => Err(Error::invalid("filter", s, "one of: none, shuffle, delta, auto")),
         }
     }
 }
@@ -162,6 +168,7 @@ impl fmt::Display for FilterSpec {
             FilterSpec::None => "none",
             FilterSpec::Shuffle => "shuffle",
             FilterSpec::Delta => "delta",
+            FilterSpec::Auto => "auto",
         })
     }
 }

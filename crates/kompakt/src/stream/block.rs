@@ -3,8 +3,8 @@
 
 use super::format::{verify_block, BlockHeader, BLOCK_HEADER_LEN};
 use crate::codec::{
-    looks_incompressible, probe, Codec, CodecId, CodecSpec, Compressor, Decompressor, ENTROPY_SAMPLES,
-    MIN_ENTROPY_SAVING, MIN_SAVING, SAMPLES,
+    looks_incompressible, probe, too_little_saved, Codec, CodecId, CodecSpec, Compressor, Decompressor, ProbeResult,
+    SavingBar, ENTROPY_SAMPLES, MIN_SAVING, SAMPLES,
 };
 use crate::error::Result;
 use crate::filter::FilterSet;
@@ -14,11 +14,14 @@ use crate::filter::FilterSet;
 pub struct BlockSettings {
     /// Codec, or `auto`.
     pub codec: CodecSpec,
-    /// Filters for fixed codecs (already resolved against the element size).
+    /// Filters for fixed codecs (already resolved against the element size), unless
+    /// `auto_filters` lets the encoder choose them per block.
     pub filters: FilterSet,
     /// Element size hint (1 = bytes).
     pub typesize: u8,
-    /// Whether `auto` may choose filters (false when the user asked for none).
+    /// Whether the encoder chooses the filters of each block from trial compressions: with
+    /// codec `auto` unless the user asked for no filter, with a fixed codec when the user asked
+    /// for filter `auto`.
     pub auto_filters: bool,
 }
 
@@ -71,10 +74,18 @@ pub struct BlockEncoder {
 impl BlockEncoder {
     /// Encodes `data` (1..=64 MiB) as one block of `stream`.
     pub fn encode<'a>(&mut self, stream: u32, settings: &BlockSettings, data: &'a [u8]) -> Result<EncodedBlock<'a>> {
-        let (codec, filters) = match settings.codec {
-            CodecSpec::Fixed(Codec::None) => (Codec::None, FilterSet::NONE),
-            CodecSpec::Fixed(codec) => (codec, settings.filters),
-            CodecSpec::Auto => self.choose(settings, data)?,
+        // `auto` and chosen filters probe while choosing; fixed settings probe below.
+        let (codec, filters, probed) = match settings.codec {
+            CodecSpec::Fixed(Codec::None) => (Codec::None, FilterSet::NONE, true),
+            CodecSpec::Fixed(codec) if settings.auto_filters => {
+                let (codec, filters) = self.choose_filters(codec, settings, data)?;
+                (codec, filters, true)
+            }
+            CodecSpec::Fixed(codec) => (codec, settings.filters, false),
+            CodecSpec::Auto => {
+                let (codec, filters) = self.choose(settings, data)?;
+                (codec, filters, true)
+            }
         };
         if codec == Codec::None {
             return Ok(raw_block(stream, data));
@@ -85,10 +96,16 @@ impl BlockEncoder {
             filters.encode(settings.typesize, data, &mut self.filtered, &mut self.tmp);
             &self.filtered
         };
-        // `auto` already probed; fixed codecs probe here so random data costs ~a memcpy.
-        let entropy_coded = !matches!(codec, Codec::Lz4 { .. } | Codec::Lz4Hc { .. });
-        if settings.codec != CodecSpec::Auto
-            && looks_incompressible(&mut self.compressor, input, entropy_coded, &mut self.scratch)?
+        // Fixed codecs probe here so random data costs ~a memcpy.
+        if !probed
+            && looks_incompressible(
+                &mut self.compressor,
+                input,
+                entropy_coded(codec),
+                filters.shuffles(),
+                SavingBar::for_codec(codec),
+                &mut self.scratch,
+            )?
         {
             return Ok(raw_block(stream, data));
         }
@@ -113,17 +130,16 @@ impl BlockEncoder {
         }
     }
 
-    /// `auto`: pick the filter whose samples compress best under LZ4, then LZ4 or ZSTD-1 from a
-    /// second trial; store raw when nothing helps.
-    fn choose(&mut self, settings: &BlockSettings, data: &[u8]) -> Result<(Codec, FilterSet)> {
+    /// The filter whose samples compress best under LZ4, with that trial's result and the
+    /// gathered samples (empty when only the unfiltered block was tried).
+    fn best_filter(&mut self, settings: &BlockSettings, data: &[u8]) -> Result<(ProbeResult, FilterSet, Vec<u8>)> {
         const LZ4: Codec = Codec::Lz4 { acceleration: 1 };
-        const ZSTD: Codec = Codec::Zstd { level: 1 };
         let typesize = settings.typesize;
         // Unfiltered, the block itself is probed (no copy). Typed data also tries shuffle and
         // delta+shuffle on a gathered copy of the samples; plain bytes try nothing else, since
         // delta on bytes rarely pays and a second trial would double the cost of every block.
         let mut best = (
-            probe(&mut self.compressor, LZ4, data, SAMPLES, &mut self.scratch)?.fraction(),
+            probe(&mut self.compressor, LZ4, data, SAMPLES, &mut self.scratch)?,
             FilterSet::NONE,
         );
         let filtered_candidates = [FilterSet::SHUFFLE, FilterSet::DELTA_SHUFFLE];
@@ -132,34 +148,103 @@ impl BlockEncoder {
             samples = gather_samples(data, usize::from(typesize));
             for f in filtered_candidates.into_iter().filter(|f| f.supports(typesize)) {
                 f.encode(typesize, &samples, &mut self.filtered, &mut self.tmp);
-                let r = probe(&mut self.compressor, LZ4, &self.filtered, SAMPLES, &mut self.scratch)?.fraction();
-                if r < best.0 {
+                let r = probe(&mut self.compressor, LZ4, &self.filtered, SAMPLES, &mut self.scratch)?;
+                if r.fraction() < best.0.fraction() {
                     best = (r, f);
                 }
             }
         }
-        let (lz4_fraction, filters) = best;
-        let trial: &[u8] = if filters.is_none() {
-            data
+        Ok((best.0, best.1, samples))
+    }
+
+    /// Filter `auto` with a fixed codec: the best filter by LZ4 trial, or raw (`Codec::None`)
+    /// when the trials save less than the codec's bar.
+    fn choose_filters(&mut self, codec: Codec, settings: &BlockSettings, data: &[u8]) -> Result<(Codec, FilterSet)> {
+        let (lz4, filters, samples) = self.best_filter(settings, data)?;
+        let bar = SavingBar::for_codec(codec);
+        let entropy = entropy_coded(codec);
+        let trial = trial_input(
+            &mut self.filtered,
+            &mut self.tmp,
+            settings.typesize,
+            filters,
+            data,
+            &samples,
+        );
+        let shuffled = filters.shuffles();
+        let raw = too_little_saved(
+            &mut self.compressor,
+            trial,
+            lz4,
+            entropy,
+            shuffled,
+            bar,
+            &mut self.scratch,
+        )?;
+        Ok(if raw {
+            (Codec::None, FilterSet::NONE)
         } else {
-            filters.encode(typesize, &samples, &mut self.filtered, &mut self.tmp);
-            &self.filtered
-        };
+            (codec, filters)
+        })
+    }
+
+    /// `auto`: pick the filter whose samples compress best under LZ4, then LZ4 or ZSTD-1 from a
+    /// second trial; store raw when neither saves [`SavingBar::FAST`] (both codecs are fast).
+    fn choose(&mut self, settings: &BlockSettings, data: &[u8]) -> Result<(Codec, FilterSet)> {
+        const LZ4: Codec = Codec::Lz4 { acceleration: 1 };
+        const ZSTD: Codec = Codec::Zstd { level: 1 };
+        let (lz4, filters, samples) = self.best_filter(settings, data)?;
+        let lz4_fraction = lz4.fraction();
+        let trial = trial_input(
+            &mut self.filtered,
+            &mut self.tmp,
+            settings.typesize,
+            filters,
+            data,
+            &samples,
+        );
         // When LZ4 finds nothing, two samples are enough to tell whether entropy coding alone
-        // would pay; this keeps random data near memcpy speed.
-        let lz4_found_nothing = lz4_fraction > 1.0 - MIN_SAVING;
-        let zstd_samples = if lz4_found_nothing { ENTROPY_SAMPLES } else { SAMPLES };
+        // would pay (this keeps random data near memcpy speed), unless the samples are byte
+        // planes, which differ too much for two to stand for eight.
+        let zstd_samples = if lz4_fraction > 1.0 - MIN_SAVING && !filters.shuffles() {
+            ENTROPY_SAMPLES
+        } else {
+            SAMPLES
+        };
         let zstd_fraction = probe(&mut self.compressor, ZSTD, trial, zstd_samples, &mut self.scratch)?.fraction();
-        // The bar fixed codecs use too: 3 % from repeats, or 10 % from entropy coding alone.
-        let codec = if lz4_found_nothing && zstd_fraction > 1.0 - MIN_ENTROPY_SAVING {
+        let bar = SavingBar::FAST;
+        let lz4_short = lz4_fraction > 1.0 - bar.repeats;
+        let codec = if lz4_short && zstd_fraction > 1.0 - bar.entropy {
             Codec::None
-        } else if zstd_fraction < lz4_fraction * 0.9 {
+        } else if lz4_short || zstd_fraction < lz4_fraction * 0.9 {
             ZSTD
         } else {
             LZ4
         };
         Ok((codec, filters))
     }
+}
+
+/// What trials run on once the filter is chosen: the block itself, or the filtered samples.
+fn trial_input<'d>(
+    filtered: &'d mut Vec<u8>,
+    tmp: &mut Vec<u8>,
+    typesize: u8,
+    filters: FilterSet,
+    data: &'d [u8],
+    samples: &[u8],
+) -> &'d [u8] {
+    if filters.is_none() {
+        data
+    } else {
+        filters.encode(typesize, samples, filtered, tmp);
+        filtered
+    }
+}
+
+/// Whether a codec has an entropy stage (zstd, deflate), which helps data without repeats.
+fn entropy_coded(codec: Codec) -> bool {
+    !matches!(codec, Codec::Lz4 { .. } | Codec::Lz4Hc { .. })
 }
 
 /// Up to 64 KiB of evenly spaced, element-aligned samples of `data`.

@@ -103,8 +103,8 @@ impl WriteOptions {
 pub struct StreamOptions {
     /// Codec, or `auto`.
     pub codec: CodecSpec,
-    /// Filter for typed data; with `auto`, `FilterSpec::None` forbids filters and anything else
-    /// lets `auto` choose.
+    /// Filter for typed data. `FilterSpec::Auto` chooses per block; with codec `auto`,
+    /// `FilterSpec::None` forbids filters and anything else lets `auto` choose.
     pub filter: FilterSpec,
     /// Element size of the data (1 = plain bytes).
     pub typesize: u8,
@@ -153,7 +153,10 @@ impl StreamOptions {
             codec: self.codec,
             filters: self.filter.resolve(self.typesize),
             typesize: self.typesize,
-            auto_filters: self.filter != FilterSpec::None,
+            auto_filters: match self.codec {
+                CodecSpec::Auto => self.filter != FilterSpec::None,
+                CodecSpec::Fixed(_) => self.filter == FilterSpec::Auto,
+            },
         }
     }
 }
