@@ -2,8 +2,10 @@
 """Python object save/load benchmark: kompakt against pickle, numpy, zstandard, lz4, joblib
 and blosc2, side by side in one run (see bench/README.md, "Python objects").
 
-    python3 bench/python_objects.py                 full run (3 repeats, about 30-40 minutes)
-    python3 bench/python_objects.py --quick         small data, 1 repeat: a smoke test
+    python3 bench/python_objects.py                 full run: 3 repeats, about 15 minutes on a quiet
+                                                    2-core machine, up to --noise-budget (15 min) more
+                                                    when other processes keep it busy
+    python3 bench/python_objects.py --quick         small data, 1 repeat: a smoke test (~2 minutes)
     python3 bench/python_objects.py --report-only   re-render the markdown from the JSON
 
 Every (dataset, method, operation, repeat) runs in a fresh worker process
@@ -15,8 +17,11 @@ falls back to sampling the RSS with psutil every 5 ms. Loads are checked against
 the dataset, outside the timed region.
 
 Outputs: bench/results/python_objects.md and .json (python_objects_quick.* with --quick).
-Knobs: --repeats (env BENCH_REPEATS), --idle-wait (BENCH_IDLE_WAIT), --datasets, --methods,
+Knobs: --repeats (env BENCH_REPEATS), --idle-wait (BENCH_IDLE_WAIT), --retries (BENCH_RETRIES),
+--busy-max (BENCH_BUSY_MAX), --noise-budget (BENCH_NOISE_BUDGET), --datasets, --methods,
 --data-dir (BENCH_PY_DATA), --results (BENCH_RESULTS), --tmp (BENCH_TMP), --no-snapshot.
+The workers import a private copy of the kompakt package made at the start of the run, so a
+rebuild or reinstall during the run changes nothing.
 """
 
 from __future__ import annotations
@@ -646,21 +651,24 @@ def snapshot_kompakt(dest, log):
     for f in sorted(so):
         with open(os.path.join(target, f), "rb") as fh:
             h.update(fh.read())
-    log(f"kompakt: benchmarking a copy of {src} in {target}")
-    return dest, {"source": src, "snapshot": target, "core_sha256": h.hexdigest()[:16]}
+    built = max(os.path.getmtime(os.path.join(src, f)) for f in so)
+    built = datetime.datetime.fromtimestamp(built).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+    log(f"kompakt: benchmarking a copy of {src} (core built {built}) in {target}")
+    return dest, {"source": src, "snapshot": target, "core_sha256": h.hexdigest()[:16], "core_built": built}
 
 
 def git_state():
     def run(*args):
         try:
-            return subprocess.run(["git", "-C", ROOT, *args], capture_output=True, text=True, timeout=20).stdout.strip()
+            return subprocess.run(["git", "-C", ROOT, *args], capture_output=True, text=True, timeout=20).stdout
         except (OSError, subprocess.SubprocessError):
             return ""
 
     return {
-        "commit": run("rev-parse", "--short", "HEAD"),
+        "commit": run("rev-parse", "--short", "HEAD").strip(),
+        "commit_date": run("log", "-1", "--format=%ci").strip(),
         "dirty_paths": [line[3:] for line in run("status", "--porcelain").splitlines()
-                        if not line[3:].startswith("bench/")],
+                        if line[3:] and not line[3:].startswith("bench/")],
     }
 
 
@@ -812,10 +820,13 @@ def render(doc):
     w(f"- Machine: {mach['cpu']}, {mach['cores']} cores, {mach['mem_gib']} GiB RAM, Linux {mach['kernel']}, "
       f"Python {mach['python']}, load average at start {' '.join(mach['loadavg_start'])}.")
     ks = doc["kompakt"]
-    w(f"- kompakt {ver['kompakt']} (git {doc['git']['commit']}"
-      + (f", uncommitted changes in {', '.join(doc['git']['dirty_paths'][:5])}" if doc["git"]["dirty_paths"] else ", clean tree")
-      + f"; core sha256 {ks.get('core_sha256', '?')}; benchmarked from `{os.path.relpath(ver['kompakt_file'], ROOT)}`), "
-      f"default block size {ver['kompakt_block_size'] // 1024} KiB, default level {ver['kompakt_default_level']}.")
+    g = doc["git"]
+    w(f"- kompakt {ver['kompakt']}: a copy of `{ks.get('source', os.path.dirname(ver['kompakt_file']))}` "
+      f"(compiled core built {ks.get('core_built', '?')}, sha256 {ks.get('core_sha256', '?')}) made when the run "
+      f"started; the repository was then at {g['commit']} ({g.get('commit_date', '')}"
+      + (f", uncommitted changes in {', '.join(g['dirty_paths'][:5])}" if g["dirty_paths"] else ", clean tree outside bench/")
+      + ")" + (f" and at {doc['git_end']['commit']} when it ended" if doc.get("git_end", g)["commit"] != g["commit"] else "")
+      + f". Default block size {ver['kompakt_block_size'] // 1024} KiB, default level {ver['kompakt_default_level']}.")
     w("- " + ", ".join(f"{m} {ver[m]}" for m in ("numpy", "pandas", "pyarrow", "zstandard", "lz4", "joblib", "blosc2", "psutil")) + ".")
     w(f"- {cfg['repeats']} repeat(s) of every (dataset, method); times are medians, extra RSS the maximum over "
       f"the repeats. Every save and every load runs in a fresh process; peak RSS: {doc.get('peak_method', '?')}.")
@@ -1136,6 +1147,7 @@ def main():
                 + f" | load {brief(ld)}" + ("" if "error" in ld or ld.get("correct") else " WRONG DATA"))
             write_outputs()
     doc["noise_spent_s"] = round(noise_spent[0], 1)
+    doc["git_end"] = git_state()
     doc["peak_method"] = next((x["peak_method"] for run in doc["runs"] for x in (run["save"], run["load"])
                                if x and "peak_method" in x), "?")
     write_outputs()
