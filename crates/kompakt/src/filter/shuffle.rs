@@ -76,7 +76,9 @@ fn unshuffle_fixed<const N: usize>(src: &[u8], dst: &mut [u8]) {
 /// of row k) in three rounds of masked swaps: 1-, 2- then 4-byte blocks.
 #[inline(always)]
 fn transpose8x8(r: &mut [u64; 8]) {
-    const ROUNDS: [(u32, u64, [(usize, usize); 4]); 3] = [
+    /// Per round: shift, mask of the bytes that move, and the row pairs that swap them.
+    type Round = (u32, u64, [(usize, usize); 4]);
+    const ROUNDS: [Round; 3] = [
         (8, 0x00FF_00FF_00FF_00FF, [(0, 1), (2, 3), (4, 5), (6, 7)]),
         (16, 0x0000_FFFF_0000_FFFF, [(0, 2), (1, 3), (4, 6), (5, 7)]),
         (32, 0x0000_0000_FFFF_FFFF, [(0, 4), (1, 5), (2, 6), (3, 7)]),
@@ -187,8 +189,8 @@ mod tests {
     fn check_paths_agree(src: &[u8]) {
         for ts in [2usize, 4, 8, 16] {
             let (mut a, mut b) = (vec![0; src.len()], vec![0; src.len()]);
-            shuffle(ts, &src, &mut a);
-            shuffle_any(ts, &src, &mut b);
+            shuffle(ts, src, &mut a);
+            shuffle_any(ts, src, &mut b);
             assert_eq!(a, b, "typesize {ts}");
             let mut back = vec![0; src.len()];
             unshuffle(ts, &a, &mut back);
