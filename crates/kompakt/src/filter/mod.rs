@@ -90,6 +90,10 @@ impl FilterSet {
             ));
         }
         let ts = usize::from(typesize);
+        if self.shuffles() && self.deltas() && ts == 8 {
+            shuffle::unshuffle8_undelta(src, dst);
+            return Ok(());
+        }
         if self.shuffles() {
             unshuffle(ts, src, dst);
         } else {

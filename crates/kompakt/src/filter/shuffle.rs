@@ -25,7 +25,7 @@ pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     match typesize {
         2 => unshuffle_fixed::<2>(src, dst),
         4 => unshuffle_fixed::<4>(src, dst),
-        8 => unshuffle8(src, dst),
+        8 => unshuffle8::<false>(src, dst),
         16 => unshuffle_fixed::<16>(src, dst),
         _ => unshuffle_any(typesize, src, dst),
     }
@@ -117,13 +117,21 @@ fn shuffle8(src: &[u8], dst: &mut [u8]) {
     }
 }
 
-/// Inverse of [`shuffle8`].
-fn unshuffle8(src: &[u8], dst: &mut [u8]) {
+/// Unshuffles 8-byte elements and undoes their delta coding (wrapping prefix sum) in the same
+/// pass: the result of `unshuffle` then `delta_decode`, with one trip over memory instead of two.
+pub fn unshuffle8_undelta(src: &[u8], dst: &mut [u8]) {
+    assert_eq!(src.len(), dst.len(), "unshuffle buffers must have equal length");
+    unshuffle8::<true>(src, dst);
+}
+
+/// Inverse of [`shuffle8`]; with `DELTA`, also the running sum of the elements.
+fn unshuffle8<const DELTA: bool>(src: &[u8], dst: &mut [u8]) {
     let n = src.len() / 8;
     let body = n * 8;
     dst[body..].copy_from_slice(&src[body..]);
     let lanes: [&[u8]; 8] = std::array::from_fn(|j| &src[j * n..(j + 1) * n]);
     let (head, tail_elems) = dst[..body].split_at_mut(n / 8 * 64);
+    let mut acc = 0u64;
     for (g, group) in head.chunks_exact_mut(64).enumerate() {
         let mut rows = [0u64; 8];
         for (row, lane) in rows.iter_mut().zip(lanes) {
@@ -131,13 +139,23 @@ fn unshuffle8(src: &[u8], dst: &mut [u8]) {
         }
         transpose8x8(&mut rows);
         for (row, e) in rows.iter().zip(group.chunks_exact_mut(8)) {
-            e.copy_from_slice(&row.to_le_bytes());
+            let v = if DELTA {
+                acc = acc.wrapping_add(*row);
+                acc
+            } else {
+                *row
+            };
+            e.copy_from_slice(&v.to_le_bytes());
         }
     }
     let done = n / 8 * 8;
     for (i, e) in tail_elems.chunks_exact_mut(8).enumerate() {
         for (b, lane) in e.iter_mut().zip(lanes) {
             *b = lane[done + i];
+        }
+        if DELTA {
+            acc = acc.wrapping_add(u64::from_le_bytes((&*e).try_into().expect("8 bytes")));
+            e.copy_from_slice(&acc.to_le_bytes());
         }
     }
 }
@@ -198,5 +216,14 @@ mod tests {
             unshuffle_any(ts, &a, &mut back);
             assert_eq!(back, src);
         }
+        // Fused unshuffle + delta decoding equals the two passes.
+        let mut a = vec![0; src.len()];
+        shuffle(8, src, &mut a);
+        let mut two_pass = vec![0; src.len()];
+        unshuffle(8, &a, &mut two_pass);
+        crate::filter::delta::delta_decode(8, &mut two_pass);
+        let mut fused = vec![0; src.len()];
+        unshuffle8_undelta(&a, &mut fused);
+        assert_eq!(fused, two_pass);
     }
 }
