@@ -11,6 +11,7 @@ decodes into it in parallel, and hands the buffers to the unpickler. The footer'
 from __future__ import annotations
 
 import functools
+import io
 import json
 import os
 import pickle
@@ -206,8 +207,6 @@ def _read_object(reader: _core.FileReader, trusted: bool) -> Any:
         buffers.append(buffer)
     unpickler = pickle.Unpickler if trusted else RestrictedUnpickler
     if lengths[stream] <= WHOLE_PICKLE_MAX:
-        import io
-
         source: Any = io.BytesIO(reader.read_stream(stream))
     else:
         source = KompaktFile._over_reader(reader, stream, lengths[stream])
