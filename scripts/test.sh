@@ -17,5 +17,10 @@ cargo test --workspace --release --locked
 echo "== Python package: pip install .[test], then pytest"
 python3 -m pip install --quiet --disable-pip-version-check ".[test]"
 KOMPAKT_BIN="$PWD/target/release/kompakt" python3 -m pytest -q python/tests
+echo "== Python fuzz smoke run (atheris: object decoder and KompaktFile)"
+python3 -m pip install --quiet --disable-pip-version-check atheris
+mkdir -p fuzz/corpus/python-objects
+python3 fuzz/python/objects.py fuzz/corpus/python-objects -max_total_time="${KOMPAKT_FUZZ_SECONDS:-20}" \
+  -rss_limit_mb=4096 -max_len=16384 -print_final_stats=0 2>&1 | tail -n 3
 echo "== fuzz smoke run"
 bash fuzz/smoke.sh "${KOMPAKT_FUZZ_SECONDS:-20}"
