@@ -23,17 +23,23 @@ with atheris.instrument_imports():
 def object_file(fdp: atheris.FuzzedDataProvider) -> bytes:
     w = _core.FileWriter(None, block_size=65536)
     w.write(w.add_stream(), fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 4096)))
-    for _ in range(fdp.ConsumeIntInRange(0, 3)):
+    extra = fdp.ConsumeIntInRange(0, 3)
+    for _ in range(extra):
         w.write(w.add_stream(typesize=fdp.ConsumeIntInRange(1, 9)), fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 512)))
-    if fdp.ConsumeBool():
+    layout = fdp.ConsumeIntInRange(0, 3)
+    if layout == 0:  # arbitrary metadata
         w.set_metadata(fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 512)))
-    else:
-        streams = fdp.ConsumeIntInRange(0, 4)
+    else:  # mostly valid layouts, so that the unpickler is reached
+        version, pickle_stream = 1, 0
+        buffers = list(range(1, extra + 1))
+        if layout == 3:
+            version = fdp.ConsumeIntInRange(-1, 2)
+            pickle_stream = fdp.ConsumeIntInRange(-1, 4)
+            buffers = [fdp.ConsumeIntInRange(-1, 4) for _ in range(fdp.ConsumeIntInRange(0, 4))]
         w.set_metadata(
             (
                 '{"kompakt":"python-pickle","version":%d,"pickle":{"stream":%d,"protocol":5},"buffers":[%s]}'
-                % (fdp.ConsumeIntInRange(0, 2), fdp.ConsumeIntInRange(-1, 4),
-                   ",".join('{"stream":%d}' % fdp.ConsumeIntInRange(-1, 4) for _ in range(streams)))
+                % (version, pickle_stream, ",".join('{"stream":%d}' % b for b in buffers))
             ).encode()
         )
     return w.close()
