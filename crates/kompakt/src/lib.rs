@@ -7,6 +7,7 @@
 //! - [`filter`]: byte shuffle and delta for typed data;
 //! - [`stream`]: the block-stream file format: multi-threaded writer, random-access and
 //!   sequential readers, checksums everywhere;
+//! - [`store`]: a content-addressed key-value cache of objects in a folder;
 //! - [`fs`]: atomic file output.
 //!
 //! One-shot helpers for in-memory data:
@@ -25,6 +26,7 @@ pub mod codec;
 mod error;
 pub mod filter;
 pub mod fs;
+pub mod store;
 pub mod stream;
 
 pub use codec::{Codec, CodecId, CodecSpec};

@@ -10,6 +10,7 @@
 //! - [`decode_sequential`]: front-to-back decoding of a pipe.
 
 mod block;
+mod content;
 pub mod format;
 mod parallel;
 mod reader;
@@ -17,6 +18,7 @@ mod sequential;
 mod writer;
 
 pub use block::{BlockDecoder, BlockEncoder, BlockSettings, EncodedBlock, Payload};
+pub use content::{ContentHash, ContentHasher};
 pub use format::{BlockEntry, BlockHeader, Footer, StreamInfo, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE};
 pub use parallel::{resolve_threads, MAX_THREADS};
 pub use reader::{filter_label, BlockCache, ReadOptions, Reader, StreamReader, StreamSummary, VerifyReport};

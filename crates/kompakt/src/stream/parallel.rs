@@ -15,8 +15,10 @@ pub const MAX_THREADS: usize = 256;
 
 /// The thread count to use for a request: 0 means all available cores; at most [`MAX_THREADS`].
 pub fn resolve_threads(requested: usize) -> usize {
+    // Asked once: on Linux the answer reads cgroup files, tens of microseconds per call.
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     let n = if requested == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
     } else {
         requested
     };

@@ -5,6 +5,7 @@
 //! the footer, so any `Write` (a pipe, a socket) is a valid target.
 
 use super::block::{BlockEncoder, BlockSettings};
+use super::content::{ContentHash, ContentHasher};
 use super::format::{
     BlockEntry, FileHeader, Footer, StreamInfo, Trailer, BLOCK_HEADER_LEN, FOOTER_HEADER_LEN, MAX_BLOCK_SIZE,
     MAX_FOOTER_LEN, MIN_BLOCK_SIZE,
@@ -202,6 +203,7 @@ pub struct Writer<W: Write> {
     blocks: Vec<BlockEntry>,
     metadata: Vec<u8>,
     encoders: Mutex<Vec<BlockEncoder>>,
+    content: Option<ContentHasher>,
     poisoned: bool,
 }
 
@@ -222,6 +224,7 @@ impl<W: Write> Writer<W> {
             blocks: Vec::new(),
             metadata: Vec::new(),
             encoders: Mutex::new(Vec::new()),
+            content: None,
             poisoned: false,
         })
     }
@@ -238,12 +241,18 @@ impl<W: Write> Writer<W> {
             info: StreamInfo::default(),
             open: true,
         });
+        if let Some(h) = &mut self.content {
+            h.add_stream();
+        }
         Ok(StreamId(id))
     }
 
     /// Appends `data` to a stream.
     pub fn write(&mut self, id: StreamId, mut data: &[u8]) -> Result<()> {
         self.check(id)?;
+        if let Some(h) = &mut self.content {
+            h.update(id.0 as usize, data);
+        }
         let bs = self.opts.block_size;
         let batch = STAGED_BLOCKS * bs;
         let st = &mut self.streams[id.0 as usize];
@@ -307,13 +316,32 @@ impl<W: Write> Writer<W> {
             .sum()
     }
 
+    /// Also computes the [`ContentHash`] of what is written, returned by
+    /// [`finish_hashed`](Writer::finish_hashed). Call it before adding streams.
+    pub fn hash_content(&mut self) -> Result<()> {
+        if !self.streams.is_empty() {
+            return Err(Error::Usage(
+                "hash_content must be called before the first stream is added".into(),
+            ));
+        }
+        self.content = Some(ContentHasher::new());
+        Ok(())
+    }
+
     /// Ends every open stream, writes footer and trailer, flushes, and returns the output.
-    pub fn finish(mut self) -> Result<W> {
+    pub fn finish(self) -> Result<W> {
+        self.finish_hashed().map(|(out, _)| out)
+    }
+
+    /// Like [`finish`](Writer::finish), also returning the content hash when
+    /// [`hash_content`](Writer::hash_content) was called.
+    pub fn finish_hashed(mut self) -> Result<(W, Option<ContentHash>)> {
         for i in 0..self.streams.len() {
             if self.streams[i].open {
                 self.finish_stream(StreamId(i as u32))?;
             }
         }
+        let hash = self.content.as_ref().map(|h| h.finish(&self.metadata));
         let footer = Footer {
             streams: self.streams.iter().map(|s| s.info).collect(),
             blocks: std::mem::take(&mut self.blocks),
@@ -335,7 +363,8 @@ impl<W: Write> Writer<W> {
         .encode();
         self.out.write_all(&footer)?;
         self.out.write_all(&trailer)?;
-        self.out.into_inner().map_err(|e| Error::Io(e.into_error()))
+        let out = self.out.into_inner().map_err(|e| Error::Io(e.into_error()))?;
+        Ok((out, hash))
     }
 
     fn check(&self, id: StreamId) -> Result<()> {

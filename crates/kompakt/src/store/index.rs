@@ -1,0 +1,251 @@
+//! `index.sqlite`: keys, the object table, and the bytes of small objects.
+//!
+//! SQLite in WAL mode gives what a shared cache needs: many processes read while one writes,
+//! each write is one atomic transaction, and a tiny value costs one B-tree update, not a
+//! file system round trip.
+
+use crate::error::{Error, Result};
+use crate::stream::ContentHash;
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use std::path::Path;
+use std::time::Duration;
+
+/// Index schema version (`PRAGMA user_version`).
+pub const INDEX_VERSION: i64 = 1;
+/// File name of the index in the store's folder.
+pub const INDEX_FILE: &str = "index.sqlite";
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS objects (
+    hash BLOB PRIMARY KEY,
+    raw_size INTEGER NOT NULL,
+    stored_size INTEGER NOT NULL,
+    data BLOB
+);
+CREATE TABLE IF NOT EXISTS keys (
+    namespace TEXT NOT NULL,
+    key TEXT NOT NULL,
+    hash BLOB NOT NULL,
+    PRIMARY KEY (namespace, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS keys_by_hash ON keys (hash);
+";
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Error {
+        use rusqlite::ErrorCode as C;
+        match e.sqlite_error_code() {
+            Some(C::DatabaseCorrupt | C::NotADatabase) => Error::corrupt("store index", 0, e.to_string()),
+            Some(C::DatabaseBusy | C::DatabaseLocked) => Error::Io(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("the store stayed locked by another writer: {e}"),
+            )),
+            _ => Error::Index(e.to_string()),
+        }
+    }
+}
+
+/// Opens (creating when allowed) the index of the store at `root`.
+pub fn open(root: &Path, create: bool, durable: bool) -> Result<Connection> {
+    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    if create {
+        flags |= OpenFlags::SQLITE_OPEN_CREATE;
+    }
+    let conn = Connection::open_with_flags(root.join(INDEX_FILE), flags)?;
+    // Writers queue behind each other; gc of a large store may hold the lock for seconds.
+    conn.busy_timeout(Duration::from_secs(120))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    // NORMAL in WAL mode: every transaction is atomic and survives a process crash; a power
+    // failure may drop the last transactions but never corrupts. `durable` syncs each commit.
+    conn.pragma_update(None, "synchronous", if durable { "FULL" } else { "NORMAL" })?;
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if version > INDEX_VERSION {
+        return Err(Error::Store(format!(
+            "{}: index version {version}; this kompakt reads version {INDEX_VERSION}: upgrade kompakt",
+            root.join(INDEX_FILE).display()
+        )));
+    }
+    if version < INDEX_VERSION {
+        // auto_vacuum must be set before the first table exists; harmless afterwards.
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
+        conn.execute_batch(&format!(
+            "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {INDEX_VERSION}; COMMIT;"
+        ))?;
+    }
+    Ok(conn)
+}
+
+/// One row of the object table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectRow {
+    pub hash: ContentHash,
+    pub raw_size: u64,
+    pub stored_size: u64,
+    /// The file's bytes for an inline object; None for an object in `objects/`.
+    pub data: Option<Vec<u8>>,
+}
+
+fn hash_column(bytes: Vec<u8>) -> rusqlite::Result<ContentHash> {
+    ContentHash::from_bytes(&bytes).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            0,
+            rusqlite::types::Type::Blob,
+            format!("a hash of {} bytes, expected 16", bytes.len()).into(),
+        )
+    })
+}
+
+fn size(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// The object a key points at: Ok(None) if the key does not exist, an error if it points at
+/// an object the index does not hold.
+pub fn lookup(conn: &Connection, namespace: &str, key: &str) -> Result<Option<ObjectRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT k.hash, o.hash IS NOT NULL, o.raw_size, o.stored_size, o.data
+         FROM keys k LEFT JOIN objects o ON o.hash = k.hash
+         WHERE k.namespace = ?1 AND k.key = ?2",
+    )?;
+    let row = stmt
+        .query_row(params![namespace, key], |r| {
+            Ok((
+                hash_column(r.get(0)?)?,
+                r.get::<_, bool>(1)?,
+                r.get::<_, Option<i64>>(2)?,
+                r.get::<_, Option<i64>>(3)?,
+                r.get::<_, Option<Vec<u8>>>(4)?,
+            ))
+        })
+        .optional()?;
+    match row {
+        None => Ok(None),
+        Some((hash, false, ..)) => Err(Error::corrupt(
+            "store index",
+            0,
+            format!("key {key:?} points at object {hash}, which the index does not hold"),
+        )),
+        Some((hash, true, raw, stored, data)) => Ok(Some(ObjectRow {
+            hash,
+            raw_size: raw.unwrap_or(0).max(0) as u64,
+            stored_size: stored.unwrap_or(0).max(0) as u64,
+            data,
+        })),
+    }
+}
+
+/// Whether the object is held, and if so whether inline (Some(true)) or as a file.
+pub fn object_kind(conn: &Connection, hash: ContentHash) -> Result<Option<bool>> {
+    let mut stmt = conn.prepare_cached("SELECT data IS NOT NULL FROM objects WHERE hash = ?1")?;
+    Ok(stmt.query_row([&hash.to_bytes()[..]], |r| r.get(0)).optional()?)
+}
+
+pub fn insert_object(conn: &Connection, row: &ObjectRow, replace: bool) -> Result<()> {
+    let sql = if replace {
+        "INSERT OR REPLACE INTO objects (hash, raw_size, stored_size, data) VALUES (?1, ?2, ?3, ?4)"
+    } else {
+        "INSERT OR IGNORE INTO objects (hash, raw_size, stored_size, data) VALUES (?1, ?2, ?3, ?4)"
+    };
+    conn.prepare_cached(sql)?.execute(params![
+        &row.hash.to_bytes()[..],
+        size(row.raw_size),
+        size(row.stored_size),
+        row.data.as_deref()
+    ])?;
+    Ok(())
+}
+
+pub fn set_key(conn: &Connection, namespace: &str, key: &str, hash: ContentHash) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO keys (namespace, key, hash) VALUES (?1, ?2, ?3)
+         ON CONFLICT (namespace, key) DO UPDATE SET hash = excluded.hash",
+    )?
+    .execute(params![namespace, key, &hash.to_bytes()[..]])?;
+    Ok(())
+}
+
+pub fn delete_key(conn: &Connection, namespace: &str, key: &str) -> Result<bool> {
+    let n = conn
+        .prepare_cached("DELETE FROM keys WHERE namespace = ?1 AND key = ?2")?
+        .execute(params![namespace, key])?;
+    Ok(n > 0)
+}
+
+pub fn clear(conn: &Connection, namespace: Option<&str>) -> Result<u64> {
+    let n = match namespace {
+        Some(ns) => conn.execute("DELETE FROM keys WHERE namespace = ?1", [ns])?,
+        None => conn.execute("DELETE FROM keys", [])?,
+    };
+    Ok(n as u64)
+}
+
+pub fn hash_of(conn: &Connection, namespace: &str, key: &str) -> Result<Option<ContentHash>> {
+    let mut stmt = conn.prepare_cached("SELECT hash FROM keys WHERE namespace = ?1 AND key = ?2")?;
+    let h = stmt
+        .query_row(params![namespace, key], |r| hash_column(r.get(0)?))
+        .optional()?;
+    Ok(h)
+}
+
+pub fn keys(conn: &Connection, namespace: &str) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached("SELECT key FROM keys WHERE namespace = ?1 ORDER BY key")?;
+    let rows = stmt.query_map([namespace], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub fn count_keys(conn: &Connection, namespace: &str) -> Result<u64> {
+    let n: i64 = conn
+        .prepare_cached("SELECT count(*) FROM keys WHERE namespace = ?1")?
+        .query_row([namespace], |r| r.get(0))?;
+    Ok(n as u64)
+}
+
+/// Namespaces with their key counts.
+pub fn namespaces(conn: &Connection) -> Result<Vec<(String, u64)>> {
+    let mut stmt = conn.prepare("SELECT namespace, count(*) FROM keys GROUP BY namespace ORDER BY namespace")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Every object (without the inline bytes): hash, raw size, stored size, inline.
+pub fn objects(conn: &Connection) -> Result<Vec<(ContentHash, u64, u64, bool)>> {
+    let mut stmt = conn.prepare("SELECT hash, raw_size, stored_size, data IS NOT NULL FROM objects ORDER BY hash")?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            hash_column(r.get(0)?)?,
+            r.get::<_, i64>(1)?.max(0) as u64,
+            r.get::<_, i64>(2)?.max(0) as u64,
+            r.get(3)?,
+        ))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub fn inline_data(conn: &Connection, hash: ContentHash) -> Result<Option<Vec<u8>>> {
+    let mut stmt = conn.prepare_cached("SELECT data FROM objects WHERE hash = ?1")?;
+    Ok(stmt
+        .query_row([&hash.to_bytes()[..]], |r| r.get::<_, Option<Vec<u8>>>(0))
+        .optional()?
+        .flatten())
+}
+
+/// Keys whose object row is missing (an index that lost rows): (namespace, key, hash).
+pub fn dangling_keys(conn: &Connection) -> Result<Vec<(String, String, ContentHash)>> {
+    let mut stmt = conn.prepare(
+        "SELECT k.namespace, k.key, k.hash FROM keys k LEFT JOIN objects o ON o.hash = k.hash WHERE o.hash IS NULL",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, hash_column(r.get(2)?)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Deletes the objects no key points at; returns (hash, stored size, inline) of each.
+pub fn delete_unreferenced(conn: &Connection) -> Result<Vec<(ContentHash, u64, bool)>> {
+    let mut stmt = conn.prepare(
+        "DELETE FROM objects WHERE NOT EXISTS (SELECT 1 FROM keys WHERE keys.hash = objects.hash)
+         RETURNING hash, stored_size, data IS NOT NULL",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok((hash_column(r.get(0)?)?, r.get::<_, i64>(1)?.max(0) as u64, r.get(2)?))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

@@ -1,0 +1,680 @@
+//! The object store: a content-addressed key-value cache in a local folder.
+//!
+//! Keys (any UTF-8 string, grouped in namespaces) point at objects; an object is a kompakt
+//! file addressed by its [`ContentHash`], so equal values are stored once whatever codec wrote
+//! them. Small objects live inside the index (SQLite, WAL mode); large ones are files in a
+//! fan-out folder. The layout is specified in docs/FORMAT.md ("Object store").
+//!
+//! ```text
+//! store/
+//!   kompakt-store.json     configuration: layout version, hash, key encoding, default codec
+//!   index.sqlite           keys, object table, bytes of small objects
+//!   objects/ab/ab…ef.kpk   large objects, one kompakt file each
+//!   tmp/                   objects being written
+//! ```
+//!
+//! Several processes may use one store at once: every change is one SQLite transaction, a
+//! large object is renamed into place inside the transaction that points a key at it, and
+//! [`Store::gc`] deletes unreferenced objects inside one transaction, so it never removes an
+//! object a concurrent writer is about to reference.
+//!
+//! ```
+//! use kompakt::store::{Store, StoreOptions};
+//! let dir = tempfile::tempdir()?;
+//! let store = Store::open(dir.path().join("cache"), StoreOptions::default())?;
+//! store.set_bytes("objects", "greeting", b"hello")?;
+//! assert_eq!(store.get_bytes("objects", "greeting")?.as_deref(), Some(&b"hello"[..]));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod config;
+mod index;
+mod objects;
+
+pub use config::{Config, CONFIG_FILE, HASH_ALGORITHM, KEY_ENCODING, STORE_VERSION};
+pub use index::{INDEX_FILE, INDEX_VERSION};
+pub use objects::{Spill, Spilled, TempObject};
+
+use crate::codec::CodecSpec;
+use crate::error::{Error, Result};
+use crate::stream::{ContentHash, ContentHasher, ReadOptions, Reader, StreamOptions, WriteOptions, Writer};
+use index::ObjectRow;
+use rusqlite::{Connection, TransactionBehavior};
+use std::fs;
+use std::io::{self, Cursor, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+/// The namespace used when none is given (storr's default).
+pub const DEFAULT_NAMESPACE: &str = "objects";
+
+/// Objects whose file is at most this many bytes live inside the index: one B-tree update to
+/// write, one lookup to read, no file to open (see bench/store.py for the measurement).
+pub const INLINE_MAX: usize = 128 << 10;
+
+/// A temporary file younger than this is never removed by gc, even if unlocked (its writer may
+/// be between creating and locking it).
+const TEMP_MIN_AGE: Duration = Duration::from_secs(60);
+
+/// How to open a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// The default codec: for a new store, recorded in its configuration (None: the
+    /// library default); for an existing one, it must equal the recorded codec.
+    pub codec: Option<CodecSpec>,
+    /// Create the store if the folder holds none (default true).
+    pub create: bool,
+    /// fsync every index commit (default false: commits are atomic and survive a crash of the
+    /// process; a power failure may undo the last ones). Large objects are always fsynced.
+    pub durable: bool,
+    /// Compression and decompression threads for large objects; 0 = all cores.
+    pub threads: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            codec: None,
+            create: true,
+            durable: false,
+            threads: 0,
+        }
+    }
+}
+
+/// An object ready to be committed under a key: its content hash and its bytes (in memory or
+/// in a synced temporary file).
+#[derive(Debug)]
+pub struct PendingObject {
+    hash: ContentHash,
+    raw_size: u64,
+    body: Spilled,
+}
+
+impl PendingObject {
+    /// Wraps a finished [`Spill`] and the content hash its writer computed.
+    pub fn new(spill: Spill, hash: ContentHash, raw_size: u64) -> Result<PendingObject> {
+        Ok(PendingObject {
+            hash,
+            raw_size,
+            body: spill.finish()?,
+        })
+    }
+
+    /// The object's content hash.
+    pub fn hash(&self) -> ContentHash {
+        self.hash
+    }
+
+    /// Bytes of the kompakt file.
+    pub fn stored_size(&self) -> u64 {
+        match &self.body {
+            Spilled::Memory(v) => v.len() as u64,
+            Spilled::File(_, len) => *len,
+        }
+    }
+}
+
+/// Where a stored object's bytes are.
+#[derive(Debug)]
+pub enum ObjectSource {
+    /// An inline object, read from the index.
+    Memory(Cursor<Vec<u8>>),
+    /// An object file.
+    File(fs::File),
+}
+
+impl Read for ObjectSource {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            ObjectSource::Memory(c) => c.read(buf),
+            ObjectSource::File(f) => f.read(buf),
+        }
+    }
+}
+
+impl Seek for ObjectSource {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        match self {
+            ObjectSource::Memory(c) => c.seek(pos),
+            ObjectSource::File(f) => f.seek(pos),
+        }
+    }
+}
+
+/// An object found under a key.
+#[derive(Debug)]
+pub struct StoredObject {
+    /// Content hash.
+    pub hash: ContentHash,
+    /// Raw (uncompressed) bytes over all streams.
+    pub raw_size: u64,
+    /// Bytes of its kompakt file.
+    pub stored_size: u64,
+    /// True when kept inside the index.
+    pub inline: bool,
+    /// Its file, open.
+    pub source: ObjectSource,
+}
+
+/// Totals of a store, as `info()` and `kompakt store info` report them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoreInfo {
+    /// Namespaces with their key counts.
+    pub namespaces: Vec<(String, u64)>,
+    /// Objects kept inside the index.
+    pub inline_objects: u64,
+    /// Their stored bytes.
+    pub inline_bytes: u64,
+    /// Objects kept as files.
+    pub file_objects: u64,
+    /// Their stored bytes.
+    pub file_bytes: u64,
+    /// Raw bytes of all objects.
+    pub raw_bytes: u64,
+    /// Size of the index files (database and write-ahead log).
+    pub index_bytes: u64,
+}
+
+/// What [`Store::gc`] removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GcReport {
+    /// Objects no key pointed at.
+    pub objects: u64,
+    /// Their stored bytes.
+    pub bytes: u64,
+    /// Object files the index did not know (left by a writer that died before committing).
+    pub orphan_files: u64,
+    /// Temporary files of writers that died.
+    pub temp_files: u64,
+}
+
+/// What [`Store::verify`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoreVerifyReport {
+    /// Objects read back completely.
+    pub objects: u64,
+    /// Their raw bytes.
+    pub raw_bytes: u64,
+    /// Keys checked.
+    pub keys: u64,
+    /// Every problem found, one line each; empty when the store is sound.
+    pub problems: Vec<String>,
+}
+
+/// An open store. Cheap calls share one index connection behind a mutex; open one `Store`
+/// per thread for parallel index access, or share one across threads.
+#[derive(Debug)]
+pub struct Store {
+    root: PathBuf,
+    config: Config,
+    index: Mutex<Connection>,
+    threads: usize,
+}
+
+impl Store {
+    /// Opens the store in folder `root`, creating it if allowed.
+    pub fn open(root: impl AsRef<Path>, opts: StoreOptions) -> Result<Store> {
+        let root = root.as_ref().to_path_buf();
+        let config = open_config(&root, &opts)?;
+        fs::create_dir_all(root.join("objects"))?;
+        fs::create_dir_all(root.join("tmp"))?;
+        let index = index::open(&root, true, opts.durable)?;
+        Ok(Store {
+            root,
+            config,
+            index: Mutex::new(index),
+            threads: opts.threads,
+        })
+    }
+
+    /// The store's folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The configuration it was created with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Changes the default codec recorded in the configuration. Objects already stored keep
+    /// their own codec; other processes see the change when they next open the store.
+    pub fn set_default_codec(&mut self, codec: CodecSpec) -> Result<()> {
+        let config = Config {
+            codec,
+            ..self.config.clone()
+        };
+        let mut file = crate::fs::AtomicFile::create(self.root.join(CONFIG_FILE))?;
+        io::Write::write_all(&mut file, &config.to_json())?;
+        file.commit()?;
+        self.config = config;
+        Ok(())
+    }
+
+    /// Write options for a new object: the store's codec unless `codec` names another.
+    pub fn write_options(&self, codec: Option<CodecSpec>) -> WriteOptions {
+        WriteOptions::default()
+            .codec(codec.unwrap_or(self.config.codec))
+            .threads(self.threads)
+    }
+
+    /// A writer for a new object: add streams, write, set metadata, then [`Store::finish`].
+    /// The content hash is computed as the data passes; the file stays in memory while it is
+    /// small and moves to a temporary file in the store once it exceeds [`INLINE_MAX`].
+    pub fn writer(&self, opts: WriteOptions) -> Result<Writer<Spill>> {
+        let mut w = Writer::new(self.spill(), opts)?;
+        w.hash_content()?;
+        Ok(w)
+    }
+
+    /// The output a store object is written to (for writers built by a caller; pass
+    /// [`Writer::hash_content`]'s result to [`PendingObject::new`]).
+    pub fn spill(&self) -> Spill {
+        Spill::new(self.root.join("tmp"), INLINE_MAX)
+    }
+
+    /// Ends an object started with [`Store::writer`].
+    pub fn finish(&self, writer: Writer<Spill>) -> Result<PendingObject> {
+        let raw = writer.bytes_in();
+        let (spill, hash) = writer.finish_hashed()?;
+        PendingObject::new(spill, hash.expect("store writers hash their content"), raw)
+    }
+
+    /// Builds an object from whole streams (each with its options) and metadata.
+    pub fn prepare(
+        &self,
+        streams: &[(&[u8], StreamOptions)],
+        metadata: &[u8],
+        opts: WriteOptions,
+    ) -> Result<PendingObject> {
+        let mut w = self.writer(opts)?;
+        for (data, options) in streams {
+            let id = w.add_stream(Some(*options))?;
+            w.write(id, data)?;
+            w.finish_stream(id)?;
+        }
+        w.set_metadata(metadata.to_vec())?;
+        self.finish(w)
+    }
+
+    /// Points `key` at `object` (last writer wins) and returns its hash.
+    pub fn commit(&self, namespace: &str, key: &str, object: PendingObject) -> Result<ContentHash> {
+        let hash = object.hash;
+        self.commit_many(namespace, vec![(key.to_owned(), object)])?;
+        Ok(hash)
+    }
+
+    /// Commits several keys in one transaction: all or none become visible.
+    pub fn commit_many(&self, namespace: &str, items: Vec<(String, PendingObject)>) -> Result<()> {
+        let mut conn = self.lock()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        for (key, object) in items {
+            let PendingObject { hash, raw_size, body } = object;
+            match body {
+                Spilled::Memory(data) => {
+                    let row = ObjectRow {
+                        hash,
+                        raw_size,
+                        stored_size: data.len() as u64,
+                        data: Some(data),
+                    };
+                    index::insert_object(&tx, &row, false)?;
+                }
+                Spilled::File(temp, len) => {
+                    let path = objects::object_path(&self.root, hash);
+                    let have = match index::object_kind(&tx, hash)? {
+                        Some(true) => true,
+                        Some(false) => path.is_file(),
+                        None => false,
+                    };
+                    if have {
+                        drop(temp); // the same content is already stored
+                    } else {
+                        temp.persist(&path)?;
+                        let row = ObjectRow {
+                            hash,
+                            raw_size,
+                            stored_size: len,
+                            data: None,
+                        };
+                        index::insert_object(&tx, &row, true)?;
+                    }
+                }
+            }
+            index::set_key(&tx, namespace, &key, hash)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Stores `data` as a single-stream object under `key`.
+    pub fn set_bytes(&self, namespace: &str, key: &str, data: &[u8]) -> Result<ContentHash> {
+        let opts = self.write_options(None);
+        let object = self.prepare(&[(data, opts.stream_options())], b"", opts)?;
+        self.commit(namespace, key, object)
+    }
+
+    /// Stream 0 of the object under `key`, decompressed.
+    pub fn get_bytes(&self, namespace: &str, key: &str) -> Result<Option<Vec<u8>>> {
+        let Some(obj) = self.get(namespace, key)? else {
+            return Ok(None);
+        };
+        let mut r = Reader::new(obj.source, self.read_options())?;
+        if r.streams().is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        r.read_stream(0).map(Some)
+    }
+
+    /// The object under `key`, open for reading; None if the key does not exist.
+    pub fn get(&self, namespace: &str, key: &str) -> Result<Option<StoredObject>> {
+        // A concurrent writer may repoint the key and gc remove the old object between the
+        // lookup and the open: look again.
+        for _ in 0..8 {
+            let Some(row) = index::lookup(&*self.lock()?, namespace, key)? else {
+                return Ok(None);
+            };
+            let inline = row.data.is_some();
+            let source = match row.data {
+                Some(data) => ObjectSource::Memory(Cursor::new(data)),
+                None => match fs::File::open(objects::object_path(&self.root, row.hash)) {
+                    Ok(f) => ObjectSource::File(f),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                        if index::hash_of(&*self.lock()?, namespace, key)? == Some(row.hash) {
+                            return Err(Error::corrupt(
+                                "store",
+                                0,
+                                format!("the file of object {} (key {key:?}) is missing", row.hash),
+                            ));
+                        }
+                        continue;
+                    }
+                    Err(e) => return Err(e.into()),
+                },
+            };
+            return Ok(Some(StoredObject {
+                hash: row.hash,
+                raw_size: row.raw_size,
+                stored_size: row.stored_size,
+                inline,
+                source,
+            }));
+        }
+        Err(Error::Io(io::Error::other(format!(
+            "key {key:?} kept changing while it was read"
+        ))))
+    }
+
+    /// Read options for objects of this store.
+    pub fn read_options(&self) -> ReadOptions {
+        ReadOptions::default().threads(self.threads)
+    }
+
+    /// True if `key` exists.
+    pub fn exists(&self, namespace: &str, key: &str) -> Result<bool> {
+        Ok(self.hash_of(namespace, key)?.is_some())
+    }
+
+    /// The content hash `key` points at.
+    pub fn hash_of(&self, namespace: &str, key: &str) -> Result<Option<ContentHash>> {
+        index::hash_of(&*self.lock()?, namespace, key)
+    }
+
+    /// Removes `key` (its object stays until [`gc`](Store::gc)); false if it did not exist.
+    pub fn delete(&self, namespace: &str, key: &str) -> Result<bool> {
+        index::delete_key(&*self.lock()?, namespace, key)
+    }
+
+    /// Removes every key of `namespace` (all namespaces if None); returns how many.
+    pub fn clear(&self, namespace: Option<&str>) -> Result<u64> {
+        index::clear(&*self.lock()?, namespace)
+    }
+
+    /// Keys of `namespace`, sorted.
+    pub fn keys(&self, namespace: &str) -> Result<Vec<String>> {
+        index::keys(&*self.lock()?, namespace)
+    }
+
+    /// Number of keys in `namespace`.
+    pub fn len(&self, namespace: &str) -> Result<u64> {
+        index::count_keys(&*self.lock()?, namespace)
+    }
+
+    /// Namespaces that hold keys, with their key counts.
+    pub fn namespaces(&self) -> Result<Vec<(String, u64)>> {
+        index::namespaces(&*self.lock()?)
+    }
+
+    /// Counts and sizes.
+    pub fn info(&self) -> Result<StoreInfo> {
+        let conn = self.lock()?;
+        let mut info = StoreInfo {
+            namespaces: index::namespaces(&conn)?,
+            ..StoreInfo::default()
+        };
+        for (_, raw, stored, inline) in index::objects(&conn)? {
+            info.raw_bytes += raw;
+            if inline {
+                info.inline_objects += 1;
+                info.inline_bytes += stored;
+            } else {
+                info.file_objects += 1;
+                info.file_bytes += stored;
+            }
+        }
+        for name in [INDEX_FILE.to_string(), format!("{INDEX_FILE}-wal")] {
+            info.index_bytes += fs::metadata(self.root.join(name)).map_or(0, |m| m.len());
+        }
+        Ok(info)
+    }
+
+    /// Removes objects no key points at, object files the index does not know, and temporary
+    /// files of writers that died. Safe while other processes read and write: it runs inside
+    /// one write transaction, and readers holding an object open keep reading it.
+    pub fn gc(&self) -> Result<GcReport> {
+        let mut report = GcReport::default();
+        let mut conn = self.lock()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        for (hash, stored, inline) in index::delete_unreferenced(&tx)? {
+            report.objects += 1;
+            report.bytes += stored;
+            if !inline {
+                remove_if_present(&objects::object_path(&self.root, hash))?;
+            }
+        }
+        for dir in read_dir_sorted(&self.root.join("objects"))? {
+            if !dir.is_dir() {
+                continue;
+            }
+            for file in read_dir_sorted(&dir)? {
+                let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                let known = match objects::hash_of_file_name(name) {
+                    Some(h) if objects::object_path(&self.root, h) == file => {
+                        index::object_kind(&tx, h)? == Some(false)
+                    }
+                    _ => true, // not ours: leave it
+                };
+                if !known {
+                    report.orphan_files += 1;
+                    report.bytes += fs::metadata(&file).map_or(0, |m| m.len());
+                    remove_if_present(&file)?;
+                }
+            }
+        }
+        tx.commit()?;
+        for file in read_dir_sorted(&self.root.join("tmp"))? {
+            if objects::abandoned(&file, TEMP_MIN_AGE) {
+                report.temp_files += 1;
+                remove_if_present(&file)?;
+            }
+        }
+        conn.execute_batch("PRAGMA incremental_vacuum;")?;
+        Ok(report)
+    }
+
+    /// Reads every object back (checksums and content hash) and checks every key.
+    pub fn verify(&self, progress: &mut dyn FnMut(u64)) -> Result<StoreVerifyReport> {
+        let mut report = StoreVerifyReport::default();
+        let (objects, dangling, namespaces) = {
+            let conn = self.lock()?;
+            (
+                index::objects(&conn)?,
+                index::dangling_keys(&conn)?,
+                index::namespaces(&conn)?,
+            )
+        };
+        report.keys = namespaces.iter().map(|(_, n)| n).sum();
+        for (ns, key, hash) in dangling {
+            report.problems.push(format!(
+                "key {key:?} in namespace {ns:?} points at missing object {hash}"
+            ));
+        }
+        for (hash, raw, stored, inline) in objects {
+            let source = if inline {
+                match index::inline_data(&*self.lock()?, hash)? {
+                    Some(data) => ObjectSource::Memory(Cursor::new(data)),
+                    None => continue, // removed by a concurrent gc
+                }
+            } else {
+                match fs::File::open(objects::object_path(&self.root, hash)) {
+                    Ok(f) => ObjectSource::File(f),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                        if index::object_kind(&*self.lock()?, hash)?.is_some() {
+                            report.problems.push(format!("object {hash}: its file is missing"));
+                        }
+                        continue;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            };
+            match check_object(source, self.read_options(), hash, raw, stored) {
+                Ok(()) => {
+                    report.objects += 1;
+                    report.raw_bytes += raw;
+                    progress(stored);
+                }
+                Err(problem) => report.problems.push(format!("object {hash}: {problem}")),
+            }
+        }
+        Ok(report)
+    }
+
+    fn lock(&self) -> Result<MutexGuard<'_, Connection>> {
+        self.index
+            .lock()
+            .map_err(|_| Error::Usage("an earlier call panicked while using this store".into()))
+    }
+}
+
+/// Reads an object completely: block checksums, then its content hash and sizes.
+fn check_object(
+    source: ObjectSource,
+    opts: ReadOptions,
+    hash: ContentHash,
+    raw: u64,
+    stored: u64,
+) -> Result<(), String> {
+    let mut reader = Reader::new(source, opts).map_err(|e| e.to_string())?;
+    if reader.file_len() != stored {
+        return Err(format!("file is {} bytes, the index says {stored}", reader.file_len()));
+    }
+    let mut hasher = ContentHasher::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    for stream in 0..reader.streams().len() as u32 {
+        let id = hasher.add_stream();
+        let len = reader.stream_len(stream).map_err(|e| e.to_string())?;
+        let mut pos = 0u64;
+        while pos < len {
+            let n = (len - pos).min(buf.len() as u64) as usize;
+            reader
+                .read_range_into(stream, pos, &mut buf[..n])
+                .map_err(|e| e.to_string())?;
+            hasher.update(id, &buf[..n]);
+            pos += n as u64;
+        }
+        total += len;
+    }
+    let found = hasher.finish(reader.metadata());
+    if found != hash {
+        return Err(format!("content hashes to {found}"));
+    }
+    if total != raw {
+        return Err(format!("holds {total} raw bytes, the index says {raw}"));
+    }
+    Ok(())
+}
+
+fn open_config(root: &Path, opts: &StoreOptions) -> Result<Config> {
+    let path = root.join(CONFIG_FILE);
+    let config = match fs::read(&path) {
+        Ok(bytes) => Config::parse(&bytes, &path)?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if !opts.create {
+                return Err(Error::Store(format!(
+                    "no kompakt store at {} (it has no {CONFIG_FILE})",
+                    root.display()
+                )));
+            }
+            if fs::read_dir(root).is_ok_and(|mut d| d.next().is_some()) {
+                return Err(Error::Store(format!(
+                    "{} is a folder that is not empty and not a kompakt store: choose a new or empty folder",
+                    root.display()
+                )));
+            }
+            fs::create_dir_all(root)?;
+            create_config(root, &Config::new(opts.codec.unwrap_or_default()))?
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(codec) = opts.codec {
+        if codec != config.codec {
+            return Err(Error::Store(format!(
+                "the store at {} was created with default codec {}; open it without a codec to use that, \
+                 or change the default with set_default_codec (stored objects keep their own codec)",
+                root.display(),
+                config.codec
+            )));
+        }
+    }
+    Ok(config)
+}
+
+/// Writes the configuration of a new store; if another process created the store at the same
+/// moment, its configuration wins and is returned.
+fn create_config(root: &Path, config: &Config) -> Result<Config> {
+    let target = root.join(CONFIG_FILE);
+    let temp_dir = root.join("tmp");
+    fs::create_dir_all(&temp_dir)?;
+    let mut temp = TempObject::create(&temp_dir)?;
+    io::Write::write_all(&mut temp, &config.to_json())?;
+    temp.sync()?;
+    // A hard link fails if the target exists, unlike rename: the first creator wins.
+    match temp.link_to(&target) {
+        Ok(()) => Ok(config.clone()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Config::parse(&fs::read(&target)?, &target),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn remove_if_present(path: &Path) -> io::Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+fn read_dir_sorted(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut out = match fs::read_dir(dir) {
+        Ok(d) => d.map(|e| e.map(|e| e.path())).collect::<io::Result<Vec<_>>>()?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    out.sort();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,285 @@
+use super::*;
+use crate::codec::CodecSpec;
+
+fn store(dir: &tempfile::TempDir) -> Store {
+    Store::open(dir.path().join("s"), StoreOptions::default()).unwrap()
+}
+
+/// Compressible but large enough to leave the index.
+fn big(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if i % 3 == 0 {
+                x as u8
+            } else {
+                (i / 1000) as u8
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn small_and_large_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    let large = big(1, 3 << 20);
+    s.set_bytes("objects", "small", b"tiny").unwrap();
+    s.set_bytes("objects", "large", &large).unwrap();
+    s.set_bytes("objects", "empty", b"").unwrap();
+    assert_eq!(s.get_bytes("objects", "small").unwrap().unwrap(), b"tiny");
+    assert_eq!(s.get_bytes("objects", "large").unwrap().unwrap(), large);
+    assert_eq!(s.get_bytes("objects", "empty").unwrap().unwrap(), b"");
+    assert_eq!(s.get_bytes("objects", "missing").unwrap(), None);
+    assert_eq!(s.get_bytes("other", "small").unwrap(), None);
+    let info = s.info().unwrap();
+    assert_eq!((info.inline_objects, info.file_objects), (2, 1));
+    assert!(s.get("objects", "small").unwrap().unwrap().inline);
+    assert!(!s.get("objects", "large").unwrap().unwrap().inline);
+    assert_eq!(s.keys("objects").unwrap(), ["empty", "large", "small"]);
+    let report = s.verify(&mut |_| {}).unwrap();
+    assert_eq!(report.problems, Vec::<String>::new());
+    assert_eq!((report.objects, report.keys), (3, 3));
+}
+
+#[test]
+fn equal_content_is_stored_once_whatever_the_codec_or_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    let data = big(2, 1 << 20);
+    let mut hashes = Vec::new();
+    for (i, (codec, threads, block)) in [("zstd:1", 1, 1 << 20), ("lz4", 4, 64 << 10), ("none", 2, 256 << 10)]
+        .into_iter()
+        .enumerate()
+    {
+        let opts = WriteOptions::default()
+            .codec(CodecSpec::parse(codec).unwrap())
+            .threads(threads)
+            .block_size(block);
+        let obj = s.prepare(&[(&data, opts.stream_options())], b"meta", opts).unwrap();
+        hashes.push(s.commit("objects", &format!("k{i}"), obj).unwrap());
+    }
+    assert!(hashes.windows(2).all(|w| w[0] == w[1]), "{hashes:?}");
+    assert_eq!(hashes[0], ContentHash::of(&[&data], b"meta"));
+    let info = s.info().unwrap();
+    assert_eq!(info.inline_objects + info.file_objects, 1);
+}
+
+#[test]
+fn any_string_is_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    let long = "k".repeat(100_000);
+    let keys = ["", "/", "..", "a/b\\c", "nul\0byte", "ключ 🔑", " ", long.as_str()];
+    for (i, k) in keys.iter().enumerate() {
+        s.set_bytes("ns/with:odd chars", k, &[i as u8]).unwrap();
+    }
+    for (i, k) in keys.iter().enumerate() {
+        assert_eq!(
+            s.get_bytes("ns/with:odd chars", k).unwrap().unwrap(),
+            [i as u8],
+            "{k:?}"
+        );
+    }
+    assert_eq!(s.len("ns/with:odd chars").unwrap(), keys.len() as u64);
+}
+
+#[test]
+fn last_writer_wins_and_delete_then_gc() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    s.set_bytes("objects", "k", &big(3, 1 << 20)).unwrap();
+    let second = big(4, 1 << 20);
+    s.set_bytes("objects", "k", &second).unwrap();
+    assert_eq!(s.get_bytes("objects", "k").unwrap().unwrap(), second);
+    s.set_bytes("objects", "gone", b"x").unwrap();
+    assert!(s.delete("objects", "gone").unwrap());
+    assert!(!s.delete("objects", "gone").unwrap());
+    let report = s.gc().unwrap();
+    assert_eq!(report.objects, 2, "{report:?}");
+    assert_eq!(s.get_bytes("objects", "k").unwrap().unwrap(), second);
+    let info = s.info().unwrap();
+    assert_eq!((info.inline_objects, info.file_objects), (0, 1));
+    assert_eq!(s.gc().unwrap(), GcReport::default());
+    assert_eq!(s.clear(None).unwrap(), 1);
+    s.gc().unwrap();
+    assert_eq!(
+        fs::read_dir(dir.path().join("s/objects"))
+            .unwrap()
+            .flat_map(|d| fs::read_dir(d.unwrap().path()).unwrap())
+            .count(),
+        0
+    );
+}
+
+#[test]
+fn gc_removes_orphans_and_dead_writers_temps_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    let orphan = objects::object_path(s.root(), ContentHash(7));
+    fs::create_dir_all(orphan.parent().unwrap()).unwrap();
+    fs::write(&orphan, b"left by a writer that died").unwrap();
+    let foreign = s.root().join("objects/README");
+    fs::write(&foreign, b"not ours").unwrap();
+    let live = TempObject::create(&s.root().join("tmp")).unwrap();
+    let dead = s.root().join("tmp/123.0.0.tmp");
+    fs::write(&dead, b"x").unwrap();
+    let young = s.root().join("tmp/124.0.0.tmp");
+    fs::write(&young, b"x").unwrap();
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    for p in [&dead, &live.path] {
+        fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    }
+    let report = s.gc().unwrap();
+    assert_eq!((report.orphan_files, report.temp_files), (1, 1), "{report:?}");
+    assert!(!orphan.exists() && !dead.exists());
+    assert!(foreign.exists() && young.exists() && live.path.exists());
+}
+
+#[test]
+fn configuration_must_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let lz4 = CodecSpec::parse("lz4").unwrap();
+    let opts = StoreOptions {
+        codec: Some(lz4),
+        ..StoreOptions::default()
+    };
+    Store::open(&path, opts)
+        .unwrap()
+        .set_bytes("objects", "a", b"aaaa")
+        .unwrap();
+    assert_eq!(Store::open(&path, StoreOptions::default()).unwrap().config().codec, lz4);
+    let zstd = StoreOptions {
+        codec: Some(CodecSpec::parse("zstd").unwrap()),
+        ..opts
+    };
+    let err = Store::open(&path, zstd).unwrap_err().to_string();
+    assert!(err.contains("created with default codec lz4"), "{err}");
+    let mut s = Store::open(&path, opts).unwrap();
+    s.set_default_codec(CodecSpec::parse("zstd").unwrap()).unwrap();
+    let s = Store::open(&path, zstd).unwrap();
+    assert_eq!(s.get_bytes("objects", "a").unwrap().unwrap(), b"aaaa");
+
+    let missing = StoreOptions {
+        create: false,
+        ..StoreOptions::default()
+    };
+    let err = Store::open(dir.path().join("nothing"), missing)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no kompakt store"), "{err}");
+    let busy = dir.path().join("busy");
+    fs::create_dir_all(&busy).unwrap();
+    fs::write(busy.join("data.csv"), b"1,2").unwrap();
+    let err = Store::open(&busy, StoreOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("not empty and not a kompakt store"), "{err}");
+    let config = path.join(CONFIG_FILE);
+    let newer = fs::read_to_string(&config)
+        .unwrap()
+        .replace("\"version\": 1", "\"version\": 9");
+    fs::write(&config, newer).unwrap();
+    let err = Store::open(&path, StoreOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("upgrade kompakt"), "{err}");
+}
+
+#[test]
+fn verify_finds_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    let large = big(5, 2 << 20);
+    let h_large = s.set_bytes("objects", "large", &large).unwrap();
+    let h_small = s.set_bytes("objects", "small", b"some small value").unwrap();
+    let path = objects::object_path(s.root(), h_large);
+    let mut bytes = fs::read(&path).unwrap();
+    bytes[100] ^= 1;
+    fs::write(&path, &bytes).unwrap();
+    {
+        let conn = s.lock().unwrap();
+        let mut data = index::inline_data(&conn, h_small).unwrap().unwrap();
+        let n = data.len();
+        data[n / 2] ^= 0x40;
+        conn.execute(
+            "UPDATE objects SET data = ?1 WHERE hash = ?2",
+            rusqlite::params![data, &h_small.to_bytes()[..]],
+        )
+        .unwrap();
+    }
+    let report = s.verify(&mut |_| {}).unwrap();
+    assert_eq!(report.problems.len(), 2, "{:?}", report.problems);
+    assert!(s.get_bytes("objects", "large").unwrap_err().is_corruption());
+    fs::remove_file(&path).unwrap();
+    let err = s.get("objects", "large").unwrap_err();
+    assert!(err.to_string().contains("missing"), "{err}");
+}
+
+#[test]
+fn commit_many_is_one_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    let opts = s.write_options(None);
+    let items: Vec<_> = (0..100)
+        .map(|i| {
+            let v = format!("value {i}");
+            (
+                format!("k{i}"),
+                s.prepare(&[(v.as_bytes(), opts.stream_options())], b"", opts).unwrap(),
+            )
+        })
+        .collect();
+    s.commit_many("objects", items).unwrap();
+    assert_eq!(s.len("objects").unwrap(), 100);
+    assert_eq!(s.get_bytes("objects", "k42").unwrap().unwrap(), b"value 42");
+}
+
+#[test]
+fn threads_share_one_store_and_open_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = store(&dir);
+    let root = shared.root().to_path_buf();
+    std::thread::scope(|scope| {
+        for t in 0..4u64 {
+            let shared = &shared;
+            let root = &root;
+            scope.spawn(move || {
+                let own = Store::open(root, StoreOptions::default()).unwrap();
+                for i in 0..60u64 {
+                    let s = if i % 2 == 0 { shared } else { &own };
+                    let key = format!("k{}", i % 7);
+                    let value = if i % 10 == 0 {
+                        big(t * 100 + i, 200_000)
+                    } else {
+                        format!("{t}:{i}").into_bytes()
+                    };
+                    s.set_bytes("objects", &key, &value).unwrap();
+                    if let Some(v) = s.get_bytes("objects", &key).unwrap() {
+                        assert!(!v.is_empty());
+                    }
+                    if i % 13 == 0 {
+                        s.delete("objects", &key).unwrap();
+                    }
+                    if i % 17 == 0 {
+                        s.gc().unwrap();
+                    }
+                }
+            });
+        }
+    });
+    shared.gc().unwrap();
+    let report = shared.verify(&mut |_| {}).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    for key in shared.keys("objects").unwrap() {
+        assert!(shared.get_bytes("objects", &key).unwrap().is_some());
+    }
+    let info = shared.info().unwrap();
+    // After gc every object is referenced by some key.
+    assert!(info.inline_objects + info.file_objects <= shared.len("objects").unwrap());
+}
