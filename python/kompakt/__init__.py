@@ -13,7 +13,8 @@ go from their memory straight into the compressor and back, on all cores::
 
 Files: ``kompakt.save(obj, path)`` / ``kompakt.load(path)``; bytes: ``kompakt.compress`` /
 ``kompakt.decompress``; streaming: ``kompakt.open(path, "wb")``; ``kompakt.info(path)``
-describes a file as ``kompakt inspect`` does. The file format is specified in docs/FORMAT.md;
+describes a file as ``kompakt inspect`` does; ``kompakt.Store(path)`` is a content-addressed
+cache of objects with ``memoize``. The file format is specified in docs/FORMAT.md;
 files are readable by the ``kompakt`` command line and the reverse.
 
 Loading runs pickle: only load files you trust, or pass ``trusted=False``.
@@ -23,6 +24,7 @@ from kompakt._core import DEFAULT_BLOCK_SIZE, DEFAULT_LEVEL, FORMAT_VERSION, Cor
 from kompakt._data import compress, decompress, info, verify
 from kompakt._file import KompaktFile, open
 from kompakt._objects import dump, dumps, load, loads, save
+from kompakt._store import Store, hash_value, memoize
 
 __all__ = [
     "CorruptError",
@@ -30,14 +32,17 @@ __all__ = [
     "DEFAULT_LEVEL",
     "FORMAT_VERSION",
     "KompaktFile",
+    "Store",
     "__version__",
     "compress",
     "decompress",
     "dump",
     "dumps",
+    "hash_value",
     "info",
     "load",
     "loads",
+    "memoize",
     "open",
     "save",
     "verify",

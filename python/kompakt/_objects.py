@@ -10,7 +10,6 @@ decodes into it in parallel, and hands the buffers to the unpickler. The footer'
 
 from __future__ import annotations
 
-import functools
 import io
 import json
 import os
@@ -35,11 +34,58 @@ OUT_OF_BAND_MIN = 64 * 1024
 WHOLE_PICKLE_MAX = 8 << 20
 
 
-def _write_object(writer: _core.FileWriter, obj: Any) -> None:
-    pickle_stream = writer.add_stream(typesize=1, filter="none")
-    buffers: list[dict[str, Any]] = []
+def _metadata(pickle_stream: int, buffers: list[dict[str, Any]]) -> bytes:
+    meta = {
+        "kompakt": OBJECT_FORMAT,
+        "version": OBJECT_VERSION,
+        "pickle": {"stream": pickle_stream, "protocol": 5},
+        "buffers": buffers,
+    }
+    return json.dumps(meta, separators=(",", ":")).encode()
 
-    def out_of_band(buffer: pickle.PickleBuffer) -> bool:
+
+# The metadata of an object that is a pickle alone (no out-of-band buffer): the common case
+# of small objects, recognised by comparing bytes.
+PICKLE_ONLY_METADATA = _metadata(0, [])
+
+
+class _ObjectEncoder:
+    """Pickles an object into the streams of a kompakt file.
+
+    With ``small_max`` > 0 the writer is opened only when needed: a pickle of at most
+    ``small_max`` bytes with no large buffer stays in memory (``encode`` returns it), which
+    is how the store writes a small value in one call.
+    """
+
+    def __init__(self, open_writer: Any, small_max: int = 0) -> None:
+        self._open_writer = open_writer
+        self._small_max = small_max
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._buffers: list[dict[str, Any]] = []
+        self.writer: Any = None
+        self._stream = 0
+        if small_max <= 0:
+            self._open()
+
+    def _open(self) -> None:
+        self.writer = self._open_writer()
+        self._stream = self.writer.add_stream(typesize=1, filter="none")
+        for chunk in self._chunks:
+            self.writer.write(self._stream, chunk)
+        self._chunks = []
+
+    def write(self, data: Any) -> int:
+        if self.writer is None:
+            n = memoryview(data).nbytes
+            if self._size + n <= self._small_max:
+                self._chunks.append(bytes(data))
+                self._size += n
+                return n
+            self._open()
+        return int(self.writer.write(self._stream, data))
+
+    def _out_of_band(self, buffer: pickle.PickleBuffer) -> bool:
         view = memoryview(buffer)
         if view.nbytes < OUT_OF_BAND_MIN:
             return True  # in-band
@@ -47,23 +93,33 @@ def _write_object(writer: _core.FileWriter, obj: Any) -> None:
             raw = buffer.raw()
         except BufferError:
             return True  # not contiguous: pickle copies it in-band
+        if self.writer is None:
+            self._open()
         itemsize = view.itemsize if 1 <= view.itemsize <= 255 else 1
-        stream = writer.add_stream(typesize=itemsize, filter="auto")
-        writer.write(stream, raw)
-        writer.finish_stream(stream)
-        buffers.append({"stream": stream, "itemsize": itemsize, "readonly": view.readonly})
+        stream = self.writer.add_stream(typesize=itemsize, filter="auto")
+        self.writer.write(stream, raw)
+        self.writer.finish_stream(stream)
+        self._buffers.append({"stream": stream, "itemsize": itemsize, "readonly": view.readonly})
         return False
 
-    sink = _Sink(functools.partial(writer.write, pickle_stream))
-    _Pickler(sink, protocol=5, buffer_callback=out_of_band).dump(obj)
-    writer.finish_stream(pickle_stream)
-    meta = {
-        "kompakt": OBJECT_FORMAT,
-        "version": OBJECT_VERSION,
-        "pickle": {"stream": pickle_stream, "protocol": 5},
-        "buffers": buffers,
-    }
-    writer.set_metadata(json.dumps(meta, separators=(",", ":")).encode())
+    def encode(self, obj: Any) -> bytes | None:
+        """Pickles ``obj``. Returns the pickle if it stayed in memory, else None (then
+        ``writer`` holds the streams and metadata, ready to close)."""
+        try:
+            _Pickler(self, protocol=5, buffer_callback=self._out_of_band).dump(obj)
+            if self.writer is None:
+                return b"".join(self._chunks)
+            self.writer.finish_stream(self._stream)
+            self.writer.set_metadata(_metadata(self._stream, self._buffers))
+            return None
+        except BaseException:
+            if self.writer is not None:
+                self.writer.abort()
+            raise
+
+
+def _write_object(writer: _core.FileWriter, obj: Any) -> None:
+    _ObjectEncoder(lambda: writer).encode(obj)
 
 
 class _Pickler(pickle.Pickler):
@@ -90,15 +146,6 @@ def _time_array(buffer: Any, dtype: Any, shape: tuple[int, ...], order: str) -> 
 
     flat = numpy.frombuffer(buffer, dtype=numpy.int64).view(dtype)
     return flat.reshape(shape, order=order)  # type: ignore[call-overload]
-
-
-class _Sink:
-    """The file pickle writes to: each write goes straight to the pickle stream."""
-
-    __slots__ = ("write",)
-
-    def __init__(self, write: Any) -> None:
-        self.write = write
 
 
 def save(

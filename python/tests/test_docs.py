@@ -5,12 +5,15 @@ import doctest
 import pytest
 
 import kompakt
-from kompakt import _data, _file, _objects
+from kompakt import _data, _file, _objects, _store
 
-PUBLIC = ["compress", "decompress", "save", "load", "dump", "dumps", "loads", "open", "info", "verify"]
+PUBLIC = [
+    "compress", "decompress", "save", "load", "dump", "dumps", "loads", "open", "info", "verify",
+    "Store", "memoize", "hash_value",
+]
 
 
-@pytest.mark.parametrize("module", [kompakt, _data, _objects, _file])
+@pytest.mark.parametrize("module", [kompakt, _data, _objects, _file, _store])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0

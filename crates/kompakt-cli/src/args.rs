@@ -20,7 +20,9 @@ use std::path::PathBuf;
         cat data.bin | kompakt compress - | kompakt decompress - > copy.bin\n  \
         kompakt inspect data.bin.kpk\n  \
         kompakt verify data.bin.kpk && echo good\n  \
-        kompakt bench data.bin --codecs lz4,zstd:1,zstd:3"
+        kompakt bench data.bin --codecs lz4,zstd:1,zstd:3\n  \
+        kompakt store ls cache/ --long                 # keys of a kompakt.Store\n  \
+        kompakt store verify cache/ && kompakt store gc cache/"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -47,6 +49,8 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Measure ratio and speed of codecs on files, at 1 thread and at N threads.
     Bench(BenchArgs),
+    /// Work with an object store (the folder of `kompakt.Store`): ls, get, put, info, gc, verify.
+    Store(StoreArgs),
 }
 
 #[derive(Debug, Args)]
@@ -169,6 +173,88 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 1.0)]
     pub seconds: f64,
     /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    #[command(subcommand)]
+    pub command: StoreCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// List the keys of a namespace (one per line; with --long also hash and sizes).
+    Ls(StoreLsArgs),
+    /// Write the object under a key, as a kompakt file, to a file or stdout.
+    Get(StoreGetArgs),
+    /// Store a file's bytes (or stdin with `-`) under a key.
+    Put(StorePutArgs),
+    /// Show the configuration, namespaces, object counts and sizes.
+    Info(StoreInfoArgs),
+    /// Remove objects no key points at, and files left by writers that died.
+    Gc(StorePathArgs),
+    /// Read every object back and check checksums and content hashes; exit 1 if damaged.
+    Verify(StorePathArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StorePathArgs {
+    /// The store's folder.
+    pub store: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct StoreLsArgs {
+    /// The store's folder.
+    pub store: PathBuf,
+    /// Namespace (default: objects).
+    #[arg(short, long, default_value = "objects")]
+    pub namespace: String,
+    /// Every namespace.
+    #[arg(short, long, conflicts_with = "namespace")]
+    pub all: bool,
+    /// Also show each key's content hash and sizes.
+    #[arg(short, long)]
+    pub long: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StoreGetArgs {
+    /// The store's folder.
+    pub store: PathBuf,
+    /// The key.
+    pub key: String,
+    /// Namespace (default: objects).
+    #[arg(short, long, default_value = "objects")]
+    pub namespace: String,
+    /// Output file (default: stdout). Written atomically.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Write the data of stream 0, decompressed, instead of the kompakt file.
+    #[arg(short, long)]
+    pub decompress: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StorePutArgs {
+    /// The store's folder (created if missing).
+    pub store: PathBuf,
+    /// The key.
+    pub key: String,
+    /// The file to store, or `-` for stdin.
+    pub input: PathBuf,
+    /// Namespace (default: objects).
+    #[arg(short, long, default_value = "objects")]
+    pub namespace: String,
+}
+
+#[derive(Debug, Args)]
+pub struct StoreInfoArgs {
+    /// The store's folder.
+    pub store: PathBuf,
+    /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
 }

@@ -5,6 +5,7 @@ mod bench;
 mod files;
 mod human;
 mod report;
+mod store;
 
 use args::{Cli, Command, EncodeArgs};
 use clap::Parser;
@@ -132,6 +133,7 @@ fn run(cli: Cli) -> CliResult<u8> {
         Command::Inspect(a) => report::inspect(a).map(|_| 0),
         Command::Verify(a) => report::verify(a, quiet),
         Command::Bench(a) => bench::run(a, quiet).map(|_| 0),
+        Command::Store(a) => store::run(a, quiet),
     }
 }
 

@@ -15,6 +15,7 @@ mod oneshot;
 mod options;
 mod pyfile;
 mod reader;
+mod store;
 mod writer;
 
 use pyo3::prelude::*;
@@ -31,6 +32,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_BLOCK_SIZE", kompakt::stream::DEFAULT_BLOCK_SIZE)?;
     m.add_class::<writer::FileWriter>()?;
     m.add_class::<reader::FileReader>()?;
+    m.add_class::<store::PyStore>()?;
+    m.add_class::<store::Pending>()?;
+    m.add_class::<store::Hasher>()?;
     m.add_function(wrap_pyfunction!(oneshot::compress, m)?)?;
     m.add_function(wrap_pyfunction!(oneshot::decompress, m)?)?;
     Ok(())

@@ -112,6 +112,8 @@ pub enum Sink {
     Atomic(AtomicFile),
     Python(PyFile),
     Memory(Vec<u8>),
+    /// A store object: memory while small, then a temporary file in the store.
+    Spill(kompakt::store::Spill),
 }
 
 impl Write for Sink {
@@ -120,6 +122,7 @@ impl Write for Sink {
             Sink::Atomic(f) => f.write(buf),
             Sink::Python(f) => f.write(buf),
             Sink::Memory(v) => v.write(buf),
+            Sink::Spill(s) => s.write(buf),
         }
     }
 
@@ -128,6 +131,7 @@ impl Write for Sink {
             Sink::Atomic(f) => f.write_all(buf),
             Sink::Python(f) => f.write_all(buf),
             Sink::Memory(v) => v.write_all(buf),
+            Sink::Spill(s) => s.write_all(buf),
         }
     }
 
@@ -136,6 +140,7 @@ impl Write for Sink {
             Sink::Atomic(f) => f.flush(),
             Sink::Python(f) => f.flush(),
             Sink::Memory(_) => Ok(()),
+            Sink::Spill(s) => s.flush(),
         }
     }
 }
@@ -175,6 +180,8 @@ pub enum Source {
     File(File),
     Python(PyFile),
     Memory(MemoryFile),
+    /// An object of a store.
+    Object(kompakt::store::ObjectSource),
 }
 
 impl Source {
@@ -222,6 +229,7 @@ impl Read for Source {
             Source::File(f) => f.read(buf),
             Source::Python(f) => f.read(buf),
             Source::Memory(m) => m.read(buf),
+            Source::Object(o) => o.read(buf),
         }
     }
 }
@@ -232,6 +240,7 @@ impl Seek for Source {
             Source::File(f) => f.seek(pos),
             Source::Python(f) => f.seek(pos),
             Source::Memory(m) => m.seek(pos),
+            Source::Object(o) => o.seek(pos),
         }
     }
 }

@@ -27,6 +27,15 @@ pub struct FileReader {
 }
 
 impl FileReader {
+    pub(crate) fn from_reader(reader: Reader<Source>) -> FileReader {
+        FileReader {
+            state: Shared::new(State {
+                reader,
+                cache: BlockCache::new(),
+            }),
+        }
+    }
+
     fn with_state<T: Send>(
         &self,
         py: Python<'_>,

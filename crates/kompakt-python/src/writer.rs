@@ -23,6 +23,17 @@ pub struct FileWriter {
 }
 
 impl FileWriter {
+    pub(crate) fn from_writer(writer: Writer<Sink>, opts: WriteOptions) -> FileWriter {
+        FileWriter {
+            state: Shared::new(writer),
+            opts,
+        }
+    }
+
+    pub(crate) fn take_writer(&self, py: Python<'_>) -> PyResult<Option<Writer<Sink>>> {
+        self.state.take(py)
+    }
+
     fn with_writer<T: Send>(
         &self,
         py: Python<'_>,
@@ -138,6 +149,9 @@ impl FileWriter {
                 Ok(None)
             }
             Sink::Memory(bytes) => Ok(Some(PyBytes::new(py, &bytes).unbind())),
+            Sink::Spill(_) => Err(pyo3::exceptions::PyValueError::new_err(
+                "a store object is completed by Store.finish, not close()",
+            )),
         }
     }
 

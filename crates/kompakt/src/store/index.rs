@@ -28,7 +28,6 @@ CREATE TABLE IF NOT EXISTS keys (
     hash BLOB NOT NULL,
     PRIMARY KEY (namespace, key)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS keys_by_hash ON keys (hash);
 ";
 
 impl From<rusqlite::Error> for Error {
@@ -102,36 +101,45 @@ fn size(v: u64) -> i64 {
 /// The object a key points at: Ok(None) if the key does not exist, an error if it points at
 /// an object the index does not hold.
 pub fn lookup(conn: &Connection, namespace: &str, key: &str) -> Result<Option<ObjectRow>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT k.hash, o.hash IS NOT NULL, o.raw_size, o.stored_size, o.data
-         FROM keys k LEFT JOIN objects o ON o.hash = k.hash
-         WHERE k.namespace = ?1 AND k.key = ?2",
-    )?;
-    let row = stmt
-        .query_row(params![namespace, key], |r| {
-            Ok((
-                hash_column(r.get(0)?)?,
-                r.get::<_, bool>(1)?,
-                r.get::<_, Option<i64>>(2)?,
-                r.get::<_, Option<i64>>(3)?,
-                r.get::<_, Option<Vec<u8>>>(4)?,
-            ))
-        })
-        .optional()?;
-    match row {
-        None => Ok(None),
-        Some((hash, false, ..)) => Err(Error::corrupt(
-            "store index",
-            0,
-            format!("key {key:?} points at object {hash}, which the index does not hold"),
-        )),
-        Some((hash, true, raw, stored, data)) => Ok(Some(ObjectRow {
-            hash,
-            raw_size: raw.unwrap_or(0).max(0) as u64,
-            stored_size: stored.unwrap_or(0).max(0) as u64,
-            data,
-        })),
+    // Two single-table queries rather than a join: SQLite re-prepares the cached join on
+    // every run (its plan depends on the bound values), which costs 10x more.
+    let mut seen = None;
+    for _ in 0..8 {
+        let Some(hash) = hash_of(conn, namespace, key)? else {
+            return Ok(None);
+        };
+        if let Some(row) = object(conn, hash)? {
+            return Ok(Some(row));
+        }
+        if seen == Some(hash) {
+            return Err(Error::corrupt(
+                "store index",
+                0,
+                format!("key {key:?} points at object {hash}, which the index does not hold"),
+            ));
+        }
+        // Between the two queries another process may have repointed the key and collected
+        // the old object: look again.
+        seen = Some(hash);
     }
+    Err(Error::Io(std::io::Error::other(format!(
+        "key {key:?} kept changing while it was read"
+    ))))
+}
+
+/// One object's row.
+pub fn object(conn: &Connection, hash: ContentHash) -> Result<Option<ObjectRow>> {
+    let mut stmt = conn.prepare_cached("SELECT raw_size, stored_size, data FROM objects WHERE hash = ?1")?;
+    Ok(stmt
+        .query_row([&hash.to_bytes()[..]], |r| {
+            Ok(ObjectRow {
+                hash,
+                raw_size: r.get::<_, i64>(0)?.max(0) as u64,
+                stored_size: r.get::<_, i64>(1)?.max(0) as u64,
+                data: r.get(2)?,
+            })
+        })
+        .optional()?)
 }
 
 /// Whether the object is held, and if so whether inline (Some(true)) or as a file.
@@ -241,11 +249,47 @@ pub fn dangling_keys(conn: &Connection) -> Result<Vec<(String, String, ContentHa
 /// Deletes the objects no key points at; returns (hash, stored size, inline) of each.
 pub fn delete_unreferenced(conn: &Connection) -> Result<Vec<(ContentHash, u64, bool)>> {
     let mut stmt = conn.prepare(
-        "DELETE FROM objects WHERE NOT EXISTS (SELECT 1 FROM keys WHERE keys.hash = objects.hash)
+        // No index on keys.hash (it would cost every set a page write): SQLite builds a
+        // temporary one for the IN list, so this is one pass over each table.
+        "DELETE FROM objects WHERE hash NOT IN (SELECT hash FROM keys)
          RETURNING hash, stored_size, data IS NOT NULL",
     )?;
     let rows = stmt.query_map([], |r| {
         Ok((hash_column(r.get(0)?)?, r.get::<_, i64>(1)?.max(0) as u64, r.get(2)?))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// A key with its object, as `kompakt store ls --long` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Namespace.
+    pub namespace: String,
+    /// Key.
+    pub key: String,
+    /// Content hash of its object.
+    pub hash: ContentHash,
+    /// Raw bytes of the object.
+    pub raw_size: u64,
+    /// Stored bytes of the object.
+    pub stored_size: u64,
+}
+
+/// Keys of a namespace (every namespace if None) with their objects.
+pub fn entries(conn: &Connection, namespace: Option<&str>) -> Result<Vec<Entry>> {
+    let mut stmt = conn.prepare(
+        "SELECT k.namespace, k.key, k.hash, coalesce(o.raw_size, 0), coalesce(o.stored_size, 0)
+         FROM keys k LEFT JOIN objects o ON o.hash = k.hash
+         WHERE ?1 IS NULL OR k.namespace = ?1 ORDER BY k.namespace, k.key",
+    )?;
+    let rows = stmt.query_map([namespace], |r| {
+        Ok(Entry {
+            namespace: r.get(0)?,
+            key: r.get(1)?,
+            hash: hash_column(r.get(2)?)?,
+            raw_size: r.get::<_, i64>(3)?.max(0) as u64,
+            stored_size: r.get::<_, i64>(4)?.max(0) as u64,
+        })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

@@ -32,7 +32,7 @@ mod index;
 mod objects;
 
 pub use config::{Config, CONFIG_FILE, HASH_ALGORITHM, KEY_ENCODING, STORE_VERSION};
-pub use index::{INDEX_FILE, INDEX_VERSION};
+pub use index::{Entry, INDEX_FILE, INDEX_VERSION};
 pub use objects::{Spill, Spilled, TempObject};
 
 use crate::codec::CodecSpec;
@@ -208,7 +208,7 @@ pub struct StoreVerifyReport {
 #[derive(Debug)]
 pub struct Store {
     root: PathBuf,
-    config: Config,
+    config: Mutex<Config>,
     index: Mutex<Connection>,
     threads: usize,
 }
@@ -223,7 +223,7 @@ impl Store {
         let index = index::open(&root, true, opts.durable)?;
         Ok(Store {
             root,
-            config,
+            config: Mutex::new(config),
             index: Mutex::new(index),
             threads: opts.threads,
         })
@@ -234,29 +234,35 @@ impl Store {
         &self.root
     }
 
-    /// The configuration it was created with.
-    pub fn config(&self) -> &Config {
-        &self.config
+    /// Its configuration.
+    pub fn config(&self) -> Config {
+        self.config
+            .lock()
+            .map_or_else(|e| e.into_inner().clone(), |c| c.clone())
     }
 
     /// Changes the default codec recorded in the configuration. Objects already stored keep
     /// their own codec; other processes see the change when they next open the store.
-    pub fn set_default_codec(&mut self, codec: CodecSpec) -> Result<()> {
+    pub fn set_default_codec(&self, codec: CodecSpec) -> Result<()> {
+        let mut current = self
+            .config
+            .lock()
+            .map_err(|_| Error::Usage("an earlier call panicked while using this store".into()))?;
         let config = Config {
             codec,
-            ..self.config.clone()
+            ..current.clone()
         };
         let mut file = crate::fs::AtomicFile::create(self.root.join(CONFIG_FILE))?;
         io::Write::write_all(&mut file, &config.to_json())?;
         file.commit()?;
-        self.config = config;
+        *current = config;
         Ok(())
     }
 
     /// Write options for a new object: the store's codec unless `codec` names another.
     pub fn write_options(&self, codec: Option<CodecSpec>) -> WriteOptions {
         WriteOptions::default()
-            .codec(codec.unwrap_or(self.config.codec))
+            .codec(codec.unwrap_or(self.config().codec))
             .threads(self.threads)
     }
 
@@ -435,6 +441,11 @@ impl Store {
     /// Keys of `namespace`, sorted.
     pub fn keys(&self, namespace: &str) -> Result<Vec<String>> {
         index::keys(&*self.lock()?, namespace)
+    }
+
+    /// Keys of `namespace` (all namespaces if None) with their objects, sorted.
+    pub fn entries(&self, namespace: Option<&str>) -> Result<Vec<Entry>> {
+        index::entries(&*self.lock()?, namespace)
     }
 
     /// Number of keys in `namespace`.

@@ -164,7 +164,7 @@ fn configuration_must_agree() {
     };
     let err = Store::open(&path, zstd).unwrap_err().to_string();
     assert!(err.contains("created with default codec lz4"), "{err}");
-    let mut s = Store::open(&path, opts).unwrap();
+    let s = Store::open(&path, opts).unwrap();
     s.set_default_codec(CodecSpec::parse("zstd").unwrap()).unwrap();
     let s = Store::open(&path, zstd).unwrap();
     assert_eq!(s.get_bytes("objects", "a").unwrap().unwrap(), b"aaaa");

@@ -72,6 +72,13 @@ pub struct BlockEncoder {
 }
 
 impl BlockEncoder {
+    /// Frees scratch buffers larger than `max` bytes.
+    pub(crate) fn trim(&mut self, max: usize) {
+        for buf in [&mut self.filtered, &mut self.tmp, &mut self.scratch] {
+            super::pool::trim_buffer(buf, max);
+        }
+    }
+
     /// Encodes `data` (1..=64 MiB) as one block of `stream`.
     pub fn encode<'a>(&mut self, stream: u32, settings: &BlockSettings, data: &'a [u8]) -> Result<EncodedBlock<'a>> {
         // `auto` and chosen filters probe while choosing; fixed settings probe below.
@@ -288,6 +295,13 @@ pub struct BlockDecoder {
 }
 
 impl BlockDecoder {
+    /// Frees scratch buffers larger than `max` bytes.
+    pub(crate) fn trim(&mut self, max: usize) {
+        for buf in [&mut self.scratch, &mut self.whole] {
+            super::pool::trim_buffer(buf, max);
+        }
+    }
+
     /// Checks the checksum (when `verify`) and decodes a whole block into `dst`
     /// (exactly `raw_len` bytes).
     pub fn decode_into(

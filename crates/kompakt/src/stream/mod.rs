@@ -13,6 +13,7 @@ mod block;
 mod content;
 pub mod format;
 mod parallel;
+mod pool;
 mod reader;
 mod sequential;
 mod writer;

@@ -13,7 +13,6 @@ use crate::codec::CodecId;
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::sync::Mutex;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Options for reading.
@@ -102,7 +101,6 @@ pub struct Reader<R> {
     stream_blocks: Vec<Vec<usize>>,
     file_len: u64,
     opts: ReadOptions,
-    decoders: Mutex<Vec<BlockDecoder>>,
 }
 
 enum Job<'d> {
@@ -179,7 +177,6 @@ impl<R: Read + Seek> Reader<R> {
             stream_blocks,
             file_len,
             opts,
-            decoders: Mutex::new(Vec::new()),
         })
     }
 
@@ -282,7 +279,7 @@ impl<R: Read + Seek> Reader<R> {
         let list = &self.stream_blocks[stream as usize][range];
         let verify = self.opts.verify_checksums;
         let threads = if list.len() <= 1 { 1 } else { self.threads() };
-        let (inner, blocks, decoders) = (&mut self.inner, &self.footer.blocks, &self.decoders);
+        let (inner, blocks) = (&mut self.inner, &self.footer.blocks);
         let mut rest = dst;
         let mut pos = start;
         let mut items = list.iter();
@@ -318,9 +315,9 @@ impl<R: Read + Seek> Reader<R> {
                     dst,
                 }))
             },
-            || take_decoder(decoders),
+            super::pool::take_decoder,
             |dec, job| run_job(dec, job, verify),
-            |dec| return_decoder(decoders, dec),
+            super::pool::give_decoder,
             |()| Ok(()),
         )
     }
@@ -374,7 +371,7 @@ impl<R: Read + Seek> Reader<R> {
         let threads = self.threads();
         let verify = self.opts.verify_checksums;
         let list = &self.stream_blocks[stream as usize][range];
-        let (inner, blocks, decoders) = (&mut self.inner, &self.footer.blocks, &self.decoders);
+        let (inner, blocks) = (&mut self.inner, &self.footer.blocks);
         let mut items = list.iter();
         let mut written = 0u64;
         let mut seek_to = None;
@@ -391,7 +388,7 @@ impl<R: Read + Seek> Reader<R> {
                 let bytes = read_block(inner, &entry)?;
                 Ok(Some((entry, bytes)))
             },
-            || take_decoder(decoders),
+            super::pool::take_decoder,
             |dec, (entry, bytes): (BlockEntry, Vec<u8>)| {
                 let lo = start.max(entry.raw_offset);
                 let hi = end.min(entry.raw_offset + u64::from(entry.header.raw_len));
@@ -408,7 +405,7 @@ impl<R: Read + Seek> Reader<R> {
                 )?;
                 Ok(buf)
             },
-            |dec| return_decoder(decoders, dec),
+            super::pool::give_decoder,
             |buf| {
                 out.write_all(&buf)?;
                 written += buf.len() as u64;
@@ -443,16 +440,6 @@ impl<R: Read + Seek> Reader<R> {
             pos: 0,
             cache: BlockCache::new(),
         })
-    }
-}
-
-fn take_decoder(pool: &Mutex<Vec<BlockDecoder>>) -> BlockDecoder {
-    pool.lock().ok().and_then(|mut p| p.pop()).unwrap_or_default()
-}
-
-fn return_decoder(pool: &Mutex<Vec<BlockDecoder>>, dec: BlockDecoder) {
-    if let Ok(mut p) = pool.lock() {
-        p.push(dec);
     }
 }
 

@@ -4,7 +4,7 @@
 //! The writer never seeks: blocks go out as they are compressed and the index follows them in
 //! the footer, so any `Write` (a pipe, a socket) is a valid target.
 
-use super::block::{BlockEncoder, BlockSettings};
+use super::block::BlockSettings;
 use super::content::{ContentHash, ContentHasher};
 use super::format::{
     BlockEntry, FileHeader, Footer, StreamInfo, Trailer, BLOCK_HEADER_LEN, FOOTER_HEADER_LEN, MAX_BLOCK_SIZE,
@@ -15,7 +15,6 @@ use crate::codec::CodecSpec;
 use crate::error::{Error, Result};
 use crate::filter::FilterSpec;
 use std::io::{self, BufWriter, Write};
-use std::sync::Mutex;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Default block size: 1 MiB (see README, "Choosing the defaults", for the measurements).
@@ -202,7 +201,6 @@ pub struct Writer<W: Write> {
     streams: Vec<StreamState>,
     blocks: Vec<BlockEntry>,
     metadata: Vec<u8>,
-    encoders: Mutex<Vec<BlockEncoder>>,
     content: Option<ContentHasher>,
     poisoned: bool,
 }
@@ -223,7 +221,6 @@ impl<W: Write> Writer<W> {
             streams: Vec::new(),
             blocks: Vec::new(),
             metadata: Vec::new(),
-            encoders: Mutex::new(Vec::new()),
             content: None,
             poisoned: false,
         })
@@ -258,8 +255,11 @@ impl<W: Write> Writer<W> {
         let st = &mut self.streams[id.0 as usize];
         if !st.staged.is_empty() || data.len() < batch {
             let take = (batch - st.staged.len()).min(data.len());
-            if st.staged.capacity() == 0 {
-                st.staged.reserve_exact(batch.min(data.len().max(bs)));
+            let want = st.staged.len() + take;
+            if st.staged.capacity() < want {
+                // Grow by doubling up to the batch, never beyond: a tiny file stays tiny.
+                let grow = want.max(2 * st.staged.capacity()).min(batch);
+                st.staged.reserve_exact(grow - st.staged.len());
             }
             st.staged.extend_from_slice(&data[..take]);
             data = &data[take..];
@@ -404,10 +404,8 @@ impl<W: Write> Writer<W> {
             threads,
             streams,
             blocks,
-            encoders,
             ..
         } = self;
-        let encoders = &*encoders;
         let st = &mut streams[id.0 as usize];
         let settings = st.settings;
         let mut chunks = data.chunks(opts.block_size);
@@ -417,13 +415,9 @@ impl<W: Write> Writer<W> {
             threads,
             2 * threads,
             || Ok(chunks.next()),
-            || encoders.lock().map(|mut e| e.pop()).ok().flatten().unwrap_or_default(),
+            super::pool::take_encoder,
             |enc, chunk| enc.encode(id.0, &settings, chunk),
-            |enc| {
-                if let Ok(mut pool) = encoders.lock() {
-                    pool.push(enc);
-                }
-            },
+            super::pool::give_encoder,
             |block| {
                 let payload = block.payload.bytes();
                 out.write_all(&block.header)?;

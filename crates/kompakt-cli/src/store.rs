@@ -1,0 +1,220 @@
+//! `kompakt store ...`: the folder of a `kompakt.Store` from the command line.
+
+use crate::args::{StoreArgs, StoreCommand, StoreGetArgs, StoreInfoArgs, StoreLsArgs, StorePathArgs, StorePutArgs};
+use crate::human::format_size;
+use crate::{progress_bar, CliError, CliResult};
+use kompakt::fs::AtomicFile;
+use kompakt::store::{Store, StoreOptions};
+use kompakt::Reader;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+pub fn run(a: StoreArgs, quiet: bool) -> CliResult<u8> {
+    match a.command {
+        StoreCommand::Ls(a) => ls(a).map(|_| 0),
+        StoreCommand::Get(a) => get(a).map(|_| 0),
+        StoreCommand::Put(a) => put(a, quiet).map(|_| 0),
+        StoreCommand::Info(a) => info(a).map(|_| 0),
+        StoreCommand::Gc(a) => gc(a).map(|_| 0),
+        StoreCommand::Verify(a) => verify(a, quiet),
+    }
+}
+
+fn open(path: &Path, create: bool) -> CliResult<Store> {
+    let opts = StoreOptions {
+        create,
+        ..StoreOptions::default()
+    };
+    Store::open(path, opts).map_err(|e| CliError::from(e).context(path.display()))
+}
+
+fn ls(a: StoreLsArgs) -> CliResult {
+    let store = open(&a.store, false)?;
+    let namespace = (!a.all).then_some(a.namespace.as_str());
+    let mut out = io::stdout().lock();
+    for e in store.entries(namespace)? {
+        let shown = if a.all {
+            format!("{}\t{}", e.namespace, e.key)
+        } else {
+            e.key
+        };
+        if a.long {
+            let (raw, stored) = (format_size(e.raw_size), format_size(e.stored_size));
+            writeln!(out, "{shown}\t{}\t{raw}\t{stored}", e.hash)?;
+        } else {
+            writeln!(out, "{shown}")?;
+        }
+    }
+    Ok(())
+}
+
+fn get(a: StoreGetArgs) -> CliResult {
+    let store = open(&a.store, false)?;
+    let Some(object) = store.get(&a.namespace, &a.key)? else {
+        return Err(CliError::new(format!(
+            "no key {:?} in namespace {:?} of {}",
+            a.key,
+            a.namespace,
+            a.store.display()
+        )));
+    };
+    let write = |out: &mut dyn Write| -> CliResult {
+        if a.decompress {
+            let mut reader = Reader::new(object.source, store.read_options())?;
+            if !reader.streams().is_empty() {
+                io::copy(&mut reader.stream_reader(0)?, out)?;
+            }
+        } else {
+            let mut source = object.source;
+            io::copy(&mut source, out)?;
+        }
+        Ok(())
+    };
+    match &a.output {
+        Some(path) => {
+            let mut file = AtomicFile::create(path).map_err(|e| CliError::from(e).context(path.display()))?;
+            write(&mut file)?;
+            file.commit()?;
+        }
+        None => {
+            let mut out = io::stdout().lock();
+            write(&mut out)?;
+            out.flush()?;
+        }
+    }
+    Ok(())
+}
+
+fn put(a: StorePutArgs, quiet: bool) -> CliResult {
+    let store = open(&a.store, true)?;
+    let (mut input, len): (Box<dyn Read>, Option<u64>) = if a.input.as_os_str() == "-" {
+        (Box::new(io::stdin().lock()), None)
+    } else {
+        let file = File::open(&a.input).map_err(|e| CliError::from(e).context(a.input.display()))?;
+        let len = file.metadata().ok().map(|m| m.len());
+        (Box::new(file), len)
+    };
+    let opts = store.write_options(None);
+    let mut writer = store.writer(opts)?;
+    let stream = writer.add_stream(None)?;
+    let bar = progress_bar(len, quiet || len.is_none_or(|n| n < 64 << 20), "storing");
+    let mut buf = vec![0u8; 4 << 20];
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+        writer.write(stream, &buf[..n])?;
+        bar.inc(n as u64);
+    }
+    let object = store.finish(writer)?;
+    let hash = store.commit(&a.namespace, &a.key, object)?;
+    bar.finish_and_clear();
+    if !quiet {
+        eprintln!("{}: {} -> {hash}", a.store.display(), a.key);
+    }
+    Ok(())
+}
+
+fn info(a: StoreInfoArgs) -> CliResult {
+    let store = open(&a.store, false)?;
+    let info = store.info()?;
+    let config = store.config();
+    let keys: u64 = info.namespaces.iter().map(|(_, n)| n).sum();
+    let stored = info.inline_bytes + info.file_bytes;
+    let mut out = io::stdout().lock();
+    if a.json {
+        let namespaces: serde_json::Map<String, serde_json::Value> =
+            info.namespaces.iter().map(|(n, c)| (n.clone(), (*c).into())).collect();
+        let v = serde_json::json!({
+            "path": a.store,
+            "version": config.version,
+            "hash": config.hash,
+            "key_encoding": config.key_encoding,
+            "codec": config.codec.to_string(),
+            "namespaces": namespaces,
+            "keys": keys,
+            "objects": info.inline_objects + info.file_objects,
+            "inline_objects": info.inline_objects,
+            "inline_bytes": info.inline_bytes,
+            "file_objects": info.file_objects,
+            "file_bytes": info.file_bytes,
+            "stored_bytes": stored,
+            "raw_bytes": info.raw_bytes,
+            "index_bytes": info.index_bytes,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&v).expect("JSON value"))?;
+        return Ok(());
+    }
+    writeln!(out, "store:     {}", a.store.display())?;
+    writeln!(
+        out,
+        "layout:    version {}, objects addressed by {}, default codec {}",
+        config.version, config.hash, config.codec
+    )?;
+    writeln!(out, "keys:      {keys} in {} namespaces", info.namespaces.len())?;
+    for (ns, n) in &info.namespaces {
+        writeln!(out, "  {ns}: {n}")?;
+    }
+    let ratio = if stored == 0 {
+        1.0
+    } else {
+        info.raw_bytes as f64 / stored as f64
+    };
+    writeln!(
+        out,
+        "objects:   {} ({} in the index, {}; {} files, {})",
+        info.inline_objects + info.file_objects,
+        info.inline_objects,
+        format_size(info.inline_bytes),
+        info.file_objects,
+        format_size(info.file_bytes)
+    )?;
+    writeln!(
+        out,
+        "size:      {} stored, {} raw, ratio {ratio:.2}; index files {}",
+        format_size(stored),
+        format_size(info.raw_bytes),
+        format_size(info.index_bytes)
+    )?;
+    Ok(())
+}
+
+fn gc(a: StorePathArgs) -> CliResult {
+    let store = open(&a.store, false)?;
+    let r = store.gc()?;
+    writeln!(
+        io::stdout().lock(),
+        "removed {} unreferenced objects, {} orphan files, {} temporary files; freed {}",
+        r.objects,
+        r.orphan_files,
+        r.temp_files,
+        format_size(r.bytes)
+    )?;
+    Ok(())
+}
+
+fn verify(a: StorePathArgs, quiet: bool) -> CliResult<u8> {
+    let store = open(&a.store, false)?;
+    let total = store.info().map(|i| i.inline_bytes + i.file_bytes).ok();
+    let bar = progress_bar(total, quiet, "verifying");
+    let report = store.verify(&mut |n| bar.inc(n))?;
+    bar.finish_and_clear();
+    let mut out = io::stdout().lock();
+    for p in &report.problems {
+        writeln!(out, "DAMAGED: {p}")?;
+    }
+    let verdict = if report.problems.is_empty() { "OK" } else { "DAMAGED" };
+    writeln!(
+        out,
+        "{}: {verdict} ({} objects, {} keys, {} raw)",
+        a.store.display(),
+        report.objects,
+        report.keys,
+        format_size(report.raw_bytes)
+    )?;
+    Ok(if report.problems.is_empty() { 0 } else { 1 })
+}

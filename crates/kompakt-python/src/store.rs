@@ -1,0 +1,365 @@
+//! `Store`: the object store's index and object files, for `kompakt.Store`.
+//!
+//! The Python class in `kompakt/_store.py` serializes values (pickle 5, as `save` does) and
+//! calls these methods; keys, hashing, transactions and files are handled in the core crate.
+
+use crate::buffers::Buffer;
+use crate::errors::{to_py, IntoPy};
+use crate::options;
+use crate::pyfile::{Sink, Source};
+use crate::reader::FileReader;
+use crate::writer::FileWriter;
+use kompakt::store::{PendingObject, Store, StoreOptions};
+use kompakt::stream::{ContentHasher, StreamOptions};
+use kompakt::{FilterSpec, ReadOptions, Reader};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use std::sync::Mutex;
+
+/// An object ready to be committed under a key (made by `Store.prepare`).
+#[pyclass(module = "kompakt._core", frozen)]
+pub struct Pending {
+    inner: Mutex<Option<PendingObject>>,
+    hash: String,
+}
+
+#[pymethods]
+impl Pending {
+    /// The object's content hash (32 hex digits).
+    #[getter]
+    fn hash(&self) -> &str {
+        &self.hash
+    }
+}
+
+impl Pending {
+    fn new(object: PendingObject) -> Pending {
+        Pending {
+            hash: object.hash().to_string(),
+            inner: Mutex::new(Some(object)),
+        }
+    }
+
+    fn take(&self) -> PyResult<PendingObject> {
+        self.inner
+            .lock()
+            .map_err(crate::errors::poisoned)?
+            .take()
+            .ok_or_else(|| PyValueError::new_err("this object was already committed"))
+    }
+}
+
+/// The store at a folder: see `kompakt.Store` for the user-facing class.
+#[pyclass(module = "kompakt._core", frozen, name = "Store")]
+pub struct PyStore {
+    store: Store,
+}
+
+fn codec_override(codec: Option<&str>, level: Option<i64>) -> PyResult<Option<kompakt::CodecSpec>> {
+    if codec.is_none() && level.is_none() {
+        return Ok(None);
+    }
+    options::codec_spec(codec, level).map(Some)
+}
+
+/// Options of a small object's streams: bytes (a pickle), no filter.
+fn bytes_stream(codec: kompakt::CodecSpec) -> StreamOptions {
+    StreamOptions::default()
+        .codec(codec)
+        .typesize(1)
+        .filter(FilterSpec::None)
+}
+
+impl PyStore {
+    fn pending_from_streams(
+        &self,
+        py: Python<'_>,
+        streams: &Bound<'_, PyList>,
+        metadata: &[u8],
+        codec: Option<kompakt::CodecSpec>,
+    ) -> PyResult<PendingObject> {
+        let buffers = streams.iter().map(|s| Buffer::get(&s)).collect::<PyResult<Vec<_>>>()?;
+        let opts = self.store.write_options(codec);
+        let stream_opts = bytes_stream(opts.stream.codec);
+        py.detach(|| {
+            let parts: Vec<_> = buffers.iter().map(|b| (b.as_slice(), stream_opts)).collect();
+            self.store.prepare(&parts, metadata, opts)
+        })
+        .py_err()
+    }
+}
+
+#[pymethods]
+impl PyStore {
+    #[new]
+    #[pyo3(signature = (path, *, codec=None, level=None, create=true, durable=false, threads=None))]
+    fn new(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        codec: Option<&str>,
+        level: Option<i64>,
+        create: bool,
+        durable: bool,
+        threads: Option<i64>,
+    ) -> PyResult<Self> {
+        let opts = StoreOptions {
+            codec: codec_override(codec, level)?,
+            create,
+            durable,
+            threads: options::threads(threads)?,
+        };
+        let store = py.detach(|| Store::open(&path, opts)).map_err(|e| match e {
+            kompakt::Error::Io(io) => crate::errors::os_error(io, &path),
+            e => to_py(e),
+        })?;
+        Ok(PyStore { store })
+    }
+
+    /// The store's folder.
+    #[getter]
+    fn path(&self) -> std::path::PathBuf {
+        self.store.root().to_path_buf()
+    }
+
+    /// The default codec new objects are written with.
+    #[getter]
+    fn codec(&self) -> String {
+        self.store.config().codec.to_string()
+    }
+
+    /// Records a new default codec in the store's configuration.
+    #[pyo3(signature = (codec=None, level=None))]
+    fn set_default_codec(&self, py: Python<'_>, codec: Option<&str>, level: Option<i64>) -> PyResult<()> {
+        let spec = options::codec_spec(codec, level)?;
+        py.detach(|| self.store.set_default_codec(spec)).py_err()
+    }
+
+    /// Stores whole byte streams with metadata under `key` in one call; returns the hash.
+    #[pyo3(signature = (namespace, key, streams, metadata, *, codec=None, level=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn put(
+        &self,
+        py: Python<'_>,
+        namespace: &str,
+        key: &str,
+        streams: &Bound<'_, PyList>,
+        metadata: &[u8],
+        codec: Option<&str>,
+        level: Option<i64>,
+    ) -> PyResult<String> {
+        let object = self.pending_from_streams(py, streams, metadata, codec_override(codec, level)?)?;
+        let hash = py.detach(|| self.store.commit(namespace, key, object)).py_err()?;
+        Ok(hash.to_string())
+    }
+
+    /// Builds an object from whole byte streams, to commit later (`commit_many`).
+    #[pyo3(signature = (streams, metadata, *, codec=None, level=None))]
+    fn prepare(
+        &self,
+        py: Python<'_>,
+        streams: &Bound<'_, PyList>,
+        metadata: &[u8],
+        codec: Option<&str>,
+        level: Option<i64>,
+    ) -> PyResult<Pending> {
+        self.pending_from_streams(py, streams, metadata, codec_override(codec, level)?)
+            .map(Pending::new)
+    }
+
+    /// A `FileWriter` whose file becomes a store object: write it, then pass it to `finish`.
+    #[pyo3(signature = (*, codec=None, level=None))]
+    fn writer(&self, py: Python<'_>, codec: Option<&str>, level: Option<i64>) -> PyResult<FileWriter> {
+        let opts = self.store.write_options(codec_override(codec, level)?);
+        let mut writer = py
+            .detach(|| kompakt::Writer::new(Sink::Spill(self.store.spill()), opts))
+            .py_err()?;
+        writer.hash_content().py_err()?;
+        Ok(FileWriter::from_writer(writer, opts))
+    }
+
+    /// Ends a writer made by `writer()`: the object, ready to commit.
+    fn finish(&self, py: Python<'_>, writer: &FileWriter) -> PyResult<Pending> {
+        let writer = writer
+            .take_writer(py)?
+            .ok_or_else(|| PyValueError::new_err("this writer is already closed"))?;
+        let raw = writer.bytes_in();
+        let object = py
+            .detach(|| -> kompakt::Result<PendingObject> {
+                let (sink, hash) = writer.finish_hashed()?;
+                let (Sink::Spill(spill), Some(hash)) = (sink, hash) else {
+                    return Err(kompakt::Error::Usage("not a store writer".into()));
+                };
+                PendingObject::new(spill, hash, raw)
+            })
+            .py_err()?;
+        Ok(Pending::new(object))
+    }
+
+    /// Points keys at objects, all in one transaction: `items` is a list of (key, Pending).
+    fn commit(&self, py: Python<'_>, namespace: &str, items: &Bound<'_, PyList>) -> PyResult<()> {
+        let mut objects = Vec::with_capacity(items.len());
+        for item in items.iter() {
+            let (key, pending): (String, Bound<'_, Pending>) = item.extract()?;
+            objects.push((key, pending.get().take()?));
+        }
+        py.detach(|| self.store.commit_many(namespace, objects)).py_err()
+    }
+
+    /// The object under `key`: None if missing; `(metadata, stream0)` as bytes for a small
+    /// single-stream object; else a `FileReader` over it.
+    #[pyo3(signature = (namespace, key, *, threads=None))]
+    fn fetch<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        key: &str,
+        threads: Option<i64>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let opts = ReadOptions::default().threads(match threads {
+            None => self.store.read_options().threads,
+            t => options::threads(t)?,
+        });
+        enum Found {
+            Whole(Vec<u8>, Vec<u8>),
+            Reader(Reader<Source>),
+        }
+        let found = py
+            .detach(|| -> kompakt::Result<Option<Found>> {
+                let Some(object) = self.store.get(namespace, key)? else {
+                    return Ok(None);
+                };
+                let inline = object.inline;
+                let mut reader = Reader::new(Source::Object(object.source), opts)?;
+                if inline && reader.streams().len() == 1 {
+                    let data = reader.read_stream(0)?;
+                    return Ok(Some(Found::Whole(reader.metadata().to_vec(), data)));
+                }
+                Ok(Some(Found::Reader(reader)))
+            })
+            .py_err()?;
+        Ok(match found {
+            None => None,
+            Some(Found::Whole(meta, data)) => {
+                Some(PyTuple::new(py, [PyBytes::new(py, &meta), PyBytes::new(py, &data)])?.into_any())
+            }
+            Some(Found::Reader(reader)) => Some(Bound::new(py, FileReader::from_reader(reader))?.into_any()),
+        })
+    }
+
+    /// The content hash `key` points at, or None.
+    fn hash(&self, py: Python<'_>, namespace: &str, key: &str) -> PyResult<Option<String>> {
+        let h = py.detach(|| self.store.hash_of(namespace, key)).py_err()?;
+        Ok(h.map(|h| h.to_string()))
+    }
+
+    fn exists(&self, py: Python<'_>, namespace: &str, key: &str) -> PyResult<bool> {
+        py.detach(|| self.store.exists(namespace, key)).py_err()
+    }
+
+    fn delete(&self, py: Python<'_>, namespace: &str, key: &str) -> PyResult<bool> {
+        py.detach(|| self.store.delete(namespace, key)).py_err()
+    }
+
+    #[pyo3(signature = (namespace=None))]
+    fn clear(&self, py: Python<'_>, namespace: Option<&str>) -> PyResult<u64> {
+        py.detach(|| self.store.clear(namespace)).py_err()
+    }
+
+    fn keys(&self, py: Python<'_>, namespace: &str) -> PyResult<Vec<String>> {
+        py.detach(|| self.store.keys(namespace)).py_err()
+    }
+
+    fn len(&self, py: Python<'_>, namespace: &str) -> PyResult<u64> {
+        py.detach(|| self.store.len(namespace)).py_err()
+    }
+
+    fn namespaces(&self, py: Python<'_>) -> PyResult<Vec<(String, u64)>> {
+        py.detach(|| self.store.namespaces()).py_err()
+    }
+
+    /// Counts and sizes, as `kompakt store info` shows them.
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let info = py.detach(|| self.store.info()).py_err()?;
+        let config = self.store.config();
+        let d = PyDict::new(py);
+        d.set_item("path", self.store.root())?;
+        d.set_item("version", config.version)?;
+        d.set_item("hash", config.hash)?;
+        d.set_item("key_encoding", config.key_encoding)?;
+        d.set_item("codec", config.codec.to_string())?;
+        let ns = PyDict::new(py);
+        for (name, count) in &info.namespaces {
+            ns.set_item(name, count)?;
+        }
+        d.set_item("namespaces", ns)?;
+        d.set_item("keys", info.namespaces.iter().map(|(_, n)| n).sum::<u64>())?;
+        d.set_item("objects", info.inline_objects + info.file_objects)?;
+        d.set_item("inline_objects", info.inline_objects)?;
+        d.set_item("inline_bytes", info.inline_bytes)?;
+        d.set_item("file_objects", info.file_objects)?;
+        d.set_item("file_bytes", info.file_bytes)?;
+        d.set_item("stored_bytes", info.inline_bytes + info.file_bytes)?;
+        d.set_item("raw_bytes", info.raw_bytes)?;
+        d.set_item("index_bytes", info.index_bytes)?;
+        Ok(d)
+    }
+
+    /// Removes unreferenced objects; returns what it removed.
+    fn gc<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = py.detach(|| self.store.gc()).py_err()?;
+        let d = PyDict::new(py);
+        d.set_item("objects", r.objects)?;
+        d.set_item("bytes", r.bytes)?;
+        d.set_item("orphan_files", r.orphan_files)?;
+        d.set_item("temp_files", r.temp_files)?;
+        Ok(d)
+    }
+
+    /// Reads every object back; returns counts and the list of problems (empty: sound).
+    fn verify<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = py.detach(|| self.store.verify(&mut |_| {})).py_err()?;
+        let d = PyDict::new(py);
+        d.set_item("objects", r.objects)?;
+        d.set_item("raw_bytes", r.raw_bytes)?;
+        d.set_item("keys", r.keys)?;
+        d.set_item("problems", r.problems)?;
+        Ok(d)
+    }
+}
+
+/// Streaming XXH3-128 over bytes-like objects (used to key memoized calls). Large buffers are
+/// hashed with the GIL released.
+#[pyclass(module = "kompakt._core")]
+pub struct Hasher {
+    inner: ContentHasher,
+}
+
+#[pymethods]
+impl Hasher {
+    #[new]
+    fn new() -> Self {
+        let mut inner = ContentHasher::new();
+        inner.add_stream();
+        Hasher { inner }
+    }
+
+    /// Adds the bytes of a bytes-like object; returns their length (so it can be a file's
+    /// `write`).
+    fn write(&mut self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let buf = Buffer::get(data)?;
+        let inner = &mut self.inner;
+        if buf.len() >= 1 << 16 {
+            let b = &buf;
+            py.detach(|| inner.update(0, b.as_slice()));
+        } else {
+            inner.update(0, buf.as_slice());
+        }
+        Ok(buf.len())
+    }
+
+    /// 32 hex digits.
+    fn hexdigest(&self) -> String {
+        self.inner.finish(b"").to_string()
+    }
+}

@@ -1,0 +1,50 @@
+//! Process-wide pools of block encoders and decoders.
+//!
+//! A zstd context costs tens of microseconds to create and warm; a store writes and reads
+//! thousands of tiny files a second. Writers and readers take encoders and decoders from
+//! these pools and give them back after each batch, so contexts and scratch buffers are
+//! made once per thread of work, not once per file.
+
+use super::block::{BlockDecoder, BlockEncoder};
+use std::sync::Mutex;
+
+/// Pooled items beyond this count are dropped (more than any realistic thread count).
+const MAX_POOLED: usize = 64;
+/// Scratch buffers larger than this are not kept (files with huge blocks would pin them).
+pub(crate) const MAX_KEPT_BUFFER: usize = 8 << 20;
+
+static ENCODERS: Mutex<Vec<BlockEncoder>> = Mutex::new(Vec::new());
+static DECODERS: Mutex<Vec<BlockDecoder>> = Mutex::new(Vec::new());
+
+pub(crate) fn take_encoder() -> BlockEncoder {
+    ENCODERS.lock().ok().and_then(|mut p| p.pop()).unwrap_or_default()
+}
+
+pub(crate) fn give_encoder(mut enc: BlockEncoder) {
+    enc.trim(MAX_KEPT_BUFFER);
+    if let Ok(mut p) = ENCODERS.lock() {
+        if p.len() < MAX_POOLED {
+            p.push(enc);
+        }
+    }
+}
+
+pub(crate) fn take_decoder() -> BlockDecoder {
+    DECODERS.lock().ok().and_then(|mut p| p.pop()).unwrap_or_default()
+}
+
+pub(crate) fn give_decoder(mut dec: BlockDecoder) {
+    dec.trim(MAX_KEPT_BUFFER);
+    if let Ok(mut p) = DECODERS.lock() {
+        if p.len() < MAX_POOLED {
+            p.push(dec);
+        }
+    }
+}
+
+/// Drops the buffer's memory if it grew beyond `max` bytes.
+pub(crate) fn trim_buffer(buf: &mut Vec<u8>, max: usize) {
+    if buf.capacity() > max {
+        *buf = Vec::new();
+    }
+}

@@ -1,0 +1,487 @@
+"""``Store``: a content-addressed key-value cache of Python objects in a folder.
+
+Values are saved as ``kompakt.save`` saves them (pickle 5, large buffers compressed straight
+from memory) and addressed by the hash of their content, so equal values are stored once.
+Small values live inside the store's index (SQLite): setting or getting one costs
+microseconds, not a file per value. The index, hashing and files are handled by the Rust
+core; this module serializes values and adds the Python conveniences (mapping interface,
+an in-memory LRU cache, ``memoize``). The on-disk layout is in docs/FORMAT.md.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import inspect
+import io
+import marshal
+import os
+import pickle
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from typing import Any, TypeVar, Union
+
+from kompakt import _core
+from kompakt._data import _object_metadata
+from kompakt._objects import PICKLE_ONLY_METADATA, _check_layout, _ObjectEncoder, _read_object
+from kompakt._safe import RestrictedUnpickler
+
+__all__ = ["DEFAULT_NAMESPACE", "Store", "memoize"]
+
+DEFAULT_NAMESPACE = "objects"
+# A pickle up to this size (and with no buffer of 64 KiB or more) is built in memory and
+# handed to the core in one call; larger values are streamed into the store.
+SMALL_PICKLE_MAX = 1 << 20
+
+_MISSING: Any = object()
+F = TypeVar("F", bound=Callable[..., Any])
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class Store(MutableMapping[str, Any]):
+    """A folder of saved Python objects, looked up by key.
+
+    ``path``: the store's folder, created if missing (it must then be empty or absent).
+    ``codec``/``level``: the default codec of new objects, as for ``kompakt.save``; recorded
+    when the store is created, and checked on later opens (omit them to use the store's).
+    ``namespace``: the namespace used by calls that do not name one, and by the mapping
+    interface. ``cache_bytes``: keep up to this many bytes of recently read objects in memory
+    (0: no cache; cached objects are shared between ``get`` calls, as with
+    ``functools.lru_cache``). ``durable``: fsync every commit of the index (default: commits
+    are atomic and survive a crash of the process; a power failure may lose the last ones).
+    ``trusted=False`` loads values with the restricted unpickler (see ``kompakt.load``).
+
+    Keys are any strings. Several threads and processes may use one store at once; the last
+    writer of a key wins.
+
+    >>> import kompakt, numpy, tempfile, os
+    >>> store = kompakt.Store(os.path.join(tempfile.mkdtemp(), "cache"))
+    >>> store["weights"] = numpy.zeros(1000)
+    >>> store.get("weights").shape
+    (1000,)
+    >>> store.set("answer", 42, namespace="results")
+    '...'
+    >>> store.get("answer", namespace="results"), store.get("missing", "default")
+    (42, 'default')
+    >>> sorted(store.namespaces())
+    ['objects', 'results']
+    """
+
+    def __init__(
+        self,
+        path: PathLike,
+        codec: str | None = None,
+        level: int | None = None,
+        *,
+        namespace: str = DEFAULT_NAMESPACE,
+        cache_bytes: int = 0,
+        durable: bool = False,
+        threads: int | None = None,
+        trusted: bool = True,
+    ) -> None:
+        self._core = _core.Store(os.fspath(path), codec=codec, level=level, durable=durable, threads=threads)
+        self._options = dict(namespace=namespace, cache_bytes=cache_bytes, durable=durable, threads=threads, trusted=trusted)
+        self.namespace = _check_namespace(namespace)
+        self._trusted = trusted
+        self._cache = _LruCache(cache_bytes) if cache_bytes > 0 else None
+
+    # -- values --------------------------------------------------------------------------
+
+    def set(
+        self, key: str, value: Any, *, namespace: str | None = None, codec: str | None = None, level: int | None = None
+    ) -> str:
+        """Saves ``value`` under ``key`` (replacing what it held); returns the content hash."""
+        ns = self._ns(namespace)
+        key = _check_key(key)
+        encoder = _ObjectEncoder(lambda: self._core.writer(codec=codec, level=level), SMALL_PICKLE_MAX)
+        small = encoder.encode(value)
+        if small is not None:
+            return str(self._core.put(ns, key, [small], PICKLE_ONLY_METADATA, codec=codec, level=level))
+        pending = self._core.finish(encoder.writer)
+        self._core.commit(ns, [(key, pending)])
+        return str(pending.hash)
+
+    def get(self, key: str, default: Any = None, *, namespace: str | None = None) -> Any:
+        """The value under ``key``, or ``default`` if there is none.
+
+        Raises ``kompakt.CorruptError`` if the stored object is damaged.
+        """
+        ns = self._ns(namespace)
+        key = _check_key(key)
+        if self._cache is not None:
+            digest = self._core.hash(ns, key)
+            if digest is None:
+                return default
+            hit = self._cache.get(digest)
+            if hit is not _MISSING:
+                return hit
+        found = self._core.fetch(ns, key)
+        if found is None:
+            return default
+        value, size = self._decode(found, key)
+        if self._cache is not None:
+            self._cache.put(digest, value, size)
+        return value
+
+    def mset(self, items: Mapping[str, Any] | Iterable[tuple[str, Any]], *, namespace: str | None = None) -> None:
+        """Saves several values in one transaction: all of them become visible at once."""
+        ns = self._ns(namespace)
+        pairs = items.items() if isinstance(items, Mapping) else items
+        pending = []
+        for key, value in pairs:
+            encoder = _ObjectEncoder(self._core.writer, SMALL_PICKLE_MAX)
+            small = encoder.encode(value)
+            if small is not None:
+                obj = self._core.prepare([small], PICKLE_ONLY_METADATA)
+            else:
+                obj = self._core.finish(encoder.writer)
+            pending.append((_check_key(key), obj))
+        self._core.commit(ns, pending)
+
+    def mget(self, keys: Iterable[str], default: Any = _MISSING, *, namespace: str | None = None) -> list[Any]:
+        """The values under ``keys``, in order; a missing key raises ``KeyError`` unless a
+        ``default`` is given."""
+        out = []
+        for key in keys:
+            value = self.get(key, _MISSING, namespace=namespace)
+            if value is _MISSING:
+                if default is _MISSING:
+                    raise KeyError(key)
+                value = default
+            out.append(value)
+        return out
+
+    def set_bytes(self, key: str, data: Any, *, namespace: str | None = None) -> str:
+        """Stores raw bytes (any bytes-like object) as a plain-data object, the kind
+        ``kompakt store put`` makes; returns the content hash."""
+        return str(self._core.put(self._ns(namespace), _check_key(key), [data], b""))
+
+    def get_bytes(self, key: str, default: Any = None, *, namespace: str | None = None) -> Any:
+        """The data of a plain-data object as ``bytes`` (stream 0 of any object)."""
+        found = self._core.fetch(self._ns(namespace), _check_key(key))
+        if found is None:
+            return default
+        if isinstance(found, tuple):
+            return found[1]
+        try:
+            return found.read_stream(0) if found.stream_lengths() else b""
+        finally:
+            found.close()
+
+    # -- keys ----------------------------------------------------------------------------
+
+    def exists(self, key: str, *, namespace: str | None = None) -> bool:
+        """True if ``key`` holds a value."""
+        return bool(self._core.exists(self._ns(namespace), _check_key(key)))
+
+    def hash(self, key: str, *, namespace: str | None = None) -> str | None:
+        """The content hash ``key`` points at (equal values have equal hashes), or None."""
+        return self._core.hash(self._ns(namespace), _check_key(key))  # type: ignore[no-any-return]
+
+    def delete(self, key: str, *, namespace: str | None = None) -> bool:
+        """Removes ``key``; returns False if it did not exist. The object's space is freed by
+        ``gc()`` once no key points at it."""
+        return bool(self._core.delete(self._ns(namespace), _check_key(key)))
+
+    def list(self, namespace: str | None = None) -> list[str]:
+        """The keys of a namespace, sorted."""
+        return list(self._core.keys(self._ns(namespace)))
+
+    def namespaces(self) -> dict[str, int]:
+        """Namespaces that hold keys, with their key counts."""
+        return dict(self._core.namespaces())
+
+    def clear(self, namespace: str | None = DEFAULT_NAMESPACE) -> None:  # type: ignore[override]
+        """Removes every key of ``namespace`` (by default the store's; ``None``: every
+        namespace). Objects are freed by ``gc()``."""
+        self._core.clear(self.namespace if namespace == DEFAULT_NAMESPACE else namespace)
+
+    # -- maintenance ---------------------------------------------------------------------
+
+    def gc(self) -> dict[str, int]:
+        """Removes objects no key points at (and files of writers that died); returns
+        counts. Safe while other threads and processes use the store."""
+        return dict(self._core.gc())
+
+    def info(self) -> dict[str, Any]:
+        """The store's configuration, key and object counts, and sizes in bytes."""
+        return dict(self._core.info())
+
+    def verify(self) -> dict[str, Any]:
+        """Reads every object back (checksums and content hashes); ``problems`` lists what
+        is wrong, empty for a sound store."""
+        return dict(self._core.verify())
+
+    def set_default_codec(self, codec: str | None = None, level: int | None = None) -> None:
+        """Changes the default codec recorded in the store (stored objects keep theirs)."""
+        self._core.set_default_codec(codec, level)
+
+    @property
+    def path(self) -> str:
+        """The store's folder."""
+        return os.fspath(self._core.path)
+
+    @property
+    def codec(self) -> str:
+        """The default codec of new objects."""
+        return str(self._core.codec)
+
+    def memoize(self, func: F | None = None, *, namespace: str | None = None, ignore: Iterable[str] = ()) -> Any:
+        """Decorator caching a function's results in this store; see ``kompakt.memoize``."""
+        if func is None:
+            return functools.partial(self.memoize, namespace=namespace, ignore=ignore)
+        return _Memoized(self, func, namespace, tuple(ignore))
+
+    # -- mapping interface (the store's namespace) ---------------------------------------
+
+    def __getitem__(self, key: str) -> Any:
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            raise KeyError(key)
+        return value
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.set(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        if not self.delete(key):
+            raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.list())
+
+    def __len__(self) -> int:
+        return int(self._core.len(self.namespace))
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.exists(key)
+
+    def __repr__(self) -> str:
+        return f"kompakt.Store({self.path!r}, namespace={self.namespace!r})"
+
+    def __reduce__(self) -> Any:
+        # Lets a store be passed to worker processes (each opens its own index connection).
+        return (_reopen, (self.path, self._options))
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _ns(self, namespace: str | None) -> str:
+        return self.namespace if namespace is None else _check_namespace(namespace)
+
+    def _decode(self, found: Any, key: str) -> tuple[Any, int]:
+        if isinstance(found, tuple):
+            meta, data = found
+            if meta != PICKLE_ONLY_METADATA:
+                layout = _object_metadata(meta)
+                if layout is None:
+                    raise ValueError(f"key {key!r} holds plain data, not a saved object: read it with get_bytes()")
+                _check_layout(layout, [len(data)])
+            if self._trusted:
+                return pickle.loads(data), len(data)
+            return RestrictedUnpickler(io.BytesIO(data)).load(), len(data)
+        try:
+            if _object_metadata(found.metadata()) is None:
+                raise ValueError(f"key {key!r} holds plain data, not a saved object: read it with get_bytes()")
+            return _read_object(found, self._trusted), sum(found.stream_lengths())
+        finally:
+            found.close()
+
+
+def _reopen(path: str, options: dict[str, Any]) -> Store:
+    return Store(path, **options)
+
+
+def _check_key(key: Any) -> str:
+    if not isinstance(key, str):
+        raise TypeError(f"store keys are str, got {type(key).__name__}")
+    return key
+
+
+def _check_namespace(namespace: Any) -> str:
+    if not isinstance(namespace, str):
+        raise TypeError(f"namespaces are str, got {type(namespace).__name__}")
+    return namespace
+
+
+class _LruCache:
+    """Objects by content hash, least recently used evicted first, bounded in bytes."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self._max = max_bytes
+        self._size = 0
+        self._items: collections.OrderedDict[str, tuple[Any, int]] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, digest: str) -> Any:
+        with self._lock:
+            item = self._items.get(digest)
+            if item is None:
+                return _MISSING
+            self._items.move_to_end(digest)
+            return item[0]
+
+    def put(self, digest: str, value: Any, size: int) -> None:
+        if size > self._max:
+            return
+        with self._lock:
+            old = self._items.pop(digest, None)
+            if old is not None:
+                self._size -= old[1]
+            self._items[digest] = (value, size)
+            self._size += size
+            while self._size > self._max:
+                _, (_, n) = self._items.popitem(last=False)
+                self._size -= n
+
+
+# -- memoize ---------------------------------------------------------------------------------
+
+
+def memoize(store: Store, func: F | None = None, *, namespace: str | None = None, ignore: Iterable[str] = ()) -> Any:
+    """Decorator: caches ``func``'s results in ``store``.
+
+    A call is looked up by a hash of the function's qualified name, its source code and its
+    arguments (bound to the signature, so ``f(1, b=2)`` and ``f(1, 2)`` are the same call;
+    names in ``ignore`` are left out). numpy, pandas and Arrow arguments are hashed from their
+    buffers, without pickling them whole. Results live in the namespace
+    ``"memoize:<module>.<qualname>"`` (or ``namespace``); when the function's source changes,
+    its old entries are deleted on the first call. Globals the function reads are not part of
+    the key: change the function (or call ``f.cache_clear()``) when they change.
+
+    >>> import kompakt, tempfile, os
+    >>> store = kompakt.Store(os.path.join(tempfile.mkdtemp(), "cache"))
+    >>> calls = []
+    >>> @kompakt.memoize(store)
+    ... def slow_square(x):
+    ...     calls.append(x)
+    ...     return x * x
+    >>> slow_square(4), slow_square(4), calls
+    (16, 16, [4])
+    """
+    if func is None:
+        return functools.partial(memoize, store, namespace=namespace, ignore=ignore)
+    return _Memoized(store, func, namespace, tuple(ignore))
+
+
+class _Memoized:
+    def __init__(self, store: Store, func: Callable[..., Any], namespace: str | None, ignore: tuple[str, ...]) -> None:
+        functools.update_wrapper(self, func)
+        self.store = store
+        self.func = func
+        name = f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', repr(func))}"
+        self.namespace = namespace if namespace is not None else f"memoize:{name}"
+        self._signature = inspect.signature(func)
+        self._ignore = ignore
+        for arg in ignore:
+            if arg not in self._signature.parameters:
+                raise ValueError(f"ignore names {arg!r}, which is not a parameter of {name}")
+        self._code = _code_hash(name, func)
+        self._checked = False
+        self._lock = threading.Lock()
+
+    def _invalidate_old_versions(self) -> None:
+        with self._lock:
+            if self._checked:
+                return
+            prefix = self._code + ":"
+            for key in self.store.list(self.namespace):
+                if not key.startswith(prefix):
+                    self.store.delete(key, namespace=self.namespace)
+            self._checked = True
+
+    def key(self, *args: Any, **kwargs: Any) -> str:
+        """The store key of a call with these arguments."""
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        parts = []
+        for name, value in bound.arguments.items():
+            if name in self._ignore:
+                continue
+            if self._signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+                value = sorted(value.items())
+            try:
+                parts.append((name, hash_value(value)))
+            except (pickle.PicklingError, AttributeError, TypeError) as e:
+                raise TypeError(
+                    f"memoize cannot hash argument {name!r} of {self.__qualname__} ({type(value).__name__}): {e}; "
+                    f"pass ignore=[{name!r}] to leave it out of the key"
+                ) from e
+        return f"{self._code}:{hash_value(parts)}"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not self._checked:
+            self._invalidate_old_versions()
+        key = self.key(*args, **kwargs)
+        result = self.store.get(key, _MISSING, namespace=self.namespace)
+        if result is _MISSING:
+            result = self.func(*args, **kwargs)
+            self.store.set(key, result, namespace=self.namespace)
+        return result
+
+    def cache_clear(self) -> None:
+        """Forgets every cached result of this function."""
+        self.store.clear(namespace=self.namespace)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        # Decorating a method: bind like a function would.
+        return self if obj is None else functools.partial(self, obj)
+
+
+def _code_hash(name: str, func: Callable[..., Any]) -> str:
+    h = _core.Hasher()
+    h.write(name.encode())
+    try:
+        h.write(inspect.getsource(func).encode())
+    except (OSError, TypeError):
+        code = getattr(func, "__code__", None)
+        h.write(marshal.dumps(code) if code is not None else repr(func).encode())
+    return str(h.hexdigest())[:16]
+
+
+def hash_value(value: Any) -> str:
+    """A stable hash of a picklable value: 32 hex digits, equal for equal values across
+    processes. Large buffers (numpy, pandas, Arrow) are hashed in place, not pickled whole;
+    sets and frozensets are hashed in sorted order.
+
+    >>> import kompakt, numpy
+    >>> kompakt.hash_value({1, 2, 3}) == kompakt.hash_value({3, 2, 1})
+    True
+    >>> kompakt.hash_value(numpy.arange(5)) == kompakt.hash_value(numpy.arange(5))
+    True
+    """
+    h = _core.Hasher()
+
+    def out_of_band(buffer: pickle.PickleBuffer) -> bool:
+        try:
+            raw = buffer.raw()
+        except BufferError:
+            return True
+        h.write(raw)
+        return False
+
+    pickle.Pickler(h, protocol=5, buffer_callback=out_of_band).dump(_canonical(value))
+    return str(h.hexdigest())
+
+
+class _SortedSet(tuple):  # type: ignore[type-arg]
+    """A set's elements in a stable order, marked so that it differs from a tuple."""
+
+    __slots__ = ()
+
+
+def _canonical(value: Any) -> Any:
+    # Set iteration order follows string hashing, which differs between processes; pickle
+    # does not let a reducer_override see sets, so containers are rebuilt before pickling.
+    kind = type(value)
+    if kind in (set, frozenset):
+        items = sorted((_canonical(v) for v in value), key=_stable_order)
+        return (kind.__name__, _SortedSet(items))
+    if kind in (list, tuple):
+        return kind(_canonical(v) for v in value)
+    if kind is dict:
+        return {k: _canonical(v) for k, v in value.items()}
+    return value
+
+
+def _stable_order(item: Any) -> bytes:
+    return pickle.dumps(item, protocol=5)

@@ -1,0 +1,469 @@
+"""kompakt.Store: keys, values, content addressing, concurrency, crashes, memoize."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import kompakt
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> kompakt.Store:
+    return kompakt.Store(tmp_path / "store")
+
+
+def object_files(store: kompakt.Store) -> list[Path]:
+    return sorted(Path(store.path, "objects").glob("*/*.kpk"))
+
+
+# -- basics ----------------------------------------------------------------------------------
+
+
+def test_set_get_and_mapping(store: kompakt.Store) -> None:
+    assert store.get("missing") is None
+    assert store.get("missing", 7) == 7
+    digest = store.set("a", {"x": 1})
+    assert len(digest) == 32 and store.hash("a") == digest
+    store["b"] = [1, 2, 3]
+    assert store["a"] == {"x": 1} and store.get("b") == [1, 2, 3]
+    assert "a" in store and "zz" not in store and 3 not in store  # type: ignore[operator]
+    assert sorted(store) == ["a", "b"] == store.list() and len(store) == 2
+    del store["a"]
+    with pytest.raises(KeyError):
+        store["a"]
+    with pytest.raises(KeyError):
+        del store["a"]
+    assert store.delete("b") and not store.delete("b")
+    store["none"] = None
+    assert store.exists("none") and store.get("none", "default") is None
+
+
+def test_namespaces_are_separate(store: kompakt.Store) -> None:
+    store.set("k", 1)
+    store.set("k", 2, namespace="other")
+    assert store.get("k") == 1 and store.get("k", namespace="other") == 2
+    assert store.namespaces() == {"objects": 1, "other": 1}
+    store.clear(namespace="other")
+    assert store.namespaces() == {"objects": 1}
+    view = kompakt.Store(store.path, namespace="other")
+    view["x"] = "y"
+    assert store.list("other") == ["x"] and list(view) == ["x"]
+    store.clear(namespace=None)
+    assert store.namespaces() == {}
+
+
+def test_mset_mget(store: kompakt.Store) -> None:
+    store.mset({"a": 1, "b": np.arange(100_000), "c": "three"})
+    a, b, c = store.mget(["a", "b", "c"])
+    assert a == 1 and c == "three" and (b == np.arange(100_000)).all()
+    store.mset([("d", 4)], namespace="n")
+    assert store.mget(["d", "nope"], default=0, namespace="n") == [4, 0]
+    with pytest.raises(KeyError):
+        store.mget(["nope"])
+
+
+def test_large_values_round_trip_as_files(store: kompakt.Store) -> None:
+    x = np.random.default_rng(0).standard_normal(2_000_000)
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"i": rng.integers(0, 1 << 40, 300_000), "s": pd.Categorical(["a", "b", "c"] * 100_000)})
+    store["x"], store["frame"] = x, frame
+    got = store["x"]
+    assert got.flags.writeable and np.array_equal(got, x)
+    pd.testing.assert_frame_equal(store["frame"], frame)
+    info = store.info()
+    assert info["file_objects"] == 2 and info["keys"] == 2
+    assert len(object_files(store)) == 2
+    big = b"z" * (5 << 20)
+    store["bytes"] = big
+    assert store["bytes"] == big
+
+
+def test_equal_values_are_stored_once_whatever_the_codec(tmp_path: Path) -> None:
+    x = np.arange(3_000_000, dtype=np.int64)
+    small = {"a": list(range(50))}
+    hashes = set()
+    for codec in ["zstd:1", "lz4", "none", "zstd:9"]:
+        s = kompakt.Store(tmp_path / "s", codec="zstd:1") if codec == "zstd:1" else kompakt.Store(tmp_path / "s")
+        hashes.add(s.set(f"x-{codec}", x, codec=codec))
+        hashes.add(s.set(f"small-{codec}", small, codec=codec))
+    assert len(hashes) == 2
+    info = kompakt.Store(tmp_path / "s").info()
+    assert info["objects"] == 2 and info["keys"] == 8
+
+
+def test_hash_does_not_depend_on_threads(tmp_path: Path) -> None:
+    x = np.random.default_rng(1).integers(0, 100, 5_000_000)
+    one = kompakt.Store(tmp_path / "a", threads=1).set("x", x)
+    many = kompakt.Store(tmp_path / "b", threads=4).set("x", x)
+    assert one == many
+
+
+def test_plain_bytes_and_cli_interop(store: kompakt.Store, cli: Path) -> None:
+    def run(*args: Any) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(cli), *map(str, args)], check=True, capture_output=True, text=True)
+
+    store.set_bytes("raw", b"plain data")
+    assert store.get_bytes("raw") == b"plain data"
+    with pytest.raises(ValueError, match="plain data"):
+        store.get("raw")
+    store.set("obj", {"from": "python"})
+    out = run("store", "ls", store.path, "--long").stdout
+    assert "obj" in out and "raw" in out
+    obj_file = Path(store.path).parent / "obj.kpk"
+    run("store", "get", store.path, "obj", "-o", str(obj_file))
+    assert kompakt.load(obj_file) == {"from": "python"}
+    assert run("store", "get", store.path, "raw", "--decompress").stdout == "plain data"
+    src = Path(store.path).parent / "input.bin"
+    src.write_bytes(os.urandom(1000) * 300)
+    run("store", "put", store.path, "from-cli", str(src), "-n", "cli")
+    assert store.get_bytes("from-cli", namespace="cli") == src.read_bytes()
+    assert "OK" in run("store", "verify", store.path).stdout
+    info = json.loads(run("store", "info", store.path, "--json").stdout)
+    assert info["keys"] == 3 and info["namespaces"] == {"objects": 2, "cli": 1}
+
+
+# -- keys and values from hypothesis ---------------------------------------------------------
+
+keys = st.text(max_size=300) | st.text(alphabet="/\\.:\x00 ", max_size=10) | st.just("k" * 5000)
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.binary(),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=5), inner, max_size=5),
+    max_leaves=20,
+)
+
+
+@SETTINGS
+@given(pairs=st.dictionaries(keys, values, max_size=8))
+def test_any_keys_and_values(tmp_path_factory: pytest.TempPathFactory, pairs: dict[str, Any]) -> None:
+    store = kompakt.Store(tmp_path_factory.mktemp("h") / "s")
+    for k, v in pairs.items():
+        store.set(k, v)
+    assert sorted(store.list()) == sorted(pairs)
+    for k, v in pairs.items():
+        assert store.get(k, "MISSING") == v
+    assert store.verify()["problems"] == []
+
+
+def test_bad_keys_and_namespaces(store: kompakt.Store) -> None:
+    with pytest.raises(TypeError, match="str"):
+        store.set(b"bytes", 1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="str"):
+        store.get("k", namespace=1)  # type: ignore[arg-type]
+    with pytest.raises(UnicodeEncodeError):
+        store.set("\ud800", 1)
+
+
+# -- configuration ---------------------------------------------------------------------------
+
+
+def test_configuration_is_checked_on_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    kompakt.Store(path, codec="lz4").set("a", 1)
+    assert kompakt.Store(path).codec == "lz4"
+    assert kompakt.Store(str(path), codec="lz4").get("a") == 1
+    with pytest.raises(ValueError, match="created with default codec lz4"):
+        kompakt.Store(path, codec="zstd")
+    kompakt.Store(path).set_default_codec("zstd", level=5)
+    assert kompakt.Store(path, codec="zstd:5").get("a") == 1
+    config = json.loads((path / "kompakt-store.json").read_text())
+    assert config == {
+        "format": "kompakt-store",
+        "version": 1,
+        "hash": "xxh3-128/content-1",
+        "key_encoding": "utf-8",
+        "codec": "zstd:5",
+    }
+    config["version"] = 99
+    (path / "kompakt-store.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="upgrade kompakt"):
+        kompakt.Store(path)
+
+
+def test_refuses_a_folder_that_is_not_a_store(tmp_path: Path) -> None:
+    (tmp_path / "data.csv").write_text("1,2")
+    with pytest.raises(ValueError, match="not empty and not a kompakt store"):
+        kompakt.Store(tmp_path)
+    with pytest.raises(ValueError, match="codec"):
+        kompakt.Store(tmp_path / "new", codec="brotli")
+
+
+# -- damage ----------------------------------------------------------------------------------
+
+
+def test_damage_is_reported(store: kompakt.Store) -> None:
+    store["big"] = np.random.default_rng(2).integers(0, 1 << 40, 1_000_000)
+    store["small"] = "fine"
+    (path,) = object_files(store)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    path.write_bytes(bytes(data))
+    with pytest.raises(kompakt.CorruptError):
+        store["big"]
+    assert store["small"] == "fine"
+    problems = store.verify()["problems"]
+    assert len(problems) == 1 and path.stem in problems[0]
+    path.unlink()
+    with pytest.raises(kompakt.CorruptError, match="missing"):
+        store["big"]
+
+
+def test_untrusted_store_refuses_code(tmp_path: Path) -> None:
+    kompakt.Store(tmp_path / "s")["evil"] = subprocess.Popen  # a class pickled by reference
+    safe = kompakt.Store(tmp_path / "s", trusted=False)
+    with pytest.raises(pickle.UnpicklingError):
+        safe["evil"]
+    safe["ok"] = {"a": np.arange(3)}
+    assert (safe["ok"]["a"] == np.arange(3)).all()
+
+
+# -- gc --------------------------------------------------------------------------------------
+
+
+def test_gc_frees_unreferenced_objects_only(store: kompakt.Store) -> None:
+    rng = np.random.default_rng(3)
+    keep = rng.integers(0, 1 << 40, 500_000)
+    store["keep"] = keep
+    store["drop"] = rng.integers(0, 1 << 40, 500_000)
+    store["tiny"] = 1
+    store["drop2"] = 2
+    del store["drop"], store["drop2"]
+    store["keep2"] = keep.copy()  # same content as "keep"
+    report = store.gc()
+    assert report["objects"] == 2 and report["bytes"] > 0
+    assert len(object_files(store)) == 1
+    assert (store["keep"] == store["keep2"]).all() and store["tiny"] == 1
+    assert store.gc()["objects"] == 0
+
+
+def test_lru_cache(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    cached = kompakt.Store(path, cache_bytes=10 << 20)
+    cached["x"] = np.arange(1000)
+    first = cached["x"]
+    assert cached["x"] is first  # served from memory
+    kompakt.Store(path)["x"] = np.arange(5)  # another writer changes the key
+    assert len(cached["x"]) == 5
+    cached["big"] = np.zeros(2 << 20)  # 16 MB: larger than the cache, never kept
+    assert cached["big"] is not cached["big"]
+
+
+# -- processes -------------------------------------------------------------------------------
+
+STRESS_WORKER = textwrap.dedent(
+    """
+    import sys, time, numpy as np, kompakt
+    path, writer, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+    store = kompakt.Store(path)
+    rng = np.random.default_rng(writer)
+    end = time.monotonic() + seconds
+    i = 0
+    while time.monotonic() < end:
+        key = f"k{rng.integers(0, 12)}"
+        op = rng.integers(0, 20)
+        if op < 9:
+            size = int(rng.choice([1, 10, 200_000]))
+            value = {"writer": writer, "i": i, "data": np.full(size, writer * 1_000_000 + i)}
+            store.set(key, value)
+        elif op < 17:
+            value = store.get(key)
+            if value is not None:
+                assert (value["data"] == value["writer"] * 1_000_000 + value["i"]).all(), key
+        elif op < 19:
+            store.delete(key)
+        else:
+            store.gc()
+        i += 1
+    print(i)
+    """
+)
+
+
+def test_processes_share_a_store(tmp_path: Path) -> None:
+    path = str(tmp_path / "s")
+    kompakt.Store(path)
+    script = tmp_path / "worker.py"
+    script.write_text(STRESS_WORKER)
+    procs = [
+        subprocess.Popen([sys.executable, str(script), path, str(w), "4"], stdout=subprocess.PIPE, text=True)
+        for w in range(4)
+    ]
+    ops = [int(p.communicate(timeout=120)[0]) for p in procs]
+    assert all(p.returncode == 0 for p in procs) and min(ops) > 20
+    store = kompakt.Store(path)
+    for key in store.list():
+        value = store[key]
+        assert value["writer"] in range(4)
+        assert (value["data"] == value["writer"] * 1_000_000 + value["i"]).all()
+    store.gc()
+    result = store.verify()
+    assert result["problems"] == [] and result["keys"] == len(store)
+    assert list(Path(path, "tmp").iterdir()) == []
+
+
+KILLED_WRITER = textwrap.dedent(
+    """
+    import sys, numpy as np, kompakt
+    store = kompakt.Store(sys.argv[1])
+    print("ready", flush=True)
+    store["victim"] = np.random.default_rng(0).standard_normal(100_000_000)  # 800 MB, slow
+    """
+)
+
+
+def test_sigkill_mid_write_leaves_the_store_consistent(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    store = kompakt.Store(path)
+    store["victim"] = "old value"
+    store["other"] = np.arange(10)
+    script = tmp_path / "writer.py"
+    script.write_text(KILLED_WRITER)
+    proc = subprocess.Popen([sys.executable, str(script), str(path)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    deadline = time.monotonic() + 60
+    while not any(Path(path, "tmp").iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    leftovers = list(Path(path, "tmp").iterdir())
+    assert len(leftovers) == 1  # the dead writer's temporary file
+    assert store["victim"] == "old value" and (store["other"] == np.arange(10)).all()
+    assert store.verify()["problems"] == []
+    assert store.gc()["temp_files"] == 0  # too young: its writer might still be starting
+    old = time.time() - 3600
+    os.utime(leftovers[0], (old, old))
+    assert store.gc()["temp_files"] == 1
+    assert list(Path(path, "tmp").iterdir()) == []
+
+
+def _worker_reads(store: kompakt.Store) -> Any:
+    return store["shared"]
+
+
+def test_store_can_be_sent_to_worker_processes(store: kompakt.Store) -> None:
+    store["shared"] = {"v": 42}
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        assert pool.apply(_worker_reads, (store,)) == {"v": 42}
+
+
+def test_threads_share_one_store(store: kompakt.Store) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def work(t: int) -> None:
+        for i in range(100):
+            store.set(f"k{i % 10}", (t, i, np.full(50_000 if i % 25 == 0 else 1, i)))
+            v = store.get(f"k{i % 10}")
+            assert v is not None and (v[2] == v[1]).all()
+
+    with ThreadPoolExecutor(6) as ex:
+        list(ex.map(work, range(6)))
+    assert store.verify()["problems"] == []
+
+
+# -- memoize ---------------------------------------------------------------------------------
+
+
+def test_memoize_caches_by_arguments(store: kompakt.Store) -> None:
+    calls: list[Any] = []
+
+    @store.memoize
+    def f(a: Any, b: int = 2, *args: Any, **kw: Any) -> Any:
+        calls.append((a, b, args, kw))
+        return {"sum": np.asarray(a).sum() + b}
+
+    assert f(1)["sum"] == 3
+    assert f(1, 2)["sum"] == 3 and f(a=1, b=2)["sum"] == 3
+    assert len(calls) == 1
+    f(1, 3)
+    f(1, 2, 9, x=1, y=2)
+    f(1, 2, 9, y=2, x=1)
+    assert len(calls) == 3
+    x = np.arange(1_000_000)
+    f(x)
+    f(x.copy())
+    assert len(calls) == 4
+    y = x.copy()
+    y[-1] = 0
+    f(y)
+    df = pd.DataFrame({"a": np.arange(100_000)})
+    f(df["a"].to_numpy(), 0)
+    f(df["a"].copy().to_numpy(), 0)
+    assert len(calls) == 6
+    f.cache_clear()
+    f(1)
+    assert len(calls) == 7
+
+
+def test_memoize_ignore_and_methods(store: kompakt.Store) -> None:
+    calls = []
+
+    @kompakt.memoize(store, ignore=["verbose"])
+    def g(x: int, verbose: bool = False) -> int:
+        calls.append(x)
+        return x * 2
+
+    assert g(2) == g(2, verbose=True) == 4 and calls == [2]
+    with pytest.raises(ValueError, match="not a parameter"):
+        store.memoize(ignore=["nope"])(lambda x: x)
+
+    class Model:
+        def __init__(self, k: int) -> None:
+            self.k = k
+
+        def predict(self, x: int) -> int:
+            calls.append(("predict", x))
+            return self.k * x
+
+    Model.predict = store.memoize(Model.predict)  # type: ignore[method-assign]
+    with pytest.raises(TypeError, match="argument 'self'.*ignore="):
+        Model(3).predict(2)
+    Model.predict = store.memoize(Model.__dict__["predict"].func, ignore=["self"])  # type: ignore[method-assign]
+    assert Model(3).predict(2) == 6 and Model(4).predict(2) == 6  # self is not part of the key
+    assert calls.count(("predict", 2)) == 1
+
+
+def test_memoize_forgets_results_when_the_code_changes(store: kompakt.Store, tmp_path: Path) -> None:
+    def define(body: str) -> Any:
+        namespace: dict[str, Any] = {}
+        source = f"def compute(x):\n    return {body}\n"
+        file = tmp_path / f"mod_{abs(hash(body))}.py"
+        file.write_text(source)
+        exec(compile(source, str(file), "exec"), namespace)
+        return store.memoize(namespace["compute"])
+
+    v1 = define("x + 1")
+    assert v1(1) == 2
+    ns = v1.namespace
+    assert len(store.list(ns)) == 1
+    v2 = define("x + 100")
+    assert v2(1) == 101  # not the cached 2
+    assert len(store.list(ns)) == 1  # the old version's entry was deleted
+
+
+def test_hash_value_is_stable_across_processes() -> None:
+    code = "import kompakt, numpy; print(kompakt.hash_value([{'b', 'a', 'c'}, frozenset({1, 2}), numpy.arange(10)]))"
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True, check=True
+        ).stdout
+        for seed in ["1", "2", "3"]
+    }
+    assert len(outs) == 1
