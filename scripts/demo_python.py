@@ -2,6 +2,7 @@
 
 import os
 import pickle
+import shutil
 import sys
 import time
 
@@ -60,3 +61,38 @@ print(f"  kompakt.info: {len(info['streams'])} streams, ratio {info['ratio']:.2f
       f"{len(info['object']['buffers'])} buffers stored out of band")
 assert kompakt.load(path, trusted=False)["note"] == "kompakt demo"
 print("  loaded again with trusted=False (restricted unpickler): ok")
+
+print("\n== kompakt.Store: a content-addressed cache")
+store_path = os.path.join(out, "store")
+shutil.rmtree(store_path, ignore_errors=True)
+store = kompakt.Store(store_path)
+timed("store.set (DataFrame)", lambda: store.set("table", df))
+timed("store.get (DataFrame)", lambda: store.get("table"))
+n = 2000
+t = time.perf_counter()
+for i in range(n):
+    store[f"score-{i}"] = i * 0.5
+t_set = (time.perf_counter() - t) / n
+t = time.perf_counter()
+for i in range(n):
+    assert store[f"score-{i}"] == i * 0.5
+t_get = (time.perf_counter() - t) / n
+print(f"  {n} tiny values: set {t_set * 1e6:.0f} us, get {t_get * 1e6:.0f} us each")
+calls = []
+
+
+@store.memoize
+def column_means(frame):
+    calls.append(1)
+    return frame.select_dtypes("number").mean()
+
+
+column_means(df)
+column_means(df.copy())  # same content: served from the store
+assert len(calls) == 1
+print("  memoize: second call with an equal DataFrame served from the store")
+store.set("table copy", df)
+info = store.info()
+print(f"  {info['keys']} keys, {info['objects']} objects (equal values stored once), "
+      f"{info['stored_bytes'] / 1e6:.1f} MB stored")
+assert store.verify()["problems"] == []

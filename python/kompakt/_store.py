@@ -79,7 +79,8 @@ class Store(MutableMapping[str, Any]):
         threads: int | None = None,
         trusted: bool = True,
     ) -> None:
-        self._core = _core.Store(os.fspath(path), codec=codec, level=level, durable=durable, threads=threads)
+        self._core: Any = _core.Store(os.fspath(path), codec=codec, level=level, durable=durable, threads=threads)
+        self._path = os.fspath(self._core.path)
         self._options = dict(namespace=namespace, cache_bytes=cache_bytes, durable=durable, threads=threads, trusted=trusted)
         self.namespace = _check_namespace(namespace)
         self._trusted = trusted
@@ -219,7 +220,21 @@ class Store(MutableMapping[str, Any]):
     @property
     def path(self) -> str:
         """The store's folder."""
-        return os.fspath(self._core.path)
+        return self._path
+
+    def close(self) -> None:
+        """Closes the index (its write-ahead log is folded in and removed when the last
+        connection to it closes). Later calls raise ``ValueError``. Also done on ``with``
+        exit and garbage collection."""
+        self._core = _CLOSED
+        if self._cache is not None:
+            self._cache = _LruCache(self._cache.max_bytes)
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def codec(self) -> str:
@@ -287,6 +302,14 @@ class Store(MutableMapping[str, Any]):
             found.close()
 
 
+class _Closed:
+    def __getattr__(self, name: str) -> Any:
+        raise ValueError("operation on a closed kompakt.Store")
+
+
+_CLOSED = _Closed()
+
+
 def _reopen(path: str, options: dict[str, Any]) -> Store:
     return Store(path, **options)
 
@@ -307,7 +330,7 @@ class _LruCache:
     """Objects by content hash, least recently used evicted first, bounded in bytes."""
 
     def __init__(self, max_bytes: int) -> None:
-        self._max = max_bytes
+        self.max_bytes = self._max = max_bytes
         self._size = 0
         self._items: collections.OrderedDict[str, tuple[Any, int]] = collections.OrderedDict()
         self._lock = threading.Lock()

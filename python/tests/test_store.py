@@ -467,3 +467,13 @@ def test_hash_value_is_stable_across_processes() -> None:
         for seed in ["1", "2", "3"]
     }
     assert len(outs) == 1
+
+
+def test_close_and_context_manager(tmp_path: Path) -> None:
+    with kompakt.Store(tmp_path / "s") as store:
+        store["a"] = 1
+        assert isinstance(store.info()["path"], str)
+    with pytest.raises(ValueError, match="closed"):
+        store["a"]
+    assert not (tmp_path / "s" / "index.sqlite-wal").exists()
+    assert kompakt.Store(tmp_path / "s")["a"] == 1

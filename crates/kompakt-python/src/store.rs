@@ -283,7 +283,7 @@ impl PyStore {
         let info = py.detach(|| self.store.info()).py_err()?;
         let config = self.store.config();
         let d = PyDict::new(py);
-        d.set_item("path", self.store.root())?;
+        d.set_item("path", self.store.root().to_string_lossy())?;
         d.set_item("version", config.version)?;
         d.set_item("hash", config.hash)?;
         d.set_item("key_encoding", config.key_encoding)?;

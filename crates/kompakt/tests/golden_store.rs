@@ -60,11 +60,18 @@ fn golden_store_still_reads() {
     };
     let store = Store::open(&copy, opts).unwrap();
     for (ns, key, value) in entries() {
-        assert_eq!(store.get_bytes(ns, key).unwrap().as_deref(), Some(&value[..]), "{ns}/{key:?}");
+        assert_eq!(
+            store.get_bytes(ns, key).unwrap().as_deref(),
+            Some(&value[..]),
+            "{ns}/{key:?}"
+        );
     }
     let info = store.info().unwrap();
     assert_eq!((info.inline_objects, info.file_objects), (3, 1));
-    assert_eq!(store.hash_of("objects", "small").unwrap(), store.hash_of("other ns", "same as small").unwrap());
+    assert_eq!(
+        store.hash_of("objects", "small").unwrap(),
+        store.hash_of("other ns", "same as small").unwrap()
+    );
     let report = store.verify(&mut |_| {}).unwrap();
     assert!(report.problems.is_empty(), "{:?}", report.problems);
     assert_eq!(report.keys, 5);

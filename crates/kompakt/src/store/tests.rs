@@ -283,3 +283,21 @@ fn threads_share_one_store_and_open_their_own() {
     // After gc every object is referenced by some key.
     assert!(info.inline_objects + info.file_objects <= shared.len("objects").unwrap());
 }
+
+#[test]
+fn large_writes_hash_the_same_on_a_thread_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    let data = big(9, 20 << 20);
+    let mut hashes = Vec::new();
+    for threads in [1, 2] {
+        let opts = s.write_options(None).threads(threads);
+        let mut w = s.writer(opts).unwrap();
+        let id = w.add_stream(None).unwrap();
+        w.write(id, &data[..12 << 20]).unwrap();
+        w.write(id, &data[12 << 20..]).unwrap();
+        hashes.push(s.finish(w).unwrap().hash());
+    }
+    assert_eq!(hashes[0], hashes[1]);
+    assert_eq!(hashes[0], ContentHash::of(&[&data], b""));
+}

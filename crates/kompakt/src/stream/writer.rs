@@ -26,6 +26,9 @@ pub const DEFAULT_BLOCK_SIZE: usize = 1 << 20;
 /// different streams interleave in the file: the bytes written must not depend on threads.
 pub const STAGED_BLOCKS: usize = 8;
 
+/// Writes at least this large hash their content concurrently with compressing it.
+const PARALLEL_HASH_MIN: usize = 8 << 20;
+
 /// Largest metadata a writer accepts (the whole footer must stay under 1 GiB).
 pub const MAX_METADATA_LEN: usize = 256 << 20;
 
@@ -245,11 +248,38 @@ impl<W: Write> Writer<W> {
     }
 
     /// Appends `data` to a stream.
-    pub fn write(&mut self, id: StreamId, mut data: &[u8]) -> Result<()> {
+    pub fn write(&mut self, id: StreamId, data: &[u8]) -> Result<()> {
         self.check(id)?;
-        if let Some(h) = &mut self.content {
-            h.update(id.0 as usize, data);
-        }
+        let Some(mut hasher) = self.content.take() else {
+            return self.write_data(id, data);
+        };
+        // The content hash runs at a few GB/s: on a large write, hash on a thread of its own
+        // while the blocks are compressed, rather than before.
+        let result = if data.len() >= PARALLEL_HASH_MIN && self.threads > 1 {
+            std::thread::scope(|scope| {
+                let hashing = scope.spawn(|| {
+                    hasher.update(id.0 as usize, data);
+                    hasher
+                });
+                let result = self.write_data(id, data);
+                match hashing.join() {
+                    Ok(h) => {
+                        self.content = Some(h);
+                        result
+                    }
+                    Err(_) => Err(Error::Usage("internal error: the hashing thread panicked".into())),
+                }
+            })
+        } else {
+            hasher.update(id.0 as usize, data);
+            self.content = Some(hasher);
+            self.write_data(id, data)
+        };
+        self.poisoned |= self.content.is_none();
+        result
+    }
+
+    fn write_data(&mut self, id: StreamId, mut data: &[u8]) -> Result<()> {
         let bs = self.opts.block_size;
         let batch = STAGED_BLOCKS * bs;
         let st = &mut self.streams[id.0 as usize];
