@@ -18,6 +18,7 @@ import marshal
 import os
 import pickle
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any, TypeVar, Union
 
@@ -79,8 +80,11 @@ class Store(MutableMapping[str, Any]):
         threads: int | None = None,
         trusted: bool = True,
     ) -> None:
+        if not isinstance(cache_bytes, int) or cache_bytes < 0:
+            raise ValueError(f"cache_bytes must be 0 (no cache) or a positive number of bytes, got {cache_bytes!r}")
         self._core: Any = _core.Store(os.fspath(path), codec=codec, level=level, durable=durable, threads=threads)
         self._path = os.fspath(self._core.path)
+        _OPEN_STORES[id(self)] = self
         self._options = dict(namespace=namespace, cache_bytes=cache_bytes, durable=durable, threads=threads, trusted=trusted)
         self.namespace = _check_namespace(namespace)
         self._trusted = trusted
@@ -113,7 +117,7 @@ class Store(MutableMapping[str, Any]):
             digest = self._core.hash(ns, key)
             if digest is None:
                 return default
-            hit = self._cache.get(digest)
+            hit = self._cache.get(digest)  # content addressed: the hash names the value
             if hit is not _MISSING:
                 return hit
         found = self._core.fetch(ns, key)
@@ -121,7 +125,8 @@ class Store(MutableMapping[str, Any]):
             return default
         value, size = self._decode(found, key)
         if self._cache is not None:
-            self._cache.put(digest, value, size)
+            # Under the hash of what was read (the key may have changed since the lookup).
+            self._cache.put(found[0], value, size)
         return value
 
     def mset(self, items: Mapping[str, Any] | Iterable[tuple[str, Any]], *, namespace: str | None = None) -> None:
@@ -162,12 +167,13 @@ class Store(MutableMapping[str, Any]):
         found = self._core.fetch(self._ns(namespace), _check_key(key))
         if found is None:
             return default
-        if isinstance(found, tuple):
-            return found[1]
+        if len(found) == 3:
+            return found[2]
+        reader = found[1]
         try:
-            return found.read_stream(0) if found.stream_lengths() else b""
+            return reader.read_stream(0) if reader.stream_lengths() else b""
         finally:
-            found.close()
+            reader.close()
 
     # -- keys ----------------------------------------------------------------------------
 
@@ -192,10 +198,13 @@ class Store(MutableMapping[str, Any]):
         """Namespaces that hold keys, with their key counts."""
         return dict(self._core.namespaces())
 
-    def clear(self, namespace: str | None = DEFAULT_NAMESPACE) -> None:  # type: ignore[override]
+    def clear(self, namespace: Any = _MISSING) -> None:
         """Removes every key of ``namespace`` (by default the store's; ``None``: every
         namespace). Objects are freed by ``gc()``."""
-        self._core.clear(self.namespace if namespace == DEFAULT_NAMESPACE else namespace)
+        if namespace is None:
+            self._core.clear(None)
+        else:
+            self._core.clear(self.namespace if namespace is _MISSING else _check_namespace(namespace))
 
     # -- maintenance ---------------------------------------------------------------------
 
@@ -284,8 +293,8 @@ class Store(MutableMapping[str, Any]):
         return self.namespace if namespace is None else _check_namespace(namespace)
 
     def _decode(self, found: Any, key: str) -> tuple[Any, int]:
-        if isinstance(found, tuple):
-            meta, data = found
+        if len(found) == 3:
+            _, meta, data = found
             if meta != PICKLE_ONLY_METADATA:
                 layout = _object_metadata(meta)
                 if layout is None:
@@ -294,12 +303,13 @@ class Store(MutableMapping[str, Any]):
             if self._trusted:
                 return pickle.loads(data), len(data)
             return RestrictedUnpickler(io.BytesIO(data)).load(), len(data)
+        reader = found[1]
         try:
-            if _object_metadata(found.metadata()) is None:
+            if _object_metadata(reader.metadata()) is None:
                 raise ValueError(f"key {key!r} holds plain data, not a saved object: read it with get_bytes()")
-            return _read_object(found, self._trusted), sum(found.stream_lengths())
+            return _read_object(reader, self._trusted), sum(reader.stream_lengths())
         finally:
-            found.close()
+            reader.close()
 
 
 class _Closed:
@@ -310,6 +320,36 @@ class _Closed:
 _CLOSED = _Closed()
 
 
+# A child process must not use the SQLite connections it inherits through fork (SQLite forbids
+# it), nor close them (closing could remove the parent's write-ahead log): each store reopens
+# its index in the child, and the inherited handles are kept, unused, until the child exits.
+_OPEN_STORES: weakref.WeakValueDictionary[int, Store] = weakref.WeakValueDictionary()
+_INHERITED: list[Any] = []
+
+
+def _reopen_after_fork() -> None:
+    for store in list(_OPEN_STORES.values()):
+        if store._core is _CLOSED:
+            continue
+        _INHERITED.append(store._core)
+        try:
+            store._core = _core.Store(store._path, durable=store._options["durable"], threads=store._options["threads"])
+        except Exception as e:  # noqa: BLE001 - reported on first use instead
+            store._core = _Unusable(f"reopening the store at {store._path} after fork failed: {e}")
+
+
+class _Unusable:
+    def __init__(self, why: str) -> None:
+        self._why = why
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(self._why)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reopen_after_fork)
+
+
 def _reopen(path: str, options: dict[str, Any]) -> Store:
     return Store(path, **options)
 
@@ -317,6 +357,11 @@ def _reopen(path: str, options: dict[str, Any]) -> Store:
 def _check_key(key: Any) -> str:
     if not isinstance(key, str):
         raise TypeError(f"store keys are str, got {type(key).__name__}")
+    if not key.isascii():
+        try:
+            key.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"store keys are Unicode text; {key!r} holds a lone surrogate") from None
     return key
 
 
@@ -363,13 +408,14 @@ class _LruCache:
 def memoize(store: Store, func: F | None = None, *, namespace: str | None = None, ignore: Iterable[str] = ()) -> Any:
     """Decorator: caches ``func``'s results in ``store``.
 
-    A call is looked up by a hash of the function's qualified name, its source code and its
-    arguments (bound to the signature, so ``f(1, b=2)`` and ``f(1, 2)`` are the same call;
-    names in ``ignore`` are left out). numpy, pandas and Arrow arguments are hashed from their
-    buffers, without pickling them whole. Results live in the namespace
-    ``"memoize:<module>.<qualname>"`` (or ``namespace``); when the function's source changes,
-    its old entries are deleted on the first call. Globals the function reads are not part of
-    the key: change the function (or call ``f.cache_clear()``) when they change.
+    A call is looked up by a hash of the function's qualified name, its source code, the
+    values it closes over, and its arguments (bound to the signature, so ``f(1, b=2)`` and
+    ``f(1, 2)`` are the same call; names in ``ignore`` are left out). numpy, pandas and Arrow
+    arguments are hashed from their buffers, without pickling them whole (see
+    ``hash_value``). Results live in the namespace ``"memoize:<module>.<qualname>"`` (or
+    ``namespace``); when the function's source changes, its old entries are deleted on the
+    first call. Globals the function reads are not part of the key: change the function (or
+    call ``f.cache_clear()``) when they change.
 
     >>> import kompakt, tempfile, os
     >>> store = kompakt.Store(os.path.join(tempfile.mkdtemp(), "cache"))
@@ -391,14 +437,17 @@ class _Memoized:
         functools.update_wrapper(self, func)
         self.store = store
         self.func = func
-        name = f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', repr(func))}"
+        name, code = _describe(func)
         self.namespace = namespace if namespace is not None else f"memoize:{name}"
         self._signature = inspect.signature(func)
         self._ignore = ignore
         for arg in ignore:
             if arg not in self._signature.parameters:
                 raise ValueError(f"ignore names {arg!r}, which is not a parameter of {name}")
-        self._code = _code_hash(name, func)
+        # Keys are "<function id>-<code version>:<arguments>": a namespace shared with other
+        # functions or plain keys only loses this function's outdated entries.
+        self._prefix = hash_value(name)[:12] + "-"
+        self._version = f"{self._prefix}{hash_value(code)[:16]}:"
         self._checked = False
         self._lock = threading.Lock()
 
@@ -406,9 +455,8 @@ class _Memoized:
         with self._lock:
             if self._checked:
                 return
-            prefix = self._code + ":"
             for key in self.store.list(self.namespace):
-                if not key.startswith(prefix):
+                if key.startswith(self._prefix) and not key.startswith(self._version):
                     self.store.delete(key, namespace=self.namespace)
             self._checked = True
 
@@ -429,7 +477,7 @@ class _Memoized:
                     f"memoize cannot hash argument {name!r} of {self.__qualname__} ({type(value).__name__}): {e}; "
                     f"pass ignore=[{name!r}] to leave it out of the key"
                 ) from e
-        return f"{self._code}:{hash_value(parts)}"
+        return self._version + hash_value(parts)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not self._checked:
@@ -442,29 +490,50 @@ class _Memoized:
         return result
 
     def cache_clear(self) -> None:
-        """Forgets every cached result of this function."""
-        self.store.clear(namespace=self.namespace)
+        """Forgets every cached result of this function (in every version)."""
+        for key in self.store.list(self.namespace):
+            if key.startswith(self._prefix):
+                self.store.delete(key, namespace=self.namespace)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         # Decorating a method: bind like a function would.
-        return self if obj is None else functools.partial(self, obj)
+        if obj is None:
+            return self
+        bound = functools.partial(self, obj)
+        bound.cache_clear = self.cache_clear  # type: ignore[attr-defined]
+        return bound
 
 
-def _code_hash(name: str, func: Callable[..., Any]) -> str:
-    h = _core.Hasher()
-    h.write(name.encode())
+def _describe(func: Callable[..., Any]) -> tuple[str, Any]:
+    """A stable name for ``func`` and what its results depend on besides the arguments:
+    source (or bytecode), closed-over values, and for a ``functools.partial`` its bound
+    arguments."""
+    if isinstance(func, functools.partial):
+        name, code = _describe(func.func)
+        return f"partial({name})", (code, func.args, sorted(func.keywords.items()))
+    target = func if inspect.isfunction(func) or inspect.ismethod(func) else type(func)
+    name = f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', type(func).__qualname__)}"
     try:
-        h.write(inspect.getsource(func).encode())
+        source: Any = inspect.getsource(target)
     except (OSError, TypeError):
         code = getattr(func, "__code__", None)
-        h.write(marshal.dumps(code) if code is not None else repr(func).encode())
-    return str(h.hexdigest())[:16]
+        source = marshal.dumps(code) if code is not None else name
+    closure = getattr(func, "__closure__", None) or ()
+    try:
+        cells = tuple(cell.cell_contents for cell in closure)
+    except ValueError:  # an empty cell (a recursive closure before its definition)
+        cells = ()
+    if not inspect.isfunction(func) and not inspect.ismethod(func):
+        cells = (func.__dict__,) if hasattr(func, "__dict__") else ()  # a callable object's state
+    return name, (source, cells)
 
 
 def hash_value(value: Any) -> str:
     """A stable hash of a picklable value: 32 hex digits, equal for equal values across
-    processes. Large buffers (numpy, pandas, Arrow) are hashed in place, not pickled whole;
-    sets and frozensets are hashed in sorted order.
+    processes and runs. Large buffers (numpy, pandas, Arrow) are hashed in place, not pickled
+    whole; sets and frozensets are hashed in sorted order; a repeated object hashes like equal
+    copies. Dicts hash in insertion order (``{"a": 1, "b": 2}`` and ``{"b": 2, "a": 1}``
+    differ).
 
     >>> import kompakt, numpy
     >>> kompakt.hash_value({1, 2, 3}) == kompakt.hash_value({3, 2, 1})
@@ -472,39 +541,36 @@ def hash_value(value: Any) -> str:
     >>> kompakt.hash_value(numpy.arange(5)) == kompakt.hash_value(numpy.arange(5))
     True
     """
-    h = _core.Hasher()
+    main = _core.Hasher()
+    buffers: list[str] = []
 
     def out_of_band(buffer: pickle.PickleBuffer) -> bool:
         try:
             raw = buffer.raw()
         except BufferError:
             return True
+        h = _core.Hasher()
         h.write(raw)
+        buffers.append(f"{raw.nbytes}:{h.hexdigest()}")  # each buffer bounded: no run-on
         return False
 
-    pickle.Pickler(h, protocol=5, buffer_callback=out_of_band).dump(_canonical(value))
-    return str(h.hexdigest())
+    pickler = _HashPickler(main, protocol=5, buffer_callback=out_of_band)
+    pickler.fast = True  # no memo: a repeated object pickles like its copies
+    try:
+        pickler.dump(value)
+    except (RecursionError, ValueError):  # a self-referencing value needs the memo
+        main, buffers[:] = _core.Hasher(), []
+        pickler = _HashPickler(main, protocol=5, buffer_callback=out_of_band)
+        pickler.dump(value)
+    total = _core.Hasher()
+    total.write(f"kompakt hash_value 1\n{main.hexdigest()}\n{';'.join(buffers)}".encode())
+    return str(total.hexdigest())
 
 
-class _SortedSet(tuple):  # type: ignore[type-arg]
-    """A set's elements in a stable order, marked so that it differs from a tuple."""
-
-    __slots__ = ()
-
-
-def _canonical(value: Any) -> Any:
-    # Set iteration order follows string hashing, which differs between processes; pickle
-    # does not let a reducer_override see sets, so containers are rebuilt before pickling.
-    kind = type(value)
-    if kind in (set, frozenset):
-        items = sorted((_canonical(v) for v in value), key=_stable_order)
-        return (kind.__name__, _SortedSet(items))
-    if kind in (list, tuple):
-        return kind(_canonical(v) for v in value)
-    if kind is dict:
-        return {k: _canonical(v) for k, v in value.items()}
-    return value
-
-
-def _stable_order(item: Any) -> bytes:
-    return pickle.dumps(item, protocol=5)
+class _HashPickler(pickle.Pickler):
+    # persistent_id sees every object, sets included (reducer_override does not): a set is
+    # replaced by the sorted hashes of its elements, the same in every process.
+    def persistent_id(self, obj: Any) -> Any:
+        if type(obj) in (set, frozenset):
+            return (type(obj).__name__, tuple(sorted(hash_value(item) for item in obj)))
+        return None

@@ -167,7 +167,7 @@ def test_bad_keys_and_namespaces(store: kompakt.Store) -> None:
         store.set(b"bytes", 1)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="str"):
         store.get("k", namespace=1)  # type: ignore[arg-type]
-    with pytest.raises(UnicodeEncodeError):
+    with pytest.raises(ValueError, match="lone surrogate"):
         store.set("\ud800", 1)
 
 
@@ -477,3 +477,72 @@ def test_close_and_context_manager(tmp_path: Path) -> None:
         store["a"]
     assert not (tmp_path / "s" / "index.sqlite-wal").exists()
     assert kompakt.Store(tmp_path / "s")["a"] == 1
+
+
+def test_hash_value_has_no_buffer_boundary_collisions() -> None:
+    pb = pickle.PickleBuffer
+    assert kompakt.hash_value([pb(b"ab"), pb(b"c")]) != kompakt.hash_value([pb(b"a"), pb(b"bc")])
+    a = [1, 2]
+    assert kompakt.hash_value([a, a]) == kompakt.hash_value([a, [1, 2]])
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    assert len(kompakt.hash_value(cyclic)) == 32
+
+
+def test_memoize_closures_partials_and_shared_namespaces(store: kompakt.Store) -> None:
+    import functools
+
+    def make(n: int) -> Any:
+        def add(x: int) -> int:
+            return x + n
+
+        return store.memoize(add)
+
+    assert make(1)(5) == 6 and make(2)(5) == 7  # the closed-over n is part of the key
+    store.set("user data", 1)
+
+    @store.memoize(namespace="objects")
+    def h(x: int) -> int:
+        return -x
+
+    @store.memoize(namespace="objects")
+    def k(x: int) -> int:
+        return x * 10
+
+    assert h(1) == -1 and k(1) == 10 and h(1) == -1
+    assert store.get("user data") == 1 and len(store.list()) == 3
+    p = store.memoize(functools.partial(pow, 2))
+    assert p(3) == 8 and "0x" not in p.namespace
+
+
+def test_clear_names_the_namespace_it_clears(tmp_path: Path) -> None:
+    results = kompakt.Store(tmp_path / "s", namespace="results")
+    results["r"] = 1
+    results.set("o", 2, namespace="objects")
+    results.clear("objects")
+    assert results.list("objects") == [] and results.list() == ["r"]
+    with pytest.raises(ValueError, match="lone surrogate"):
+        results["\ud800"] = 1
+    with pytest.raises(ValueError, match="cache_bytes"):
+        kompakt.Store(tmp_path / "s", cache_bytes=-1)
+
+
+_FORKED_STORE: kompakt.Store | None = None
+
+
+def _forked_work(i: int) -> int:
+    assert _FORKED_STORE is not None
+    for j in range(50):
+        _FORKED_STORE.set(f"k{i}-{j}", np.full(10 if j % 10 else 100_000, i))
+    return int(_FORKED_STORE.get(f"k{i}-0")[0])
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork start method")
+def test_forked_children_reopen_the_index(tmp_path: Path) -> None:
+    global _FORKED_STORE
+    _FORKED_STORE = kompakt.Store(tmp_path / "s")
+    _FORKED_STORE["parent"] = 1
+    with multiprocessing.get_context("fork").Pool(3) as pool:
+        assert pool.map(_forked_work, range(6)) == list(range(6))
+    assert len(_FORKED_STORE) == 301 and _FORKED_STORE["parent"] == 1
+    assert _FORKED_STORE.verify()["problems"] == []

@@ -206,8 +206,9 @@ impl PyStore {
         py.detach(|| self.store.commit_many(namespace, objects)).py_err()
     }
 
-    /// The object under `key`: None if missing; `(metadata, stream0)` as bytes for a small
-    /// single-stream object; else a `FileReader` over it.
+    /// The object under `key`: None if missing; `(hash, metadata, stream0)` (bytes) for a
+    /// small single-stream object; else `(hash, FileReader)`. The hash is that of the object
+    /// read, even if another writer changes the key meanwhile.
     #[pyo3(signature = (namespace, key, *, threads=None))]
     fn fetch<'py>(
         &self,
@@ -221,29 +222,46 @@ impl PyStore {
             t => options::threads(t)?,
         });
         enum Found {
-            Whole(Vec<u8>, Vec<u8>),
-            Reader(Reader<Source>),
+            Whole(String, Vec<u8>, Vec<u8>),
+            Reader(String, Reader<Source>),
         }
         let found = py
             .detach(|| -> kompakt::Result<Option<Found>> {
                 let Some(object) = self.store.get(namespace, key)? else {
                     return Ok(None);
                 };
-                let inline = object.inline;
+                let (inline, hash) = (object.inline, object.hash.to_string());
                 let mut reader = Reader::new(Source::Object(object.source), opts)?;
                 if inline && reader.streams().len() == 1 {
                     let data = reader.read_stream(0)?;
-                    return Ok(Some(Found::Whole(reader.metadata().to_vec(), data)));
+                    return Ok(Some(Found::Whole(hash, reader.metadata().to_vec(), data)));
                 }
-                Ok(Some(Found::Reader(reader)))
+                Ok(Some(Found::Reader(hash, reader)))
             })
             .py_err()?;
         Ok(match found {
             None => None,
-            Some(Found::Whole(meta, data)) => {
-                Some(PyTuple::new(py, [PyBytes::new(py, &meta), PyBytes::new(py, &data)])?.into_any())
-            }
-            Some(Found::Reader(reader)) => Some(Bound::new(py, FileReader::from_reader(reader))?.into_any()),
+            Some(Found::Whole(hash, meta, data)) => Some(
+                PyTuple::new(
+                    py,
+                    [
+                        hash.into_pyobject(py)?.into_any(),
+                        PyBytes::new(py, &meta).into_any(),
+                        PyBytes::new(py, &data).into_any(),
+                    ],
+                )?
+                .into_any(),
+            ),
+            Some(Found::Reader(hash, reader)) => Some(
+                PyTuple::new(
+                    py,
+                    [
+                        hash.into_pyobject(py)?.into_any(),
+                        Bound::new(py, FileReader::from_reader(reader))?.into_any(),
+                    ],
+                )?
+                .into_any(),
+            ),
         })
     }
 

@@ -46,32 +46,65 @@ impl From<rusqlite::Error> for Error {
 
 /// Opens (creating when allowed) the index of the store at `root`.
 pub fn open(root: &Path, create: bool, durable: bool) -> Result<Connection> {
+    let path = root.join(INDEX_FILE);
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
     if create {
         flags |= OpenFlags::SQLITE_OPEN_CREATE;
+    } else if !path.is_file() {
+        return Err(Error::Store(format!(
+            "{} is missing: this store's index was deleted or never completed (its objects are in {})",
+            path.display(),
+            root.join("objects").display()
+        )));
     }
-    let conn = Connection::open_with_flags(root.join(INDEX_FILE), flags)?;
+    let conn = Connection::open_with_flags(&path, flags)?;
     // Writers queue behind each other; gc of a large store may hold the lock for seconds.
     conn.busy_timeout(Duration::from_secs(120))?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    // Switching a new database to WAL returns "busy" at once, without waiting, while another
+    // process does the same: several processes creating one store retry here.
+    retry_busy(|| {
+        // auto_vacuum only takes effect before the first page is written, so before WAL.
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+    })?;
     // NORMAL in WAL mode: every transaction is atomic and survives a process crash; a power
     // failure may drop the last transactions but never corrupts. `durable` syncs each commit.
     conn.pragma_update(None, "synchronous", if durable { "FULL" } else { "NORMAL" })?;
-    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    let version: i64 = retry_busy(|| conn.pragma_query_value(None, "user_version", |r| r.get(0)))?;
     if version > INDEX_VERSION {
         return Err(Error::Store(format!(
             "{}: index version {version}; this kompakt reads version {INDEX_VERSION}: upgrade kompakt",
-            root.join(INDEX_FILE).display()
+            path.display()
         )));
     }
     if version < INDEX_VERSION {
-        // auto_vacuum must be set before the first table exists; harmless afterwards.
-        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
-        conn.execute_batch(&format!(
-            "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {INDEX_VERSION}; COMMIT;"
-        ))?;
+        retry_busy(|| {
+            conn.execute_batch(&format!(
+                "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {INDEX_VERSION}; COMMIT;"
+            ))
+        })?;
     }
     Ok(conn)
+}
+
+/// Runs `f` until it does not fail with "busy" (for at most a minute).
+fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let start = std::time::Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match f() {
+            Err(e)
+                if matches!(
+                    e.sqlite_error_code(),
+                    Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+                ) && start.elapsed() < Duration::from_secs(60) =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// One row of the object table.

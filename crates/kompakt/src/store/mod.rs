@@ -209,7 +209,10 @@ pub struct StoreVerifyReport {
 pub struct Store {
     root: PathBuf,
     config: Mutex<Config>,
-    index: Mutex<Connection>,
+    /// Lookups: never waits behind a writer (WAL readers do not block).
+    reads: Mutex<Connection>,
+    /// Commits, deletes and gc, which may wait for another process's write lock.
+    writes: Mutex<Connection>,
     threads: usize,
 }
 
@@ -218,13 +221,17 @@ impl Store {
     pub fn open(root: impl AsRef<Path>, opts: StoreOptions) -> Result<Store> {
         let root = root.as_ref().to_path_buf();
         let config = open_config(&root, &opts)?;
-        fs::create_dir_all(root.join("objects"))?;
-        fs::create_dir_all(root.join("tmp"))?;
-        let index = index::open(&root, true, opts.durable)?;
+        let with_path = |e: io::Error, dir: &Path| io::Error::new(e.kind(), format!("{}: {e}", dir.display()));
+        for dir in [root.join("objects"), root.join("tmp")] {
+            fs::create_dir_all(&dir).map_err(|e| with_path(e, &dir))?;
+        }
+        let writes = index::open(&root, false, opts.durable)?;
+        let reads = index::open(&root, false, opts.durable)?;
         Ok(Store {
             root,
             config: Mutex::new(config),
-            index: Mutex::new(index),
+            reads: Mutex::new(reads),
+            writes: Mutex::new(writes),
             threads: opts.threads,
         })
     }
@@ -314,7 +321,7 @@ impl Store {
 
     /// Commits several keys in one transaction: all or none become visible.
     pub fn commit_many(&self, namespace: &str, items: Vec<(String, PendingObject)>) -> Result<()> {
-        let mut conn = self.lock()?;
+        let mut conn = self.write()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         for (key, object) in items {
             let PendingObject { hash, raw_size, body } = object;
@@ -326,7 +333,10 @@ impl Store {
                         stored_size: data.len() as u64,
                         data: Some(data),
                     };
-                    index::insert_object(&tx, &row, false)?;
+                    // A file row whose file is gone (a gc that died mid-way) counts as absent.
+                    let replace = index::object_kind(&tx, hash)? == Some(false)
+                        && !objects::object_path(&self.root, hash).is_file();
+                    index::insert_object(&tx, &row, replace)?;
                 }
                 Spilled::File(temp, len) => {
                     let path = objects::object_path(&self.root, hash);
@@ -379,7 +389,7 @@ impl Store {
         // A concurrent writer may repoint the key and gc remove the old object between the
         // lookup and the open: look again.
         for _ in 0..8 {
-            let Some(row) = index::lookup(&*self.lock()?, namespace, key)? else {
+            let Some(row) = index::lookup(&*self.read()?, namespace, key)? else {
                 return Ok(None);
             };
             let inline = row.data.is_some();
@@ -388,7 +398,8 @@ impl Store {
                 None => match fs::File::open(objects::object_path(&self.root, row.hash)) {
                     Ok(f) => ObjectSource::File(f),
                     Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                        if index::hash_of(&*self.lock()?, namespace, key)? == Some(row.hash) {
+                        // Asked under the write lock: a gc in progress finishes first.
+                        if self.settled(|c| index::hash_of(c, namespace, key))? == Some(row.hash) {
                             return Err(Error::corrupt(
                                 "store",
                                 0,
@@ -425,42 +436,42 @@ impl Store {
 
     /// The content hash `key` points at.
     pub fn hash_of(&self, namespace: &str, key: &str) -> Result<Option<ContentHash>> {
-        index::hash_of(&*self.lock()?, namespace, key)
+        index::hash_of(&*self.read()?, namespace, key)
     }
 
     /// Removes `key` (its object stays until [`gc`](Store::gc)); false if it did not exist.
     pub fn delete(&self, namespace: &str, key: &str) -> Result<bool> {
-        index::delete_key(&*self.lock()?, namespace, key)
+        index::delete_key(&*self.write()?, namespace, key)
     }
 
     /// Removes every key of `namespace` (all namespaces if None); returns how many.
     pub fn clear(&self, namespace: Option<&str>) -> Result<u64> {
-        index::clear(&*self.lock()?, namespace)
+        index::clear(&*self.write()?, namespace)
     }
 
     /// Keys of `namespace`, sorted.
     pub fn keys(&self, namespace: &str) -> Result<Vec<String>> {
-        index::keys(&*self.lock()?, namespace)
+        index::keys(&*self.read()?, namespace)
     }
 
     /// Keys of `namespace` (all namespaces if None) with their objects, sorted.
     pub fn entries(&self, namespace: Option<&str>) -> Result<Vec<Entry>> {
-        index::entries(&*self.lock()?, namespace)
+        index::entries(&*self.read()?, namespace)
     }
 
     /// Number of keys in `namespace`.
     pub fn len(&self, namespace: &str) -> Result<u64> {
-        index::count_keys(&*self.lock()?, namespace)
+        index::count_keys(&*self.read()?, namespace)
     }
 
     /// Namespaces that hold keys, with their key counts.
     pub fn namespaces(&self) -> Result<Vec<(String, u64)>> {
-        index::namespaces(&*self.lock()?)
+        index::namespaces(&*self.read()?)
     }
 
     /// Counts and sizes.
     pub fn info(&self) -> Result<StoreInfo> {
-        let conn = self.lock()?;
+        let conn = self.read()?;
         let mut info = StoreInfo {
             namespaces: index::namespaces(&conn)?,
             ..StoreInfo::default()
@@ -486,42 +497,51 @@ impl Store {
     /// one write transaction, and readers holding an object open keep reading it.
     pub fn gc(&self) -> Result<GcReport> {
         let mut report = GcReport::default();
-        let mut conn = self.lock()?;
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        for (hash, stored, inline) in index::delete_unreferenced(&tx)? {
-            report.objects += 1;
-            report.bytes += stored;
-            if !inline {
-                remove_if_present(&objects::object_path(&self.root, hash))?;
-            }
-        }
+        // Listed before taking the write lock (a large store has many files); a file renamed
+        // in after this list was committed with its row under the lock, so it is kept below.
+        let mut candidates = Vec::new();
         for dir in read_dir_sorted(&self.root.join("objects"))? {
             if !dir.is_dir() {
                 continue;
             }
             for file in read_dir_sorted(&dir)? {
                 let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                let known = match objects::hash_of_file_name(name) {
-                    Some(h) if objects::object_path(&self.root, h) == file => {
-                        index::object_kind(&tx, h)? == Some(false)
+                if let Some(h) = objects::hash_of_file_name(name) {
+                    if objects::object_path(&self.root, h) == file {
+                        candidates.push((h, file));
                     }
-                    _ => true, // not ours: leave it
-                };
-                if !known {
+                }
+            }
+        }
+        {
+            let mut conn = self.write()?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            for (hash, stored, inline) in index::delete_unreferenced(&tx)? {
+                report.objects += 1;
+                report.bytes += stored;
+                if !inline {
+                    remove_if_present(&objects::object_path(&self.root, hash))?;
+                }
+            }
+            for (hash, file) in candidates {
+                if index::object_kind(&tx, hash)? != Some(false) {
                     report.orphan_files += 1;
                     report.bytes += fs::metadata(&file).map_or(0, |m| m.len());
                     remove_if_present(&file)?;
                 }
             }
+            tx.commit()?;
+            // Frees one page per step: step until done.
+            let mut vacuum = conn.prepare("PRAGMA incremental_vacuum")?;
+            let mut rows = vacuum.query([])?;
+            while rows.next()?.is_some() {}
         }
-        tx.commit()?;
         for file in read_dir_sorted(&self.root.join("tmp"))? {
             if objects::abandoned(&file, TEMP_MIN_AGE) {
                 report.temp_files += 1;
                 remove_if_present(&file)?;
             }
         }
-        conn.execute_batch("PRAGMA incremental_vacuum;")?;
         Ok(report)
     }
 
@@ -529,7 +549,7 @@ impl Store {
     pub fn verify(&self, progress: &mut dyn FnMut(u64)) -> Result<StoreVerifyReport> {
         let mut report = StoreVerifyReport::default();
         let (objects, dangling, namespaces) = {
-            let conn = self.lock()?;
+            let conn = self.read()?;
             (
                 index::objects(&conn)?,
                 index::dangling_keys(&conn)?,
@@ -544,7 +564,7 @@ impl Store {
         }
         for (hash, raw, stored, inline) in objects {
             let source = if inline {
-                match index::inline_data(&*self.lock()?, hash)? {
+                match index::inline_data(&*self.read()?, hash)? {
                     Some(data) => ObjectSource::Memory(Cursor::new(data)),
                     None => continue, // removed by a concurrent gc
                 }
@@ -552,7 +572,8 @@ impl Store {
                 match fs::File::open(objects::object_path(&self.root, hash)) {
                     Ok(f) => ObjectSource::File(f),
                     Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                        if index::object_kind(&*self.lock()?, hash)?.is_some() {
+                        // Asked under the write lock: a gc in progress finishes first.
+                        if self.settled(|c| index::object_kind(c, hash))? == Some(false) {
                             report.problems.push(format!("object {hash}: its file is missing"));
                         }
                         continue;
@@ -572,10 +593,22 @@ impl Store {
         Ok(report)
     }
 
-    fn lock(&self) -> Result<MutexGuard<'_, Connection>> {
-        self.index
-            .lock()
-            .map_err(|_| Error::Usage("an earlier call panicked while using this store".into()))
+    fn read(&self) -> Result<MutexGuard<'_, Connection>> {
+        self.reads.lock().map_err(|_| poisoned())
+    }
+
+    fn write(&self) -> Result<MutexGuard<'_, Connection>> {
+        self.writes.lock().map_err(|_| poisoned())
+    }
+
+    /// Runs a query inside a write transaction, so that it sees the state after any gc or
+    /// commit running in another process.
+    fn settled<T>(&self, query: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let mut conn = self.write()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let value = query(&tx)?;
+        tx.commit()?;
+        Ok(value)
     }
 }
 
@@ -618,33 +651,52 @@ fn check_object(
     Ok(())
 }
 
+/// A configuration larger than this is not one (and is not read into memory).
+const MAX_CONFIG_LEN: u64 = 1 << 20;
+/// Temporary configurations are written beside the final one under this prefix.
+const CONFIG_TEMP_PREFIX: &str = ".kompakt-store.json.";
+
+fn read_config(path: &Path) -> Result<Option<Vec<u8>>> {
+    let file = match fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::Io(io::Error::new(e.kind(), format!("{}: {e}", path.display())))),
+    };
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_LEN + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_CONFIG_LEN {
+        return Err(Error::Store(format!(
+            "{}: over 1 MiB, not a store configuration",
+            path.display()
+        )));
+    }
+    Ok(Some(bytes))
+}
+
 fn open_config(root: &Path, opts: &StoreOptions) -> Result<Config> {
     let path = root.join(CONFIG_FILE);
-    let config = match fs::read(&path) {
-        Ok(bytes) => Config::parse(&bytes, &path)?,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+    let config = match read_config(&path)? {
+        Some(bytes) => Config::parse(&bytes, &path)?,
+        None => {
             if !opts.create {
                 return Err(Error::Store(format!(
                     "no kompakt store at {} (it has no {CONFIG_FILE})",
                     root.display()
                 )));
             }
-            if fs::read_dir(root).is_ok_and(|mut d| d.next().is_some()) {
-                return Err(Error::Store(format!(
-                    "{} is a folder that is not empty and not a kompakt store: choose a new or empty folder",
-                    root.display()
-                )));
-            }
+            check_creatable(root)?;
             fs::create_dir_all(root)?;
+            // The index first: the configuration makes the store visible, so it comes last.
+            drop(index::open(root, true, opts.durable)?);
             create_config(root, &Config::new(opts.codec.unwrap_or_default()))?
         }
-        Err(e) => return Err(e.into()),
     };
     if let Some(codec) = opts.codec {
         if codec != config.codec {
             return Err(Error::Store(format!(
-                "the store at {} was created with default codec {}; open it without a codec to use that, \
-                 or change the default with set_default_codec (stored objects keep their own codec)",
+                "the store at {} was created with default codec {}, and this call asks for {codec}; \
+                 open it without a codec or level to use the store's, or change the default with \
+                 set_default_codec (stored objects keep their own codec)",
                 root.display(),
                 config.codec
             )));
@@ -653,26 +705,54 @@ fn open_config(root: &Path, opts: &StoreOptions) -> Result<Config> {
     Ok(config)
 }
 
+/// A store is created only in a missing or empty folder, or one holding what another
+/// creator of the same store (alive or dead) leaves before the configuration exists.
+fn check_creatable(root: &Path) -> Result<()> {
+    let Ok(entries) = fs::read_dir(root) else {
+        return Ok(()); // missing: created next
+    };
+    for entry in entries {
+        let name = entry?.file_name();
+        let name = name.to_string_lossy();
+        let ours = name.starts_with(INDEX_FILE) || (name.starts_with(CONFIG_TEMP_PREFIX) && name.ends_with(".tmp"));
+        if !ours {
+            return Err(Error::Store(format!(
+                "{} is a folder that is not empty and not a kompakt store (it holds {name:?}): \
+                 choose a new or empty folder",
+                root.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Writes the configuration of a new store; if another process created the store at the same
 /// moment, its configuration wins and is returned.
 fn create_config(root: &Path, config: &Config) -> Result<Config> {
     let target = root.join(CONFIG_FILE);
-    let temp_dir = root.join("tmp");
-    fs::create_dir_all(&temp_dir)?;
-    let mut temp = TempObject::create(&temp_dir)?;
+    let mut temp = TempObject::create_prefixed(root, CONFIG_TEMP_PREFIX)?;
     io::Write::write_all(&mut temp, &config.to_json())?;
     temp.sync()?;
     // A hard link fails if the target exists, unlike rename: the first creator wins.
     match temp.link_to(&target) {
         Ok(()) => Ok(config.clone()),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Config::parse(&fs::read(&target)?, &target),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            let bytes = read_config(&target)?.ok_or_else(|| Error::Store(format!("{} vanished", target.display())))?;
+            Config::parse(&bytes, &target)
+        }
         Err(e) => Err(e.into()),
     }
 }
 
+fn poisoned() -> Error {
+    Error::Usage("an earlier call panicked while using this store".into())
+}
+
 fn remove_if_present(path: &Path) -> io::Result<()> {
     match fs::remove_file(path) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        Err(e) if e.kind() != io::ErrorKind::NotFound => {
+            Err(io::Error::new(e.kind(), format!("removing {}: {e}", path.display())))
+        }
         _ => Ok(()),
     }
 }

@@ -33,11 +33,16 @@ pub struct TempObject {
 impl TempObject {
     /// Creates a uniquely named file in `dir` (unique across threads and processes).
     pub fn create(dir: &Path) -> io::Result<TempObject> {
+        Self::create_prefixed(dir, "")
+    }
+
+    /// Like [`create`](TempObject::create), with the file name starting with `prefix`.
+    pub fn create_prefixed(dir: &Path, prefix: &str) -> io::Result<TempObject> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         loop {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = dir.join(format!("{}.{n}.{nanos:x}.tmp", std::process::id()));
+            let path = dir.join(format!("{prefix}{}.{n}.{nanos:x}.tmp", std::process::id()));
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(file) => {
                     let temp = TempObject {
@@ -49,7 +54,7 @@ impl TempObject {
                     return Ok(temp);
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < u64::MAX => continue,
-                Err(e) => return Err(e),
+                Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", dir.display()))),
             }
         }
     }
@@ -63,7 +68,13 @@ impl TempObject {
     /// Renames the file to `target` (creating its folder) and makes the rename durable.
     pub fn persist(mut self, target: &Path) -> io::Result<()> {
         let dir = target.parent().expect("object paths have a folder");
-        fs::create_dir_all(dir)?;
+        if !dir.is_dir() {
+            fs::create_dir_all(dir)?;
+            // The new folder's entry must be durable too, before any commit points at it.
+            if let Some(Ok(parent)) = dir.parent().map(File::open) {
+                let _ = parent.sync_all();
+            }
+        }
         fs::rename(&self.path, target)?;
         self.persisted = true;
         if let Ok(d) = File::open(dir) {
@@ -96,11 +107,15 @@ impl Drop for TempObject {
 /// True when a temporary file may be removed: older than `min_age` and not locked by a
 /// living writer.
 pub fn abandoned(path: &Path, min_age: Duration) -> bool {
-    let old = fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age >= min_age);
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        return false;
+    };
+    let old = meta.is_file()
+        && meta
+            .modified()
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= min_age);
     old && File::open(path).is_ok_and(|f| f.try_lock().is_ok())
 }
 

@@ -203,7 +203,7 @@ fn verify_finds_damage() {
     bytes[100] ^= 1;
     fs::write(&path, &bytes).unwrap();
     {
-        let conn = s.lock().unwrap();
+        let conn = s.write().unwrap();
         let mut data = index::inline_data(&conn, h_small).unwrap().unwrap();
         let n = data.len();
         data[n / 2] ^= 0x40;
@@ -300,4 +300,109 @@ fn large_writes_hash_the_same_on_a_thread_of_their_own() {
     }
     assert_eq!(hashes[0], hashes[1]);
     assert_eq!(hashes[0], ContentHash::of(&[&data], b""));
+}
+
+#[test]
+fn a_file_row_without_its_file_counts_as_absent() {
+    // What a gc killed between unlinking files and committing leaves behind.
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    let opts = s.write_options(Some(CodecSpec::parse("none").unwrap()));
+    let data = big(11, 300_000);
+    let hash = s
+        .commit(
+            "objects",
+            "k",
+            s.prepare(&[(&data, opts.stream_options())], b"", opts).unwrap(),
+        )
+        .unwrap();
+    fs::remove_file(objects::object_path(s.root(), hash)).unwrap();
+    s.delete("objects", "k").unwrap();
+    // The same content again, this time small enough to be inline (it compresses).
+    let zstd = s.write_options(None);
+    let again = s.prepare(&[(&data, zstd.stream_options())], b"", zstd).unwrap();
+    let inline_now = again.stored_size() <= INLINE_MAX as u64;
+    s.commit("objects", "k2", again).unwrap();
+    assert_eq!(s.get_bytes("objects", "k2").unwrap().unwrap(), data);
+    // And as a file again.
+    let file_again = s.prepare(&[(&data, opts.stream_options())], b"", opts).unwrap();
+    s.delete("objects", "k2").unwrap();
+    s.gc().unwrap();
+    s.commit("objects", "k3", file_again).unwrap();
+    assert_eq!(s.get_bytes("objects", "k3").unwrap().unwrap(), data);
+    assert!(s.verify(&mut |_| {}).unwrap().problems.is_empty());
+    let _ = inline_now;
+}
+
+#[test]
+fn many_creators_agree_on_one_store() {
+    let dir = tempfile::tempdir().unwrap();
+    for round in 0..10 {
+        let path = dir.path().join(format!("s{round}"));
+        std::thread::scope(|scope| {
+            for _ in 0..6 {
+                let path = &path;
+                scope.spawn(move || {
+                    let s = Store::open(path, StoreOptions::default()).unwrap();
+                    s.set_bytes("objects", "k", b"v").unwrap();
+                });
+            }
+        });
+        assert_eq!(
+            Store::open(&path, StoreOptions::default())
+                .unwrap()
+                .len("objects")
+                .unwrap(),
+            1
+        );
+    }
+}
+
+#[test]
+fn a_missing_index_is_an_error_not_an_empty_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    s.set_bytes("objects", "k", &big(12, 300_000)).unwrap();
+    let root = s.root().to_path_buf();
+    drop(s);
+    fs::remove_file(root.join(INDEX_FILE)).unwrap();
+    let err = Store::open(&root, StoreOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("index.sqlite is missing"), "{err}");
+}
+
+#[test]
+fn gc_skips_folders_in_tmp_and_vacuums() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    let sub = s.root().join("tmp/a-folder");
+    fs::create_dir_all(&sub).unwrap();
+    fs::File::open(&sub)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
+        .unwrap();
+    let value = vec![7u8; 100_000];
+    for i in 0..200 {
+        let mut v = value.clone();
+        v[0..8].copy_from_slice(&(i as u64).to_le_bytes());
+        let opts = s.write_options(Some(CodecSpec::parse("none").unwrap()));
+        s.commit(
+            "objects",
+            &format!("k{i}"),
+            s.prepare(&[(&v[..50_000], opts.stream_options())], b"", opts).unwrap(),
+        )
+        .unwrap();
+    }
+    let before = fs::metadata(s.root().join(INDEX_FILE)).unwrap().len()
+        + fs::metadata(s.root().join("index.sqlite-wal")).map_or(0, |m| m.len());
+    s.clear(None).unwrap();
+    assert_eq!(s.gc().unwrap().objects, 200);
+    assert!(sub.is_dir());
+    {
+        let conn = s.write().unwrap();
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").unwrap();
+        let mode: i64 = conn.pragma_query_value(None, "auto_vacuum", |r| r.get(0)).unwrap();
+        assert_eq!(mode, 2, "incremental auto-vacuum");
+    }
+    let after = fs::metadata(s.root().join(INDEX_FILE)).unwrap().len();
+    assert!(after < before / 4, "index {before} -> {after} bytes");
 }
