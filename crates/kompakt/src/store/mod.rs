@@ -50,7 +50,10 @@ use std::time::Duration;
 pub const DEFAULT_NAMESPACE: &str = "objects";
 
 /// Objects whose file is at most this many bytes live inside the index: one B-tree update to
-/// write, one lookup to read, no file to open (see bench/store.py for the measurement).
+/// write, one lookup to read, no file to create and fsync. Measured with incompressible values
+/// (codec none, 2 cores, ext4-like overlay): set/get 108/36 us at 16 KiB and 749/196 us at
+/// 64 KiB inline; at 120 KiB inline 1242/270 us against 1438/228 us as a file at 136 KiB:
+/// past this size a file costs no more (WAL checkpoints write inline bytes twice).
 pub const INLINE_MAX: usize = 128 << 10;
 
 /// A temporary file younger than this is never removed by gc, even if unlocked (its writer may
