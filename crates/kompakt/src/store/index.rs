@@ -134,16 +134,30 @@ fn size(v: u64) -> i64 {
 /// The object a key points at: Ok(None) if the key does not exist, an error if it points at
 /// an object the index does not hold.
 pub fn lookup(conn: &Connection, namespace: &str, key: &str) -> Result<Option<ObjectRow>> {
-    // Two single-table queries rather than a join: SQLite re-prepares the cached join on
-    // every run (its plan depends on the bound values), which costs 10x more.
+    // A subquery, not a join: SQLite re-prepares a cached join on every run (its plan
+    // depends on the bound values), which costs several times more.
+    let mut stmt = conn.prepare_cached(
+        "SELECT hash, raw_size, stored_size, data FROM objects
+         WHERE hash = (SELECT hash FROM keys WHERE namespace = ?1 AND key = ?2)",
+    )?;
     let mut seen = None;
     for _ in 0..8 {
+        let row = stmt
+            .query_row(params![namespace, key], |r| {
+                Ok(ObjectRow {
+                    hash: hash_column(r.get(0)?)?,
+                    raw_size: r.get::<_, i64>(1)?.max(0) as u64,
+                    stored_size: r.get::<_, i64>(2)?.max(0) as u64,
+                    data: r.get(3)?,
+                })
+            })
+            .optional()?;
+        if row.is_some() {
+            return Ok(row);
+        }
         let Some(hash) = hash_of(conn, namespace, key)? else {
             return Ok(None);
         };
-        if let Some(row) = object(conn, hash)? {
-            return Ok(Some(row));
-        }
         if seen == Some(hash) {
             return Err(Error::corrupt(
                 "store index",
@@ -151,28 +165,12 @@ pub fn lookup(conn: &Connection, namespace: &str, key: &str) -> Result<Option<Ob
                 format!("key {key:?} points at object {hash}, which the index does not hold"),
             ));
         }
-        // Between the two queries another process may have repointed the key and collected
-        // the old object: look again.
+        // The key may have been set between the two queries: look again.
         seen = Some(hash);
     }
     Err(Error::Io(std::io::Error::other(format!(
         "key {key:?} kept changing while it was read"
     ))))
-}
-
-/// One object's row.
-pub fn object(conn: &Connection, hash: ContentHash) -> Result<Option<ObjectRow>> {
-    let mut stmt = conn.prepare_cached("SELECT raw_size, stored_size, data FROM objects WHERE hash = ?1")?;
-    Ok(stmt
-        .query_row([&hash.to_bytes()[..]], |r| {
-            Ok(ObjectRow {
-                hash,
-                raw_size: r.get::<_, i64>(0)?.max(0) as u64,
-                stored_size: r.get::<_, i64>(1)?.max(0) as u64,
-                data: r.get(2)?,
-            })
-        })
-        .optional()?)
 }
 
 /// Whether the object is held, and if so whether inline (Some(true)) or as a file.
