@@ -16,30 +16,34 @@ pub(crate) const MAX_KEPT_BUFFER: usize = 8 << 20;
 static ENCODERS: Mutex<Vec<BlockEncoder>> = Mutex::new(Vec::new());
 static DECODERS: Mutex<Vec<BlockDecoder>> = Mutex::new(Vec::new());
 
+fn take<T: Default>(pool: &Mutex<Vec<T>>) -> T {
+    pool.lock().ok().and_then(|mut p| p.pop()).unwrap_or_default()
+}
+
+fn give<T>(pool: &Mutex<Vec<T>>, item: T) {
+    if let Ok(mut p) = pool.lock() {
+        if p.len() < MAX_POOLED {
+            p.push(item);
+        }
+    }
+}
+
 pub(crate) fn take_encoder() -> BlockEncoder {
-    ENCODERS.lock().ok().and_then(|mut p| p.pop()).unwrap_or_default()
+    take(&ENCODERS)
 }
 
 pub(crate) fn give_encoder(mut enc: BlockEncoder) {
     enc.trim(MAX_KEPT_BUFFER);
-    if let Ok(mut p) = ENCODERS.lock() {
-        if p.len() < MAX_POOLED {
-            p.push(enc);
-        }
-    }
+    give(&ENCODERS, enc);
 }
 
 pub(crate) fn take_decoder() -> BlockDecoder {
-    DECODERS.lock().ok().and_then(|mut p| p.pop()).unwrap_or_default()
+    take(&DECODERS)
 }
 
 pub(crate) fn give_decoder(mut dec: BlockDecoder) {
     dec.trim(MAX_KEPT_BUFFER);
-    if let Ok(mut p) = DECODERS.lock() {
-        if p.len() < MAX_POOLED {
-            p.push(dec);
-        }
-    }
+    give(&DECODERS, dec);
 }
 
 /// Drops the buffer's memory if it grew beyond `max` bytes.
