@@ -989,6 +989,18 @@ def render(doc):
     return "\n".join(L) + "\n"
 
 
+def save_report(doc, t_start, summarize, render, json_path, md_path):
+    """Adds the elapsed time and summary to ``doc``, then writes the JSON (atomically) and the
+    markdown rendered from it. Shared by the benchmarks in this folder."""
+    doc["elapsed_s"] = time.time() - t_start
+    doc["summary"] = summarize(doc)
+    with open(json_path + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(json_path + ".tmp", json_path)
+    with open(md_path, "w") as f:
+        f.write(render(doc))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="small data (4M elements, 400k rows), 1 repeat unless --repeats")
@@ -1085,13 +1097,7 @@ def main():
     }
 
     def write_outputs():
-        doc["elapsed_s"] = time.time() - t_start
-        doc["summary"] = summarize(doc)
-        with open(json_path + ".tmp", "w") as f:
-            json.dump(doc, f, indent=1)
-        os.replace(json_path + ".tmp", json_path)
-        with open(md_path, "w") as f:
-            f.write(render(doc))
+        save_report(doc, t_start, summarize, render, json_path, md_path)
 
     plan = [(d, m) for d in datasets for m in methods if applies(m, d)]
     skipped = [(d, m) for d in datasets for m in methods if not applies(m, d)]

@@ -62,6 +62,7 @@ from python_objects import (
     machine_info,
     proc_status,
     reset_peak,
+    save_report,
     snapshot_kompakt,
     trim_heap,
     wait_idle,
@@ -806,13 +807,7 @@ def main() -> None:
     }
 
     def write_outputs() -> None:
-        doc["elapsed_s"] = time.time() - t_start
-        doc["summary"] = summarize(doc)
-        with open(json_path + ".tmp", "w") as f:
-            json.dump(doc, f, indent=1)
-        os.replace(json_path + ".tmp", json_path)
-        with open(md_path, "w") as f:
-            f.write(render(doc))
+        save_report(doc, t_start, summarize, render, json_path, md_path)
 
     for rep in range(a.repeats):
         tools = TINY_TOOLS if rep % 2 == 0 else TINY_TOOLS[::-1]  # alternate: drift hits both ends
