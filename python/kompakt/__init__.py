@@ -14,7 +14,9 @@ go from their memory straight into the compressor and back, on all cores::
 Files: ``kompakt.save(obj, path)`` / ``kompakt.load(path)``; bytes: ``kompakt.compress`` /
 ``kompakt.decompress``; streaming: ``kompakt.open(path, "wb")``; ``kompakt.info(path)``
 describes a file as ``kompakt inspect`` does; ``kompakt.Store(path)`` is a content-addressed
-cache of objects with ``memoize``. The file format is specified in docs/FORMAT.md;
+cache of objects with ``memoize``; ``kompakt.write_table(df, path)`` /
+``kompakt.read_table(path, columns, rows)`` store data frames column by column, with random
+access to columns and row ranges (``kompakt.TableFile``). The file format is specified in docs/FORMAT.md;
 files are readable by the ``kompakt`` command line and the reverse.
 
 Loading runs pickle: only load files you trust, or pass ``trusted=False``.
@@ -25,6 +27,7 @@ from kompakt._data import compress, decompress, info, verify
 from kompakt._file import KompaktFile, open
 from kompakt._objects import dump, dumps, load, loads, save
 from kompakt._store import Store, hash_value, memoize
+from kompakt._table import TableFile, read_table, write_table
 
 __all__ = [
     "CorruptError",
@@ -33,6 +36,7 @@ __all__ = [
     "FORMAT_VERSION",
     "KompaktFile",
     "Store",
+    "TableFile",
     "__version__",
     "compress",
     "decompress",
@@ -44,6 +48,8 @@ __all__ = [
     "loads",
     "memoize",
     "open",
+    "read_table",
     "save",
     "verify",
+    "write_table",
 ]

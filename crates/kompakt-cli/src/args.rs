@@ -45,6 +45,8 @@ pub enum Command {
     /// Show streams, blocks, codecs, filters, sizes and ratios.
     #[command(visible_alias = "info")]
     Inspect(InspectArgs),
+    /// Print the first rows of a table file.
+    Head(HeadArgs),
     /// Check every checksum and decode every block; exit 0 if good, 1 if damaged.
     Verify(VerifyArgs),
     /// Measure ratio and speed of codecs on files, at 1 thread and at N threads.
@@ -133,6 +135,18 @@ pub struct InspectArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HeadArgs {
+    /// Table file (written by `kompakt.write_table`).
+    pub file: PathBuf,
+    /// Rows to print.
+    #[arg(short = 'n', long, default_value_t = 10)]
+    pub rows: u64,
+    /// Comma-separated column names (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub columns: Option<Vec<String>>,
 }
 
 #[derive(Debug, Args)]

@@ -6,6 +6,7 @@ mod files;
 mod human;
 mod report;
 mod store;
+mod table;
 
 use args::{Cli, Command, EncodeArgs};
 use clap::Parser;
@@ -131,6 +132,7 @@ fn run(cli: Cli) -> CliResult<u8> {
         Command::Decompress(a) => files::decompress(a, quiet).map(|_| 0),
         Command::Cat(a) => files::cat(a).map(|_| 0),
         Command::Inspect(a) => report::inspect(a).map(|_| 0),
+        Command::Head(a) => table::head(a).map(|_| 0),
         Command::Verify(a) => report::verify(a, quiet),
         Command::Bench(a) => bench::run(a, quiet).map(|_| 0),
         Command::Store(a) => store::run(a, quiet),

@@ -49,6 +49,9 @@ pub fn inspect(a: InspectArgs) -> CliResult {
         if a.blocks {
             v["blocks"] = Value::Array(reader.blocks().iter().map(block_json).collect());
         }
+        if kompakt_table::is_table_metadata(reader.metadata()) {
+            v["table"] = crate::table::inspect_json(&a.file)?;
+        }
         writeln!(out, "{}", serde_json::to_string_pretty(&v).expect("json"))?;
         return Ok(());
     }
@@ -86,6 +89,9 @@ pub fn inspect(a: InspectArgs) -> CliResult {
             counts(&s.codecs),
             counts(&s.filters)
         )?;
+    }
+    if kompakt_table::is_table_metadata(reader.metadata()) {
+        crate::table::inspect_section(&a.file, &mut out)?;
     }
     if a.blocks {
         writeln!(out)?;

@@ -16,6 +16,7 @@ mod options;
 mod pyfile;
 mod reader;
 mod store;
+mod table;
 mod writer;
 
 use pyo3::prelude::*;
@@ -35,6 +36,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<store::PyStore>()?;
     m.add_class::<store::Pending>()?;
     m.add_class::<store::Hasher>()?;
+    m.add_class::<table::Table>()?;
+    m.add_function(wrap_pyfunction!(table::write_table, m)?)?;
     m.add_function(wrap_pyfunction!(oneshot::compress, m)?)?;
     m.add_function(wrap_pyfunction!(oneshot::decompress, m)?)?;
     Ok(())

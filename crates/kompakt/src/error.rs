@@ -128,7 +128,8 @@ impl Error {
         )
     }
 
-    pub(crate) fn corrupt(what: &'static str, offset: u64, detail: impl Into<String>) -> Self {
+    /// A corrupt-file error.
+    pub fn corrupt(what: &'static str, offset: u64, detail: impl Into<String>) -> Self {
         Error::Corrupt {
             what,
             offset,
@@ -136,7 +137,8 @@ impl Error {
         }
     }
 
-    pub(crate) fn invalid(what: &'static str, input: impl Into<String>, expected: impl Into<String>) -> Self {
+    /// An invalid-option error naming what is valid.
+    pub fn invalid(what: &'static str, input: impl Into<String>, expected: impl Into<String>) -> Self {
         Error::InvalidOption {
             what,
             input: input.into(),

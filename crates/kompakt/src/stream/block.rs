@@ -325,6 +325,41 @@ impl BlockDecoder {
         fields.filters.decode(fields.typesize, &self.scratch, dst)
     }
 
+    /// Decodes a block read from the file (`bytes`: its header and payload) after checking that
+    /// the header says what the footer's index `entry` says, copying `dst.len()` raw bytes from
+    /// `skip` on. For callers that read blocks themselves (positional reads on many threads).
+    pub fn decode_entry(
+        &mut self,
+        entry: &super::format::BlockEntry,
+        bytes: &[u8],
+        verify: bool,
+        skip: usize,
+        dst: &mut [u8],
+    ) -> Result<()> {
+        let fits = skip
+            .checked_add(dst.len())
+            .is_some_and(|end| end <= entry.header.raw_len as usize);
+        if bytes.len() != BLOCK_HEADER_LEN + entry.header.stored_len as usize || !fits {
+            return Err(crate::Error::Usage(
+                "decode_entry: buffer sizes do not match the block".into(),
+            ));
+        }
+        let (head, payload) = bytes.split_at(BLOCK_HEADER_LEN);
+        let head: &[u8; BLOCK_HEADER_LEN] = head.try_into().expect("split at the header length");
+        if BlockHeader::decode(head, entry.file_offset)? != entry.header {
+            return Err(crate::Error::corrupt(
+                "block header",
+                entry.file_offset,
+                "disagrees with the footer's block index",
+            ));
+        }
+        if skip == 0 && dst.len() == entry.header.raw_len as usize {
+            self.decode_into(head, &entry.header, payload, entry.file_offset, verify, dst)
+        } else {
+            self.decode_part(head, &entry.header, payload, entry.file_offset, verify, skip, dst)
+        }
+    }
+
     /// Decodes a block and copies `dst.len()` bytes starting at `skip` within it.
     #[allow(clippy::too_many_arguments)]
     pub fn decode_part(

@@ -266,6 +266,17 @@ impl<R: Read + Seek> Reader<R> {
         Ok(first..last.max(first))
     }
 
+    /// The index entries of the blocks of `stream` that cover raw bytes `start..end`, in order
+    /// (for callers that read and decode blocks themselves, see
+    /// [`BlockDecoder::decode_entry`](super::BlockDecoder::decode_entry)).
+    pub fn covering_blocks(&self, stream: u32, start: u64, end: u64) -> Result<Vec<BlockEntry>> {
+        let range = self.covering(stream, start, end)?;
+        Ok(self.stream_blocks[stream as usize][range]
+            .iter()
+            .map(|&i| self.footer.blocks[i])
+            .collect())
+    }
+
     /// Reads raw bytes `start..start + dst.len()` of `stream` into `dst`, decoding only the
     /// blocks that cover them, in parallel, straight into `dst`.
     pub fn read_range_into(&mut self, stream: u32, start: u64, dst: &mut [u8]) -> Result<()> {

@@ -151,7 +151,10 @@ impl StreamOptions {
         Ok(())
     }
 
-    fn settings(&self) -> BlockSettings {
+    /// The block-level settings these options resolve to (for callers that encode blocks
+    /// themselves with a [`BlockEncoder`](super::BlockEncoder) and add them with
+    /// [`Writer::write_block`]).
+    pub fn block_settings(&self) -> BlockSettings {
         BlockSettings {
             codec: self.codec,
             filters: self.filter.resolve(self.typesize),
@@ -233,7 +236,7 @@ impl<W: Write> Writer<W> {
     pub fn add_stream(&mut self, options: Option<StreamOptions>) -> Result<StreamId> {
         let options = options.unwrap_or_else(|| self.opts.stream_options());
         options.validate()?;
-        let settings = options.settings();
+        let settings = options.block_settings();
         let id = u32::try_from(self.streams.len()).map_err(|_| Error::Usage("too many streams".into()))?;
         self.streams.push(StreamState {
             settings,
@@ -316,6 +319,52 @@ impl<W: Write> Writer<W> {
         let st = &mut self.streams[id.0 as usize];
         st.open = false;
         st.staged = Vec::new();
+        Ok(())
+    }
+
+    /// Appends a block the caller encoded (with a [`BlockEncoder`](super::BlockEncoder), for
+    /// stream `id`) to that stream.
+    ///
+    /// This lets a caller compress blocks of many streams on its own threads and write them in
+    /// the order it chooses, such as a table writer encoding every column of a row group at
+    /// once. The stream must have no staged bytes from [`write`](Writer::write) (they would
+    /// come after this block), and the file must not compute a content hash (the raw bytes are
+    /// not seen here).
+    pub fn write_block(&mut self, id: StreamId, block: &super::EncodedBlock<'_>) -> Result<()> {
+        self.check(id)?;
+        if self.content.is_some() {
+            return Err(Error::Usage("write_block cannot be used with hash_content".into()));
+        }
+        let st = &mut self.streams[id.0 as usize];
+        if !st.staged.is_empty() {
+            return Err(Error::Usage(format!(
+                "stream {} has staged bytes from write(); a block cannot go before them",
+                id.0
+            )));
+        }
+        if block.fields.stream != id.0 {
+            return Err(Error::Usage(format!(
+                "the block was encoded for stream {}, not {}",
+                block.fields.stream, id.0
+            )));
+        }
+        let payload = block.payload.bytes();
+        let result = self
+            .out
+            .write_all(&block.header)
+            .and_then(|()| self.out.write_all(payload));
+        if let Err(e) = result {
+            self.poisoned = true;
+            return Err(e.into());
+        }
+        self.blocks.push(BlockEntry {
+            file_offset: self.offset,
+            raw_offset: st.info.raw_len,
+            header: block.fields,
+        });
+        self.offset += (BLOCK_HEADER_LEN + payload.len()) as u64;
+        st.info.raw_len += u64::from(block.fields.raw_len);
+        st.info.block_count += 1;
         Ok(())
     }
 

@@ -1,0 +1,148 @@
+//! Table files for `kompakt.write_table`, `kompakt.read_table` and `kompakt.TableFile`.
+//!
+//! Arrow data crosses the boundary through the Arrow C stream interface (no copy); the Python
+//! layer (`kompakt/_table.py`) turns pandas and polars frames into Arrow and back.
+
+use crate::errors::{os_error, to_py, IntoPy};
+use crate::options;
+use arrow_array::ffi_stream::ArrowArrayStreamReader;
+use arrow_array::{RecordBatchIterator, RecordBatchReader};
+use arrow_pyarrow::PyArrowType;
+use arrow_schema::Schema;
+use kompakt_table::{write_table_file, TableOptions, TableReader};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+fn io_or(err: kompakt::Error, path: &std::path::Path) -> PyErr {
+    match err {
+        kompakt::Error::Io(e) => os_error(e, path),
+        e => to_py(e),
+    }
+}
+
+/// Writes an Arrow stream (anything with `__arrow_c_stream__`) to `path` as a table file,
+/// atomically. Returns the number of rows written.
+#[pyfunction]
+#[pyo3(signature = (data, path, *, codec=None, level=None, threads=None, rows_per_group=None, metadata=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn write_table(
+    py: Python<'_>,
+    data: PyArrowType<ArrowArrayStreamReader>,
+    path: PathBuf,
+    codec: Option<&str>,
+    level: Option<i64>,
+    threads: Option<i64>,
+    rows_per_group: Option<i64>,
+    metadata: Option<HashMap<String, String>>,
+) -> PyResult<u64> {
+    let mut opts = TableOptions::default();
+    if codec.is_some() || level.is_some() {
+        opts.codec = options::codec_spec(codec, level)?;
+    }
+    opts.threads = options::threads(threads)?;
+    if let Some(r) = rows_per_group {
+        opts.rows_per_group = u32::try_from(r)
+            .map_err(|_| PyValueError::new_err(format!("rows_per_group must be 1..=16777216, got {r}")))?;
+    }
+    opts.metadata = metadata.unwrap_or_default();
+    let reader = data.0;
+    let schema = reader.schema();
+    let batches = reader.map(|b| b.map_err(|e| kompakt::Error::Usage(format!("reading the input: {e}"))));
+    py.detach(|| write_table_file(&path, schema, batches, opts))
+        .map_err(|e| io_or(e, &path))
+}
+
+/// An open table file (the core of `kompakt.TableFile`).
+#[pyclass(module = "kompakt._core", frozen)]
+pub struct Table {
+    inner: TableReader,
+    path: PathBuf,
+}
+
+#[pymethods]
+impl Table {
+    #[new]
+    fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let inner = py.detach(|| TableReader::open(&path)).map_err(|e| io_or(e, &path))?;
+        Ok(Table { inner, path })
+    }
+
+    /// The Arrow schema (a `pyarrow.Schema`).
+    #[getter]
+    fn schema(&self) -> PyArrowType<Schema> {
+        PyArrowType(self.inner.schema().as_ref().clone())
+    }
+
+    #[getter]
+    fn num_rows(&self) -> u64 {
+        self.inner.num_rows()
+    }
+
+    #[getter]
+    fn rows_per_group(&self) -> u32 {
+        self.inner.rows_per_group()
+    }
+
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    #[getter]
+    fn file_size(&self) -> u64 {
+        self.inner.file_len()
+    }
+
+    #[getter]
+    fn metadata(&self) -> HashMap<String, String> {
+        self.inner.user_metadata().clone()
+    }
+
+    /// Positions of the named columns (ValueError naming the valid ones).
+    fn column_indices(&self, names: Vec<String>) -> PyResult<Vec<usize>> {
+        names.iter().map(|n| self.inner.column_index(n).py_err()).collect()
+    }
+
+    /// Reads rows `start..stop` of the columns at `columns` (None: all) as a
+    /// `pyarrow.RecordBatchReader` over the decoded batches (one per row group).
+    #[pyo3(signature = (columns=None, start=0, stop=None, threads=None))]
+    fn read(
+        &self,
+        py: Python<'_>,
+        columns: Option<Vec<usize>>,
+        start: u64,
+        stop: Option<u64>,
+        threads: Option<i64>,
+    ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
+        let threads = options::threads(threads)?;
+        let stop = stop.unwrap_or(self.inner.num_rows());
+        let (schema, batches) = py
+            .detach(|| self.inner.read(columns.as_deref(), start..stop, threads))
+            .map_err(|e| io_or(e, &self.path))?;
+        let reader: Box<dyn RecordBatchReader + Send> =
+            Box::new(RecordBatchIterator::new(batches.into_iter().map(Ok), schema));
+        Ok(PyArrowType(reader))
+    }
+
+    /// Per-column storage: encodings, encoded and stored bytes, codecs.
+    fn summary<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.inner
+            .summary()
+            .into_iter()
+            .map(|c| {
+                let d = PyDict::new(py);
+                d.set_item("name", c.name)?;
+                d.set_item("type", c.data_type.to_string())?;
+                d.set_item("encodings", c.encodings.into_iter().collect::<HashMap<_, _>>())?;
+                d.set_item("pages_with_nulls", c.pages_with_nulls)?;
+                d.set_item("encoded_bytes", c.encoded)?;
+                d.set_item("stored_bytes", c.stored)?;
+                d.set_item("codecs", c.codecs.into_iter().collect::<HashMap<_, _>>())?;
+                Ok(d)
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,46 @@
+//! Columnar table files on the kompakt block stream (docs/FORMAT.md, "Table files").
+//!
+//! A table is cut into row groups of a fixed number of rows; each column of each group is one
+//! *page*, encoded from its data (frame of reference, dictionary, byte shuffle) and then
+//! compressed as one block of the column's stream. The footer indexes every page, so reading a
+//! row range of a few columns reads only the pages that cover it.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use arrow_array::{ArrayRef, Int32Array, RecordBatch, StringArray};
+//! use kompakt_table::{TableOptions, TableReader, TableWriter};
+//!
+//! let batch = RecordBatch::try_from_iter([
+//!     ("n", Arc::new(Int32Array::from_iter_values(0..1000)) as ArrayRef),
+//!     ("s", Arc::new(StringArray::from_iter_values((0..1000).map(|i| format!("row {i}")))) as ArrayRef),
+//! ])?;
+//! let mut w = TableWriter::new(Vec::new(), batch.schema(), TableOptions::default())?;
+//! w.write(&batch)?;
+//! let bytes = w.finish()?;
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("t.kpk");
+//! std::fs::write(&path, bytes)?;
+//! let table = TableReader::open(&path)?;
+//! let (_, batches) = table.read(Some(&[1]), 10..12, 0)?;
+//! assert_eq!(batches[0].column(0).as_ref(), &StringArray::from(vec!["row 10", "row 11"]) as &dyn arrow_array::Array);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod dict;
+pub mod meta;
+pub mod page;
+mod reader;
+pub mod schema;
+mod writer;
+
+pub use reader::{ColumnSummary, TableReader};
+pub use writer::{write_table_file, TableOptions, TableWriter, DEFAULT_ROWS_PER_GROUP};
+
+/// Whether a kompakt file's footer metadata marks it as a table file.
+pub fn is_table_metadata(metadata: &[u8]) -> bool {
+    metadata.starts_with(&meta::MAGIC)
+}

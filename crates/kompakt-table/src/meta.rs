@@ -1,0 +1,178 @@
+//! The table footer: what a table file keeps in the kompakt footer's metadata
+//! (docs/FORMAT.md, "Table files (layout 1)").
+
+use kompakt::{Error, Result};
+
+/// First bytes of a table's footer metadata.
+pub const MAGIC: [u8; 4] = *b"KTBL";
+/// Table layout this version writes (and the newest it reads).
+pub const LAYOUT: u16 = 1;
+const HEADER_LEN: usize = 32;
+/// Largest rows-per-group a file may declare.
+pub const MAX_ROWS_PER_GROUP: u32 = 1 << 24;
+
+/// Where one page ends in its column's stream, and how it was encoded (for `inspect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageEntry {
+    /// Raw offset just past the page in the column's stream (the page starts where the
+    /// previous one ends, the first at 0).
+    pub end: u64,
+    /// Page summary: body encoding and [`crate::page::SUMMARY_NULLS`].
+    pub summary: u8,
+}
+
+/// The decoded table footer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableMeta {
+    /// Rows in the table.
+    pub num_rows: u64,
+    /// Rows per row group (the last group may have fewer).
+    pub rows_per_group: u32,
+    /// The schema JSON (see [`crate::schema`]).
+    pub schema_json: Vec<u8>,
+    /// For each column, its pages in row order.
+    pub pages: Vec<Vec<PageEntry>>,
+}
+
+/// Number of row groups of a table.
+pub fn group_count(num_rows: u64, rows_per_group: u32) -> u64 {
+    num_rows.div_ceil(u64::from(rows_per_group.max(1)))
+}
+
+impl TableMeta {
+    /// The footer's bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        let pages: usize = self.pages.iter().map(Vec::len).sum();
+        let mut out = Vec::with_capacity(HEADER_LEN + self.schema_json.len() + 9 * pages);
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&LAYOUT.to_le_bytes());
+        out.extend_from_slice(&0u16.to_le_bytes());
+        out.extend_from_slice(&self.num_rows.to_le_bytes());
+        out.extend_from_slice(&self.rows_per_group.to_le_bytes());
+        out.extend_from_slice(&(self.pages.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(self.schema_json.len() as u32).to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&self.schema_json);
+        for col in &self.pages {
+            for p in col {
+                out.extend_from_slice(&p.end.to_le_bytes());
+            }
+        }
+        for col in &self.pages {
+            out.extend(col.iter().map(|p| p.summary));
+        }
+        out
+    }
+
+    /// Parses and checks a table footer against the file's streams (their raw lengths).
+    pub fn decode(bytes: &[u8], stream_lens: &[u64]) -> Result<TableMeta> {
+        let bad = |detail: String| Error::corrupt("table footer", 0, detail);
+        if bytes.len() < 4 || bytes[..4] != MAGIC {
+            return Err(Error::Usage(
+                "not a table file: this kompakt file holds no table (read it with kompakt.load or decompress)".into(),
+            ));
+        }
+        if bytes.len() < HEADER_LEN {
+            return Err(bad(format!("{} bytes, less than its 32-byte header", bytes.len())));
+        }
+        let u16_at = |o: usize| u16::from_le_bytes([bytes[o], bytes[o + 1]]);
+        let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
+        let layout = u16_at(4);
+        if layout != LAYOUT {
+            return Err(Error::invalid(
+                "table layout",
+                layout.to_string(),
+                format!("layout {LAYOUT}; a newer kompakt wrote this table, upgrade to read it"),
+            ));
+        }
+        if u16_at(6) != 0 || u32_at(28) != 0 {
+            return Err(bad("reserved fields are not zero".into()));
+        }
+        let num_rows = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
+        let rows_per_group = u32_at(16);
+        let columns = u32_at(20) as usize;
+        let schema_len = u32_at(24) as usize;
+        if rows_per_group == 0 || rows_per_group > MAX_ROWS_PER_GROUP {
+            return Err(bad(format!(
+                "rows per group {rows_per_group} (1..={MAX_ROWS_PER_GROUP})"
+            )));
+        }
+        if columns > stream_lens.len() {
+            return Err(bad(format!("{columns} columns but {} streams", stream_lens.len())));
+        }
+        let rest = bytes.len() - HEADER_LEN;
+        if schema_len > rest {
+            return Err(bad("schema runs past the footer".into()));
+        }
+        let groups = group_count(num_rows, rows_per_group);
+        let index_len = (columns as u64).checked_mul(groups).and_then(|p| p.checked_mul(9));
+        if index_len != Some((rest - schema_len) as u64) {
+            return Err(bad(format!(
+                "page index of {} bytes does not match {columns} columns x {groups} row groups",
+                rest - schema_len
+            )));
+        }
+        let groups = groups as usize;
+        let schema_json = bytes[HEADER_LEN..HEADER_LEN + schema_len].to_vec();
+        let ends = &bytes[HEADER_LEN + schema_len..];
+        let summaries = &ends[8 * columns * groups..];
+        let mut pages = Vec::with_capacity(columns);
+        for (c, &stream_len) in stream_lens.iter().enumerate().take(columns) {
+            let mut col = Vec::with_capacity(groups);
+            let mut prev = 0u64;
+            for g in 0..groups {
+                let i = c * groups + g;
+                let end = u64::from_le_bytes(ends[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+                if end < prev {
+                    return Err(bad(format!("column {c}: page {g} ends before it starts")));
+                }
+                prev = end;
+                col.push(PageEntry {
+                    end,
+                    summary: summaries[i],
+                });
+            }
+            if prev != stream_len {
+                return Err(bad(format!(
+                    "column {c}: pages end at {prev}, the stream has {stream_len} bytes"
+                )));
+            }
+            pages.push(col);
+        }
+        Ok(TableMeta {
+            num_rows,
+            rows_per_group,
+            schema_json,
+            pages,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_every_truncation_fails() {
+        let meta = TableMeta {
+            num_rows: 10,
+            rows_per_group: 4,
+            schema_json: b"{}".to_vec(),
+            pages: vec![
+                vec![
+                    PageEntry { end: 5, summary: 1 },
+                    PageEntry { end: 9, summary: 0 },
+                    PageEntry { end: 12, summary: 0x82 },
+                ],
+                vec![PageEntry { end: 0, summary: 0 }; 3],
+            ],
+        };
+        let bytes = meta.encode();
+        assert_eq!(TableMeta::decode(&bytes, &[12, 0, 7]).unwrap(), meta);
+        assert!(TableMeta::decode(&bytes, &[13, 0]).is_err());
+        assert!(TableMeta::decode(&bytes, &[12]).is_err());
+        for cut in 0..bytes.len() {
+            assert!(TableMeta::decode(&bytes[..cut], &[12, 0]).is_err());
+        }
+    }
+}

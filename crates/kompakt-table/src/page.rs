@@ -1,0 +1,763 @@
+//! Pages: the rows of one column in one row group, encoded before the codec
+//! (docs/FORMAT.md, "Table pages").
+//!
+//! A page is a validity byte (and bitmap) then a body whose layout the column type decides.
+//! Fixed-width values choose per page between plain (byte-shuffled), frame of reference
+//! (narrow integer ranges stored as 1-, 2- or 4-byte offsets from the minimum) and a
+//! dictionary of up to 256 values with one-byte codes: the codec then entropy-codes bytes,
+//! which is where low-cardinality columns get small.
+
+use arrow_buffer::bit_mask::set_bits;
+use arrow_buffer::{bit_util, Buffer, MutableBuffer};
+use arrow_data::{ArrayData, ArrayDataBuilder};
+use arrow_schema::DataType;
+use kompakt::filter::{shuffle, unshuffle};
+use kompakt::{Error, Result};
+
+/// Body encodings of fixed-width values and strings.
+pub mod encoding {
+    /// Values as they are (fixed-width types byte-shuffled).
+    pub const PLAIN: u8 = 0;
+    /// Frame of reference: a base value, then each value minus the base in 1, 2 or 4 bytes.
+    pub const FOR: u8 = 1;
+    /// A dictionary of distinct values, then a 1- or 2-byte code per value.
+    pub const DICT: u8 = 2;
+}
+
+/// Bit of a page summary (in the table index) set when the page has a validity bitmap.
+pub const SUMMARY_NULLS: u8 = 0x80;
+
+/// Largest dictionary of fixed-width values (one-byte codes).
+const MAX_FIXED_DICT: usize = 256;
+/// Largest dictionary of strings (two-byte codes).
+const MAX_STRING_DICT: usize = 1 << 16;
+/// Largest decoded string data of one page (a bound on what a hostile page can make us allocate).
+const MAX_PAGE_DATA: u64 = 1 << 34;
+
+fn kind_of(dt: &DataType) -> Kind {
+    match dt {
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => Kind::Int { signed: true },
+        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => Kind::Int { signed: false },
+        DataType::Date32
+        | DataType::Date64
+        | DataType::Time32(_)
+        | DataType::Time64(_)
+        | DataType::Timestamp(_, _)
+        | DataType::Duration(_) => Kind::Int { signed: true },
+        _ => Kind::Other,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Int { signed: bool },
+    Other,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding
+
+/// Encodes `pieces` (arrays of type `dt`, `n` rows in all) as one page appended to `out`;
+/// returns the page summary (body encoding, plus [`SUMMARY_NULLS`]).
+pub fn encode_page(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>) -> Result<u8> {
+    // A dictionary column's pages hold its keys (its values are stored once, on their own).
+    let dt = match dt {
+        DataType::Dictionary(key, _) => key.as_ref(),
+        other => other,
+    };
+    let n: usize = pieces.iter().map(ArrayData::len).sum();
+    if *dt == DataType::Null {
+        return Ok(encoding::PLAIN);
+    }
+    let validity = gather_validity(pieces, n);
+    let mut summary = 0;
+    match &validity {
+        None => out.push(0),
+        Some(bits) => {
+            out.push(1);
+            out.extend_from_slice(bits);
+            summary |= SUMMARY_NULLS;
+        }
+    }
+    let body = match dt {
+        DataType::Boolean => {
+            let mut bits = vec![0u8; bit_util::ceil(n, 8)];
+            let mut pos = 0;
+            for p in pieces {
+                set_bits(&mut bits, p.buffers()[0].as_slice(), pos, p.offset(), p.len());
+                pos += p.len();
+            }
+            out.extend_from_slice(&bits);
+            encoding::PLAIN
+        }
+        DataType::Utf8 | DataType::Binary => encode_strings::<4>(pieces, n, out),
+        DataType::LargeUtf8 | DataType::LargeBinary => encode_strings::<8>(pieces, n, out),
+        DataType::FixedSizeBinary(w) => {
+            let w = *w as usize;
+            for p in pieces {
+                out.extend_from_slice(&p.buffers()[0].as_slice()[p.offset() * w..(p.offset() + p.len()) * w]);
+            }
+            encoding::PLAIN
+        }
+        _ => {
+            let w = crate::schema::fixed_width(dt)
+                .ok_or_else(|| Error::Usage(format!("internal: no page encoding for {dt}")))?;
+            let mut vals = Vec::with_capacity(n * w);
+            for p in pieces {
+                vals.extend_from_slice(&p.buffers()[0].as_slice()[p.offset() * w..(p.offset() + p.len()) * w]);
+            }
+            if let Some(bits) = &validity {
+                fill_null_slots(&mut vals, w, bits);
+            }
+            encode_fixed(w, &vals, kind_of(dt), out)
+        }
+    };
+    Ok(summary | body)
+}
+
+/// The validity bitmap of the rows, or `None` when every row is valid.
+fn gather_validity(pieces: &[ArrayData], n: usize) -> Option<Vec<u8>> {
+    if pieces.iter().all(|p| p.null_count() == 0) {
+        return None;
+    }
+    let mut bits = vec![0u8; bit_util::ceil(n, 8)];
+    let mut pos = 0;
+    for p in pieces {
+        match p.nulls() {
+            Some(nulls) => {
+                let b = nulls.inner();
+                set_bits(&mut bits, b.values(), pos, b.offset(), p.len());
+            }
+            None => (pos..pos + p.len()).for_each(|i| bit_util::set_bit(&mut bits, i)),
+        }
+        pos += p.len();
+    }
+    Some(bits)
+}
+
+/// Null slots hold whatever the producer left there: give them the first valid value so they
+/// neither widen a frame of reference nor add a dictionary entry.
+fn fill_null_slots(vals: &mut [u8], w: usize, bits: &[u8]) {
+    let n = vals.len() / w.max(1);
+    let Some(first) = (0..n).find(|&i| bit_util::get_bit(bits, i)) else {
+        vals.fill(0);
+        return;
+    };
+    let fill: Vec<u8> = vals[first * w..(first + 1) * w].to_vec();
+    for i in 0..n {
+        if !bit_util::get_bit(bits, i) {
+            vals[i * w..(i + 1) * w].copy_from_slice(&fill);
+        }
+    }
+}
+
+fn encode_fixed(w: usize, vals: &[u8], kind: Kind, out: &mut Vec<u8>) -> u8 {
+    match w {
+        1 => encode_words::<1>(vals, kind, out),
+        2 => encode_words::<2>(vals, kind, out),
+        4 => encode_words::<4>(vals, kind, out),
+        8 => encode_words::<8>(vals, kind, out),
+        _ => {
+            out.push(encoding::PLAIN);
+            push_shuffled(w, vals, out);
+            encoding::PLAIN
+        }
+    }
+}
+
+fn push_shuffled(w: usize, bytes: &[u8], out: &mut Vec<u8>) {
+    let start = out.len();
+    out.resize(start + bytes.len(), 0);
+    if w > 1 {
+        shuffle(w, bytes, &mut out[start..]);
+    } else {
+        out[start..].copy_from_slice(bytes);
+    }
+}
+
+#[inline]
+fn load<const W: usize>(b: &[u8; W]) -> u64 {
+    let mut a = [0u8; 8];
+    a[..W].copy_from_slice(b);
+    u64::from_le_bytes(a)
+}
+
+#[inline]
+fn store<const W: usize>(v: u64, dst: &mut [u8; W]) {
+    dst.copy_from_slice(&v.to_le_bytes()[..W]);
+}
+
+fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Vec<u8>) -> u8 {
+    let (words, _) = vals.as_chunks::<W>();
+    if words.is_empty() {
+        out.push(encoding::PLAIN);
+        return encoding::PLAIN;
+    }
+    let mut for_width = None;
+    if let Kind::Int { signed } = kind {
+        // Flipping the sign bit maps signed order onto unsigned order; differences are the same.
+        let flip = if signed { 1u64 << (8 * W - 1) } else { 0 };
+        let (mut lo, mut hi) = (u64::MAX, 0u64);
+        for w in words {
+            let v = load::<W>(w) ^ flip;
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+        let range = hi - lo;
+        let base = lo ^ flip;
+        for_width = [1usize, 2, 4]
+            .into_iter()
+            .find(|&k| k < W && range >> (8 * k) == 0)
+            .map(|k| (k, base));
+        if let Some((1, base)) = for_width {
+            encode_for::<W>(words, 1, base, out);
+            return encoding::FOR;
+        }
+    }
+    if W >= 2 && encode_dict::<W>(words, out) {
+        return encoding::DICT;
+    }
+    if let Some((k, base)) = for_width {
+        encode_for::<W>(words, k, base, out);
+        return encoding::FOR;
+    }
+    out.push(encoding::PLAIN);
+    push_shuffled(W, vals, out);
+    encoding::PLAIN
+}
+
+fn encode_for<const W: usize>(words: &[[u8; W]], k: usize, base: u64, out: &mut Vec<u8>) {
+    out.push(encoding::FOR);
+    out.push(k as u8);
+    out.extend_from_slice(&base.to_le_bytes()[..W]);
+    let mut codes = vec![0u8; words.len() * k];
+    match k {
+        1 => narrow::<W, 1>(words, base, &mut codes),
+        2 => narrow::<W, 2>(words, base, &mut codes),
+        _ => narrow::<W, 4>(words, base, &mut codes),
+    }
+    push_shuffled(k, &codes, out);
+}
+
+fn narrow<const W: usize, const K: usize>(words: &[[u8; W]], base: u64, codes: &mut [u8]) {
+    let (codes, _) = codes.as_chunks_mut::<K>();
+    for (c, w) in codes.iter_mut().zip(words) {
+        store::<K>(load::<W>(w).wrapping_sub(base), c);
+    }
+}
+
+/// Dictionary of at most 256 distinct values with one-byte codes, if the values allow it.
+fn encode_dict<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) -> bool {
+    const SLOTS: usize = 1024;
+    let mut keys = [0u64; SLOTS];
+    let mut ids = [u16::MAX; SLOTS];
+    let mut dict: Vec<u64> = Vec::new();
+    let mut codes = Vec::with_capacity(words.len());
+    for w in words {
+        let v = load::<W>(w);
+        let mut slot = (v.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize;
+        loop {
+            if ids[slot] == u16::MAX {
+                if dict.len() == MAX_FIXED_DICT {
+                    return false;
+                }
+                ids[slot] = dict.len() as u16;
+                keys[slot] = v;
+                dict.push(v);
+                break;
+            }
+            if keys[slot] == v {
+                break;
+            }
+            slot = (slot + 1) % SLOTS;
+        }
+        codes.push(ids[slot] as u8);
+    }
+    out.push(encoding::DICT);
+    out.extend_from_slice(&(dict.len() as u32).to_le_bytes());
+    let mut dict_bytes = vec![0u8; dict.len() * W];
+    for (d, v) in dict_bytes.as_chunks_mut::<W>().0.iter_mut().zip(&dict) {
+        store::<W>(*v, d);
+    }
+    push_shuffled(W, &dict_bytes, out);
+    out.push(1);
+    out.extend_from_slice(&codes);
+    true
+}
+
+/// Strings and binaries (offsets of `OW` bytes): lengths then data, or a dictionary of
+/// distinct strings then codes when few values repeat many times.
+fn encode_strings<const OW: usize>(pieces: &[ArrayData], n: usize, out: &mut Vec<u8>) -> u8 {
+    let mut lengths = Vec::with_capacity(n * OW);
+    let mut data = Vec::new();
+    for p in pieces {
+        let offsets = &p.buffers()[0].as_slice()[p.offset() * OW..(p.offset() + p.len() + 1) * OW];
+        let (offsets, _) = offsets.as_chunks::<OW>();
+        let first = load::<OW>(&offsets[0]) as usize;
+        let last = load::<OW>(&offsets[p.len()]) as usize;
+        data.extend_from_slice(&p.buffers()[1].as_slice()[first..last]);
+        for pair in offsets.windows(2) {
+            let len = load::<OW>(&pair[1]) - load::<OW>(&pair[0]);
+            lengths.extend_from_slice(&len.to_le_bytes()[..OW]);
+        }
+    }
+    if let Some(()) = encode_string_dict::<OW>(&lengths, &data, n, out) {
+        return encoding::DICT;
+    }
+    out.push(encoding::PLAIN);
+    encode_words::<OW>(&lengths, Kind::Int { signed: false }, out);
+    out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    out.extend_from_slice(&data);
+    encoding::PLAIN
+}
+
+fn encode_string_dict<const OW: usize>(lengths: &[u8], data: &[u8], n: usize, out: &mut Vec<u8>) -> Option<()> {
+    use std::collections::HashMap;
+    if n < 64 {
+        return None;
+    }
+    let (lens, _) = lengths.as_chunks::<OW>();
+    let mut starts = Vec::with_capacity(n + 1);
+    let mut pos = 0usize;
+    starts.push(0);
+    for l in lens {
+        pos += load::<OW>(l) as usize;
+        starts.push(pos);
+    }
+    let value = |i: usize| &data[starts[i]..starts[i + 1]];
+    // A sample decides cheaply whether values repeat enough to be worth hashing them all.
+    let sample = n.min(256);
+    let distinct: std::collections::HashSet<&[u8]> = (0..sample).map(value).collect();
+    if distinct.len() * 4 > sample {
+        return None;
+    }
+    let limit = MAX_STRING_DICT.min(n / 2);
+    let mut ids: HashMap<&[u8], u32, BuildFx> = HashMap::with_capacity_and_hasher(distinct.len() * 2, BuildFx);
+    let mut order: Vec<usize> = Vec::new();
+    let mut codes: Vec<u32> = Vec::with_capacity(n);
+    for i in 0..n {
+        let next = ids.len() as u32;
+        let id = *ids.entry(value(i)).or_insert_with(|| {
+            order.push(i);
+            next
+        });
+        if ids.len() > limit {
+            return None;
+        }
+        codes.push(id);
+    }
+    out.push(encoding::DICT);
+    out.extend_from_slice(&(order.len() as u32).to_le_bytes());
+    let mut dict_lengths = Vec::with_capacity(order.len() * OW);
+    let mut dict_data = Vec::new();
+    for &i in &order {
+        dict_lengths.extend_from_slice(&((starts[i + 1] - starts[i]) as u64).to_le_bytes()[..OW]);
+        dict_data.extend_from_slice(value(i));
+    }
+    encode_words::<OW>(&dict_lengths, Kind::Int { signed: false }, out);
+    out.extend_from_slice(&(dict_data.len() as u64).to_le_bytes());
+    out.extend_from_slice(&dict_data);
+    if order.len() <= 256 {
+        out.push(1);
+        out.extend(codes.iter().map(|&c| c as u8));
+    } else {
+        out.push(2);
+        let bytes: Vec<u8> = codes.iter().flat_map(|&c| (c as u16).to_le_bytes()).collect();
+        push_shuffled(2, &bytes, out);
+    }
+    Some(())
+}
+
+/// FxHash-style hasher: string keys of a page dictionary need speed, not DoS resistance (the
+/// dictionary is bounded and built by the writer from its own data).
+#[derive(Default, Clone, Copy)]
+struct BuildFx;
+
+impl std::hash::BuildHasher for BuildFx {
+    type Hasher = FxHasher;
+    fn build_hasher(&self) -> FxHasher {
+        FxHasher(0)
+    }
+}
+
+struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = xxhash_rust::xxh3::xxh3_64_with_seed(bytes, self.0);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.0 = (self.0.rotate_left(5) ^ i as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding
+
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or_else(|| {
+                corrupt(format!(
+                    "page ends early: {n} bytes needed at {} of {}",
+                    self.pos,
+                    self.bytes.len()
+                ))
+            })?;
+        let s = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+    fn u64(&mut self) -> Result<u64> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+}
+
+fn corrupt(detail: impl Into<String>) -> Error {
+    Error::corrupt("table page", 0, detail)
+}
+
+/// Decodes a page of `n` rows of type `dt` (a leaf type; for a dictionary column, its key type).
+pub fn decode_page(dt: &DataType, n: usize, bytes: &[u8]) -> Result<ArrayData> {
+    let mut c = Cursor { bytes, pos: 0 };
+    let data = decode_node(dt, n, &mut c)?;
+    if c.pos != bytes.len() {
+        return Err(corrupt(format!("{} bytes after the page's data", bytes.len() - c.pos)));
+    }
+    Ok(data)
+}
+
+fn decode_node(dt: &DataType, n: usize, c: &mut Cursor<'_>) -> Result<ArrayData> {
+    if *dt == DataType::Null {
+        return build(ArrayDataBuilder::new(DataType::Null).len(n));
+    }
+    let nbytes = bit_util::ceil(n, 8);
+    let validity = match c.u8()? {
+        0 => None,
+        1 => Some(Buffer::from(c.take(nbytes)?)),
+        v => return Err(corrupt(format!("unknown validity kind {v}"))),
+    };
+    let builder = ArrayDataBuilder::new(dt.clone()).len(n).null_bit_buffer(validity);
+    match dt {
+        DataType::Boolean => build(builder.add_buffer(Buffer::from(c.take(nbytes)?))),
+        DataType::Utf8 | DataType::Binary => {
+            let (offsets, data) = decode_strings::<4>(n, c)?;
+            build(builder.add_buffer(offsets).add_buffer(data))
+        }
+        DataType::LargeUtf8 | DataType::LargeBinary => {
+            let (offsets, data) = decode_strings::<8>(n, c)?;
+            build(builder.add_buffer(offsets).add_buffer(data))
+        }
+        DataType::FixedSizeBinary(w) => {
+            let len = (*w as usize).checked_mul(n).ok_or_else(|| corrupt("page too large"))?;
+            build(builder.add_buffer(Buffer::from(c.take(len)?)))
+        }
+        _ => {
+            let w = crate::schema::fixed_width(dt).ok_or_else(|| corrupt(format!("no page layout for {dt}")))?;
+            let values = decode_fixed(w, n, c)?;
+            build(builder.add_buffer(values.into()))
+        }
+    }
+}
+
+fn build(b: ArrayDataBuilder) -> Result<ArrayData> {
+    // Full validation: a page from a hostile file must never become an invalid Arrow array.
+    b.build().map_err(|e| corrupt(format!("invalid array: {e}")))
+}
+
+fn alloc(len: usize) -> Result<MutableBuffer> {
+    if len as u64 > MAX_PAGE_DATA {
+        return Err(corrupt(format!("page claims {len} bytes of values")));
+    }
+    Ok(MutableBuffer::from_len_zeroed(len))
+}
+
+fn decode_fixed(w: usize, n: usize, c: &mut Cursor<'_>) -> Result<MutableBuffer> {
+    let len = w.checked_mul(n).ok_or_else(|| corrupt("page too large"))?;
+    let enc = c.u8()?;
+    if enc == encoding::PLAIN {
+        let src = c.take(len)?;
+        let mut out = alloc(len)?;
+        if w > 1 {
+            unshuffle(w, src, out.as_slice_mut());
+        } else {
+            out.as_slice_mut().copy_from_slice(src);
+        }
+        return Ok(out);
+    }
+    let mut out = alloc(len)?;
+    let dst = out.as_slice_mut();
+    match w {
+        1 => decode_words::<1>(enc, n, c, dst)?,
+        2 => decode_words::<2>(enc, n, c, dst)?,
+        4 => decode_words::<4>(enc, n, c, dst)?,
+        8 => decode_words::<8>(enc, n, c, dst)?,
+        _ => return Err(corrupt(format!("encoding {enc} is not defined for {w}-byte values"))),
+    }
+    Ok(out)
+}
+
+fn decode_words<const W: usize>(enc: u8, n: usize, c: &mut Cursor<'_>, dst: &mut [u8]) -> Result<()> {
+    let (dst, _) = dst.as_chunks_mut::<W>();
+    match enc {
+        encoding::FOR => {
+            let k = c.u8()? as usize;
+            if !matches!(k, 1 | 2 | 4) || k >= W {
+                return Err(corrupt(format!(
+                    "frame of reference of {k}-byte codes for {W}-byte values"
+                )));
+            }
+            let base = load::<W>(c.take(W)?.try_into().expect("W bytes"));
+            let raw = c.take(n * k)?;
+            let mut codes = vec![0u8; n * k];
+            if k > 1 {
+                unshuffle(k, raw, &mut codes);
+            } else {
+                codes.copy_from_slice(raw);
+            }
+            match k {
+                1 => widen::<W, 1>(&codes, base, dst),
+                2 => widen::<W, 2>(&codes, base, dst),
+                _ => widen::<W, 4>(&codes, base, dst),
+            }
+            Ok(())
+        }
+        encoding::DICT => {
+            let d = c.u32()? as usize;
+            if d == 0 || d > MAX_FIXED_DICT {
+                return Err(corrupt(format!("dictionary of {d} values (1..=256 allowed)")));
+            }
+            let raw = c.take(d * W)?;
+            let mut table = [[0u8; W]; MAX_FIXED_DICT];
+            let mut dict_bytes = vec![0u8; d * W];
+            if W > 1 {
+                unshuffle(W, raw, &mut dict_bytes);
+            } else {
+                dict_bytes.copy_from_slice(raw);
+            }
+            for (t, v) in table.iter_mut().zip(dict_bytes.as_chunks::<W>().0) {
+                *t = *v;
+            }
+            if c.u8()? != 1 {
+                return Err(corrupt("dictionary codes of fixed-width values must be one byte"));
+            }
+            let codes = c.take(n)?;
+            if codes.iter().any(|&x| x as usize >= d) {
+                return Err(corrupt(format!(
+                    "a dictionary code is not below the dictionary size {d}"
+                )));
+            }
+            for (o, &x) in dst.iter_mut().zip(codes) {
+                *o = table[x as usize];
+            }
+            Ok(())
+        }
+        other => Err(corrupt(format!("unknown encoding {other} of fixed-width values"))),
+    }
+}
+
+fn widen<const W: usize, const K: usize>(codes: &[u8], base: u64, dst: &mut [[u8; W]]) {
+    for (o, code) in dst.iter_mut().zip(codes.as_chunks::<K>().0) {
+        store::<W>(base.wrapping_add(load::<K>(code)), o);
+    }
+}
+
+/// Offsets and data buffers of `n` strings with `OW`-byte offsets.
+fn decode_strings<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buffer, Buffer)> {
+    let enc = c.u8()?;
+    match enc {
+        encoding::PLAIN => {
+            let lengths = decode_fixed(OW, n, c)?;
+            let data_len = c.u64()?;
+            let data = c.take(usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?)?;
+            let offsets = prefix_sum::<OW>(lengths.as_slice(), data.len())?;
+            Ok((offsets, Buffer::from(data)))
+        }
+        encoding::DICT => {
+            let d = c.u32()? as usize;
+            if d == 0 || d > MAX_STRING_DICT {
+                return Err(corrupt(format!("string dictionary of {d} values")));
+            }
+            let lengths = decode_fixed(OW, d, c)?;
+            let data_len = c.u64()?;
+            let data = c.take(usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?)?;
+            let mut starts = Vec::with_capacity(d + 1);
+            let mut pos = 0u64;
+            starts.push(0usize);
+            for l in lengths.as_slice().as_chunks::<OW>().0 {
+                pos = pos.saturating_add(load::<OW>(l));
+                starts.push(pos.min(u64::MAX >> 1) as usize);
+            }
+            if pos != data.len() as u64 {
+                return Err(corrupt("dictionary lengths do not add up to its data"));
+            }
+            let codes: Vec<usize> = match c.u8()? {
+                1 => c.take(n)?.iter().map(|&x| x as usize).collect(),
+                2 => {
+                    let mut b = vec![0u8; n * 2];
+                    unshuffle(2, c.take(n * 2)?, &mut b);
+                    b.as_chunks::<2>()
+                        .0
+                        .iter()
+                        .map(|x| u16::from_le_bytes(*x) as usize)
+                        .collect()
+                }
+                k => return Err(corrupt(format!("{k}-byte dictionary codes"))),
+            };
+            if codes.iter().any(|&x| x >= d) {
+                return Err(corrupt(format!(
+                    "a dictionary code is not below the dictionary size {d}"
+                )));
+            }
+            let total: u64 = codes.iter().map(|&x| (starts[x + 1] - starts[x]) as u64).sum();
+            if total > MAX_PAGE_DATA || (OW == 4 && total > i32::MAX as u64) {
+                return Err(corrupt(format!("page expands to {total} bytes of strings")));
+            }
+            let mut out = MutableBuffer::new(total as usize);
+            let mut offsets = MutableBuffer::new((n + 1) * OW);
+            let mut at = 0u64;
+            offsets.extend_from_slice(&at.to_le_bytes()[..OW]);
+            for &x in &codes {
+                out.extend_from_slice(&data[starts[x]..starts[x + 1]]);
+                at += (starts[x + 1] - starts[x]) as u64;
+                offsets.extend_from_slice(&at.to_le_bytes()[..OW]);
+            }
+            Ok((offsets.into(), out.into()))
+        }
+        other => Err(corrupt(format!("unknown string encoding {other}"))),
+    }
+}
+
+fn prefix_sum<const OW: usize>(lengths: &[u8], data_len: usize) -> Result<Buffer> {
+    let (lens, _) = lengths.as_chunks::<OW>();
+    let mut offsets = MutableBuffer::new((lens.len() + 1) * OW);
+    let limit = if OW == 4 { i32::MAX as u64 } else { i64::MAX as u64 };
+    let mut at = 0u64;
+    offsets.extend_from_slice(&at.to_le_bytes()[..OW]);
+    for l in lens {
+        at = at.saturating_add(load::<OW>(l));
+        if at > limit {
+            return Err(corrupt("string lengths overflow the offsets"));
+        }
+        offsets.extend_from_slice(&at.to_le_bytes()[..OW]);
+    }
+    if at != data_len as u64 {
+        return Err(corrupt("string lengths do not add up to the data"));
+    }
+    Ok(offsets.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{
+        Array, BooleanArray, Float64Array, Int32Array, Int64Array, LargeStringArray, StringArray, UInt16Array,
+    };
+
+    fn round_trip(arr: &dyn Array) -> u8 {
+        let data = arr.to_data();
+        let mut page = Vec::new();
+        let summary = encode_page(arr.data_type(), std::slice::from_ref(&data), &mut page).unwrap();
+        let back = decode_page(arr.data_type(), arr.len(), &page).unwrap();
+        assert_eq!(arrow_array::make_array(back).as_ref(), arr);
+        // Every truncation is an error, never a panic.
+        for cut in 0..page.len() {
+            assert!(decode_page(arr.data_type(), arr.len(), &page[..cut]).is_err());
+        }
+        summary
+    }
+
+    #[test]
+    fn encodings_are_chosen_from_the_data() {
+        let narrow = Int32Array::from_iter_values((0..1000).map(|i| 1 + i % 100));
+        assert_eq!(round_trip(&narrow), encoding::FOR);
+        let prices = Float64Array::from_iter_values((0..1000).map(|i| [1.5, 2.25, 99.99][i % 3]));
+        assert_eq!(round_trip(&prices), encoding::DICT);
+        let wide = Int64Array::from_iter_values((0..1000).map(|i| i * 1_000_003));
+        assert_eq!(round_trip(&wide), encoding::FOR);
+        let random =
+            Int64Array::from_iter_values((0..1000i64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15u64 as i64)));
+        assert_eq!(round_trip(&random), encoding::PLAIN);
+        let negative = Int32Array::from_iter_values((0..1000).map(|i| -50 + i % 7));
+        assert_eq!(round_trip(&negative), encoding::FOR);
+        let extremes = Int64Array::from(vec![i64::MIN, i64::MAX, 0, -1]);
+        round_trip(&extremes);
+        let u16s = UInt16Array::from_iter_values((0..300).map(|i| i * 200));
+        round_trip(&u16s);
+    }
+
+    #[test]
+    fn nulls_and_slices() {
+        let with_nulls = Int32Array::from_iter((0..1000).map(|i| (i % 7 != 0).then_some(i % 50)));
+        assert_eq!(round_trip(&with_nulls), encoding::FOR | SUMMARY_NULLS);
+        let sliced = with_nulls.slice(3, 500);
+        round_trip(&sliced);
+        let bools = BooleanArray::from_iter((0..1001).map(|i| (i % 5 != 0).then_some(i % 3 == 0)));
+        round_trip(&bools);
+        round_trip(&bools.slice(5, 99));
+        let all_null = Float64Array::from(vec![None; 17]);
+        round_trip(&all_null);
+    }
+
+    #[test]
+    fn strings_plain_and_dictionary() {
+        let words = StringArray::from_iter((0..1000).map(|i| (i % 11 != 0).then(|| format!("w{}", i * 7919))));
+        assert_eq!(round_trip(&words), encoding::PLAIN | SUMMARY_NULLS);
+        let cities = LargeStringArray::from_iter_values((0..1000).map(|i| ["Paris", "Oslo", "Lima"][i % 3]));
+        assert_eq!(round_trip(&cities), encoding::DICT);
+        round_trip(&cities.slice(10, 300));
+    }
+
+    #[test]
+    fn several_pieces_make_one_page() {
+        let a = Int32Array::from_iter((0..100).map(|i| (i % 3 != 0).then_some(i)));
+        let b = Int32Array::from_iter_values(100..250);
+        let mut page = Vec::new();
+        encode_page(&DataType::Int32, &[a.to_data().slice(7, 50), b.to_data()], &mut page).unwrap();
+        let back = arrow_array::make_array(decode_page(&DataType::Int32, 200, &page).unwrap());
+        let want: Vec<Option<i32>> = a.slice(7, 50).iter().chain(b.iter()).collect();
+        assert_eq!(
+            back.as_any()
+                .downcast_ref::<Int32Array>()
+                .unwrap()
+                .iter()
+                .collect::<Vec<_>>(),
+            want
+        );
+    }
+
+    #[test]
+    fn hostile_pages_are_errors() {
+        // A dictionary code past the dictionary.
+        let page = [0u8, encoding::DICT, 1, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 1, 5];
+        assert!(decode_page(&DataType::Int64, 1, &page).is_err());
+        // Strings whose lengths overflow.
+        let mut page = vec![0u8, encoding::PLAIN, encoding::PLAIN];
+        page.extend_from_slice(&u64::MAX.to_le_bytes());
+        page.extend_from_slice(&0u64.to_le_bytes());
+        assert!(decode_page(&DataType::LargeUtf8, 1, &page).is_err());
+        // Invalid UTF-8.
+        let mut page = vec![0u8, encoding::PLAIN, encoding::PLAIN, 2, 0, 0, 0];
+        page.extend_from_slice(&2u64.to_le_bytes());
+        page.extend_from_slice(&[0xff, 0xfe]);
+        assert!(decode_page(&DataType::Utf8, 1, &page).is_err());
+        assert!(decode_page(&DataType::Binary, 1, &page).is_ok());
+    }
+}

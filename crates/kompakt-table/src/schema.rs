@@ -1,0 +1,357 @@
+//! The table schema as JSON (docs/FORMAT.md, "Table schema"): Arrow types described in plain
+//! words, so any JSON library can read a table's schema without an Arrow flatbuffer parser.
+
+use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use kompakt::{Error, Result};
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Where a column's data lives beyond its own stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ColumnLayout {
+    /// Stream holding the column-wide dictionary of a dictionary-typed column.
+    pub dictionary_stream: Option<u32>,
+}
+
+/// Types a table column may have (checked before anything is written).
+pub fn check_supported(field: &Field) -> Result<()> {
+    let dt = field.data_type();
+    match dt {
+        DataType::Dictionary(key, value) => {
+            if !key.is_dictionary_key_type() {
+                return Err(unsupported(field, "dictionary keys must be integers"));
+            }
+            if !is_leaf(value) {
+                return Err(unsupported(field, "dictionary values must be a non-nested type"));
+            }
+            Ok(())
+        }
+        t if is_leaf(t) => Ok(()),
+        _ => Err(unsupported(field, "not supported yet")),
+    }
+}
+
+fn unsupported(field: &Field, why: &str) -> Error {
+    Error::invalid(
+        "column type",
+        format!("{} ({})", field.data_type(), field.name()),
+        format!(
+            "{why}; supported: null, bool, (u)int8..64, float16/32/64, decimal128, date32/64, time32/64, \
+             timestamp, duration, utf8, large_utf8, binary, large_binary, fixed_size_binary, and dictionaries of these"
+        ),
+    )
+}
+
+/// Types stored as one node without children.
+pub(crate) fn is_leaf(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::Null
+            | DataType::Boolean
+            | DataType::Utf8
+            | DataType::LargeUtf8
+            | DataType::Binary
+            | DataType::LargeBinary
+            | DataType::FixedSizeBinary(_)
+    ) || fixed_width(dt).is_some()
+}
+
+/// Bytes per value of a fixed-width type (bool excluded: it is a bitmap).
+pub(crate) fn fixed_width(dt: &DataType) -> Option<usize> {
+    Some(match dt {
+        DataType::Int8 | DataType::UInt8 => 1,
+        DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
+        DataType::Int32 | DataType::UInt32 | DataType::Float32 | DataType::Date32 | DataType::Time32(_) => 4,
+        DataType::Int64
+        | DataType::UInt64
+        | DataType::Float64
+        | DataType::Date64
+        | DataType::Time64(_)
+        | DataType::Timestamp(_, _)
+        | DataType::Duration(_) => 8,
+        DataType::Decimal128(_, _) => 16,
+        _ => return None,
+    })
+}
+
+fn unit_name(u: &TimeUnit) -> &'static str {
+    match u {
+        TimeUnit::Second => "s",
+        TimeUnit::Millisecond => "ms",
+        TimeUnit::Microsecond => "us",
+        TimeUnit::Nanosecond => "ns",
+    }
+}
+
+fn parse_unit(v: &Value) -> std::result::Result<TimeUnit, String> {
+    match v.as_str() {
+        Some("s") => Ok(TimeUnit::Second),
+        Some("ms") => Ok(TimeUnit::Millisecond),
+        Some("us") => Ok(TimeUnit::Microsecond),
+        Some("ns") => Ok(TimeUnit::Nanosecond),
+        _ => Err(format!("unknown time unit {v}")),
+    }
+}
+
+fn type_json(dt: &DataType) -> Value {
+    let simple = |name: &str| json!({ "id": name });
+    match dt {
+        DataType::Null => simple("null"),
+        DataType::Boolean => simple("bool"),
+        DataType::Int8 => simple("int8"),
+        DataType::Int16 => simple("int16"),
+        DataType::Int32 => simple("int32"),
+        DataType::Int64 => simple("int64"),
+        DataType::UInt8 => simple("uint8"),
+        DataType::UInt16 => simple("uint16"),
+        DataType::UInt32 => simple("uint32"),
+        DataType::UInt64 => simple("uint64"),
+        DataType::Float16 => simple("float16"),
+        DataType::Float32 => simple("float32"),
+        DataType::Float64 => simple("float64"),
+        DataType::Decimal128(p, s) => json!({ "id": "decimal128", "precision": p, "scale": s }),
+        DataType::Date32 => simple("date32"),
+        DataType::Date64 => simple("date64"),
+        DataType::Time32(u) => json!({ "id": "time32", "unit": unit_name(u) }),
+        DataType::Time64(u) => json!({ "id": "time64", "unit": unit_name(u) }),
+        DataType::Timestamp(u, tz) => json!({ "id": "timestamp", "unit": unit_name(u), "tz": tz.as_deref() }),
+        DataType::Duration(u) => json!({ "id": "duration", "unit": unit_name(u) }),
+        DataType::Utf8 => simple("utf8"),
+        DataType::LargeUtf8 => simple("large_utf8"),
+        DataType::Binary => simple("binary"),
+        DataType::LargeBinary => simple("large_binary"),
+        DataType::FixedSizeBinary(w) => json!({ "id": "fixed_size_binary", "width": w }),
+        DataType::Dictionary(k, v) => json!({ "id": "dictionary", "key": type_json(k), "value": type_json(v) }),
+        // check_supported refuses everything else before a file is written.
+        other => json!({ "id": format!("unsupported:{other}") }),
+    }
+}
+
+fn parse_type(v: &Value, depth: usize) -> std::result::Result<DataType, String> {
+    if depth > 4 {
+        return Err("types nested too deep".into());
+    }
+    let id = v.get("id").and_then(Value::as_str).ok_or("a type without an id")?;
+    let int = |key: &str| -> std::result::Result<i64, String> {
+        v.get(key)
+            .and_then(Value::as_i64)
+            .ok_or_else(|| format!("type {id} without an integer {key}"))
+    };
+    Ok(match id {
+        "null" => DataType::Null,
+        "bool" => DataType::Boolean,
+        "int8" => DataType::Int8,
+        "int16" => DataType::Int16,
+        "int32" => DataType::Int32,
+        "int64" => DataType::Int64,
+        "uint8" => DataType::UInt8,
+        "uint16" => DataType::UInt16,
+        "uint32" => DataType::UInt32,
+        "uint64" => DataType::UInt64,
+        "float16" => DataType::Float16,
+        "float32" => DataType::Float32,
+        "float64" => DataType::Float64,
+        "decimal128" => {
+            let (p, s) = (int("precision")?, int("scale")?);
+            let p = u8::try_from(p).ok().filter(|p| (1..=38).contains(p));
+            let s = i8::try_from(s).ok();
+            match (p, s) {
+                (Some(p), Some(s)) if i16::from(s) <= i16::from(p) => DataType::Decimal128(p, s),
+                _ => return Err("decimal128 precision must be 1..=38 and scale at most the precision".into()),
+            }
+        }
+        "date32" => DataType::Date32,
+        "date64" => DataType::Date64,
+        "time32" => match parse_unit(&v["unit"])? {
+            u @ (TimeUnit::Second | TimeUnit::Millisecond) => DataType::Time32(u),
+            _ => return Err("time32 unit must be s or ms".into()),
+        },
+        "time64" => match parse_unit(&v["unit"])? {
+            u @ (TimeUnit::Microsecond | TimeUnit::Nanosecond) => DataType::Time64(u),
+            _ => return Err("time64 unit must be us or ns".into()),
+        },
+        "timestamp" => {
+            let tz = match &v["tz"] {
+                Value::Null => None,
+                Value::String(s) => Some(Arc::from(s.as_str())),
+                _ => return Err("timestamp tz must be a string or null".into()),
+            };
+            DataType::Timestamp(parse_unit(&v["unit"])?, tz)
+        }
+        "duration" => DataType::Duration(parse_unit(&v["unit"])?),
+        "utf8" => DataType::Utf8,
+        "large_utf8" => DataType::LargeUtf8,
+        "binary" => DataType::Binary,
+        "large_binary" => DataType::LargeBinary,
+        "fixed_size_binary" => {
+            let w = i32::try_from(int("width")?).ok().filter(|w| *w >= 0);
+            DataType::FixedSizeBinary(w.ok_or("fixed_size_binary width must be 0..2^31")?)
+        }
+        "dictionary" => {
+            let key = parse_type(&v["key"], depth + 1)?;
+            let value = parse_type(&v["value"], depth + 1)?;
+            if !key.is_dictionary_key_type() || !is_leaf(&value) {
+                return Err("dictionary keys must be integers and values a non-nested type".into());
+            }
+            DataType::Dictionary(Box::new(key), Box::new(value))
+        }
+        other => return Err(format!("unknown type {other:?} (written by a newer kompakt?)")),
+    })
+}
+
+fn metadata_json(m: &HashMap<String, String>) -> Value {
+    let sorted: std::collections::BTreeMap<_, _> = m.iter().collect();
+    json!(sorted)
+}
+
+fn parse_metadata(v: &Value) -> std::result::Result<HashMap<String, String>, String> {
+    match v {
+        Value::Null => Ok(HashMap::new()),
+        Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                _ => Err(format!("metadata value of {k:?} is not a string")),
+            })
+            .collect(),
+        _ => Err("metadata must be an object of strings".into()),
+    }
+}
+
+/// The schema JSON of a table: its fields, their layouts, the schema metadata and the user's
+/// key-value metadata.
+pub fn to_json(schema: &Schema, layouts: &[ColumnLayout], user: &HashMap<String, String>) -> Vec<u8> {
+    let fields: Vec<Value> = schema
+        .fields()
+        .iter()
+        .zip(layouts)
+        .map(|(f, l)| {
+            let mut o = Map::new();
+            o.insert("name".into(), json!(f.name()));
+            o.insert("type".into(), type_json(f.data_type()));
+            o.insert("nullable".into(), json!(f.is_nullable()));
+            if f.dict_is_ordered() == Some(true) {
+                o.insert("ordered".into(), json!(true));
+            }
+            if !f.metadata().is_empty() {
+                o.insert("metadata".into(), metadata_json(f.metadata()));
+            }
+            if let Some(s) = l.dictionary_stream {
+                o.insert("dictionary_stream".into(), json!(s));
+            }
+            Value::Object(o)
+        })
+        .collect();
+    let doc = json!({
+        "fields": fields,
+        "metadata": metadata_json(schema.metadata()),
+        "user_metadata": metadata_json(user),
+    });
+    serde_json::to_vec(&doc).expect("a JSON value always serializes")
+}
+
+/// The parsed schema JSON.
+#[derive(Debug, Clone)]
+pub struct ParsedSchema {
+    /// The Arrow schema, with its metadata.
+    pub schema: Arc<Schema>,
+    /// Per column, where its extra data lives.
+    pub layouts: Vec<ColumnLayout>,
+    /// The user's key-value metadata.
+    pub user_metadata: HashMap<String, String>,
+}
+
+/// Parses the schema JSON; `streams` is the file's stream count (every column has a stream of
+/// its own, numbered as the columns, and a dictionary stream must exist and be no column's).
+pub fn from_json(bytes: &[u8], streams: usize) -> Result<ParsedSchema> {
+    let bad = |detail: String| Error::corrupt("table schema", 0, detail);
+    let doc: Value = serde_json::from_slice(bytes).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+    let fields = doc["fields"].as_array().ok_or_else(|| bad("no fields list".into()))?;
+    let mut out = Vec::with_capacity(fields.len());
+    let mut layouts = Vec::with_capacity(fields.len());
+    let mut used = vec![false; streams];
+    for (i, f) in fields.iter().enumerate() {
+        let name = f["name"]
+            .as_str()
+            .ok_or_else(|| bad(format!("field {i} has no name")))?;
+        let dt = parse_type(&f["type"], 0).map_err(|e| bad(format!("field {name:?}: {e}")))?;
+        let nullable = f["nullable"].as_bool().unwrap_or(true);
+        let metadata = parse_metadata(&f["metadata"]).map_err(|e| bad(format!("field {name:?}: {e}")))?;
+        let mut field = Field::new(name, dt.clone(), nullable).with_metadata(metadata);
+        let mut layout = ColumnLayout::default();
+        if let DataType::Dictionary(_, _) = dt {
+            field = field.with_dict_is_ordered(f["ordered"].as_bool().unwrap_or(false));
+            let s = f["dictionary_stream"]
+                .as_u64()
+                .and_then(|s| u32::try_from(s).ok())
+                .filter(|&s| (s as usize) >= fields.len() && (s as usize) < streams && !used[s as usize])
+                .ok_or_else(|| bad(format!("field {name:?}: missing or invalid dictionary_stream")))?;
+            used[s as usize] = true;
+            layout.dictionary_stream = Some(s);
+        }
+        out.push(field);
+        layouts.push(layout);
+    }
+    let metadata = parse_metadata(&doc["metadata"]).map_err(bad)?;
+    let user_metadata = parse_metadata(&doc["user_metadata"]).map_err(bad)?;
+    Ok(ParsedSchema {
+        schema: Arc::new(Schema::new(out).with_metadata(metadata)),
+        layouts,
+        user_metadata,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_supported_type_round_trips() {
+        let types = vec![
+            DataType::Null,
+            DataType::Boolean,
+            DataType::Int8,
+            DataType::UInt64,
+            DataType::Float16,
+            DataType::Decimal128(38, 10),
+            DataType::Date64,
+            DataType::Time32(TimeUnit::Millisecond),
+            DataType::Time64(TimeUnit::Nanosecond),
+            DataType::Timestamp(TimeUnit::Microsecond, Some("Europe/Paris".into())),
+            DataType::Timestamp(TimeUnit::Nanosecond, None),
+            DataType::Duration(TimeUnit::Second),
+            DataType::LargeUtf8,
+            DataType::FixedSizeBinary(16),
+            DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8)),
+        ];
+        let fields: Vec<Field> = types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Field::new(format!("c{i}"), t.clone(), i % 2 == 0))
+            .collect();
+        let schema = Schema::new(fields).with_metadata(HashMap::from([("pandas".into(), "{}".into())]));
+        let mut layouts = vec![ColumnLayout::default(); types.len()];
+        layouts[types.len() - 1].dictionary_stream = Some(types.len() as u32);
+        let user = HashMap::from([("by".to_string(), "test".to_string())]);
+        let bytes = to_json(&schema, &layouts, &user);
+        let parsed = from_json(&bytes, types.len() + 1).unwrap();
+        assert_eq!(*parsed.schema, schema);
+        assert_eq!(parsed.layouts, layouts);
+        assert_eq!(parsed.user_metadata, user);
+    }
+
+    #[test]
+    fn bad_schemas_are_errors() {
+        for doc in [
+            "",
+            "[]",
+            r#"{"fields": [{"name": "a", "type": {"id": "int128"}}]}"#,
+            r#"{"fields": [{"name": "a", "type": {"id": "decimal128", "precision": 90, "scale": 1}}]}"#,
+            r#"{"fields": [{"name": "a", "type": {"id": "dictionary", "key": {"id": "int8"}, "value": {"id": "utf8"}}}]}"#,
+            r#"{"fields": [{"name": "a", "type": {"id": "dictionary", "key": {"id": "int8"}, "value": {"id": "utf8"}}, "dictionary_stream": 0}]}"#,
+        ] {
+            assert!(from_json(doc.as_bytes(), 2).is_err(), "{doc}");
+        }
+    }
+}

@@ -1,0 +1,367 @@
+//! Writing table files: record batches in, pages out, every page of a round of row groups
+//! encoded and compressed in parallel.
+
+use crate::dict::DictState;
+use crate::meta::{PageEntry, TableMeta, MAX_ROWS_PER_GROUP};
+use crate::page::encode_page;
+use crate::schema::{check_supported, to_json, ColumnLayout};
+use arrow_array::RecordBatch;
+use arrow_data::ArrayData;
+use arrow_schema::{DataType, SchemaRef};
+use kompakt::stream::{BlockEncoder, BlockSettings, Payload, StreamId, StreamOptions};
+use kompakt::{CodecSpec, Error, FilterSpec, Result, WriteOptions, Writer};
+use rayon::prelude::*;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+
+/// Rows per row group when the caller does not choose (see README, "Tables", for the
+/// measurements behind it): small enough that a 1000-row read decodes little, large enough
+/// that each page compresses well.
+pub const DEFAULT_ROWS_PER_GROUP: u32 = 16 * 1024;
+
+/// Row groups encoded per parallel round: enough pages to keep every core busy, few enough
+/// to bound memory (about this many groups of compressed pages are held at once).
+const GROUPS_PER_ROUND: usize = 16;
+
+/// Pages larger than this are cut into several blocks (a block holds at most 64 MiB).
+const PAGE_BLOCK: usize = 8 << 20;
+
+/// How a table is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableOptions {
+    /// Codec of every page (after the page's own encoding). Default: zstd level 2 (level 1 stores
+    /// pages that gain under 20 % raw, which leaves narrow integers uncompressed).
+    pub codec: CodecSpec,
+    /// Rows per row group: the unit of random access (default [`DEFAULT_ROWS_PER_GROUP`]).
+    pub rows_per_group: u32,
+    /// Encoding threads; 0 = all cores. The bytes written do not depend on it.
+    pub threads: usize,
+    /// User key-value metadata stored with the schema.
+    pub metadata: HashMap<String, String>,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        TableOptions {
+            codec: CodecSpec::Fixed(kompakt::Codec::Zstd { level: 2 }),
+            rows_per_group: DEFAULT_ROWS_PER_GROUP,
+            threads: 0,
+            metadata: HashMap::new(),
+        }
+    }
+}
+
+struct OwnedBlock {
+    header: [u8; kompakt::stream::format::BLOCK_HEADER_LEN],
+    fields: kompakt::stream::BlockHeader,
+    bytes: Vec<u8>,
+}
+
+struct EncodedPage {
+    blocks: Vec<OwnedBlock>,
+    raw_len: u64,
+    summary: u8,
+}
+
+thread_local! {
+    static ENCODER: RefCell<BlockEncoder> = RefCell::new(BlockEncoder::default());
+}
+
+/// Compresses a page into blocks of `stream` (none for an empty page).
+fn compress_page(stream: u32, settings: &BlockSettings, page: &[u8]) -> Result<Vec<OwnedBlock>> {
+    ENCODER.with(|enc| {
+        let mut enc = enc.borrow_mut();
+        page.chunks(PAGE_BLOCK)
+            .map(|chunk| {
+                let b = enc.encode(stream, settings, chunk)?;
+                let bytes = match b.payload {
+                    Payload::Owned(mut v, n) => {
+                        v.truncate(n);
+                        v
+                    }
+                    Payload::Borrowed(s) => s.to_vec(),
+                };
+                Ok(OwnedBlock {
+                    header: b.header,
+                    fields: b.fields,
+                    bytes,
+                })
+            })
+            .collect()
+    })
+}
+
+/// Runs `f` on a pool of `threads` threads (0: rayon's global pool, all cores).
+pub(crate) fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> Result<T> {
+    if threads == 0 {
+        return Ok(f());
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Usage(format!("cannot start {threads} threads: {e}")))?;
+    Ok(pool.install(f))
+}
+
+impl<W: Write> std::fmt::Debug for TableWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableWriter")
+            .field("schema", &self.schema)
+            .field("rows", &self.rows_written())
+            .finish()
+    }
+}
+
+/// Writes a table to any `Write`, one record batch at a time; call [`finish`](Self::finish).
+///
+/// Memory stays bounded by the batches not yet written plus about [`GROUPS_PER_ROUND`] row
+/// groups of pages, whatever the table's size.
+pub struct TableWriter<W: Write> {
+    out: Writer<W>,
+    schema: SchemaRef,
+    opts: TableOptions,
+    settings: BlockSettings,
+    /// Columns of the batches not yet in a page (dictionary columns as their keys).
+    pending: std::collections::VecDeque<(Vec<ArrayData>, usize)>,
+    pending_rows: usize,
+    num_rows: u64,
+    pages: Vec<Vec<PageEntry>>,
+    stream_pos: Vec<u64>,
+    dicts: Vec<Option<DictState>>,
+    layouts: Vec<ColumnLayout>,
+}
+
+impl<W: Write> TableWriter<W> {
+    /// Starts a table of `schema` (checked against the supported types) on `out`.
+    pub fn new(out: W, schema: SchemaRef, opts: TableOptions) -> Result<Self> {
+        if opts.rows_per_group == 0 || opts.rows_per_group > MAX_ROWS_PER_GROUP {
+            return Err(Error::invalid(
+                "rows per group",
+                opts.rows_per_group.to_string(),
+                format!("1..={MAX_ROWS_PER_GROUP}"),
+            ));
+        }
+        for f in schema.fields() {
+            check_supported(f)?;
+        }
+        let stream_opts = StreamOptions::default()
+            .codec(opts.codec)
+            .filter(FilterSpec::None)
+            .typesize(1);
+        stream_opts.validate()?;
+        let mut out = Writer::new(out, WriteOptions::default().threads(1))?;
+        let columns = schema.fields().len();
+        for _ in 0..columns {
+            out.add_stream(Some(stream_opts))?;
+        }
+        let mut layouts = vec![ColumnLayout::default(); columns];
+        let mut dicts = Vec::with_capacity(columns);
+        for (i, f) in schema.fields().iter().enumerate() {
+            if let DataType::Dictionary(key, value) = f.data_type() {
+                let s = out.add_stream(Some(stream_opts))?;
+                layouts[i].dictionary_stream = Some(s.0);
+                dicts.push(Some(DictState::new(key, value)));
+            } else {
+                dicts.push(None);
+            }
+        }
+        Ok(TableWriter {
+            out,
+            settings: stream_opts.block_settings(),
+            schema,
+            opts,
+            pending: Default::default(),
+            pending_rows: 0,
+            num_rows: 0,
+            pages: vec![Vec::new(); columns],
+            stream_pos: vec![0; columns],
+            dicts,
+            layouts,
+        })
+    }
+
+    /// The table's schema.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// Rows accepted so far.
+    pub fn rows_written(&self) -> u64 {
+        self.num_rows + self.pending_rows as u64
+    }
+
+    /// Bytes written to the output so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.out.bytes_written()
+    }
+
+    /// Appends the rows of `batch`, whose columns must have the table's types.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let fields = self.schema.fields();
+        if batch.num_columns() != fields.len() {
+            return Err(Error::Usage(format!(
+                "a batch of {} columns for a table of {}",
+                batch.num_columns(),
+                fields.len()
+            )));
+        }
+        for (f, col) in fields.iter().zip(batch.columns()) {
+            if col.data_type() != f.data_type() {
+                return Err(Error::Usage(format!(
+                    "column {:?} is {} in this batch but {} in the table",
+                    f.name(),
+                    col.data_type(),
+                    f.data_type()
+                )));
+            }
+        }
+        let mut columns: Vec<ArrayData> = batch.columns().iter().map(|c| c.to_data()).collect();
+        for (col, d) in columns.iter_mut().zip(&mut self.dicts) {
+            if let Some(d) = d {
+                *col = d.unify(col)?;
+            }
+        }
+        if batch.num_rows() == 0 {
+            // Its dictionaries still count: an empty table keeps its categories.
+            return Ok(());
+        }
+        self.pending_rows += batch.num_rows();
+        self.pending.push_back((columns, batch.num_rows()));
+        let group = self.opts.rows_per_group as usize;
+        while self.pending_rows >= group * GROUPS_PER_ROUND {
+            self.flush_groups(GROUPS_PER_ROUND)?;
+        }
+        Ok(())
+    }
+
+    /// Encodes and writes the first `groups` row groups of the pending rows (the last may be
+    /// partial).
+    fn flush_groups(&mut self, groups: usize) -> Result<()> {
+        let group = self.opts.rows_per_group as usize;
+        let columns = self.schema.fields().len();
+        // Cut the pending batches into groups of pieces (slices: no copy).
+        let mut work: Vec<Vec<Vec<ArrayData>>> = Vec::with_capacity(groups);
+        for _ in 0..groups {
+            let mut want = group.min(self.pending_rows);
+            if want == 0 {
+                break;
+            }
+            let mut pieces = vec![Vec::new(); columns];
+            while want > 0 {
+                let (first, rows) = self.pending.front_mut().expect("pending rows are in pending batches");
+                let rows_before = *rows;
+                let take = want.min(rows_before);
+                *rows -= take;
+                let rows = rows_before;
+                for (c, col) in first.iter_mut().enumerate() {
+                    pieces[c].push(col.slice(0, take));
+                    if take < rows {
+                        *col = col.slice(take, rows - take);
+                    }
+                }
+                if take == rows {
+                    self.pending.pop_front();
+                }
+                want -= take;
+                self.pending_rows -= take;
+                self.num_rows += take as u64;
+            }
+            work.push(pieces);
+        }
+        let schema = &self.schema;
+        let settings = &self.settings;
+        let encoded: Vec<Result<EncodedPage>> = with_threads(self.opts.threads, || {
+            work.par_iter()
+                .flat_map_iter(|pieces| pieces.iter().enumerate())
+                .map(|(c, pieces)| {
+                    let mut page = Vec::new();
+                    let summary = encode_page(schema.field(c).data_type(), pieces, &mut page)?;
+                    Ok(EncodedPage {
+                        blocks: compress_page(c as u32, settings, &page)?,
+                        raw_len: page.len() as u64,
+                        summary,
+                    })
+                })
+                .collect()
+        })?;
+        for (i, page) in encoded.into_iter().enumerate() {
+            let page = page?;
+            let c = i % columns;
+            self.write_page(c, &page)?;
+            self.stream_pos[c] += page.raw_len;
+            self.pages[c].push(PageEntry {
+                end: self.stream_pos[c],
+                summary: page.summary,
+            });
+        }
+        Ok(())
+    }
+
+    fn write_page(&mut self, stream: usize, page: &EncodedPage) -> Result<()> {
+        for b in &page.blocks {
+            let block = kompakt::stream::EncodedBlock {
+                header: b.header,
+                fields: b.fields,
+                payload: Payload::Borrowed(&b.bytes),
+            };
+            self.out.write_block(StreamId(stream as u32), &block)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the last rows, the dictionaries and the footer; returns the output.
+    pub fn finish(mut self) -> Result<W> {
+        let group = self.opts.rows_per_group as usize;
+        while self.pending_rows > 0 {
+            let groups = self.pending_rows.div_ceil(group).min(GROUPS_PER_ROUND);
+            self.flush_groups(groups)?;
+        }
+        for c in 0..self.dicts.len() {
+            let Some(d) = self.dicts[c].take() else { continue };
+            let values = d.finish()?;
+            let stream = self.layouts[c]
+                .dictionary_stream
+                .expect("every dictionary column has a stream");
+            let mut page = (values.len() as u64).to_le_bytes().to_vec();
+            encode_page(&values.data_type().clone(), &[values], &mut page)?;
+            let blocks = compress_page(stream, &self.settings, &page)?;
+            self.write_page(
+                stream as usize,
+                &EncodedPage {
+                    blocks,
+                    raw_len: page.len() as u64,
+                    summary: 0,
+                },
+            )?;
+        }
+        let meta = TableMeta {
+            num_rows: self.num_rows,
+            rows_per_group: self.opts.rows_per_group,
+            schema_json: to_json(&self.schema, &self.layouts, &self.opts.metadata),
+            pages: self.pages,
+        };
+        self.out.set_metadata(meta.encode())?;
+        self.out.finish()
+    }
+}
+
+/// Writes `batches` (all of `schema`) to `path` atomically: a crash or an error leaves any
+/// earlier file at `path` as it was. Returns the rows written.
+pub fn write_table_file(
+    path: impl AsRef<Path>,
+    schema: SchemaRef,
+    batches: impl IntoIterator<Item = Result<RecordBatch>>,
+    opts: TableOptions,
+) -> Result<u64> {
+    let mut file = kompakt::fs::AtomicFile::create(path)?;
+    let mut w = TableWriter::new(file.file(), schema, opts)?;
+    for b in batches {
+        w.write(&b?)?;
+    }
+    let rows = w.rows_written();
+    w.finish()?;
+    file.commit()?;
+    Ok(rows)
+}

@@ -1,0 +1,321 @@
+//! Tables of every supported type with nulls, written in random batches and row-group sizes:
+//! any column subset and row range reads back equal to slicing the original.
+
+use arrow_array::types::Int8Type;
+use arrow_array::*;
+use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use kompakt_table::{write_table_file, TableOptions, TableReader, TableWriter};
+use proptest::prelude::*;
+use std::sync::Arc;
+
+fn columns(n: usize, seed: u64) -> Vec<(&'static str, ArrayRef)> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let r: Vec<u64> = (0..n).map(|_| next()).collect();
+    let null = |i: usize, r: &[u64]| r[i].is_multiple_of(7);
+    let cities = ["Oslo", "Lima", "Paris", "Quito", "Accra"];
+    let cols: Vec<(&'static str, ArrayRef)> = vec![
+        (
+            "bool",
+            Arc::new(BooleanArray::from_iter(
+                (0..n).map(|i| (!null(i, &r)).then_some(r[i].is_multiple_of(2))),
+            )),
+        ),
+        ("i8", Arc::new(Int8Array::from_iter_values((0..n).map(|i| r[i] as i8)))),
+        (
+            "small_int",
+            Arc::new(Int32Array::from_iter(
+                (0..n).map(|i| (!null(i, &r)).then_some(1 + (r[i] % 100) as i32)),
+            )),
+        ),
+        (
+            "wide_int",
+            Arc::new(Int64Array::from_iter_values((0..n).map(|i| r[i] as i64))),
+        ),
+        (
+            "u16",
+            Arc::new(UInt16Array::from_iter_values((0..n).map(|i| (r[i] % 3000) as u16))),
+        ),
+        (
+            "price",
+            Arc::new(Float64Array::from_iter((0..n).map(|i| {
+                (!null(i, &r)).then_some([9.99, 19.5, 0.25, -3.0][(r[i] % 4) as usize])
+            }))),
+        ),
+        (
+            "f32",
+            Arc::new(Float32Array::from_iter_values(
+                (0..n).map(|i| f32::from_bits(r[i] as u32)),
+            )),
+        ),
+        (
+            "ts",
+            Arc::new(
+                TimestampNanosecondArray::from_iter_values((0..n).map(|i| 1_700_000_000_000_000_000 + i as i64 * 1000))
+                    .with_timezone("Europe/Oslo"),
+            ),
+        ),
+        (
+            "date",
+            Arc::new(Date32Array::from_iter(
+                (0..n).map(|i| (!null(i, &r)).then_some(19000 + (r[i] % 400) as i32)),
+            )),
+        ),
+        (
+            "dec",
+            Arc::new(
+                Decimal128Array::from_iter_values((0..n).map(|i| r[i] as i128 * 1_000_000_007))
+                    .with_precision_and_scale(38, 4)
+                    .unwrap(),
+            ),
+        ),
+        (
+            "word",
+            Arc::new(StringArray::from_iter(
+                (0..n).map(|i| (!null(i, &r)).then(|| format!("w{:x}", r[i] % 100_000))),
+            )),
+        ),
+        (
+            "city",
+            Arc::new(LargeStringArray::from_iter_values(
+                (0..n).map(|i| cities[(r[i] % 5) as usize]),
+            )),
+        ),
+        (
+            "blob",
+            Arc::new(BinaryArray::from_iter((0..n).map(|i| {
+                (!null(i, &r)).then(|| r[i].to_le_bytes()[..(r[i] % 9) as usize].to_vec())
+            }))),
+        ),
+        (
+            "fixed",
+            Arc::new(
+                FixedSizeBinaryArray::try_from_iter((0..n).map(|i| r[i].to_be_bytes()))
+                    .unwrap_or_else(|_| FixedSizeBinaryArray::new_null(8, 0)),
+            ),
+        ),
+        (
+            "cat",
+            Arc::new(
+                (0..n)
+                    .map(|i| (!null(i, &r)).then_some(cities[(r[i] % 5) as usize]))
+                    .collect::<DictionaryArray<Int8Type>>(),
+            ),
+        ),
+        ("nothing", Arc::new(NullArray::new(n))),
+        (
+            "dur",
+            Arc::new(DurationMillisecondArray::from_iter_values(
+                (0..n).map(|i| -(r[i] as i64 % 5000)),
+            )),
+        ),
+    ];
+    cols
+}
+
+fn table(n: usize, seed: u64) -> RecordBatch {
+    let cols = columns(n, seed);
+    let fields: Vec<Field> = cols
+        .iter()
+        .map(|(name, a)| Field::new(*name, a.data_type().clone(), true))
+        .collect();
+    let schema = Arc::new(Schema::new(fields).with_metadata([("pandas".to_string(), "{}".to_string())].into()));
+    RecordBatch::try_new(schema, cols.into_iter().map(|(_, a)| a).collect()).unwrap()
+}
+
+/// Writes `batch` cut at `cuts` with `rows_per_group`, returns the file's path (kept in `dir`).
+fn write(dir: &std::path::Path, batch: &RecordBatch, cuts: &[usize], rows_per_group: u32) -> std::path::PathBuf {
+    let path = dir.join("t.kpk");
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    for &c in cuts.iter().chain([batch.num_rows()].iter()) {
+        let c = c.clamp(at, batch.num_rows());
+        pieces.push(Ok(batch.slice(at, c - at)));
+        at = c;
+    }
+    let opts = TableOptions {
+        rows_per_group,
+        ..Default::default()
+    };
+    let rows = write_table_file(&path, batch.schema(), pieces, opts).unwrap();
+    assert_eq!(rows, batch.num_rows() as u64);
+    path
+}
+
+fn check_read(t: &TableReader, batch: &RecordBatch, cols: &[usize], start: usize, stop: usize) {
+    let (schema, batches) = t.read(Some(cols), start as u64..stop as u64, 1).unwrap();
+    assert_eq!(schema.fields().len(), cols.len());
+    let got: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    assert_eq!(got, stop - start);
+    let mut at = start;
+    for b in &batches {
+        for (j, &c) in cols.iter().enumerate() {
+            let want = batch.column(c).slice(at, b.num_rows());
+            assert_eq!(
+                b.column(j).as_ref(),
+                want.as_ref(),
+                "column {} rows {at}..",
+                batch.schema().field(c).name()
+            );
+        }
+        at += b.num_rows();
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn any_columns_and_rows_equal_the_sliced_original(
+        n in 0usize..700,
+        seed in any::<u64>(),
+        rows_per_group in prop_oneof![Just(1u32), 2u32..70, Just(256u32)],
+        cuts in proptest::collection::vec(0usize..700, 0..4),
+        reads in proptest::collection::vec((proptest::collection::vec(0usize..17, 1..4), 0usize..700, 0usize..700), 1..6),
+    ) {
+        let batch = table(n, seed);
+        let dir = tempfile::tempdir().unwrap();
+        let mut cuts = cuts;
+        cuts.sort_unstable();
+        let path = write(dir.path(), &batch, &cuts, rows_per_group);
+        let t = TableReader::open(&path).unwrap();
+        prop_assert_eq!(t.num_rows(), n as u64);
+        prop_assert_eq!(t.schema(), batch.schema());
+        check_read(&t, &batch, &(0..17).collect::<Vec<_>>(), 0, n);
+        for (cols, a, b) in reads {
+            let (a, b) = (a.min(n), b.min(n));
+            check_read(&t, &batch, &cols, a.min(b), a.max(b));
+        }
+    }
+}
+
+#[test]
+fn larger_than_one_round_of_groups_and_threads_do_not_change_the_bytes() {
+    let batch = table(40_000, 7);
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for threads in [1, 2, 3] {
+        let mut w = TableWriter::new(
+            Vec::new(),
+            batch.schema(),
+            TableOptions {
+                rows_per_group: 1000,
+                threads,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        w.write(&batch.slice(0, 12_345)).unwrap();
+        w.write(&batch.slice(12_345, 40_000 - 12_345)).unwrap();
+        files.push(w.finish().unwrap());
+    }
+    assert!(files.windows(2).all(|w| w[0] == w[1]));
+    let path = dir.path().join("t.kpk");
+    std::fs::write(&path, &files[0]).unwrap();
+    let t = TableReader::open(&path).unwrap();
+    check_read(&t, &batch, &(0..17).collect::<Vec<_>>(), 0, 40_000);
+    check_read(&t, &batch, &[3, 10], 19_999, 21_001);
+}
+
+#[test]
+fn dictionaries_that_differ_between_batches_are_merged() {
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "c",
+        DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8)),
+        true,
+    )]));
+    let a: DictionaryArray<Int8Type> = vec![Some("x"), Some("y"), None, Some("x")].into_iter().collect();
+    let b: DictionaryArray<Int8Type> = vec![Some("z"), Some("x"), Some("y")].into_iter().collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.kpk");
+    let batches = [a.clone(), b.clone()]
+        .map(|d| Ok(RecordBatch::try_new(schema.clone(), vec![Arc::new(d) as ArrayRef]).unwrap()));
+    write_table_file(&path, schema.clone(), batches, TableOptions::default()).unwrap();
+    let (_, got) = TableReader::open(&path).unwrap().read(None, 0..7, 1).unwrap();
+    let got = got[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<DictionaryArray<Int8Type>>()
+        .unwrap()
+        .clone();
+    let values: Vec<Option<String>> = got
+        .downcast_dict::<StringArray>()
+        .unwrap()
+        .into_iter()
+        .map(|v| v.map(str::to_string))
+        .collect();
+    let want: Vec<Option<String>> = ["x", "y", "", "x", "z", "x", "y"]
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (i != 2).then(|| s.to_string()))
+        .collect();
+    assert_eq!(values, want);
+}
+
+#[test]
+fn schema_mismatch_and_unsupported_types_are_clear_errors() {
+    let batch = table(10, 1);
+    let mut w = TableWriter::new(Vec::new(), batch.schema(), TableOptions::default()).unwrap();
+    let other = RecordBatch::try_from_iter([("x", Arc::new(Int32Array::from(vec![1])) as ArrayRef)]).unwrap();
+    let e = w.write(&other).unwrap_err().to_string();
+    assert!(e.contains("columns"), "{e}");
+    let list = Schema::new(vec![Field::new(
+        "l",
+        DataType::List(Arc::new(Field::new("item", DataType::Int32, true))),
+        true,
+    )]);
+    let e = TableWriter::new(Vec::new(), Arc::new(list), TableOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("supported"), "{e}");
+    let e = TableOptions {
+        rows_per_group: 0,
+        ..Default::default()
+    };
+    assert!(TableWriter::new(Vec::new(), batch.schema(), e).is_err());
+    let _ = TimeUnit::Second;
+}
+
+#[test]
+fn damage_is_an_error_never_a_panic() {
+    let batch = table(300, 3);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), &batch, &[100], 64);
+    let good = std::fs::read(&path).unwrap();
+    let bad_path = dir.path().join("bad.kpk");
+    let try_all = |bytes: &[u8]| -> bool {
+        std::fs::write(&bad_path, bytes).unwrap();
+        match TableReader::open(&bad_path) {
+            Err(_) => false,
+            Ok(t) => t.read(None, 0..t.num_rows(), 1).is_ok(),
+        }
+    };
+    for cut in (0..good.len()).step_by(97) {
+        assert!(!try_all(&good[..cut]), "truncated at {cut}");
+    }
+    // Checksums catch any flipped bit, in blocks and in the footer.
+    for pos in (0..good.len()).step_by(61) {
+        let mut bytes = good.clone();
+        bytes[pos] ^= 0x10;
+        assert!(!try_all(&bytes), "flipped a bit at {pos}");
+    }
+}
+
+#[test]
+fn empty_tables() {
+    let batch = table(0, 1);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), &batch, &[], 16);
+    let t = TableReader::open(&path).unwrap();
+    assert_eq!(t.num_rows(), 0);
+    let (schema, batches) = t.read(None, 0..0, 0).unwrap();
+    assert_eq!(schema, batch.schema());
+    assert_eq!(batches.len(), 1);
+    assert_eq!(batches[0].num_rows(), 0);
+    assert!(t.read(None, 0..1, 0).is_err());
+}

@@ -1,0 +1,307 @@
+"""Columnar table files: ``write_table``, ``read_table``, ``TableFile``.
+
+A table file stores a data frame column by column in row groups; reading a few columns or a
+row range touches only the pages that cover them. Data crosses into the Rust core as an Arrow
+stream; this module only converts pandas and polars frames to Arrow and back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Iterator, Sequence
+
+from kompakt import _core
+
+__all__ = ["TableFile", "read_table", "write_table"]
+
+_TARGETS = ("pandas", "arrow", "polars")
+
+
+def _arrow_input(data: Any, preserve_index: bool | None):
+    """``data`` as something with ``__arrow_c_stream__`` (a pyarrow Table or reader)."""
+    import pyarrow as pa
+
+    if isinstance(data, (pa.Table, pa.RecordBatchReader)):
+        table = data
+    elif isinstance(data, pa.RecordBatch):
+        table = pa.Table.from_batches([data])
+    elif type(data).__module__.startswith("pandas") and type(data).__name__ == "DataFrame":
+        if len(data):
+            table = pa.Table.from_pandas(data, preserve_index=preserve_index)
+        else:
+            # One empty batch rather than none: it carries the categories of categoricals.
+            # (a Table's stream skips empty chunks, a reader of batches does not).
+            batch = pa.RecordBatch.from_pandas(data, preserve_index=preserve_index)
+            table = pa.RecordBatchReader.from_batches(batch.schema, [batch])
+    elif type(data).__module__.startswith("polars") and type(data).__name__ == "DataFrame":
+        table = data.to_arrow()
+    elif hasattr(data, "__arrow_c_stream__"):
+        return data
+    else:
+        raise TypeError(
+            f"write_table takes a pandas or polars DataFrame, a pyarrow Table, RecordBatch or "
+            f"RecordBatchReader, or an object with __arrow_c_stream__; got {type(data).__name__}"
+        )
+    return _without_views(table)
+
+
+def _without_views(table):
+    """Arrow's string and binary *views* (polars' default) stored as large strings/binaries."""
+    import pyarrow as pa
+
+    def plain(t):
+        if t == pa.string_view():
+            return pa.large_string()
+        if t == pa.binary_view():
+            return pa.large_binary()
+        return t
+
+    schema = table.schema
+    if all(plain(f.type) == f.type for f in schema):
+        return table
+    target = pa.schema([f.with_type(plain(f.type)) for f in schema], metadata=schema.metadata)
+    if isinstance(table, pa.RecordBatchReader):
+        return pa.RecordBatchReader.from_batches(target, (b.cast(target) for b in table))
+    return table.cast(target)
+
+
+def write_table(
+    data: Any,
+    path: str | os.PathLike,
+    *,
+    codec: str | None = None,
+    level: int | None = None,
+    threads: int | None = None,
+    metadata: dict[str, str] | None = None,
+    rows_per_group: int | None = None,
+    preserve_index: bool | None = None,
+) -> int:
+    """Writes a table to ``path`` (atomically: a failed write leaves any old file intact).
+
+    ``data`` is a pandas or polars DataFrame, a pyarrow Table, RecordBatch or
+    RecordBatchReader (streamed: a table larger than memory is fine), or any object with
+    ``__arrow_c_stream__``. ``codec``/``level`` choose the codec applied after each page's own
+    encoding (default ``"zstd:2"``); ``rows_per_group`` is the unit of random access (default
+    16384); ``metadata`` is stored with the table (``TableFile.metadata``). pandas indexes are
+    kept as pandas does with Arrow (``preserve_index``). Returns the number of rows written.
+
+    >>> import pandas as pd, kompakt, tempfile, os
+    >>> df = pd.DataFrame({"city": pd.Categorical(["Oslo", "Lima", "Oslo"]), "n": [1, 2, 3]})
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.kpk")
+    >>> kompakt.write_table(df, path)
+    3
+    >>> kompakt.read_table(path, rows=slice(1, 3))["n"].tolist()
+    [2, 3]
+    """
+    if metadata is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
+        raise TypeError("metadata must map str to str")
+    stream = _arrow_input(data, preserve_index)
+    return _core.write_table(
+        stream,
+        os.fspath(path),
+        codec=codec,
+        level=level,
+        threads=threads,
+        rows_per_group=rows_per_group,
+        metadata=metadata,
+    )
+
+
+def read_table(
+    path: str | os.PathLike,
+    columns: Sequence[str | int] | str | None = None,
+    rows: slice | tuple[int, int] | None = None,
+    *,
+    to: str = "pandas",
+    threads: int | None = None,
+):
+    """Reads a table file, or some of its columns and rows, reading only the pages needed.
+
+    ``columns``: names or positions (default all). ``rows``: a slice or ``(start, stop)``
+    (negative values count from the end, as in Python); the result equals slicing the whole
+    table. ``to``: ``"pandas"`` (default), ``"arrow"`` (a pyarrow Table) or ``"polars"``.
+
+    >>> import pyarrow as pa, kompakt, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.kpk")
+    >>> kompakt.write_table(pa.table({"a": range(100_000), "b": ["x"] * 100_000}), path)
+    100000
+    >>> kompakt.read_table(path, ["a"], rows=(50_000, 50_002), to="arrow").to_pydict()
+    {'a': [50000, 50001]}
+    """
+    return TableFile(path).read(columns, rows, to=to, threads=threads)
+
+
+class TableFile:
+    """A table file opened for reading: schema and size at once, data on demand.
+
+    >>> import pyarrow as pa, kompakt, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.kpk")
+    >>> _ = kompakt.write_table(pa.table({"a": [1, 2, 3], "b": ["x", "y", "z"]}), path)
+    >>> t = kompakt.TableFile(path)
+    >>> t.num_rows, t.columns
+    (3, ['a', 'b'])
+    >>> t[1:, "b"].to_pydict()
+    {'b': ['y', 'z']}
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self._path = os.fspath(path)
+        self._core = _core.Table(self._path)
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def schema(self):
+        """The Arrow schema (``pyarrow.Schema``), with pandas metadata if pandas wrote it."""
+        return self._core.schema
+
+    @property
+    def num_rows(self) -> int:
+        return self._core.num_rows
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.schema.names)
+
+    @property
+    def rows_per_group(self) -> int:
+        return self._core.rows_per_group
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        """The ``metadata`` given to ``write_table``."""
+        return self._core.metadata
+
+    @property
+    def file_size(self) -> int:
+        return self._core.file_size
+
+    def __len__(self) -> int:
+        return self.num_rows
+
+    def __repr__(self) -> str:
+        return f"<kompakt.TableFile {self._path!r}: {self.num_rows} rows x {len(self.columns)} columns>"
+
+    def __enter__(self) -> "TableFile":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def summary(self) -> list[dict]:
+        """Per column: type, page encodings, encoded and stored bytes, codecs."""
+        return self._core.summary()
+
+    def _positions(self, columns) -> list[int] | None:
+        if columns is None:
+            return None
+        if isinstance(columns, (str, int)):
+            columns = [columns]
+        n = len(self.columns)
+        out = []
+        for c in columns:
+            if isinstance(c, bool) or not isinstance(c, (str, int)):
+                raise TypeError(f"columns are names or positions, got {c!r}")
+            if isinstance(c, int):
+                if not -n <= c < n:
+                    raise IndexError(f"column {c} out of range for a table of {n} columns")
+                out.append(c % n)
+            else:
+                out.extend(self._core.column_indices([c]))
+        return out
+
+    def _range(self, rows) -> tuple[int, int]:
+        n = self.num_rows
+        if rows is None:
+            return 0, n
+        if isinstance(rows, int) and not isinstance(rows, bool):
+            i = rows + n if rows < 0 else rows
+            if not 0 <= i < n:
+                raise IndexError(f"row {rows} out of range for a table of {n} rows")
+            return i, i + 1
+        if isinstance(rows, tuple) and len(rows) == 2:
+            rows = slice(*rows)
+        if not isinstance(rows, slice):
+            raise TypeError(f"rows must be a slice, (start, stop) or an int, got {rows!r}")
+        start, stop, step = rows.indices(n)
+        if step != 1:
+            raise ValueError("rows must be a contiguous range (step 1)")
+        return start, max(start, stop)
+
+    def read_arrow(self, columns=None, rows=None, *, threads: int | None = None):
+        """Like :meth:`read` with ``to="arrow"``: a ``pyarrow.Table``."""
+        start, stop = self._range(rows)
+        reader = self._core.read(self._positions(columns), start, stop, threads)
+        return reader.read_all()
+
+    def read(self, columns=None, rows=None, *, to: str = "pandas", threads: int | None = None):
+        """Columns and rows as pandas (default), ``"arrow"`` or ``"polars"``; see read_table."""
+        if to not in _TARGETS:
+            raise ValueError(f"to must be one of {', '.join(map(repr, _TARGETS))}, got {to!r}")
+        start, stop = self._range(rows)
+        positions = self._positions(columns)
+        pandas_meta = None
+        if to == "pandas":
+            pandas_meta = self._pandas_metadata()
+            if positions is not None and pandas_meta:
+                # The index is stored as columns: read them too, as pyarrow does for Parquet.
+                for name in pandas_meta.get("index_columns", []):
+                    if isinstance(name, str) and name in self.columns:
+                        i = self.columns.index(name)
+                        if i not in positions:
+                            positions.append(i)
+        table = self._core.read(positions, start, stop, threads).read_all()
+        if to == "arrow":
+            return table
+        if to == "polars":
+            import polars
+
+            return polars.from_arrow(table)
+        df = table.to_pandas()
+        if pandas_meta and (start, stop) != (0, self.num_rows):
+            _shift_range_index(df, pandas_meta, start)
+        return df
+
+    def __getitem__(self, key):
+        """``t[rows]``, ``t[rows, columns]`` or ``t["column"]``, as a pyarrow Table."""
+        if isinstance(key, str):
+            return self.read_arrow([key])
+        if isinstance(key, tuple) and len(key) == 2 and not all(isinstance(k, int) for k in key):
+            return self.read_arrow(key[1], key[0])
+        return self.read_arrow(None, key)
+
+    def iter_batches(self, rows_per_batch: int | None = None, columns=None, *, threads: int | None = None) -> Iterator:
+        """Yields the table as ``pyarrow.RecordBatch`` es, about ``rows_per_batch`` rows each
+        (default: 64 row groups), holding only one batch's worth of pages at a time."""
+        step = rows_per_batch or 64 * self.rows_per_group
+        if step < 1:
+            raise ValueError("rows_per_batch must be at least 1")
+        positions = self._positions(columns)
+        for start in range(0, self.num_rows, step):
+            reader = self._core.read(positions, start, min(start + step, self.num_rows), threads)
+            yield from reader
+
+    def _pandas_metadata(self) -> dict | None:
+        raw = (self.schema.metadata or {}).get(b"pandas")
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError:
+            return None
+
+
+def _shift_range_index(df, meta: dict, start: int) -> None:
+    """pyarrow rebuilds a stored RangeIndex only when all rows are read; give a row slice the
+    index the same rows have in the whole table."""
+    idx = meta.get("index_columns") or []
+    if len(idx) != 1 or not isinstance(idx[0], dict) or idx[0].get("kind") != "range":
+        return
+    import pandas as pd
+
+    d = idx[0]
+    step = d.get("step", 1)
+    first = d.get("start", 0) + start * step
+    df.index = pd.RangeIndex(first, first + len(df) * step, step, name=d.get("name"))
+

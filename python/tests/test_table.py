@@ -1,0 +1,185 @@
+"""Table files: pandas, pyarrow (and polars when installed) in and out; column subsets and row
+ranges equal slicing the whole table; damage is a CorruptError."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import pathlib
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kompakt
+
+
+def frame(n: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    cities = [f"city{i}" for i in range(70)]
+    return pd.DataFrame(
+        {
+            "Logical": pd.array(np.where(rng.random(n) < 0.05, None, rng.random(n) < 0.5), dtype="boolean"),
+            "Integer": rng.integers(1, 101, n).astype("int32"),
+            "Real": rng.choice(np.round(rng.uniform(0, 100, 20), 2), n),
+            "Factor": pd.Categorical.from_codes(rng.integers(0, 70, n), cities),
+            "Ordered": pd.Categorical.from_codes(rng.integers(0, 3, n), ["lo", "mid", "hi"], ordered=True),
+            "NullableInt": pd.array(np.where(rng.random(n) < 0.1, None, rng.integers(-5, 5, n)), dtype="Int64"),
+            "When": pd.date_range("2024-01-01", periods=n, freq="s", tz="Europe/Oslo"),
+            "Word": [f"w{x}" for x in rng.integers(0, 1000, n)],
+        }
+    )
+
+
+def test_pandas_round_trip_is_exact(tmp_path):
+    df = frame(50_000)
+    df.index = pd.RangeIndex(100, 100 + 2 * len(df), 2, name="row")
+    path = tmp_path / "t.kpk"
+    assert kompakt.write_table(df, path) == len(df)
+    back = kompakt.read_table(path)
+    pd.testing.assert_frame_equal(back, df)
+    assert back["Ordered"].cat.ordered
+    # Rows and columns: the same as slicing the whole frame, index included.
+    part = kompakt.read_table(path, ["Real", "Factor"], rows=slice(16_000, 33_000))
+    pd.testing.assert_frame_equal(part, df.iloc[16_000:33_000][["Real", "Factor"]])
+    part = kompakt.read_table(str(path), ["Word"], rows=(-5, None))
+    pd.testing.assert_frame_equal(part, df.iloc[-5:][["Word"]])
+
+
+def test_multiindex_and_arrow_output(tmp_path):
+    df = pd.DataFrame({"a": [1, 2, 3, 4], "b": ["x", "y", "z", "w"]})
+    df.index = pd.MultiIndex.from_tuples([("k", 1), ("k", 2), ("j", 1), ("j", 2)], names=["s", "n"])
+    path = tmp_path / "m.kpk"
+    kompakt.write_table(df, path)
+    pd.testing.assert_frame_equal(kompakt.read_table(path), df)
+    pd.testing.assert_frame_equal(kompakt.read_table(path, ["b"], rows=(1, 3)), df.iloc[1:3][["b"]])
+    t = kompakt.read_table(path, to="arrow")
+    assert isinstance(t, pa.Table) and t.num_rows == 4
+
+
+def test_pyarrow_types_and_metadata(tmp_path):
+    n = 1000
+    t = pa.table(
+        {
+            "i8": pa.array(np.arange(n) % 100 - 50, pa.int8()),
+            "u64": pa.array(np.arange(n, dtype=np.uint64) * 2**40),
+            "f16": pa.array(np.linspace(0, 1, n).astype(np.float16)),
+            "dec": pa.array([None if i % 9 == 0 else i * 1000 for i in range(n)], pa.decimal128(20, 3)),
+            "d": pa.array([dt.date(2020, 1, 1) + dt.timedelta(days=i % 50) for i in range(n)]),
+            "t": pa.array([dt.time(i % 24, 0) for i in range(n)], pa.time64("us")),
+            "dur": pa.array(np.arange(n), pa.duration("ms")),
+            "bin": pa.array([bytes([i % 256]) * (i % 5) for i in range(n)], pa.large_binary()),
+            "fsb": pa.array([i.to_bytes(4, "little") for i in range(n)], pa.binary(4)),
+            "null": pa.nulls(n),
+            "dict": pa.array(["a", "b", None, "c"] * (n // 4)).dictionary_encode(),
+        }
+    )
+    path = tmp_path / "a.kpk"
+    kompakt.write_table(t, path, metadata={"source": "test"}, rows_per_group=128, codec="lz4")
+    f = kompakt.TableFile(path)
+    assert f.metadata == {"source": "test"}
+    assert f.rows_per_group == 128 and len(f) == n
+    assert f.read_arrow().equals(t)
+    assert f[100:300, ["dec", "dict"]].equals(t.select(["dec", "dict"]).slice(100, 200))
+    assert f["u64"].equals(t.select(["u64"]))
+    batches = list(f.iter_batches(rows_per_batch=300, columns=["i8"]))
+    assert pa.Table.from_batches(batches).equals(t.select(["i8"]))
+    summary = {c["name"]: c for c in f.summary()}
+    assert summary["dur"]["encodings"] == {"for": 8}
+    assert summary["dict"]["pages_with_nulls"] == 8
+
+
+def test_record_batch_reader_streams(tmp_path):
+    schema = pa.schema([("x", pa.int64()), ("s", pa.string())])
+
+    def batches():
+        for i in range(20):
+            yield pa.record_batch([pa.array(range(i * 777, (i + 1) * 777)), pa.array([str(i)] * 777)], schema=schema)
+
+    path = tmp_path / "s.kpk"
+    n = kompakt.write_table(pa.RecordBatchReader.from_batches(schema, batches()), path, rows_per_group=1000)
+    assert n == 20 * 777
+    t = kompakt.read_table(path, to="arrow")
+    assert t.column("x").to_pylist() == list(range(n))
+
+
+def test_polars_in_and_out(tmp_path):
+    pl = pytest.importorskip("polars")
+    df = pl.DataFrame({"a": [1, 2, None], "s": ["x", None, "z"]})
+    path = tmp_path / "p.kpk"
+    kompakt.write_table(df, path)
+    back = kompakt.read_table(path, to="polars")
+    assert back.equals(df)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(0, 600),
+    rows_per_group=st.sampled_from([1, 7, 64, 100, 1024]),
+    start=st.integers(-700, 700),
+    stop=st.integers(-700, 700),
+    cols=st.lists(st.sampled_from(["Logical", "Integer", "Real", "Factor", "NullableInt", "When", "Word"]), min_size=1, max_size=3, unique=True),
+)
+def test_any_slice_equals_slicing_the_frame(tmp_path_factory, n, rows_per_group, start, stop, cols):
+    df = frame(n, seed=n)
+    path = tmp_path_factory.mktemp("h") / "t.kpk"
+    kompakt.write_table(df, path, rows_per_group=rows_per_group)
+    got = kompakt.read_table(path, cols, rows=slice(start, stop))
+    pd.testing.assert_frame_equal(got, df.iloc[start:stop][cols])
+
+
+def test_bad_arguments(tmp_path):
+    path = tmp_path / "t.kpk"
+    kompakt.write_table(pd.DataFrame({"a": [1, 2, 3]}), path)
+    with pytest.raises(ValueError, match="one of"):
+        kompakt.read_table(path, ["nope"])
+    with pytest.raises(ValueError, match="to must be"):
+        kompakt.read_table(path, to="numpy")
+    with pytest.raises(ValueError, match="step"):
+        kompakt.read_table(path, rows=slice(0, 3, 2))
+    with pytest.raises(TypeError, match="DataFrame"):
+        kompakt.write_table([1, 2, 3], path)
+    with pytest.raises(ValueError, match="codec"):
+        kompakt.write_table(pd.DataFrame({"a": [1]}), path, codec="brotli")
+    with pytest.raises(ValueError, match="supported"):
+        kompakt.write_table(pa.table({"l": [[1], [2, 3]]}), path)
+    with pytest.raises(FileNotFoundError):
+        kompakt.read_table(tmp_path / "missing.kpk")
+    # A failed write left the good file alone.
+    assert kompakt.read_table(path)["a"].tolist() == [1, 2, 3]
+    obj = tmp_path / "obj.kpk"
+    kompakt.save({"not": "a table"}, obj)
+    with pytest.raises(ValueError, match="not a table"):
+        kompakt.TableFile(obj)
+
+
+def test_damage_is_corrupt_error(tmp_path):
+    path = tmp_path / "t.kpk"
+    kompakt.write_table(frame(3000), path, rows_per_group=500)
+    good = path.read_bytes()
+    bad = tmp_path / "bad.kpk"
+    rng = np.random.default_rng(1)
+    for pos in rng.integers(0, len(good), 40):
+        data = bytearray(good)
+        data[pos] ^= 0x04
+        bad.write_bytes(bytes(data))
+        with pytest.raises(kompakt.CorruptError):
+            kompakt.read_table(bad, to="arrow")
+    bad.write_bytes(good[: len(good) // 2])
+    with pytest.raises(kompakt.CorruptError):
+        kompakt.TableFile(bad)
+
+
+def test_pathlib_and_cli_inspect(tmp_path, kompakt_bin):
+    import subprocess
+
+    path = pathlib.Path(tmp_path) / "t.kpk"
+    kompakt.write_table(frame(1000), path)
+    out = subprocess.run([kompakt_bin, "inspect", os.fspath(path)], capture_output=True, text=True, check=True).stdout
+    assert "table: 1000 rows x 8 columns" in out
+    assert "Factor" in out and "dict" in out or "for" in out
+    out = subprocess.run([kompakt_bin, "head", "-n", "3", "--columns", "Integer,Word", os.fspath(path)], capture_output=True, text=True, check=True).stdout
+    assert out.count("\n") >= 4 and "Word" in out
