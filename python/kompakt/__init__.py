@@ -27,7 +27,7 @@ from kompakt._data import compress, decompress, info, verify
 from kompakt._file import KompaktFile, open
 from kompakt._objects import dump, dumps, load, loads, save
 from kompakt._store import Store, hash_value, memoize
-from kompakt._table import TableFile, read_table, write_table
+from kompakt._table import TableFile, append_table, read_table, write_table
 
 __all__ = [
     "CorruptError",
@@ -38,6 +38,7 @@ __all__ = [
     "Store",
     "TableFile",
     "__version__",
+    "append_table",
     "compress",
     "decompress",
     "dump",

@@ -132,6 +132,16 @@ def write_table(
     metadata: dict[str, str] | None = None,
 ) -> int: ...
 
+def append_table(
+    data: Any,
+    path: str,
+    *,
+    codec: str | None = None,
+    level: int | None = None,
+    threads: int | None = None,
+    metadata: dict[str, str] | None = None,
+) -> int: ...
+
 class Table:
     def __init__(self, path: str) -> None: ...
     @property

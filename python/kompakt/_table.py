@@ -13,7 +13,7 @@ from typing import Any, Iterator, Sequence
 
 from kompakt import _core
 
-__all__ = ["TableFile", "read_table", "write_table"]
+__all__ = ["TableFile", "append_table", "read_table", "write_table"]
 
 _TARGETS = ("pandas", "arrow", "polars")
 
@@ -105,6 +105,45 @@ def write_table(
         threads=threads,
         rows_per_group=rows_per_group,
         metadata=metadata,
+    )
+
+
+def append_table(
+    data: Any,
+    path: str | os.PathLike,
+    *,
+    codec: str | None = None,
+    level: int | None = None,
+    threads: int | None = None,
+    metadata: dict[str, str] | None = None,
+    preserve_index: bool | None = None,
+) -> int:
+    """Appends rows to the table file at ``path`` without rewriting it; returns the rows added.
+
+    ``data`` is anything ``write_table`` takes, with the table's column types. A crash or an
+    error during the append leaves the table as it was before: the next open undoes an
+    interrupted append. Readers that opened the file before keep reading the old rows; opening
+    it while an append runs raises an error (try again). ``metadata`` is merged into the
+    table's.
+
+    >>> import pyarrow as pa, kompakt, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "log.kpk")
+    >>> kompakt.write_table(pa.table({"n": [1, 2]}), path)
+    2
+    >>> kompakt.append_table(pa.table({"n": [3]}), path)
+    1
+    >>> kompakt.read_table(path, to="arrow")["n"].to_pylist()
+    [1, 2, 3]
+    """
+    if metadata is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
+        raise TypeError("metadata must map str to str")
+    if preserve_index is None and type(data).__name__ == "DataFrame" and type(data).__module__.startswith("pandas"):
+        # Match the stored columns: keep the index only if the table stored one as a column.
+        stored = TableFile(path).columns
+        preserve_index = any(isinstance(n, str) and n.startswith("__index_level_") for n in stored) or None
+    stream = _arrow_input(data, preserve_index)
+    return _core.append_table(
+        stream, os.fspath(path), codec=codec, level=level, threads=threads, metadata=metadata
     )
 
 

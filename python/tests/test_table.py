@@ -183,3 +183,22 @@ def test_pathlib_and_cli_inspect(tmp_path, kompakt_bin):
     assert "Factor" in out and "dict" in out or "for" in out
     out = subprocess.run([kompakt_bin, "head", "-n", "3", "--columns", "Integer,Word", os.fspath(path)], capture_output=True, text=True, check=True).stdout
     assert out.count("\n") >= 4 and "Word" in out
+
+
+def test_append_pandas_with_new_categories(tmp_path):
+    path = tmp_path / "log.kpk"
+    a = pd.DataFrame({"city": pd.Categorical(["Oslo", "Lima"] * 600), "n": np.arange(1200, dtype="int64")})
+    b = pd.DataFrame({"city": pd.Categorical(["Quito", "Oslo"] * 50), "n": np.arange(1200, 1300, dtype="int64")})
+    kompakt.write_table(a, path, rows_per_group=500)
+    assert kompakt.append_table(b, path) == 100
+    assert kompakt.append_table(pa.table({"city": pa.array(["Accra"]).dictionary_encode().cast(pa.dictionary(pa.int8(), pa.large_string())), "n": pa.array([1300])}), path) == 1
+    back = kompakt.read_table(path)
+    assert back["n"].tolist() == list(range(1301))
+    assert back["city"].tolist() == ["Oslo", "Lima"] * 600 + ["Quito", "Oslo"] * 50 + ["Accra"]
+    assert set(back["city"].cat.categories) == {"Oslo", "Lima", "Quito", "Accra"}
+    assert kompakt.TableFile(path).rows_per_group == 500
+    assert not os.path.exists(str(path) + ".kompakt-journal")
+    with pytest.raises(ValueError, match="in the table"):
+        kompakt.append_table(pa.table({"city": pa.array(["x"]), "n": pa.array([1], pa.int32())}), path)
+    # A failed append changed nothing.
+    assert kompakt.TableFile(path).num_rows == 1301

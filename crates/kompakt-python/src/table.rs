@@ -9,7 +9,7 @@ use arrow_array::ffi_stream::ArrowArrayStreamReader;
 use arrow_array::{RecordBatchIterator, RecordBatchReader};
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::Schema;
-use kompakt_table::{write_table_file, TableOptions, TableReader};
+use kompakt_table::{append_table_file, write_table_file, TableOptions, TableReader};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -52,6 +52,32 @@ pub fn write_table(
     let schema = reader.schema();
     let batches = reader.map(|b| b.map_err(|e| kompakt::Error::Usage(format!("reading the input: {e}"))));
     py.detach(|| write_table_file(&path, schema, batches, opts))
+        .map_err(|e| io_or(e, &path))
+}
+
+/// Appends an Arrow stream to the table file at `path` in place (crash-safe: an interrupted
+/// append is undone on the next open). Returns the number of rows appended.
+#[pyfunction]
+#[pyo3(signature = (data, path, *, codec=None, level=None, threads=None, metadata=None))]
+pub fn append_table(
+    py: Python<'_>,
+    data: PyArrowType<ArrowArrayStreamReader>,
+    path: PathBuf,
+    codec: Option<&str>,
+    level: Option<i64>,
+    threads: Option<i64>,
+    metadata: Option<HashMap<String, String>>,
+) -> PyResult<u64> {
+    let mut opts = TableOptions::default();
+    if codec.is_some() || level.is_some() {
+        opts.codec = options::codec_spec(codec, level)?;
+    }
+    opts.threads = options::threads(threads)?;
+    opts.metadata = metadata.unwrap_or_default();
+    let batches = data
+        .0
+        .map(|b| b.map_err(|e| kompakt::Error::Usage(format!("reading the input: {e}"))));
+    py.detach(|| append_table_file(&path, batches, opts))
         .map_err(|e| io_or(e, &path))
 }
 

@@ -33,6 +33,19 @@ impl DictState {
         }
     }
 
+    /// A column whose dictionary so far is `values` (a table being appended to).
+    pub fn with_values(key: &DataType, value: &DataType, values: ArrayData) -> Self {
+        DictState {
+            current: Some(values),
+            ..DictState::new(key, value)
+        }
+    }
+
+    /// Whether the dictionary differs from the one given to [`with_values`](Self::with_values).
+    pub fn grew(&self) -> bool {
+        self.merged.is_some()
+    }
+
     /// The keys of a dictionary column's batch, remapped to the column's dictionary.
     pub fn unify(&mut self, column: &ArrayData) -> Result<ArrayData> {
         let dict = &column.child_data()[0];

@@ -30,6 +30,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod append;
 mod dict;
 pub mod meta;
 pub mod page;
@@ -37,6 +38,7 @@ mod reader;
 pub mod schema;
 mod writer;
 
+pub use append::{append_journal_for_tests, append_table_file, journal_path};
 pub use reader::{ColumnSummary, TableReader};
 pub use writer::{write_table_file, TableOptions, TableWriter, DEFAULT_ROWS_PER_GROUP};
 

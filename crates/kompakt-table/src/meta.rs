@@ -8,14 +8,17 @@ pub const MAGIC: [u8; 4] = *b"KTBL";
 /// Table layout this version writes (and the newest it reads).
 pub const LAYOUT: u16 = 1;
 const HEADER_LEN: usize = 32;
+/// Bytes per page in the index: start and end (u64 each) and the summary byte.
+const PAGE_ENTRY_LEN: usize = 17;
 /// Largest rows-per-group a file may declare.
 pub const MAX_ROWS_PER_GROUP: u32 = 1 << 24;
 
-/// Where one page ends in its column's stream, and how it was encoded (for `inspect`).
+/// Where one page is in its column's stream, and how it was encoded (for `inspect`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PageEntry {
-    /// Raw offset just past the page in the column's stream (the page starts where the
-    /// previous one ends, the first at 0).
+    /// Raw offset of the page's first byte in the column's stream.
+    pub start: u64,
+    /// Raw offset just past the page.
     pub end: u64,
     /// Page summary: body encoding and [`crate::page::SUMMARY_NULLS`].
     pub summary: u8,
@@ -43,7 +46,7 @@ impl TableMeta {
     /// The footer's bytes.
     pub fn encode(&self) -> Vec<u8> {
         let pages: usize = self.pages.iter().map(Vec::len).sum();
-        let mut out = Vec::with_capacity(HEADER_LEN + self.schema_json.len() + 9 * pages);
+        let mut out = Vec::with_capacity(HEADER_LEN + self.schema_json.len() + PAGE_ENTRY_LEN * pages);
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&LAYOUT.to_le_bytes());
         out.extend_from_slice(&0u16.to_le_bytes());
@@ -55,6 +58,7 @@ impl TableMeta {
         out.extend_from_slice(&self.schema_json);
         for col in &self.pages {
             for p in col {
+                out.extend_from_slice(&p.start.to_le_bytes());
                 out.extend_from_slice(&p.end.to_le_bytes());
             }
         }
@@ -105,7 +109,9 @@ impl TableMeta {
             return Err(bad("schema runs past the footer".into()));
         }
         let groups = group_count(num_rows, rows_per_group);
-        let index_len = (columns as u64).checked_mul(groups).and_then(|p| p.checked_mul(9));
+        let index_len = (columns as u64)
+            .checked_mul(groups)
+            .and_then(|p| p.checked_mul(PAGE_ENTRY_LEN as u64));
         if index_len != Some((rest - schema_len) as u64) {
             return Err(bad(format!(
                 "page index of {} bytes does not match {columns} columns x {groups} row groups",
@@ -114,28 +120,25 @@ impl TableMeta {
         }
         let groups = groups as usize;
         let schema_json = bytes[HEADER_LEN..HEADER_LEN + schema_len].to_vec();
-        let ends = &bytes[HEADER_LEN + schema_len..];
-        let summaries = &ends[8 * columns * groups..];
+        let ranges = &bytes[HEADER_LEN + schema_len..];
+        let summaries = &ranges[16 * columns * groups..];
+        let u64_at = |o: usize| u64::from_le_bytes(ranges[o..o + 8].try_into().expect("8 bytes"));
         let mut pages = Vec::with_capacity(columns);
         for (c, &stream_len) in stream_lens.iter().enumerate().take(columns) {
             let mut col = Vec::with_capacity(groups);
-            let mut prev = 0u64;
             for g in 0..groups {
                 let i = c * groups + g;
-                let end = u64::from_le_bytes(ends[8 * i..8 * i + 8].try_into().expect("8 bytes"));
-                if end < prev {
-                    return Err(bad(format!("column {c}: page {g} ends before it starts")));
+                let (start, end) = (u64_at(16 * i), u64_at(16 * i + 8));
+                if start > end || end > stream_len {
+                    return Err(bad(format!(
+                        "column {c}: page {g} at {start}..{end} of a stream of {stream_len} bytes"
+                    )));
                 }
-                prev = end;
                 col.push(PageEntry {
+                    start,
                     end,
                     summary: summaries[i],
                 });
-            }
-            if prev != stream_len {
-                return Err(bad(format!(
-                    "column {c}: pages end at {prev}, the stream has {stream_len} bytes"
-                )));
             }
             pages.push(col);
         }
@@ -160,16 +163,35 @@ mod tests {
             schema_json: b"{}".to_vec(),
             pages: vec![
                 vec![
-                    PageEntry { end: 5, summary: 1 },
-                    PageEntry { end: 9, summary: 0 },
-                    PageEntry { end: 12, summary: 0x82 },
+                    PageEntry {
+                        start: 0,
+                        end: 5,
+                        summary: 1,
+                    },
+                    PageEntry {
+                        start: 7,
+                        end: 9,
+                        summary: 0,
+                    },
+                    PageEntry {
+                        start: 9,
+                        end: 12,
+                        summary: 0x82,
+                    },
                 ],
-                vec![PageEntry { end: 0, summary: 0 }; 3],
+                vec![
+                    PageEntry {
+                        start: 0,
+                        end: 0,
+                        summary: 0
+                    };
+                    3
+                ],
             ],
         };
         let bytes = meta.encode();
         assert_eq!(TableMeta::decode(&bytes, &[12, 0, 7]).unwrap(), meta);
-        assert!(TableMeta::decode(&bytes, &[13, 0]).is_err());
+        assert!(TableMeta::decode(&bytes, &[11, 0]).is_err());
         assert!(TableMeta::decode(&bytes, &[12]).is_err());
         for cut in 0..bytes.len() {
             assert!(TableMeta::decode(&bytes[..cut], &[12, 0]).is_err());

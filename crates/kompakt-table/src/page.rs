@@ -22,6 +22,11 @@ pub mod encoding {
     pub const FOR: u8 = 1;
     /// A dictionary of distinct values, then a 1- or 2-byte code per value.
     pub const DICT: u8 = 2;
+    /// Frame of reference with codes packed in `b` bits each (ranges that waste bits in bytes).
+    pub const BITPACK: u8 = 3;
+    /// The first value, then each value minus the one before, as a frame of reference (sorted
+    /// or slowly changing integers and timestamps).
+    pub const DELTA: u8 = 4;
 }
 
 /// Bit of a page summary (in the table index) set when the page has a validity bitmap.
@@ -193,7 +198,7 @@ fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Vec<u8>) -> u
         out.push(encoding::PLAIN);
         return encoding::PLAIN;
     }
-    let mut for_width = None;
+    let mut narrow_codes = None;
     if let Kind::Int { signed } = kind {
         // Flipping the sign bit maps signed order onto unsigned order; differences are the same.
         let flip = if signed { 1u64 << (8 * W - 1) } else { 0 };
@@ -203,27 +208,120 @@ fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Vec<u8>) -> u
             lo = lo.min(v);
             hi = hi.max(v);
         }
-        let range = hi - lo;
+        let bits = 64 - (hi - lo).leading_zeros() as usize;
         let base = lo ^ flip;
-        for_width = [1usize, 2, 4]
-            .into_iter()
-            .find(|&k| k < W && range >> (8 * k) == 0)
-            .map(|k| (k, base));
-        if let Some((1, base)) = for_width {
+        if bits <= 8 && W > 1 {
             encode_for::<W>(words, 1, base, out);
             return encoding::FOR;
         }
+        if W > 1 && delta_width::<W>(words) + 4 <= bits {
+            encode_delta::<W>(words, out);
+            return encoding::DELTA;
+        }
+        narrow_codes = Some((bits, base));
     }
     if W >= 2 && encode_dict::<W>(words, out) {
         return encoding::DICT;
     }
-    if let Some((k, base)) = for_width {
-        encode_for::<W>(words, k, base, out);
-        return encoding::FOR;
+    if let Some((bits, base)) = narrow_codes {
+        let k = bits.div_ceil(8).max(1);
+        if 8 * k - bits >= 3 {
+            // At least 3 of 8k bits would be zero in every code: pack them.
+            encode_bitpack::<W>(words, bits, base, out);
+            return encoding::BITPACK;
+        }
+        if k < W {
+            encode_for::<W>(words, k, base, out);
+            return encoding::FOR;
+        }
     }
     out.push(encoding::PLAIN);
     push_shuffled(W, vals, out);
     encoding::PLAIN
+}
+
+/// Bits needed by the differences of consecutive values (as a frame of reference).
+fn delta_width<const W: usize>(words: &[[u8; W]]) -> usize {
+    let mask = if W == 8 { u64::MAX } else { (1u64 << (8 * W)) - 1 };
+    let sign = 1u64 << (8 * W - 1);
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for pair in words.windows(2) {
+        let d = (load::<W>(&pair[1]).wrapping_sub(load::<W>(&pair[0])) & mask) ^ sign;
+        lo = lo.min(d);
+        hi = hi.max(d);
+    }
+    if lo > hi {
+        return 0;
+    }
+    64 - (hi - lo).leading_zeros() as usize
+}
+
+/// The first value, then the differences (mod 2^(8W)) as a bit-packed frame of reference.
+fn encode_delta<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) {
+    let mask = if W == 8 { u64::MAX } else { (1u64 << (8 * W)) - 1 };
+    let sign = 1u64 << (8 * W - 1);
+    let deltas: Vec<u64> = words
+        .windows(2)
+        .map(|p| load::<W>(&p[1]).wrapping_sub(load::<W>(&p[0])) & mask)
+        .collect();
+    let lo = deltas.iter().map(|&d| d ^ sign).min().unwrap_or(sign) ^ sign;
+    let hi = deltas
+        .iter()
+        .map(|&d| (d ^ sign).wrapping_sub(lo ^ sign))
+        .max()
+        .unwrap_or(0);
+    let bits = 64 - hi.leading_zeros() as usize;
+    out.push(encoding::DELTA);
+    out.extend_from_slice(&words[0]);
+    out.extend_from_slice(&lo.to_le_bytes()[..W]);
+    out.push(bits as u8);
+    pack_bits(deltas.iter().map(|&d| d.wrapping_sub(lo) & mask), bits, out);
+}
+
+fn encode_bitpack<const W: usize>(words: &[[u8; W]], bits: usize, base: u64, out: &mut Vec<u8>) {
+    out.push(encoding::BITPACK);
+    out.push(bits as u8);
+    out.extend_from_slice(&base.to_le_bytes()[..W]);
+    pack_bits(words.iter().map(|w| load::<W>(w).wrapping_sub(base)), bits, out);
+}
+
+/// Appends `bits`-bit codes, least significant bit first, in `ceil(count * bits / 8)` bytes.
+fn pack_bits(codes: impl Iterator<Item = u64>, bits: usize, out: &mut Vec<u8>) {
+    if bits == 0 {
+        return;
+    }
+    let mut acc: u128 = 0;
+    let mut filled = 0usize;
+    for c in codes {
+        acc |= u128::from(c) << filled;
+        filled += bits;
+        if filled >= 64 {
+            out.extend_from_slice(&(acc as u64).to_le_bytes());
+            acc >>= 64;
+            filled -= 64;
+        }
+    }
+    let tail = filled.div_ceil(8);
+    out.extend_from_slice(&acc.to_le_bytes()[..tail]);
+}
+
+/// Reads `n` codes of `bits` bits packed by [`pack_bits`], calling `f(i, code)`.
+fn unpack_bits(packed: &[u8], n: usize, bits: usize, mut f: impl FnMut(usize, u64)) {
+    if bits == 0 {
+        (0..n).for_each(|i| f(i, 0));
+        return;
+    }
+    // Padding lets every code be read with one unaligned 16-byte load, no bounds juggling.
+    let mut padded = Vec::with_capacity(packed.len() + 16);
+    padded.extend_from_slice(packed);
+    padded.resize(packed.len() + 16, 0);
+    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    for i in 0..n {
+        let pos = i * bits;
+        let at = pos / 8;
+        let word = u128::from_le_bytes(padded[at..at + 16].try_into().expect("16 bytes"));
+        f(i, (word >> (pos % 8)) as u64 & mask);
+    }
 }
 
 fn encode_for<const W: usize>(words: &[[u8; W]], k: usize, base: u64, out: &mut Vec<u8>) {
@@ -234,7 +332,11 @@ fn encode_for<const W: usize>(words: &[[u8; W]], k: usize, base: u64, out: &mut 
     match k {
         1 => narrow::<W, 1>(words, base, &mut codes),
         2 => narrow::<W, 2>(words, base, &mut codes),
-        _ => narrow::<W, 4>(words, base, &mut codes),
+        3 => narrow::<W, 3>(words, base, &mut codes),
+        4 => narrow::<W, 4>(words, base, &mut codes),
+        5 => narrow::<W, 5>(words, base, &mut codes),
+        6 => narrow::<W, 6>(words, base, &mut codes),
+        _ => narrow::<W, 7>(words, base, &mut codes),
     }
     push_shuffled(k, &codes, out);
 }
@@ -519,7 +621,7 @@ fn decode_words<const W: usize>(enc: u8, n: usize, c: &mut Cursor<'_>, dst: &mut
     match enc {
         encoding::FOR => {
             let k = c.u8()? as usize;
-            if !matches!(k, 1 | 2 | 4) || k >= W {
+            if k == 0 || k >= W {
                 return Err(corrupt(format!(
                     "frame of reference of {k}-byte codes for {W}-byte values"
                 )));
@@ -535,8 +637,43 @@ fn decode_words<const W: usize>(enc: u8, n: usize, c: &mut Cursor<'_>, dst: &mut
             match k {
                 1 => widen::<W, 1>(&codes, base, dst),
                 2 => widen::<W, 2>(&codes, base, dst),
-                _ => widen::<W, 4>(&codes, base, dst),
+                3 => widen::<W, 3>(&codes, base, dst),
+                4 => widen::<W, 4>(&codes, base, dst),
+                5 => widen::<W, 5>(&codes, base, dst),
+                6 => widen::<W, 6>(&codes, base, dst),
+                _ => widen::<W, 7>(&codes, base, dst),
             }
+            Ok(())
+        }
+        encoding::BITPACK => {
+            let bits = c.u8()? as usize;
+            if bits > 8 * W {
+                return Err(corrupt(format!("{bits}-bit codes for {W}-byte values")));
+            }
+            let base = load::<W>(c.take(W)?.try_into().expect("W bytes"));
+            let packed = c.take((n * bits).div_ceil(8))?;
+            unpack_bits(packed, n, bits, |i, code| {
+                store::<W>(base.wrapping_add(code), &mut dst[i])
+            });
+            Ok(())
+        }
+        encoding::DELTA => {
+            let first = load::<W>(c.take(W)?.try_into().expect("W bytes"));
+            let base = load::<W>(c.take(W)?.try_into().expect("W bytes"));
+            let bits = c.u8()? as usize;
+            if bits > 8 * W {
+                return Err(corrupt(format!("{bits}-bit deltas for {W}-byte values")));
+            }
+            if n == 0 {
+                return Err(corrupt("a delta-encoded page without rows"));
+            }
+            let packed = c.take(((n - 1) * bits).div_ceil(8))?;
+            store::<W>(first, &mut dst[0]);
+            let mut prev = first;
+            unpack_bits(packed, n - 1, bits, |i, code| {
+                prev = prev.wrapping_add(base).wrapping_add(code);
+                store::<W>(prev, &mut dst[i + 1]);
+            });
             Ok(())
         }
         encoding::DICT => {
@@ -669,6 +806,7 @@ mod tests {
     use super::*;
     use arrow_array::{
         Array, BooleanArray, Float64Array, Int32Array, Int64Array, LargeStringArray, StringArray, UInt16Array,
+        UInt64Array,
     };
 
     fn round_trip(arr: &dyn Array) -> u8 {
@@ -690,10 +828,25 @@ mod tests {
         assert_eq!(round_trip(&narrow), encoding::FOR);
         let prices = Float64Array::from_iter_values((0..1000).map(|i| [1.5, 2.25, 99.99][i % 3]));
         assert_eq!(round_trip(&prices), encoding::DICT);
-        let wide = Int64Array::from_iter_values((0..1000).map(|i| i * 1_000_003));
-        assert_eq!(round_trip(&wide), encoding::FOR);
-        let random =
-            Int64Array::from_iter_values((0..1000i64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15u64 as i64)));
+        let steady = Int64Array::from_iter_values((0..1000).map(|i| i * 1_000_003));
+        assert_eq!(round_trip(&steady), encoding::DELTA);
+        let sorted = Int64Array::from_iter_values((0..1000i64).map(|i| (1 << 40) | (i * 1000 + (i * 7919) % 13)));
+        assert_eq!(round_trip(&sorted), encoding::DELTA);
+        let twenty_bits = Int32Array::from_iter_values((0..1000).map(|i| (i * 7919) % 1_000_000));
+        assert_eq!(round_trip(&twenty_bits), encoding::BITPACK);
+        let three_bytes = Int64Array::from_iter_values((0..1000).map(|i| -(i * 16_000_003 % 16_700_000)));
+        assert_eq!(round_trip(&three_bytes), encoding::FOR);
+        let full = UInt64Array::from_iter_values((0..1000u64).map(|i| {
+            let x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            (x ^ (x >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 3
+        }));
+        assert_eq!(round_trip(&full), encoding::BITPACK);
+        let one = Int32Array::from(vec![5]);
+        round_trip(&one);
+        let random = Int64Array::from_iter_values((0..1000u64).map(|i| {
+            let x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            (x ^ (x >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) as i64
+        }));
         assert_eq!(round_trip(&random), encoding::PLAIN);
         let negative = Int32Array::from_iter_values((0..1000).map(|i| -50 + i % 7));
         assert_eq!(round_trip(&negative), encoding::FOR);

@@ -62,8 +62,13 @@ impl std::fmt::Debug for TableReader {
 }
 
 impl TableReader {
-    /// Opens a table file.
+    /// Opens a table file (first undoing an append that a crash interrupted, if any).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        crate::append::recover_if_needed(path.as_ref())?;
+        Self::open_unrecovered(path)
+    }
+
+    pub(crate) fn open_unrecovered(path: impl AsRef<Path>) -> Result<Self> {
         Self::from_file(File::open(path)?)
     }
 
@@ -148,6 +153,8 @@ impl TableReader {
                         crate::page::encoding::PLAIN => "plain",
                         crate::page::encoding::FOR => "for",
                         crate::page::encoding::DICT => "dict",
+                        crate::page::encoding::BITPACK => "bitpack",
+                        crate::page::encoding::DELTA => "delta",
                         _ => "other",
                     };
                     *encodings.entry(name).or_insert(0) += 1;
@@ -270,10 +277,8 @@ impl TableReader {
 
     /// Reads and decodes page `g` of column `c`.
     fn read_page(&self, c: usize, g: u64) -> Result<ArrayData> {
-        let pages = &self.meta.pages[c];
-        let end = pages[g as usize].end;
-        let start = if g == 0 { 0 } else { pages[g as usize - 1].end };
-        let raw = self.read_raw(c as u32, start, end)?;
+        let page = self.meta.pages[c][g as usize];
+        let raw = self.read_raw(c as u32, page.start, page.end)?;
         let field = self.parsed.schema.field(c);
         let n = self.group_rows(g);
         let context = |e: Error| match e {
@@ -305,16 +310,35 @@ impl TableReader {
         }
     }
 
+    /// The file's stream table and block index.
+    pub(crate) fn stream_index(&self) -> (&[kompakt::stream::StreamInfo], &[BlockEntry]) {
+        (self.index.streams(), self.index.blocks())
+    }
+
+    pub(crate) fn layouts(&self) -> &[crate::schema::ColumnLayout] {
+        &self.parsed.layouts
+    }
+
+    pub(crate) fn pages(&self) -> &[Vec<crate::meta::PageEntry>] {
+        &self.meta.pages
+    }
+
+    pub(crate) fn user_metadata_map(&self) -> HashMap<String, String> {
+        self.parsed.user_metadata.clone()
+    }
+
     /// The dictionary of dictionary column `c` (read once, then cached).
-    fn dictionary(&self, c: usize) -> Result<ArrayData> {
+    pub(crate) fn dictionary(&self, c: usize) -> Result<ArrayData> {
         if let Some(d) = self.dictionaries.lock().expect("dictionary cache").get(&c) {
             return Ok(d.clone());
         }
-        let stream = self.parsed.layouts[c]
-            .dictionary_stream
-            .expect("checked when the schema was parsed");
+        let layout = self.parsed.layouts[c];
+        let stream = layout.dictionary_stream.expect("checked when the schema was parsed");
         let len = self.index.stream_len(stream)?;
-        let raw = self.read_raw(stream, 0, len)?;
+        if layout.dictionary_offset > len {
+            return Err(Error::corrupt("table dictionary", 0, "starts past its stream"));
+        }
+        let raw = self.read_raw(stream, layout.dictionary_offset, len)?;
         let DataType::Dictionary(_, value) = self.parsed.schema.field(c).data_type() else {
             unreachable!("a dictionary stream belongs to a dictionary column")
         };

@@ -12,6 +12,8 @@ use std::sync::Arc;
 pub struct ColumnLayout {
     /// Stream holding the column-wide dictionary of a dictionary-typed column.
     pub dictionary_stream: Option<u32>,
+    /// Where the current dictionary starts in that stream (appends add newer ones after it).
+    pub dictionary_offset: u64,
 }
 
 /// Types a table column may have (checked before anything is written).
@@ -239,6 +241,7 @@ pub fn to_json(schema: &Schema, layouts: &[ColumnLayout], user: &HashMap<String,
             }
             if let Some(s) = l.dictionary_stream {
                 o.insert("dictionary_stream".into(), json!(s));
+                o.insert("dictionary_offset".into(), json!(l.dictionary_offset));
             }
             Value::Object(o)
         })
@@ -289,6 +292,12 @@ pub fn from_json(bytes: &[u8], streams: usize) -> Result<ParsedSchema> {
                 .ok_or_else(|| bad(format!("field {name:?}: missing or invalid dictionary_stream")))?;
             used[s as usize] = true;
             layout.dictionary_stream = Some(s);
+            layout.dictionary_offset = match &f["dictionary_offset"] {
+                Value::Null => 0,
+                v => v
+                    .as_u64()
+                    .ok_or_else(|| bad(format!("field {name:?}: invalid dictionary_offset")))?,
+            };
         }
         out.push(field);
         layouts.push(layout);
@@ -333,6 +342,7 @@ mod tests {
         let schema = Schema::new(fields).with_metadata(HashMap::from([("pandas".into(), "{}".into())]));
         let mut layouts = vec![ColumnLayout::default(); types.len()];
         layouts[types.len() - 1].dictionary_stream = Some(types.len() as u32);
+        layouts[types.len() - 1].dictionary_offset = 1234;
         let user = HashMap::from([("by".to_string(), "test".to_string())]);
         let bytes = to_json(&schema, &layouts, &user);
         let parsed = from_json(&bytes, types.len() + 1).unwrap();

@@ -5,6 +5,7 @@ use crate::dict::DictState;
 use crate::meta::{PageEntry, TableMeta, MAX_ROWS_PER_GROUP};
 use crate::page::encode_page;
 use crate::schema::{check_supported, to_json, ColumnLayout};
+use crate::TableReader;
 use arrow_array::RecordBatch;
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, SchemaRef};
@@ -57,6 +58,12 @@ struct OwnedBlock {
     header: [u8; kompakt::stream::format::BLOCK_HEADER_LEN],
     fields: kompakt::stream::BlockHeader,
     bytes: Vec<u8>,
+}
+
+struct Pending {
+    columns: Vec<ArrayData>,
+    taken: usize,
+    rows: usize,
 }
 
 struct EncodedPage {
@@ -123,14 +130,17 @@ pub struct TableWriter<W: Write> {
     schema: SchemaRef,
     opts: TableOptions,
     settings: BlockSettings,
-    /// Columns of the batches not yet in a page (dictionary columns as their keys).
-    pending: std::collections::VecDeque<(Vec<ArrayData>, usize)>,
+    /// Columns of the batches not yet in a page (dictionary columns as their keys), with the
+    /// first row not yet taken and the row count.
+    pending: std::collections::VecDeque<Pending>,
     pending_rows: usize,
     num_rows: u64,
     pages: Vec<Vec<PageEntry>>,
     stream_pos: Vec<u64>,
     dicts: Vec<Option<DictState>>,
     layouts: Vec<ColumnLayout>,
+    /// Appending to an existing table: unchanged dictionaries are not written again.
+    resumed: bool,
 }
 
 impl<W: Write> TableWriter<W> {
@@ -179,6 +189,50 @@ impl<W: Write> TableWriter<W> {
             stream_pos: vec![0; columns],
             dicts,
             layouts,
+            resumed: false,
+        })
+    }
+
+    /// Continues the table `old` on `out`, the same file cut just after its last block.
+    /// `keep_groups` row groups of it stay; rows after them must be written again (a partial
+    /// last group is rewritten whole, its old pages left unreferenced).
+    pub(crate) fn resume(out: W, old: &TableReader, mut opts: TableOptions, keep_groups: usize) -> Result<Self> {
+        opts.rows_per_group = old.rows_per_group();
+        let mut metadata = old.user_metadata_map();
+        metadata.extend(std::mem::take(&mut opts.metadata));
+        opts.metadata = metadata;
+        let stream_opts = StreamOptions::default()
+            .codec(opts.codec)
+            .filter(FilterSpec::None)
+            .typesize(1);
+        stream_opts.validate()?;
+        let (streams, blocks) = old.stream_index();
+        let out = Writer::resume(out, WriteOptions::default().threads(1), streams, blocks)?;
+        let schema = old.schema();
+        let layouts = old.layouts().to_vec();
+        let mut dicts = Vec::with_capacity(layouts.len());
+        for (c, f) in schema.fields().iter().enumerate() {
+            dicts.push(match f.data_type() {
+                DataType::Dictionary(key, value) => {
+                    Some(DictState::with_values(key.as_ref(), value.as_ref(), old.dictionary(c)?))
+                }
+                _ => None,
+            });
+        }
+        let pages: Vec<Vec<PageEntry>> = old.pages().iter().map(|p| p[..keep_groups].to_vec()).collect();
+        Ok(TableWriter {
+            settings: stream_opts.block_settings(),
+            stream_pos: streams.iter().take(schema.fields().len()).map(|s| s.raw_len).collect(),
+            num_rows: (keep_groups as u64 * u64::from(opts.rows_per_group)).min(old.num_rows()),
+            out,
+            schema,
+            opts,
+            pending: Default::default(),
+            pending_rows: 0,
+            pages,
+            dicts,
+            layouts,
+            resumed: true,
         })
     }
 
@@ -228,7 +282,11 @@ impl<W: Write> TableWriter<W> {
             return Ok(());
         }
         self.pending_rows += batch.num_rows();
-        self.pending.push_back((columns, batch.num_rows()));
+        self.pending.push_back(Pending {
+            columns,
+            taken: 0,
+            rows: batch.num_rows(),
+        });
         let group = self.opts.rows_per_group as usize;
         while self.pending_rows >= group * GROUPS_PER_ROUND {
             self.flush_groups(GROUPS_PER_ROUND)?;
@@ -250,18 +308,15 @@ impl<W: Write> TableWriter<W> {
             }
             let mut pieces = vec![Vec::new(); columns];
             while want > 0 {
-                let (first, rows) = self.pending.front_mut().expect("pending rows are in pending batches");
-                let rows_before = *rows;
-                let take = want.min(rows_before);
-                *rows -= take;
-                let rows = rows_before;
-                for (c, col) in first.iter_mut().enumerate() {
-                    pieces[c].push(col.slice(0, take));
-                    if take < rows {
-                        *col = col.slice(take, rows - take);
-                    }
+                let first = self.pending.front_mut().expect("pending rows are in pending batches");
+                let take = want.min(first.rows - first.taken);
+                // Slices of the original arrays: slicing a slice again would recount its nulls
+                // over every remaining row, once per group.
+                for (c, col) in first.columns.iter().enumerate() {
+                    pieces[c].push(col.slice(first.taken, take));
                 }
-                if take == rows {
+                first.taken += take;
+                if first.taken == first.rows {
                     self.pending.pop_front();
                 }
                 want -= take;
@@ -290,8 +345,10 @@ impl<W: Write> TableWriter<W> {
             let page = page?;
             let c = i % columns;
             self.write_page(c, &page)?;
+            let start = self.stream_pos[c];
             self.stream_pos[c] += page.raw_len;
             self.pages[c].push(PageEntry {
+                start,
                 end: self.stream_pos[c],
                 summary: page.summary,
             });
@@ -320,10 +377,16 @@ impl<W: Write> TableWriter<W> {
         }
         for c in 0..self.dicts.len() {
             let Some(d) = self.dicts[c].take() else { continue };
+            if self.resumed && !d.grew() {
+                continue;
+            }
             let values = d.finish()?;
             let stream = self.layouts[c]
                 .dictionary_stream
                 .expect("every dictionary column has a stream");
+            // A dictionary is one entry at the end of its stream; an append that grows it adds
+            // a newer, complete one after the old (whose keys keep their meaning).
+            self.layouts[c].dictionary_offset = self.out.stream_len(StreamId(stream))?;
             let mut page = (values.len() as u64).to_le_bytes().to_vec();
             encode_page(&values.data_type().clone(), &[values], &mut page)?;
             let blocks = compress_page(stream, &self.settings, &page)?;

@@ -319,3 +319,65 @@ fn empty_tables() {
     assert_eq!(batches[0].num_rows(), 0);
     assert!(t.read(None, 0..1, 0).is_err());
 }
+
+#[test]
+fn appends_equal_one_write_and_keep_old_readers_working() {
+    use kompakt_table::append_table_file;
+    let batch = table(5_000, 11);
+    let dir = tempfile::tempdir().unwrap();
+    // 1234 rows in groups of 100: the last group is partial and gets rewritten.
+    let path = write(dir.path(), &batch.slice(0, 1234), &[], 100);
+    let before = TableReader::open(&path).unwrap();
+    let opts = TableOptions::default();
+    assert_eq!(
+        append_table_file(&path, [Ok(batch.slice(1234, 1000))], opts.clone()).unwrap(),
+        1000
+    );
+    // Appending nothing, then the rest in two batches.
+    assert_eq!(append_table_file(&path, [], opts.clone()).unwrap(), 0);
+    append_table_file(&path, [Ok(batch.slice(2234, 766)), Ok(batch.slice(3000, 2000))], opts).unwrap();
+    let t = TableReader::open(&path).unwrap();
+    assert_eq!(t.num_rows(), 5_000);
+    assert_eq!(t.rows_per_group(), 100);
+    check_read(&t, &batch, &(0..17).collect::<Vec<_>>(), 0, 5_000);
+    check_read(&t, &batch, &[14, 0], 1190, 1250);
+    // A reader opened before the appends still reads the table it opened.
+    check_read(&before, &batch, &(0..17).collect::<Vec<_>>(), 0, 1234);
+    assert!(!kompakt_table::journal_path(&path).exists());
+}
+
+#[test]
+fn a_crash_during_an_append_leaves_the_old_table() {
+    use kompakt_table::append_table_file;
+    let batch = table(2_000, 5);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), &batch.slice(0, 1500), &[], 64);
+    let good = std::fs::read(&path).unwrap();
+    append_table_file(&path, [Ok(batch.slice(1500, 500))], TableOptions::default()).unwrap();
+    let appended = std::fs::read(&path).unwrap();
+    // Replay the crash: the journal of an append to the old file, and the file cut at any
+    // point of the append's writing.
+    let journal = kompakt_table::journal_path(&path);
+    std::fs::write(&path, &good).unwrap();
+    let record = kompakt_table::append_journal_for_tests(&path).unwrap();
+    let cut = u64::from_le_bytes(record[8..16].try_into().unwrap()) as usize;
+    for len in [
+        cut,
+        cut + 1,
+        (cut + appended.len()) / 2,
+        appended.len() - 1,
+        appended.len(),
+    ] {
+        // The journal the append wrote first (the old footer and trailer), and the file as
+        // far as the append got.
+        std::fs::write(&journal, &record).unwrap();
+        let mut bytes = appended.clone();
+        bytes.truncate(len);
+        std::fs::write(&path, &bytes).unwrap();
+        let t = TableReader::open(&path).unwrap();
+        assert_eq!(t.num_rows(), 1500, "cut at {len}");
+        check_read(&t, &batch, &(0..17).collect::<Vec<_>>(), 0, 1500);
+        assert!(!journal.exists());
+        assert_eq!(std::fs::read(&path).unwrap(), good);
+    }
+}

@@ -164,8 +164,14 @@ impl fmt::Display for Codec {
 /// Reusable compression contexts for one thread.
 #[derive(Default)]
 pub struct Compressor {
-    zstd: Option<(i32, zstd::bulk::Compressor<'static>)>,
+    /// One context per zstd level used, most recent first: the incompressibility probe's
+    /// level-1 trial and the block's own level alternate, and making a context costs more
+    /// than compressing a small block.
+    zstd: Vec<(i32, zstd::bulk::Compressor<'static>)>,
 }
+
+/// zstd contexts a [`Compressor`] keeps (each is a few hundred KiB to a few MiB).
+const ZSTD_CONTEXTS: usize = 3;
 
 impl fmt::Debug for Compressor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -198,16 +204,22 @@ impl Compressor {
                 dst,
             )),
             Codec::Zstd { level } => {
-                let cctx = match &mut self.zstd {
-                    Some((l, c)) if *l == level => c,
-                    slot => {
+                match self.zstd.iter().position(|(l, _)| *l == level) {
+                    Some(0) => {}
+                    Some(i) => {
+                        let c = self.zstd.remove(i);
+                        self.zstd.insert(0, c);
+                    }
+                    None => {
                         let c = zstd::bulk::Compressor::new(level).map_err(|e| Error::Codec {
                             codec: "zstd",
                             detail: e.to_string(),
                         })?;
-                        &mut slot.insert((level, c)).1
+                        self.zstd.truncate(ZSTD_CONTEXTS - 1);
+                        self.zstd.insert(0, (level, c));
                     }
-                };
+                }
+                let cctx = &mut self.zstd[0].1;
                 // zstd's only failure on a valid context is "destination too small".
                 Ok(cctx.compress_to_buffer(src, dst).ok())
             }

@@ -232,6 +232,47 @@ impl<W: Write> Writer<W> {
         })
     }
 
+    /// Continues a file whose footer and trailer were cut off: `out` is positioned where the
+    /// footer began, just after the last block, and `streams` and `blocks` are that footer's.
+    /// New blocks go after the old ones (to any stream, old or new) and
+    /// [`finish`](Writer::finish) writes a footer that indexes both. This is how a file grows
+    /// without being rewritten; making it crash-safe (keeping the old footer until the new one
+    /// is durable) is the caller's job.
+    pub fn resume(out: W, opts: WriteOptions, streams: &[StreamInfo], blocks: &[BlockEntry]) -> Result<Self> {
+        opts.validate()?;
+        let offset = blocks
+            .last()
+            .map_or(super::format::FILE_HEADER_LEN as u64, |b| b.end_offset());
+        let settings = opts.stream_options().block_settings();
+        Ok(Writer {
+            out: BufWriter::with_capacity(64 << 10, out),
+            offset,
+            opts,
+            threads: resolve_threads(opts.threads),
+            streams: streams
+                .iter()
+                .map(|&info| StreamState {
+                    settings,
+                    staged: Vec::new(),
+                    info,
+                    open: true,
+                })
+                .collect(),
+            blocks: blocks.to_vec(),
+            metadata: Vec::new(),
+            content: None,
+            poisoned: false,
+        })
+    }
+
+    /// Raw bytes written to a stream so far (staged bytes included).
+    pub fn stream_len(&self, id: StreamId) -> Result<u64> {
+        self.streams
+            .get(id.0 as usize)
+            .map(|s| s.info.raw_len + s.staged.len() as u64)
+            .ok_or_else(|| Error::Usage(format!("no stream {}", id.0)))
+    }
+
     /// Opens a new stream, encoded with `options` (default: the file's options).
     pub fn add_stream(&mut self, options: Option<StreamOptions>) -> Result<StreamId> {
         let options = options.unwrap_or_else(|| self.opts.stream_options());
