@@ -6,7 +6,7 @@
 # usage: bash fuzz/smoke.sh [SECONDS_PER_TARGET]     (default 20)
 #
 # Environment:
-#   FUZZ_TARGETS    space-separated targets to run (default: all six)
+#   FUZZ_TARGETS    space-separated targets to run (default: all seven)
 #   FUZZ_SANITIZER  cargo-fuzz sanitizer (default: none; the core crate forbids unsafe code
 #                   and the C codecs are not instrumented by cargo-fuzz, so ASan mostly costs
 #                   speed here; use "address" for a deeper run)
@@ -20,7 +20,7 @@ if ! [[ "$SECONDS_PER_TARGET" =~ ^[0-9]+$ ]] || [ "$SECONDS_PER_TARGET" -lt 1 ];
     exit 2
 fi
 SANITIZER="${FUZZ_SANITIZER:-none}"
-TARGETS="${FUZZ_TARGETS:-reader sequential forged codec roundtrip store}"
+TARGETS="${FUZZ_TARGETS:-reader sequential forged codec roundtrip store table}"
 
 FUZZ_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$FUZZ_DIR")"

@@ -70,6 +70,10 @@ pub fn encode_page(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>) -> Re
         DataType::Dictionary(key, _) => key.as_ref(),
         other => other,
     };
+    encode_node(dt, pieces, out)
+}
+
+fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>) -> Result<u8> {
     let n: usize = pieces.iter().map(ArrayData::len).sum();
     if *dt == DataType::Null {
         return Ok(encoding::PLAIN);
@@ -95,6 +99,20 @@ pub fn encode_page(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>) -> Re
             out.extend_from_slice(&bits);
             encoding::PLAIN
         }
+        DataType::Struct(fields) => {
+            // Arrow's StructArray knows how a struct's offset applies to its children.
+            let structs: Vec<arrow_array::StructArray> = pieces
+                .iter()
+                .map(|p| arrow_array::StructArray::from(p.clone()))
+                .collect();
+            for (j, f) in fields.iter().enumerate() {
+                let children: Vec<ArrayData> = structs.iter().map(|s| s.column(j).to_data()).collect();
+                encode_node(f.data_type(), &children, out)?;
+            }
+            encoding::PLAIN
+        }
+        DataType::List(item) => encode_list::<4>(item.data_type(), pieces, n, out)?,
+        DataType::LargeList(item) => encode_list::<8>(item.data_type(), pieces, n, out)?,
         DataType::Utf8 | DataType::Binary => encode_strings::<4>(pieces, n, out),
         DataType::LargeUtf8 | DataType::LargeBinary => encode_strings::<8>(pieces, n, out),
         DataType::FixedSizeBinary(w) => {
@@ -118,6 +136,33 @@ pub fn encode_page(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>) -> Re
         }
     };
     Ok(summary | body)
+}
+
+/// Lists (offsets of `OW` bytes): the lengths, then the child values the rows cover.
+fn encode_list<const OW: usize>(item: &DataType, pieces: &[ArrayData], n: usize, out: &mut Vec<u8>) -> Result<u8> {
+    let mut lengths = Vec::with_capacity(n * OW);
+    let mut children = Vec::with_capacity(pieces.len());
+    for p in pieces {
+        let offsets = &p.buffers()[0].as_slice()[p.offset() * OW..(p.offset() + p.len() + 1) * OW];
+        let (offsets, _) = offsets.as_chunks::<OW>();
+        let first = load::<OW>(&offsets[0]) as usize;
+        let last = load::<OW>(&offsets[p.len()]) as usize;
+        children.push(slice_data(&p.child_data()[0], first, last - first));
+        for pair in offsets.windows(2) {
+            let len = load::<OW>(&pair[1]) - load::<OW>(&pair[0]);
+            lengths.extend_from_slice(&len.to_le_bytes()[..OW]);
+        }
+    }
+    encode_words::<OW>(&lengths, Kind::Int { signed: false }, out);
+    encode_node(item, &children, out)?;
+    Ok(encoding::PLAIN)
+}
+
+/// Rows `offset..offset + len` of `data`. Through Arrow's arrays, not `ArrayData::slice`:
+/// that one slices a struct's children *and* moves the struct's offset, which
+/// `StructArray::from` then applies a second time.
+pub(crate) fn slice_data(data: &ArrayData, offset: usize, len: usize) -> ArrayData {
+    arrow_array::make_array(data.clone()).slice(offset, len).to_data()
 }
 
 /// The validity bitmap of the rows, or `None` when every row is valid.
@@ -559,6 +604,29 @@ fn decode_node(dt: &DataType, n: usize, c: &mut Cursor<'_>) -> Result<ArrayData>
     let builder = ArrayDataBuilder::new(dt.clone()).len(n).null_bit_buffer(validity);
     match dt {
         DataType::Boolean => build(builder.add_buffer(Buffer::from(c.take(nbytes)?))),
+        DataType::Struct(fields) => {
+            let children = fields
+                .iter()
+                .map(|f| decode_node(f.data_type(), n, c))
+                .collect::<Result<Vec<_>>>()?;
+            build(builder.child_data(children))
+        }
+        DataType::List(item) => {
+            let (offsets, m) = decode_offsets::<4>(n, c)?;
+            build(
+                builder
+                    .add_buffer(offsets)
+                    .add_child_data(decode_node(item.data_type(), m, c)?),
+            )
+        }
+        DataType::LargeList(item) => {
+            let (offsets, m) = decode_offsets::<8>(n, c)?;
+            build(
+                builder
+                    .add_buffer(offsets)
+                    .add_child_data(decode_node(item.data_type(), m, c)?),
+            )
+        }
         DataType::Utf8 | DataType::Binary => {
             let (offsets, data) = decode_strings::<4>(n, c)?;
             build(builder.add_buffer(offsets).add_buffer(data))
@@ -780,6 +848,23 @@ fn decode_strings<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buff
         }
         other => Err(corrupt(format!("unknown string encoding {other}"))),
     }
+}
+
+/// List offsets from `n` encoded lengths, and the child's length (their sum).
+fn decode_offsets<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buffer, usize)> {
+    let lengths = decode_fixed(OW, n, c)?;
+    let total: u64 = lengths
+        .as_slice()
+        .as_chunks::<OW>()
+        .0
+        .iter()
+        .fold(0u64, |a, l| a.saturating_add(load::<OW>(l)));
+    // Every child row takes at least a bit of the page, except type null's: bound them all.
+    if total > MAX_PAGE_DATA {
+        return Err(corrupt(format!("lists of {total} values in one page")));
+    }
+    let offsets = prefix_sum::<OW>(lengths.as_slice(), total as usize)?;
+    Ok((offsets, total as usize))
 }
 
 fn prefix_sum<const OW: usize>(lengths: &[u8], data_len: usize) -> Result<Buffer> {

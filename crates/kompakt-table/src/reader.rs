@@ -242,6 +242,16 @@ impl TableReader {
                 .map_err(|e| Error::corrupt("table", 0, e.to_string()))?;
             return Ok((schema, vec![batch]));
         }
+        if columns.is_empty() {
+            // Rows without columns: one batch, whatever the row count says.
+            let n = usize::try_from(rows.end - rows.start).map_err(|_| Error::OutOfRange {
+                detail: "more rows than this machine can address".into(),
+            })?;
+            let opts = RecordBatchOptions::new().with_row_count(Some(n));
+            let batch = RecordBatch::try_new_with_options(schema.clone(), Vec::new(), &opts)
+                .map_err(|e| Error::corrupt("table", 0, e.to_string()))?;
+            return Ok((schema, vec![batch]));
+        }
         let r = u64::from(self.meta.rows_per_group);
         let groups = (rows.start / r)..rows.end.div_ceil(r);
         let tasks: Vec<(u64, usize)> = groups
@@ -260,7 +270,7 @@ impl TableReader {
             let mut arrays = Vec::with_capacity(columns.len());
             for _ in columns {
                 let page = pages.next().expect("one page per task")?;
-                arrays.push(make_array(page.slice(lo as usize, (hi - lo) as usize)));
+                arrays.push(make_array(page).slice(lo as usize, (hi - lo) as usize));
             }
             let opts = RecordBatchOptions::new().with_row_count(Some((hi - lo) as usize));
             let batch = RecordBatch::try_new_with_options(schema.clone(), arrays, &opts)

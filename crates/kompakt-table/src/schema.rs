@@ -19,6 +19,9 @@ pub struct ColumnLayout {
 /// Types a table column may have (checked before anything is written).
 pub fn check_supported(field: &Field) -> Result<()> {
     let dt = field.data_type();
+    if let DataType::List(_) | DataType::LargeList(_) | DataType::Struct(_) = dt {
+        return check_nested(field, dt, 0);
+    }
     match dt {
         DataType::Dictionary(key, value) => {
             if !key.is_dictionary_key_type() {
@@ -34,13 +37,33 @@ pub fn check_supported(field: &Field) -> Result<()> {
     }
 }
 
+/// Lists and structs of supported types (no dictionaries inside), nested at most
+/// [`MAX_DEPTH`] deep.
+fn check_nested(field: &Field, dt: &DataType, depth: usize) -> Result<()> {
+    if depth > MAX_DEPTH {
+        return Err(unsupported(field, "nested too deep"));
+    }
+    match dt {
+        DataType::List(item) | DataType::LargeList(item) => check_nested(field, item.data_type(), depth + 1),
+        DataType::Struct(fields) => fields
+            .iter()
+            .try_for_each(|f| check_nested(field, f.data_type(), depth + 1)),
+        t if is_leaf(t) => Ok(()),
+        _ => Err(unsupported(field, "not supported inside a list or struct")),
+    }
+}
+
+/// Deepest nesting of lists and structs.
+const MAX_DEPTH: usize = 16;
+
 fn unsupported(field: &Field, why: &str) -> Error {
     Error::invalid(
         "column type",
         format!("{} ({})", field.data_type(), field.name()),
         format!(
             "{why}; supported: null, bool, (u)int8..64, float16/32/64, decimal128, date32/64, time32/64, \
-             timestamp, duration, utf8, large_utf8, binary, large_binary, fixed_size_binary, and dictionaries of these"
+             timestamp, duration, utf8, large_utf8, binary, large_binary, fixed_size_binary, dictionaries of these, \
+             and lists and structs of them"
         ),
     )
 }
@@ -125,13 +148,46 @@ fn type_json(dt: &DataType) -> Value {
         DataType::LargeBinary => simple("large_binary"),
         DataType::FixedSizeBinary(w) => json!({ "id": "fixed_size_binary", "width": w }),
         DataType::Dictionary(k, v) => json!({ "id": "dictionary", "key": type_json(k), "value": type_json(v) }),
+        DataType::List(item) => json!({ "id": "list", "item": Value::Object(field_json(item)) }),
+        DataType::LargeList(item) => json!({ "id": "large_list", "item": Value::Object(field_json(item)) }),
+        DataType::Struct(fields) => json!({
+            "id": "struct",
+            "fields": fields.iter().map(|f| Value::Object(field_json(f))).collect::<Vec<_>>(),
+        }),
         // check_supported refuses everything else before a file is written.
         other => json!({ "id": format!("unsupported:{other}") }),
     }
 }
 
+/// A field's name, type, nullability, ordering and metadata.
+fn field_json(f: &Field) -> Map<String, Value> {
+    let mut o = Map::new();
+    o.insert("name".into(), json!(f.name()));
+    o.insert("type".into(), type_json(f.data_type()));
+    o.insert("nullable".into(), json!(f.is_nullable()));
+    if f.dict_is_ordered() == Some(true) {
+        o.insert("ordered".into(), json!(true));
+    }
+    if !f.metadata().is_empty() {
+        o.insert("metadata".into(), metadata_json(f.metadata()));
+    }
+    o
+}
+
+fn parse_field(f: &Value, depth: usize) -> std::result::Result<Field, String> {
+    let name = f["name"].as_str().ok_or("a field without a name")?;
+    let dt = parse_type(&f["type"], depth).map_err(|e| format!("field {name:?}: {e}"))?;
+    let nullable = f["nullable"].as_bool().unwrap_or(true);
+    let metadata = parse_metadata(&f["metadata"]).map_err(|e| format!("field {name:?}: {e}"))?;
+    let mut field = Field::new(name, dt, nullable).with_metadata(metadata);
+    if let DataType::Dictionary(_, _) = field.data_type() {
+        field = field.with_dict_is_ordered(f["ordered"].as_bool().unwrap_or(false));
+    }
+    Ok(field)
+}
+
 fn parse_type(v: &Value, depth: usize) -> std::result::Result<DataType, String> {
-    if depth > 4 {
+    if depth > MAX_DEPTH + 2 {
         return Err("types nested too deep".into());
     }
     let id = v.get("id").and_then(Value::as_str).ok_or("a type without an id")?;
@@ -190,6 +246,22 @@ fn parse_type(v: &Value, depth: usize) -> std::result::Result<DataType, String> 
             let w = i32::try_from(int("width")?).ok().filter(|w| *w >= 0);
             DataType::FixedSizeBinary(w.ok_or("fixed_size_binary width must be 0..2^31")?)
         }
+        "list" | "large_list" => {
+            let item = Arc::new(parse_field(&v["item"], depth + 1)?);
+            if id == "list" {
+                DataType::List(item)
+            } else {
+                DataType::LargeList(item)
+            }
+        }
+        "struct" => {
+            let fields = v["fields"].as_array().ok_or("a struct without fields")?;
+            let fields = fields
+                .iter()
+                .map(|f| parse_field(f, depth + 1))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            DataType::Struct(fields.into())
+        }
         "dictionary" => {
             let key = parse_type(&v["key"], depth + 1)?;
             let value = parse_type(&v["value"], depth + 1)?;
@@ -229,16 +301,7 @@ pub fn to_json(schema: &Schema, layouts: &[ColumnLayout], user: &HashMap<String,
         .iter()
         .zip(layouts)
         .map(|(f, l)| {
-            let mut o = Map::new();
-            o.insert("name".into(), json!(f.name()));
-            o.insert("type".into(), type_json(f.data_type()));
-            o.insert("nullable".into(), json!(f.is_nullable()));
-            if f.dict_is_ordered() == Some(true) {
-                o.insert("ordered".into(), json!(true));
-            }
-            if !f.metadata().is_empty() {
-                o.insert("metadata".into(), metadata_json(f.metadata()));
-            }
+            let mut o = field_json(f);
             if let Some(s) = l.dictionary_stream {
                 o.insert("dictionary_stream".into(), json!(s));
                 o.insert("dictionary_offset".into(), json!(l.dictionary_offset));
@@ -275,16 +338,11 @@ pub fn from_json(bytes: &[u8], streams: usize) -> Result<ParsedSchema> {
     let mut layouts = Vec::with_capacity(fields.len());
     let mut used = vec![false; streams];
     for (i, f) in fields.iter().enumerate() {
-        let name = f["name"]
-            .as_str()
-            .ok_or_else(|| bad(format!("field {i} has no name")))?;
-        let dt = parse_type(&f["type"], 0).map_err(|e| bad(format!("field {name:?}: {e}")))?;
-        let nullable = f["nullable"].as_bool().unwrap_or(true);
-        let metadata = parse_metadata(&f["metadata"]).map_err(|e| bad(format!("field {name:?}: {e}")))?;
-        let mut field = Field::new(name, dt.clone(), nullable).with_metadata(metadata);
+        let field = parse_field(f, 0).map_err(|e| bad(format!("field {i}: {e}")))?;
+        check_supported(&field).map_err(|e| bad(e.to_string()))?;
+        let name = field.name().clone();
         let mut layout = ColumnLayout::default();
-        if let DataType::Dictionary(_, _) = dt {
-            field = field.with_dict_is_ordered(f["ordered"].as_bool().unwrap_or(false));
+        if let DataType::Dictionary(_, _) = field.data_type() {
             let s = f["dictionary_stream"]
                 .as_u64()
                 .and_then(|s| u32::try_from(s).ok())

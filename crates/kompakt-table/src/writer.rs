@@ -100,15 +100,30 @@ fn compress_page(stream: u32, settings: &BlockSettings, page: &[u8]) -> Result<V
     })
 }
 
-/// Runs `f` on a pool of `threads` threads (0: rayon's global pool, all cores).
+/// Runs `f` on a pool of `threads` threads (0: rayon's global pool, all cores). Pools are
+/// kept per size: starting threads for every small read would cost more than the read.
 pub(crate) fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> Result<T> {
+    use std::sync::{Arc, Mutex, OnceLock};
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
     if threads == 0 {
         return Ok(f());
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| Error::Usage(format!("cannot start {threads} threads: {e}")))?;
+    let pool = {
+        let mut pools = POOLS
+            .get_or_init(Default::default)
+            .lock()
+            .map_err(|_| Error::Usage("internal: the thread pool registry is poisoned".into()))?;
+        match pools.get(&threads) {
+            Some(p) => p.clone(),
+            None => {
+                let p = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .map_err(|e| Error::Usage(format!("cannot start {threads} threads: {e}")))?;
+                pools.entry(threads).or_insert(Arc::new(p)).clone()
+            }
+        }
+    };
     Ok(pool.install(f))
 }
 
@@ -313,7 +328,7 @@ impl<W: Write> TableWriter<W> {
                 // Slices of the original arrays: slicing a slice again would recount its nulls
                 // over every remaining row, once per group.
                 for (c, col) in first.columns.iter().enumerate() {
-                    pieces[c].push(col.slice(first.taken, take));
+                    pieces[c].push(crate::page::slice_data(col, first.taken, take));
                 }
                 first.taken += take;
                 if first.taken == first.rows {

@@ -114,9 +114,39 @@ fn columns(n: usize, seed: u64) -> Vec<(&'static str, ArrayRef)> {
                 (0..n).map(|i| -(r[i] as i64 % 5000)),
             )),
         ),
+        (
+            "list",
+            Arc::new(ListArray::from_iter_primitive::<arrow_array::types::Int32Type, _, _>(
+                (0..n).map(|i| {
+                    (!null(i, &r)).then(|| {
+                        (0..(r[i] % 4) as i32)
+                            .map(|j| (j % 3 != 1).then_some(j * 10))
+                            .collect::<Vec<_>>()
+                    })
+                }),
+            )),
+        ),
+        ("point", {
+            let a: ArrayRef = Arc::new(StringArray::from_iter_values((0..n).map(|i| format!("p{}", r[i] % 7))));
+            let b: ArrayRef = Arc::new(Float64Array::from_iter(
+                (0..n).map(|i| (!r[i].is_multiple_of(5)).then_some(i as f64 / 4.0)),
+            ));
+            let valid: arrow_buffer::NullBuffer = (0..n).map(|i| r[i] % 11 != 3).collect();
+            Arc::new(StructArray::new(
+                vec![
+                    Field::new("a", DataType::Utf8, false),
+                    Field::new("b", DataType::Float64, true),
+                ]
+                .into(),
+                vec![a, b],
+                Some(valid),
+            ))
+        }),
     ];
     cols
 }
+
+const COLUMNS: usize = 19;
 
 fn table(n: usize, seed: u64) -> RecordBatch {
     let cols = columns(n, seed);
@@ -176,7 +206,7 @@ proptest! {
         seed in any::<u64>(),
         rows_per_group in prop_oneof![Just(1u32), 2u32..70, Just(256u32)],
         cuts in proptest::collection::vec(0usize..700, 0..4),
-        reads in proptest::collection::vec((proptest::collection::vec(0usize..17, 1..4), 0usize..700, 0usize..700), 1..6),
+        reads in proptest::collection::vec((proptest::collection::vec(0usize..COLUMNS, 1..4), 0usize..700, 0usize..700), 1..6),
     ) {
         let batch = table(n, seed);
         let dir = tempfile::tempdir().unwrap();
@@ -186,7 +216,7 @@ proptest! {
         let t = TableReader::open(&path).unwrap();
         prop_assert_eq!(t.num_rows(), n as u64);
         prop_assert_eq!(t.schema(), batch.schema());
-        check_read(&t, &batch, &(0..17).collect::<Vec<_>>(), 0, n);
+        check_read(&t, &batch, &(0..COLUMNS).collect::<Vec<_>>(), 0, n);
         for (cols, a, b) in reads {
             let (a, b) = (a.min(n), b.min(n));
             check_read(&t, &batch, &cols, a.min(b), a.max(b));
@@ -218,7 +248,7 @@ fn larger_than_one_round_of_groups_and_threads_do_not_change_the_bytes() {
     let path = dir.path().join("t.kpk");
     std::fs::write(&path, &files[0]).unwrap();
     let t = TableReader::open(&path).unwrap();
-    check_read(&t, &batch, &(0..17).collect::<Vec<_>>(), 0, 40_000);
+    check_read(&t, &batch, &(0..COLUMNS).collect::<Vec<_>>(), 0, 40_000);
     check_read(&t, &batch, &[3, 10], 19_999, 21_001);
 }
 
@@ -266,7 +296,11 @@ fn schema_mismatch_and_unsupported_types_are_clear_errors() {
     assert!(e.contains("columns"), "{e}");
     let list = Schema::new(vec![Field::new(
         "l",
-        DataType::List(Arc::new(Field::new("item", DataType::Int32, true))),
+        DataType::List(Arc::new(Field::new(
+            "item",
+            DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8)),
+            true,
+        ))),
         true,
     )]);
     let e = TableWriter::new(Vec::new(), Arc::new(list), TableOptions::default())
@@ -339,10 +373,10 @@ fn appends_equal_one_write_and_keep_old_readers_working() {
     let t = TableReader::open(&path).unwrap();
     assert_eq!(t.num_rows(), 5_000);
     assert_eq!(t.rows_per_group(), 100);
-    check_read(&t, &batch, &(0..17).collect::<Vec<_>>(), 0, 5_000);
+    check_read(&t, &batch, &(0..COLUMNS).collect::<Vec<_>>(), 0, 5_000);
     check_read(&t, &batch, &[14, 0], 1190, 1250);
     // A reader opened before the appends still reads the table it opened.
-    check_read(&before, &batch, &(0..17).collect::<Vec<_>>(), 0, 1234);
+    check_read(&before, &batch, &(0..COLUMNS).collect::<Vec<_>>(), 0, 1234);
     assert!(!kompakt_table::journal_path(&path).exists());
 }
 
@@ -376,7 +410,7 @@ fn a_crash_during_an_append_leaves_the_old_table() {
         std::fs::write(&path, &bytes).unwrap();
         let t = TableReader::open(&path).unwrap();
         assert_eq!(t.num_rows(), 1500, "cut at {len}");
-        check_read(&t, &batch, &(0..17).collect::<Vec<_>>(), 0, 1500);
+        check_read(&t, &batch, &(0..COLUMNS).collect::<Vec<_>>(), 0, 1500);
         assert!(!journal.exists());
         assert_eq!(std::fs::read(&path).unwrap(), good);
     }

@@ -1,0 +1,83 @@
+//! Hostile table files and pages. Every input is used twice:
+//! - as a table file (as it is, and with every checksum repaired so that mutations reach the
+//!   table footer, the schema and the page decoders), opened with `TableReader::open`, then
+//!   read whole, in sub-ranges and column by column, and summarized;
+//! - as a page: byte 0 picks the type, bytes 1-2 the row count (at most 4096), the rest is
+//!   given to `decode_page`, whose result must be a valid Arrow array of that many rows.
+//!
+//! Errors are fine; panics, hangs and huge allocations are not.
+#![no_main]
+
+use arrow_schema::DataType;
+use kompakt_fuzz::repair;
+use kompakt_table::page::decode_page;
+use kompakt_table::TableReader;
+use libfuzzer_sys::fuzz_target;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// The file each input is written to (one per fuzzing process).
+fn path() -> &'static PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| std::env::temp_dir().join(format!("kompakt-fuzz-table-{}.kpk", std::process::id())))
+}
+
+fn exercise_table(bytes: &[u8]) {
+    std::fs::write(path(), bytes).expect("write the table file");
+    let Ok(t) = TableReader::open(path()) else {
+        return;
+    };
+    let n = t.num_rows();
+    let columns = t.schema().fields().len();
+    let _ = t.summary();
+    let _ = t.read(None, 0..n, 1);
+    if columns > 0 {
+        let _ = t.read(Some(&[0]), n / 3..n / 2, 1);
+        let _ = t.read(Some(&[columns - 1]), n.saturating_sub(1)..n, 1);
+    }
+    for c in 0..columns {
+        let _ = t.read(Some(&[c]), 0..n, 1);
+    }
+    let _ = t.read(None, n / 2..n / 2, 1);
+    let _ = t.read(None, 0..n.saturating_add(1), 1);
+}
+
+fn page_type(b: u8) -> DataType {
+    match b % 10 {
+        0 => DataType::Int32,
+        1 => DataType::Int64,
+        2 => DataType::Float64,
+        3 => DataType::Boolean,
+        4 => DataType::Utf8,
+        5 => DataType::LargeBinary,
+        6 => DataType::Int8,
+        7 => DataType::UInt16,
+        8 => DataType::Decimal128(38, 2),
+        _ => DataType::FixedSizeBinary(3),
+    }
+}
+
+fn exercise_page(data: &[u8]) {
+    let [t, n0, n1, bytes @ ..] = data else {
+        return;
+    };
+    let dtype = page_type(*t);
+    let n = usize::from(u16::from_le_bytes([*n0, *n1])) % 4097;
+    if let Ok(array) = decode_page(&dtype, n, bytes) {
+        assert_eq!(array.len(), n, "{dtype}: rows decoded");
+        assert_eq!(array.data_type(), &dtype);
+        array
+            .validate_full()
+            .unwrap_or_else(|e| panic!("{dtype}: decode_page returned an invalid array: {e}"));
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    exercise_table(data);
+    if let Some(fixed) = repair(data) {
+        if fixed != data {
+            exercise_table(&fixed);
+        }
+    }
+    exercise_page(data);
+});
