@@ -1,0 +1,1168 @@
+#!/usr/bin/env python3
+"""Table file benchmark: ``kompakt.write_table`` / ``kompakt.read_table`` against Feather v2
+(Arrow IPC: uncompressed, lz4, zstd) and Parquet (snappy, zstd), side by side in one run.
+
+    python3 bench/table.py                 full run: 10 M-row tables, 60 x 10^7 int32 (2.4 GB),
+                                           3 repeats (about 30-40 minutes on a quiet 2-core machine)
+    python3 bench/table.py --quick         1 M-row tables, 60 x 10^6 int32, 1 repeat: a smoke
+                                           test (~2-3 minutes)
+    python3 bench/table.py --report-only   re-render the markdown from the JSON
+    python3 bench/table.py --methods feather-lz4,parquet-zstd --datasets fst
+
+Datasets (fixed seed, generated with numpy batch by batch and cached as uncompressed Arrow IPC
+files in bench/data/table/; 2^20-row batches, combined into one chunk per column on loading):
+
+1. ``fst``: the fst-blog table, 10 M rows (quick 1 M): ``Logical`` bool with ~5 % missing
+   (pandas "boolean"), ``Integer`` int32 uniform 1..100, ``Real`` float64 drawn from 20 fixed
+   prices (round(uniform(0, 100), 2)), ``Factor`` category of the 70 city names of gen_data.py.
+2. ``int60_small`` / ``int60_large``: 60 int32 columns uniform in 0..999,999; 10^4 rows and
+   10^7 rows (2.4 GB; quick 10^6).
+3. ``strings``: 10 M rows (quick 1 M) of plain utf8 strings: ``word`` (3-10 random lowercase
+   letters), ``url`` ("https://example.com/<word>/<int>", word from a 10,000-word vocabulary,
+   int 0..999,999) and ``category`` (50 distinct words).
+Every table carries the pandas metadata of the equivalent DataFrame (as ``pa.Table.from_pandas``
+would write it), so reads into pandas give "boolean", category, int32, str columns.
+
+Methods: ``kompakt`` (default codec), ``kompakt-lz4`` (codec="lz4"), ``feather`` (uncompressed),
+``feather-lz4``, ``feather-zstd`` (``pyarrow.feather.write_feather(compression=...)``, default
+64 Ki-row chunks), ``parquet-snappy``, ``parquet-zstd`` (``pyarrow.parquet.write_table``,
+default 1 Mi-row row groups). Everything with library defaults (threads included).
+
+Per dataset and method: write time (from the in-memory Arrow table, or from pandas with
+``--input pandas``; the timed region includes an fsync of the file and its folder for every
+method, like bench/python_objects.py), file size, read time of the whole table into an Arrow
+table and into pandas (and polars when it is installed), and the time to read rows
+[rows/2, rows/2 + 1000) of two columns into Arrow and into pandas (median over --slice-repeats
+calls, each one opening the file afresh). The slice is read the fastest honest way a user
+would, trying each of:
+
+- kompakt: ``kompakt.read_table(path, columns=[a, b], rows=(start, stop), to="arrow"|"pandas")``;
+- Feather, "ipc batches": ``pa.ipc.open_file(pa.memory_map(path), options=IpcReadOptions(
+  included_fields=[a, b]))``, read batch 0 to learn the batch length, then only the batches
+  covering the rows (assumes equal batches, which write_feather writes from a one-chunk table;
+  the result is checked), concatenated and sliced;
+- Feather, "read_table+slice": ``feather.read_table(path, columns=[a, b], memory_map=True)
+  .slice(start, 1000)`` (zero-copy when uncompressed);
+- Parquet, "row groups": ``pq.ParquetFile(path)``, the row-group row counts from its footer,
+  ``read_row_groups(covering, columns=[a, b]).slice(...)``;
+and reports the fastest variant (named in the report). Into pandas = ``.to_pandas()`` of it.
+
+Every full read and every slice is checked against the original (row count, then every
+column's values, dictionaries decoded, large_string as string); a mismatch is reported loudly.
+Pandas dtypes are compared with those of ``original.to_pandas()`` (reported, not an error).
+
+Peak RSS: the 60-column large table is written from a ``pyarrow.RecordBatchReader`` generated
+batch by batch (--rss-batch-rows rows at a time, so the table is never in memory) by kompakt,
+Feather-lz4 (``pa.ipc.new_file`` + ``write_batch``) and Parquet-zstd (``pq.ParquetWriter``),
+each in a fresh process, then read back whole into Arrow and into pandas, each in a fresh
+process; the worker resets the kernel's peak counter (``/proc/self/clear_refs``) after its
+imports and reports peak RSS (VmHWM) minus that baseline, against the table's size.
+
+Timing: each (dataset, method, repeat) runs in a fresh worker process (``--worker``) that loads
+the dataset from the cache first; times are medians over --repeats (3, quick 1); operations
+under 50 ms are repeated inside the worker (up to 20 times or 0.3 s) and their median taken.
+Reads are warm-cache (the file was just written; dropping the page cache needs root). Workers
+import a private copy of the kompakt package made at the start (--no-snapshot: the installed
+one). Methods that fail (e.g. before ``kompakt.write_table`` exists) are recorded as errors.
+
+Outputs: bench/results/table.md and table.json (table_quick.* with --quick). Knobs: --repeats,
+--datasets, --methods, --input, --slice-repeats, --slice-budget, --rss-methods, --no-rss,
+--rss-batch-rows, --idle-wait, --busy-max, --data-dir, --results, --tmp, --timeout,
+--no-fsync, --no-snapshot. Disk: the cache takes ~3.6 GB (full) and one method's file at a
+time is kept in --tmp (deleted after each worker). Memory: a worker holds the table, one read
+result and the read's transient copies (at most ~3x the table, 7-8 GB for int60_large).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+from collections import Counter
+from typing import Any, Callable
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from gen_data import CITIES  # noqa: E402
+from python_objects import (  # noqa: E402
+    MB,
+    Sampler,
+    _fsync_dir,
+    children_cpu,
+    cpu_ticks,
+    git_state,
+    machine_info,
+    proc_status,
+    reset_peak,
+    save_report,
+    snapshot_kompakt,
+    trim_heap,
+    wait_idle,
+)
+
+SEED = 20240701
+GEN_VERSION = 1
+GEN_BATCH = 1 << 20  # rows per generated batch (a multiple of Feather's 64 Ki-row chunks)
+SLICE_ROWS = 1000
+
+DATASETS: dict[str, dict[str, Any]] = {
+    "fst": {
+        "title": "fst-blog table",
+        "rows": {"full": 10_000_000, "quick": 1_000_000},
+        "slice_cols": ["Integer", "Factor"],
+        "describe": "Logical (bool, ~5 % missing, pandas 'boolean'), Integer (int32 1..100), "
+                    "Real (float64, one of 20 prices round(uniform(0, 100), 2)), "
+                    "Factor (category of 70 city names, uniform)",
+    },
+    "int60_small": {
+        "title": "60 int32 columns, small",
+        "rows": {"full": 10_000, "quick": 10_000},
+        "slice_cols": ["c07", "c42"],
+        "describe": "60 int32 columns c00..c59, uniform in 0..999,999",
+    },
+    "int60_large": {
+        "title": "60 int32 columns, large",
+        "rows": {"full": 10_000_000, "quick": 1_000_000},
+        "slice_cols": ["c07", "c42"],
+        "describe": "60 int32 columns c00..c59, uniform in 0..999,999",
+    },
+    "strings": {
+        "title": "string-heavy table",
+        "rows": {"full": 10_000_000, "quick": 1_000_000},
+        "slice_cols": ["url", "category"],
+        "describe": "word (3-10 random lowercase letters), url ('https://example.com/<word>/<int>', "
+                    "10,000-word vocabulary, int 0..999,999), category (50 distinct words); plain utf8",
+    },
+}
+
+METHODS: dict[str, str] = {
+    "kompakt": "kompakt.write_table(data, path) (default codec) / kompakt.read_table(path, to=...)",
+    "kompakt-lz4": "kompakt.write_table(data, path, codec='lz4') / kompakt.read_table(path, to=...)",
+    "feather": "feather.write_feather(data, path, compression='uncompressed') / feather.read_table, read_feather",
+    "feather-lz4": "feather.write_feather(data, path, compression='lz4') / feather.read_table, read_feather",
+    "feather-zstd": "feather.write_feather(data, path, compression='zstd') / feather.read_table, read_feather",
+    "parquet-snappy": "pq.write_table(table, path, compression='snappy') / pq.read_table(path)[.to_pandas()]",
+    "parquet-zstd": "pq.write_table(table, path, compression='zstd') / pq.read_table(path)[.to_pandas()]",
+}
+REFS = ("feather-lz4", "parquet-zstd")
+RSS_METHODS = ["kompakt", "feather-lz4", "parquet-zstd"]
+RSS_DATASET = "int60_large"
+EXT = {"kompakt": ".kt", "feather": ".feather", "parquet": ".parquet"}
+
+
+# -------------------------------------------------------------------------------------------
+# Data
+# -------------------------------------------------------------------------------------------
+
+
+def _const() -> dict[str, Any]:
+    """Fixed values derived from SEED: prices, city dictionary, vocabularies."""
+    import numpy as np
+    import pyarrow as pa
+
+    rng = np.random.default_rng([SEED, 999])
+    return {
+        "prices": np.round(rng.uniform(0, 100, 20), 2),
+        "cities": pa.array(CITIES, pa.string()),
+        "vocab": random_words(rng, 10_000, 4, 12),
+        "low50": random_words(rng, 50, 5, 12),
+    }
+
+
+def random_words(rng: Any, n: int, lo: int, hi: int) -> Any:
+    import numpy as np
+    import pyarrow as pa
+
+    lens = rng.integers(lo, hi + 1, n)
+    offsets = np.zeros(n + 1, np.int32)
+    np.cumsum(lens, out=offsets[1:])
+    data = rng.integers(97, 123, int(offsets[-1]), dtype=np.uint8)
+    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+
+
+def schema_of(name: str) -> Any:
+    """The Arrow schema, with the pandas metadata of the equivalent DataFrame."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+
+    if name == "fst":
+        small = pd.DataFrame({"Logical": pd.array([True], dtype="boolean"), "Integer": np.array([1], np.int32),
+                              "Real": [1.0], "Factor": pd.Categorical(["Tokyo"], categories=CITIES)})
+        fields = [pa.field("Logical", pa.bool_()), pa.field("Integer", pa.int32()), pa.field("Real", pa.float64()),
+                  pa.field("Factor", pa.dictionary(pa.int8(), pa.string()))]
+    elif name.startswith("int60"):
+        cols = [f"c{i:02d}" for i in range(60)]
+        small = pd.DataFrame({c: np.array([1], np.int32) for c in cols})
+        fields = [pa.field(c, pa.int32()) for c in cols]
+    else:
+        small = pd.DataFrame({c: ["a"] for c in ("word", "url", "category")})
+        fields = [pa.field(c, pa.string()) for c in ("word", "url", "category")]
+    meta = pa.Table.from_pandas(small, preserve_index=False).schema.metadata
+    return pa.schema(fields, metadata=meta)
+
+
+def make_batch(name: str, n: int, rng: Any, const: dict[str, Any], schema: Any) -> Any:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if name == "fst":
+        arrays = [
+            pa.array(rng.random(n) < 0.5, mask=rng.random(n) < 0.05),
+            pa.array(rng.integers(1, 101, n, dtype=np.int32)),
+            pa.array(const["prices"][rng.integers(0, 20, n)]),
+            pa.DictionaryArray.from_arrays(pa.array(rng.integers(0, 70, n, dtype=np.int8)), const["cities"]),
+        ]
+    elif name.startswith("int60"):
+        arrays = [pa.array(rng.integers(0, 1_000_000, n, dtype=np.int32)) for _ in range(60)]
+    else:
+        words = random_words(rng, n, 3, 10)
+        url_words = pc.take(const["vocab"], pa.array(rng.integers(0, 10_000, n)))
+        ints = pc.cast(pa.array(rng.integers(0, 1_000_000, n)), pa.string())
+        urls = pc.binary_join_element_wise("https://example.com/", url_words, "/", ints, "")
+        category = pc.take(const["low50"], pa.array(rng.integers(0, 50, n)))
+        arrays = [words, urls, category]
+    return pa.record_batch(arrays, schema=schema)
+
+
+def gen_batches(name: str, rows: int, batch_rows: int) -> Any:
+    """Yields the dataset's record batches; batch i is seeded with (SEED, dataset, batch_rows, i)."""
+    import numpy as np
+
+    const, schema = _const(), schema_of(name)
+    ds_id = list(DATASETS).index(name)
+    for i, start in enumerate(range(0, rows, batch_rows)):
+        rng = np.random.default_rng([SEED, ds_id, batch_rows, i])
+        yield make_batch(name, min(batch_rows, rows - start), rng, const, schema)
+
+
+def cache_path(data_dir: str, name: str, rows: int) -> str:
+    import numpy as np
+
+    return os.path.join(data_dir, f"{name}_{rows}_seed{SEED}_v{GEN_VERSION}_np{np.__version__.split('.')[0]}.arrow")
+
+
+def ensure_dataset(data_dir: str, name: str, rows: int, log: Callable[[str], None]) -> str:
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    path = cache_path(data_dir, name, rows)
+    try:
+        with pa.memory_map(path) as src:
+            r = ipc.open_file(src)
+            if r.schema.equals(schema_of(name)) and r.read_all().num_rows == rows:
+                return path
+    except (OSError, pa.ArrowException):
+        pass
+    os.makedirs(data_dir, exist_ok=True)
+    t = time.time()
+    schema = schema_of(name)
+    with pa.OSFile(path + ".tmp", "wb") as sink, ipc.new_file(sink, schema) as w:
+        for b in gen_batches(name, rows, GEN_BATCH):
+            w.write_batch(b)
+    os.replace(path + ".tmp", path)
+    log(f"data: wrote {path} ({os.path.getsize(path) / MB:.0f} MB) in {time.time() - t:.1f} s")
+    return path
+
+
+def load_dataset(path: str) -> Any:
+    """The cached table in ordinary (non-mapped) memory, one chunk per column."""
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    with pa.OSFile(path) as src:
+        t = ipc.open_file(src).read_all()
+    if any(c.num_chunks > 1 for c in t.columns):
+        t = t.combine_chunks()
+    trim_heap()
+    return t
+
+
+# -------------------------------------------------------------------------------------------
+# Methods
+# -------------------------------------------------------------------------------------------
+
+
+def fsync_file(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    _fsync_dir(path)
+
+
+def family(method: str) -> str:
+    return method.split("-")[0]
+
+
+def write_fn(method: str, path: str, data: Any, fsync: bool) -> Callable[[], None]:
+    import pyarrow as pa
+
+    fam, codec = family(method), (method.split("-", 1)[1] if "-" in method else None)
+
+    def go() -> None:
+        if fam == "kompakt":
+            import kompakt
+
+            kompakt.write_table(data, path, codec=codec)
+        elif fam == "feather":
+            import pyarrow.feather as feather
+
+            feather.write_feather(data, path, compression=codec or "uncompressed")
+        else:
+            import pyarrow.parquet as pq
+
+            table = data if isinstance(data, pa.Table) else pa.Table.from_pandas(data, preserve_index=False)
+            pq.write_table(table, path, compression=codec)
+        if fsync:
+            fsync_file(path)
+
+    return go
+
+
+def read_fns(method: str, path: str) -> dict[str, Callable[[], Any]]:
+    """Whole-table reads: target -> function."""
+    fam = family(method)
+    out: dict[str, Callable[[], Any]] = {}
+    if fam == "kompakt":
+        import kompakt
+
+        for to in ("arrow", "pandas", "polars"):
+            out[to] = (lambda to=to: kompakt.read_table(path, to=to))
+    elif fam == "feather":
+        import pyarrow.feather as feather
+
+        out["arrow"] = lambda: feather.read_table(path)
+        out["pandas"] = lambda: feather.read_feather(path)
+        out["polars"] = lambda: __import__("polars").read_ipc(path)
+    else:
+        import pyarrow.parquet as pq
+
+        out["arrow"] = lambda: pq.read_table(path)
+        out["pandas"] = lambda: pq.read_table(path).to_pandas()
+        out["polars"] = lambda: __import__("polars").read_parquet(path)
+    return out
+
+
+def feather_slice_ipc(path: str, cols: list[str], start: int, stop: int) -> Any:
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    src = pa.memory_map(path)
+    schema = ipc.open_file(src).schema
+    r = ipc.open_file(src, options=ipc.IpcReadOptions(included_fields=[schema.get_field_index(c) for c in cols]))
+    first = r.get_batch(0)
+    per = first.num_rows
+    k0, k1 = start // per, min((stop - 1) // per, r.num_record_batches - 1)
+    batches = [first if k == 0 else r.get_batch(k) for k in range(k0, k1 + 1)]
+    return pa.Table.from_batches(batches).slice(start - k0 * per, stop - start).select(cols)
+
+
+def feather_slice_table(path: str, cols: list[str], start: int, stop: int) -> Any:
+    import pyarrow.feather as feather
+
+    return feather.read_table(path, columns=cols, memory_map=True).slice(start, stop - start)
+
+
+def parquet_slice(path: str, cols: list[str], start: int, stop: int) -> Any:
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(path)
+    md = pf.metadata
+    acc, first, groups = 0, None, []
+    for i in range(md.num_row_groups):
+        nr = md.row_group(i).num_rows
+        if acc + nr > start and acc < stop:
+            groups.append(i)
+            first = acc if first is None else first
+        acc += nr
+    return pf.read_row_groups(groups, columns=cols).slice(start - (first or 0), stop - start)
+
+
+def slice_variants(method: str, path: str, cols: list[str], start: int,
+                   stop: int) -> dict[str, dict[str, Callable[[], Any]]]:
+    """variant -> {"arrow": fn, "pandas": fn}."""
+    fam = family(method)
+    if fam == "kompakt":
+        import kompakt
+
+        return {"read_table(rows=)": {
+            "arrow": lambda: kompakt.read_table(path, columns=cols, rows=(start, stop), to="arrow"),
+            "pandas": lambda: kompakt.read_table(path, columns=cols, rows=(start, stop), to="pandas")}}
+    if fam == "feather":
+        fns = {"ipc batches": feather_slice_ipc, "read_table+slice": feather_slice_table}
+    else:
+        fns = {"row groups": parquet_slice}
+    return {v: {"arrow": (lambda f=f: f(path, cols, start, stop)),
+                "pandas": (lambda f=f: f(path, cols, start, stop).to_pandas())} for v, f in fns.items()}
+
+
+# -------------------------------------------------------------------------------------------
+# Checks
+# -------------------------------------------------------------------------------------------
+
+
+def _norm(col: Any) -> Any:
+    import pyarrow as pa
+
+    t = col.type
+    if pa.types.is_dictionary(t):
+        col, t = col.cast(t.value_type), t.value_type
+    if pa.types.is_large_string(t) or (hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t)):
+        col = col.cast(pa.string())
+    elif pa.types.is_large_binary(t):
+        col = col.cast(pa.binary())
+    return col
+
+
+def compare(expected: Any, got: Any) -> str | None:
+    """None when the tables hold the same values, else what differs."""
+    if got.num_rows != expected.num_rows:
+        return f"{got.num_rows} rows, expected {expected.num_rows}"
+    if got.column_names != expected.column_names:
+        return f"columns {got.column_names[:8]}, expected {expected.column_names[:8]}"
+    for name in expected.column_names:
+        try:
+            if not _norm(got[name]).equals(_norm(expected[name])):
+                return f"column {name!r} differs"
+        except Exception as e:  # noqa: BLE001 (uncastable types)
+            return f"column {name!r}: {type(e).__name__}: {e}"
+    return None
+
+
+def type_notes(expected: Any, got: Any) -> list[str]:
+    return [f"{f.name}: {f.type} (original {expected.schema.field(f.name).type})"
+            for f in got.schema if f.name in expected.column_names and f.type != expected.schema.field(f.name).type]
+
+
+def pandas_as_arrow(df: Any) -> Any:
+    import pyarrow as pa
+
+    return pa.Table.from_pandas(df, preserve_index=False)
+
+
+def dtypes_of(df: Any) -> dict[str, str]:
+    return {str(c): str(t) for c, t in df.dtypes.items()}
+
+
+# -------------------------------------------------------------------------------------------
+# Worker: one (dataset, method, repeat)
+# -------------------------------------------------------------------------------------------
+
+
+def err_text(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"[:600]
+
+
+def timed(fn: Callable[[], Any], setup: Callable[[], None] | None = None,
+          fast: float = 0.05, budget: float = 0.3, max_n: int = 20) -> tuple[Any, float, int]:
+    """Runs fn (after setup, untimed); repeats it while it is fast. Returns the last result,
+    the median seconds and the number of runs."""
+    clock = time.perf_counter
+    times: list[float] = []
+    out = None
+    while True:
+        if setup:
+            setup()
+        out = None
+        trim_heap() if not times else None
+        t0 = clock()
+        out = fn()
+        times.append(clock() - t0)
+        if times[0] >= fast or sum(times) >= budget or len(times) >= max_n:
+            break
+    return out, statistics.median(times), len(times)
+
+
+def file_bytes(path: str) -> int:
+    if os.path.isdir(path):
+        return sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(path) for f in fs)
+    return os.path.getsize(path)
+
+
+def remove(path: str) -> None:
+    if os.path.isdir(path):
+        shutil.rmtree(path, ignore_errors=True)
+    elif os.path.lexists(path):
+        os.unlink(path)
+
+
+def worker_run(spec: dict[str, Any]) -> dict[str, Any]:
+    import numpy  # noqa: F401  (every library imported before any timing)
+    import pandas  # noqa: F401
+    import pyarrow  # noqa: F401
+    import pyarrow.feather  # noqa: F401
+    import pyarrow.ipc  # noqa: F401
+    import pyarrow.parquet  # noqa: F401
+
+    res: dict[str, Any] = {"errors": {}, "mismatch": {}, "notes": {}}
+    try:
+        import kompakt
+
+        res["kompakt_file"] = kompakt.__file__
+    except Exception as e:  # noqa: BLE001
+        if family(spec["method"]) == "kompakt":
+            res["errors"]["import"] = err_text(e)
+            return res
+    method, path = spec["method"], spec["path"]
+    orig = load_dataset(spec["cache"])
+    data = orig.to_pandas() if spec["input"] == "pandas" else orig
+    res["rows"], res["raw_bytes"] = orig.num_rows, orig.nbytes
+    expected_dtypes = dtypes_of(orig.slice(0, 1).to_pandas())
+
+    def step(name: str, fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except Exception as e:  # noqa: BLE001
+            res["errors"][name] = err_text(e)
+            res.setdefault("tracebacks", {})[name] = traceback.format_exc()[-2000:]
+            return None
+
+    try:
+        w = step("write", lambda: timed(write_fn(method, path, data, spec["fsync"]), setup=lambda: remove(path)))
+        if w is None:
+            return res
+        _, res["write_s"], res["write_n"] = w
+        res["size"] = file_bytes(path)
+        del data
+
+        reads = read_fns(method, path)
+        targets = ["arrow", "pandas"] + (["polars"] if spec["polars"] else [])
+        for to in targets:
+            r = step(f"read_{to}", lambda to=to: timed(reads[to]))
+            if r is None:
+                continue
+            got, res[f"read_{to}_s"], res[f"read_{to}_n"] = r
+            del r
+            if to == "arrow":
+                table = got
+            elif to == "pandas":
+                dt = dtypes_of(got)
+                if dt != expected_dtypes:
+                    res["notes"]["pandas dtypes"] = {k: v for k, v in dt.items() if expected_dtypes.get(k) != v}
+                idx = got.index
+                if not (len(idx) == orig.num_rows and list(idx[:3]) == list(range(min(3, len(idx))))):
+                    res["notes"]["pandas index"] = f"{type(idx).__name__} starting {list(idx[:3])}"
+                table = step("check_pandas", lambda got=got: pandas_as_arrow(got))
+            else:
+                table = got.to_arrow()
+            del got
+            if table is None:
+                continue
+            bad = step(f"check_{to}", lambda table=table: compare(orig, table))
+            if bad:
+                res["mismatch"][f"read_{to}"] = bad
+            if to == "arrow":
+                notes = type_notes(orig, table)
+                if notes:
+                    res["notes"]["arrow types"] = notes
+            del table
+            trim_heap()
+
+        # Slices
+        cols, start = spec["slice_cols"], spec["slice_start"]
+        stop = min(start + SLICE_ROWS, orig.num_rows)
+        expected = orig.select(cols).slice(start, stop - start)
+        variants = step("slice_setup", lambda: slice_variants(method, path, cols, start, stop)) or {}
+        res["slice"] = {}
+        for variant, fns in variants.items():
+            for to, fn in fns.items():
+                key = f"slice_{to} [{variant}]"
+                first = step(key, fn)
+                if first is None:
+                    continue
+                table = step(f"check_{key}", lambda: pandas_as_arrow(first) if to == "pandas" else first)
+                bad = step(f"check_{key}", lambda: compare(expected, table)) if table is not None else "check failed"
+                if bad:
+                    res["mismatch"][key] = bad
+                    continue
+                times = []
+                t_end = time.perf_counter() + spec["slice_budget"]
+                while len(times) < spec["slice_repeats"] and (len(times) < 5 or time.perf_counter() < t_end):
+                    t0 = time.perf_counter_ns()
+                    fn()
+                    times.append(time.perf_counter_ns() - t0)
+                res["slice"].setdefault(to, {})[variant] = {
+                    "median_us": statistics.median(times) / 1e3, "min_us": min(times) / 1e3, "n": len(times)}
+    finally:
+        remove(path)
+    return res
+
+
+# -------------------------------------------------------------------------------------------
+# Worker: peak RSS of streamed writes and whole reads
+# -------------------------------------------------------------------------------------------
+
+
+def column_sums(table_or_batches: Any) -> list[int]:
+    import pyarrow.compute as pc
+
+    return [int(pc.sum(c).as_py() or 0) for c in table_or_batches.columns]
+
+
+def worker_rss(spec: dict[str, Any]) -> dict[str, Any]:
+    import numpy  # noqa: F401
+    import pandas  # noqa: F401
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.feather as feather
+    import pyarrow.ipc as ipc
+    import pyarrow.parquet as pq
+
+    method, path, op = spec["method"], spec["path"], spec["op"]
+    fam = family(method)
+    if fam == "kompakt":
+        import kompakt
+    res: dict[str, Any] = {}
+    sums: list[int] = [0] * 60
+
+    def batches() -> Any:
+        for b in gen_batches(RSS_DATASET, spec["rows"], spec["batch_rows"]):
+            for i, c in enumerate(b.columns):
+                sums[i] += int(pc.sum(c).as_py() or 0)
+            yield b
+
+    schema = schema_of(RSS_DATASET)
+    trim_heap()
+    exact = reset_peak()
+    sampler = None
+    if not exact:
+        sampler = Sampler()
+        sampler.start()
+    base = proc_status()["VmRSS"]
+    t0 = time.perf_counter()
+    out = None
+    if op == "write":
+        reader = pa.RecordBatchReader.from_batches(schema, batches())
+        if fam == "kompakt":
+            kompakt.write_table(reader, path)
+        elif fam == "feather":
+            with pa.OSFile(path, "wb") as sink, ipc.new_file(
+                    sink, schema, options=ipc.IpcWriteOptions(compression=method.split("-")[1])) as w:
+                for b in reader:
+                    w.write_batch(b)
+        else:
+            with pq.ParquetWriter(path, schema, compression=method.split("-")[1]) as w:
+                for b in reader:
+                    w.write_batch(b)
+        fsync_file(path)
+    elif op == "read_arrow":
+        out = (kompakt.read_table(path, to="arrow") if fam == "kompakt" else
+               feather.read_table(path) if fam == "feather" else pq.read_table(path))
+    else:
+        out = (kompakt.read_table(path, to="pandas") if fam == "kompakt" else
+               feather.read_feather(path) if fam == "feather" else pq.read_table(path).to_pandas())
+    res["seconds"] = time.perf_counter() - t0
+    st = proc_status()
+    if sampler is not None:
+        sampler.stop.set()
+        sampler.join()
+    res.update(base=base, peak=sampler.peak if sampler else st["VmHWM"], exact_peak=exact, kept=st["VmRSS"] - base)
+    res["extra"] = res["peak"] - base
+    if op == "write":
+        res["sums"] = sums
+        res["size"] = file_bytes(path)
+    elif op == "read_arrow":
+        res["sums"], res["rows_read"] = column_sums(out), out.num_rows
+    else:
+        res["sums"], res["rows_read"] = [int(out[c].sum()) for c in out.columns], len(out)
+    return res
+
+
+def worker_main(a: argparse.Namespace) -> None:
+    spec = json.loads(a.spec)
+    try:
+        out = worker_run(spec) if a.worker == "run" else worker_rss(spec)
+    except Exception as e:  # noqa: BLE001
+        out = {"error": err_text(e), "traceback": traceback.format_exc()[-3000:]}
+    print("RESULT " + json.dumps(out), flush=True)
+
+
+# -------------------------------------------------------------------------------------------
+# Driver
+# -------------------------------------------------------------------------------------------
+
+
+def run_worker(a: argparse.Namespace, env: dict[str, str], kind: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """Runs one worker; adds the cores other processes used meanwhile (`other_cores`)."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", kind, "--spec", json.dumps(spec)]
+    b0, t0 = cpu_ticks()
+    c0, w0 = children_cpu(), time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=a.timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timeout after {a.timeout:.0f} s", "other_cores": 0.0, "wall_s": time.time() - w0}
+    finally:
+        remove(spec["path"]) if kind == "run" else None
+    wall = time.time() - w0
+    b1, t1 = cpu_ticks()
+    machine = (b1 - b0) / max(1, t1 - t0) * (os.cpu_count() or 1)
+    other = round(max(0.0, machine - (children_cpu() - c0) / max(wall, 1e-9)), 2)
+    for line in p.stdout.splitlines():
+        if line.startswith("RESULT ") and p.returncode == 0:
+            return dict(json.loads(line[len("RESULT "):]), other_cores=other, wall_s=round(wall, 2))
+    tail = "\n".join(p.stderr.strip().splitlines()[-8:])
+    return {"error": f"worker exit {p.returncode}: {tail}", "other_cores": other, "wall_s": round(wall, 2)}
+
+
+def versions(env: dict[str, str]) -> dict[str, Any]:
+    code = (
+        "import json, numpy, pandas, pyarrow, psutil\n"
+        "v = {m.__name__: m.__version__ for m in (numpy, pandas, pyarrow, psutil)}\n"
+        "try:\n    import polars; v['polars'] = polars.__version__\nexcept ImportError:\n    v['polars'] = None\n"
+        "try:\n    import kompakt\n    v['kompakt'] = kompakt.__version__; v['kompakt_file'] = kompakt.__file__\n"
+        "    v['kompakt_table_api'] = hasattr(kompakt, 'write_table') and hasattr(kompakt, 'read_table')\n"
+        "except Exception as e:\n    v['kompakt'] = None; v['kompakt_error'] = repr(e)\n"
+        "print(json.dumps(v))"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    if p.returncode:
+        return {"error": p.stderr[-1000:]}
+    return dict(json.loads(p.stdout))
+
+
+def describe_run(r: dict[str, Any]) -> str:
+    if "error" in r:
+        return "ERROR " + r["error"].splitlines()[-1]
+    parts = []
+    if r["errors"]:
+        parts.append("errors: " + "; ".join(f"{k}: {v.splitlines()[0][:120]}" for k, v in r["errors"].items()))
+    if "write_s" in r:
+        parts.append(f"write {fmt_t(r['write_s'])}, {r['size'] / MB:.1f} MB")
+    for to in ("arrow", "pandas", "polars"):
+        if f"read_{to}_s" in r:
+            parts.append(f"read>{to} {fmt_t(r[f'read_{to}_s'])}")
+    for to, vs in (r.get("slice") or {}).items():
+        v, s = min(vs.items(), key=lambda kv: kv[1]["median_us"])
+        parts.append(f"slice>{to} {s['median_us']:.0f} us ({v})")
+    if r["mismatch"]:
+        parts.append("MISMATCH " + "; ".join(f"{k}: {v}" for k, v in r["mismatch"].items()))
+    return ", ".join(parts)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="small sizes, 1 repeat: a smoke test")
+    p.add_argument("--repeats", type=int, help="repeats of every (dataset, method) (default 3, quick 1)")
+    p.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated, of: " + ", ".join(DATASETS))
+    p.add_argument("--methods", default=",".join(METHODS), help="comma-separated, of: " + ", ".join(METHODS))
+    p.add_argument("--input", choices=["arrow", "pandas"], default="arrow",
+                   help="what every method writes from: the Arrow table (default) or its pandas DataFrame")
+    p.add_argument("--slice-repeats", type=int, help="calls per slice measurement (default 100, quick 30)")
+    p.add_argument("--slice-budget", type=float, help="seconds per slice measurement at most, once 5 calls "
+                   "are done (default 3, quick 1)")
+    p.add_argument("--rss-methods", default=",".join(RSS_METHODS), help="methods for the peak-RSS section")
+    p.add_argument("--rss-batch-rows", type=int, default=65536, help="rows per generated batch (default 65536)")
+    p.add_argument("--no-rss", action="store_true", help="skip the peak-RSS section")
+    p.add_argument("--no-fsync", action="store_true", help="do not fsync written files inside the timed region")
+    p.add_argument("--data-dir", default=os.path.join(HERE, "data", "table"), help="cached datasets")
+    p.add_argument("--results", default=os.environ.get("BENCH_RESULTS", os.path.join(HERE, "results")))
+    p.add_argument("--tmp", help="where the benchmarked files are written (default: <data-dir>/out)")
+    p.add_argument("--idle-wait", type=float, help="seconds to wait for quiet before each worker (default 5, quick 0)")
+    p.add_argument("--busy-max", type=float, default=0.3, help="cores other processes may use before a "
+                   "measurement is flagged noisy (default 0.3)")
+    p.add_argument("--timeout", type=float, default=1800, help="per worker process, seconds")
+    p.add_argument("--no-snapshot", action="store_true", help="benchmark the installed kompakt, not a private copy")
+    p.add_argument("--report-only", action="store_true", help="re-render the markdown from the JSON")
+    p.add_argument("--worker", choices=["run", "rss"], help=argparse.SUPPRESS)
+    p.add_argument("--spec", help=argparse.SUPPRESS)
+    a = p.parse_args()
+    if a.worker:
+        worker_main(a)
+        return
+
+    stem = "table_quick" if a.quick else "table"
+    os.makedirs(a.results, exist_ok=True)
+    json_path, md_path = os.path.join(a.results, stem + ".json"), os.path.join(a.results, stem + ".md")
+    if a.report_only:
+        with open(json_path) as f:
+            doc = json.load(f)
+        doc["summary"] = summarize(doc)
+        with open(md_path, "w") as f:
+            f.write(render(doc))
+        print(md_path)
+        return
+
+    datasets = [d for d in a.datasets.split(",") if d]
+    methods = [m for m in a.methods.split(",") if m]
+    rss_methods = [] if a.no_rss else [m for m in a.rss_methods.split(",") if m]
+    for name, allowed in ((datasets, DATASETS), (methods, METHODS), (rss_methods, METHODS)):
+        bad = [x for x in name if x not in allowed]
+        if bad:
+            p.error(f"unknown: {', '.join(bad)} (choose from {', '.join(allowed)})")
+    mode = "quick" if a.quick else "full"
+    a.repeats = a.repeats or (1 if a.quick else 3)
+    a.slice_repeats = a.slice_repeats or (30 if a.quick else 100)
+    a.slice_budget = a.slice_budget if a.slice_budget is not None else (1.0 if a.quick else 3.0)
+    a.idle_wait = a.idle_wait if a.idle_wait is not None else (0.0 if a.quick else 5.0)
+    a.data_dir = os.path.abspath(a.data_dir)
+    a.tmp = os.path.abspath(a.tmp or os.path.join(a.data_dir, "out"))
+    os.makedirs(a.tmp, exist_ok=True)
+
+    t_start = time.time()
+
+    def log(msg: str) -> None:
+        print(f"[table {time.time() - t_start:6.0f}s] {msg}", file=sys.stderr, flush=True)
+
+    env = dict(os.environ)
+    ksnap: dict[str, Any] = {}
+    if not a.no_snapshot:
+        try:
+            snap_dir, ksnap = snapshot_kompakt(os.path.join(a.results, stem, "kompakt_snapshot"), log)
+            env["PYTHONPATH"] = snap_dir + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        except Exception as e:  # noqa: BLE001
+            ksnap = {"error": err_text(e)}
+            log(f"kompakt snapshot failed ({err_text(e)}); workers import whatever is installed")
+    ver = versions(env)
+    log("versions: " + json.dumps(ver))
+    polars = bool(ver.get("polars"))
+
+    plan = {d: DATASETS[d]["rows"][mode] for d in datasets}
+    caches = {d: ensure_dataset(a.data_dir, d, n, log) for d, n in plan.items()}
+    ds_info = {}
+    for d, n in plan.items():
+        import pyarrow as pa
+        import pyarrow.ipc as ipc
+
+        with pa.memory_map(caches[d]) as src:
+            t = ipc.open_file(src).read_all()
+            ds_info[d] = {"rows": n, "columns": t.num_columns, "raw_bytes": t.nbytes,
+                          "slice_cols": DATASETS[d]["slice_cols"], "slice_start": n // 2,
+                          "slice_stop": min(n, n // 2 + SLICE_ROWS), "cache": caches[d]}
+            del t
+
+    doc: dict[str, Any] = {
+        "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+        "config": {"quick": a.quick, "repeats": a.repeats, "datasets": datasets, "methods": methods,
+                   "input": a.input, "slice_repeats": a.slice_repeats, "slice_budget": a.slice_budget,
+                   "rss_methods": rss_methods, "rss_batch_rows": a.rss_batch_rows, "fsync": not a.no_fsync,
+                   "idle_wait": a.idle_wait, "busy_max": a.busy_max, "tmp": a.tmp, "polars": polars,
+                   "command": " ".join(["python3 bench/table.py", *sys.argv[1:]])},
+        "machine": machine_info(), "versions": ver, "kompakt": ksnap, "git": git_state(),
+        "datasets": ds_info, "runs": [], "rss": [],
+    }
+
+    def write_outputs() -> None:
+        save_report(doc, t_start, summarize, render, json_path, md_path)
+
+    for rep in range(a.repeats):
+        order = methods if rep % 2 == 0 else methods[::-1]  # alternate: drift hits both ends
+        for d in datasets:
+            for m in order:
+                path = os.path.join(a.tmp, f"{d}.{m}{EXT[family(m)]}")
+                spec = {"dataset": d, "method": m, "path": path, "cache": caches[d], "input": a.input,
+                        "fsync": not a.no_fsync, "polars": polars, "slice_cols": ds_info[d]["slice_cols"],
+                        "slice_start": ds_info[d]["slice_start"], "slice_repeats": a.slice_repeats,
+                        "slice_budget": a.slice_budget}
+                if a.idle_wait > 0:
+                    wait_idle(a.idle_wait, a.busy_max)
+                r = run_worker(a, env, "run", spec)
+                doc["runs"].append(dict(r, dataset=d, method=m, rep=rep))
+                log(f"rep {rep + 1}/{a.repeats} {d} / {m}: {describe_run(r)} (other {r['other_cores']:.2f} cores)")
+            write_outputs()
+
+    if rss_methods:
+        rows = DATASETS[RSS_DATASET]["rows"][mode]
+        for m in rss_methods:
+            path = os.path.join(a.tmp, f"rss.{m}{EXT[family(m)]}")
+            try:
+                for op in ("write", "read_arrow", "read_pandas"):
+                    if a.idle_wait > 0:
+                        wait_idle(a.idle_wait, a.busy_max)
+                    spec = {"method": m, "op": op, "path": path, "rows": rows, "batch_rows": a.rss_batch_rows}
+                    r = run_worker(a, env, "rss", spec)
+                    doc["rss"].append(dict(r, method=m, op=op, rows=rows))
+                    log(f"rss {m} {op}: " + (("ERROR " + r["error"].splitlines()[-1]) if "error" in r else
+                                            f"{fmt_t(r['seconds'])}, extra {r['extra'] / MB:.0f} MB"))
+                    if "error" in r and op == "write":
+                        break
+            finally:
+                remove(path)
+            write_outputs()
+
+    doc["git_end"] = git_state()
+    write_outputs()
+    log(f"wrote {md_path} and {json_path}")
+
+
+# -------------------------------------------------------------------------------------------
+# Summary and report
+# -------------------------------------------------------------------------------------------
+
+
+def med(vals: list[Any]) -> float | None:
+    vals = [v for v in vals if isinstance(v, (int, float))]
+    return statistics.median(vals) if vals else None
+
+
+def summarize(doc: dict[str, Any]) -> dict[str, Any]:
+    busy_max = doc["config"]["busy_max"]
+    rows = []
+    for d in doc["config"]["datasets"]:
+        for m in doc["config"]["methods"]:
+            runs = [r for r in doc["runs"] if r["dataset"] == d and r["method"] == m]
+            ok = [r for r in runs if "error" not in r]
+            row: dict[str, Any] = {
+                "dataset": d, "method": m, "runs": len(runs),
+                "noisy": sum(r.get("other_cores", 0) > busy_max for r in runs),
+                "errors": sorted({r["error"] for r in runs if "error" in r}
+                                 | {f"{k}: {v}" for r in ok for k, v in r["errors"].items()}),
+                "mismatch": sorted({f"{k}: {v}" for r in ok for k, v in r["mismatch"].items()}),
+                "notes": {k: v for r in ok for k, v in r.get("notes", {}).items()},
+            }
+            for key in ("write_s", "read_arrow_s", "read_pandas_s", "read_polars_s", "size"):
+                row[key] = med([r.get(key) for r in ok])
+            for to in ("arrow", "pandas"):
+                best = []
+                for r in ok:
+                    vs = (r.get("slice") or {}).get(to) or {}
+                    if vs:
+                        best.append(min(vs.items(), key=lambda kv: kv[1]["median_us"]))
+                row[f"slice_{to}_us"] = med([s["median_us"] for _, s in best])
+                row[f"slice_{to}_via"] = Counter(v for v, _ in best).most_common(1)[0][0] if best else None
+                allv: dict[str, list[float]] = {}
+                for r in ok:
+                    for v, s in ((r.get("slice") or {}).get(to) or {}).items():
+                        allv.setdefault(v, []).append(s["median_us"])
+                row[f"slice_{to}_variants"] = {v: med(x) for v, x in allv.items()}
+            rows.append(row)
+    by = {(r["dataset"], r["method"]): r for r in rows}
+    for r in rows:
+        for ref in REFS:
+            base = by.get((r["dataset"], ref))
+            if not base:
+                continue
+            for key in ("write_s", "read_arrow_s", "read_pandas_s", "size", "slice_pandas_us"):
+                if r[key] is not None and base[key]:
+                    r[f"{key}_vs_{ref}"] = r[key] / base[key]
+    targets = []
+    for d in doc["config"]["datasets"]:
+        for m in doc["config"]["methods"]:
+            if family(m) != "kompakt":
+                continue
+            r = by[(d, m)]
+            checks = []
+
+            def add(what: str, key: str, limit: float, strict: bool = False) -> None:
+                x = r.get(key)
+                ok = None if x is None else (x < limit if strict else x <= limit)
+                checks.append({"what": what, "value": x, "key": key, "limit": limit, "pass": ok})
+
+            if d == "fst":
+                add("write <= 0.5x Feather-lz4", "write_s_vs_feather-lz4", 0.5)
+                add("file size <= Parquet-zstd", "size_vs_parquet-zstd", 1.0)
+                add("read into pandas <= 0.5x Feather-lz4", "read_pandas_s_vs_feather-lz4", 0.5)
+                add("read into Arrow <= 0.5x Feather-lz4", "read_arrow_s_vs_feather-lz4", 0.5)
+                add("slice into pandas < 1 ms", "slice_pandas_us", 1000.0, strict=True)
+            else:
+                add("write faster than Feather-lz4", "write_s_vs_feather-lz4", 1.0, strict=True)
+                add("read into pandas faster than Feather-lz4", "read_pandas_s_vs_feather-lz4", 1.0, strict=True)
+                add("read into Arrow faster than Feather-lz4", "read_arrow_s_vs_feather-lz4", 1.0, strict=True)
+                add("file smaller than Feather-lz4", "size_vs_feather-lz4", 1.0, strict=True)
+            targets.append({"dataset": d, "method": m, "checks": checks})
+    rss = []
+    for m in doc["config"]["rss_methods"]:
+        w = next((r for r in doc["rss"] if r["method"] == m and r["op"] == "write"), None)
+        for op in ("write", "read_arrow", "read_pandas"):
+            r = next((x for x in doc["rss"] if x["method"] == m and x["op"] == op), None)
+            if r is None:
+                continue
+            row = {"method": m, "op": op, "rows": r["rows"], "error": r.get("error")}
+            if "error" not in r:
+                row.update({k: r.get(k) for k in ("seconds", "base", "peak", "extra", "kept", "exact_peak", "size")})
+                if op != "write" and w and "sums" in w:
+                    row["correct"] = r["sums"] == w["sums"] and r.get("rows_read") == r["rows"]
+            rss.append(row)
+    return {"rows": rows, "targets": targets, "rss": rss}
+
+
+def fmt_t(s: float | None) -> str:
+    if s is None:
+        return "-"
+    if s < 1e-3:
+        return f"{s * 1e6:.0f} us"
+    if s < 1:
+        return f"{s * 1e3:.1f} ms"
+    return f"{s:.2f} s"
+
+
+def fmt_us(us: float | None) -> str:
+    if us is None:
+        return "-"
+    return f"{us:,.0f}" if us >= 10 else f"{us:.1f}"
+
+
+def fmt_x(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}x"
+
+
+def fmt_mb(b: float | None) -> str:
+    if b is None:
+        return "-"
+    return f"{b / MB:,.1f}" if b >= MB else f"{b / MB:.3f}"
+
+
+def render(doc: dict[str, Any]) -> str:
+    cfg, mach, ver, summ = doc["config"], doc["machine"], doc["versions"], doc["summary"]
+    L: list[str] = []
+    w = L.append
+    w("# Table file benchmark" + (" (quick smoke run)" if cfg["quick"] else "") + "\n")
+    w(f"Generated by `{cfg['command']}` on {doc['date']} (run took {doc.get('elapsed_s', 0) / 60:.1f} min).\n")
+    g, ks = doc["git"], doc["kompakt"]
+    w(f"- Machine: {mach['cpu']}, {mach['cores']} cores, {mach['mem_gib']} GiB RAM, Linux {mach['kernel']}, "
+      f"Python {mach['python']}, load average at start {' '.join(mach['loadavg_start'])}.")
+    kdesc = (f"kompakt {ver.get('kompakt')}" + (f", a copy of `{ks['source']}` (core built {ks.get('core_built')}, "
+             f"sha256 {ks.get('core_sha256')})" if ks.get("source") else "")
+             + ("" if ver.get("kompakt_table_api") else " **without write_table/read_table: kompakt rows fail**"))
+    w(f"- {kdesc}; repository at {g['commit']}"
+      + (f", uncommitted changes in {', '.join(g['dirty_paths'][:6])}" if g["dirty_paths"] else "") + ".")
+    w("- " + ", ".join(f"{m} {ver.get(m)}" for m in ("pyarrow", "pandas", "numpy", "psutil"))
+      + (f", polars {ver['polars']}." if ver.get("polars") else "; polars not installed (no polars reads)."))
+    w(f"- {cfg['repeats']} repeat(s), each (dataset, method, repeat) in a fresh worker process that loads the "
+      "dataset before timing; times are medians over the repeats (operations under 50 ms are repeated inside "
+      "the worker, up to 20 times / 0.3 s, median). Writes start from the "
+      + ("in-memory Arrow table" if cfg["input"] == "arrow" else "pandas DataFrame")
+      + (" and include an fsync of the file and its folder for every method." if cfg["fsync"] else
+         " (no fsync).")
+      + " Reads are warm-cache (the file was just written; dropping the page cache needs root). "
+      "Library defaults everywhere, threads included.")
+    w(f"- Slices: rows [rows/2, rows/2 + {SLICE_ROWS}) of two columns, each call opening the file afresh; "
+      f"median over up to {cfg['slice_repeats']} calls (at most {cfg['slice_budget']:g} s once 5 are done), "
+      "in microseconds. \"via\" names the fastest of the ways tried (see the methods below).\n")
+    w("Methods:\n")
+    for m in cfg["methods"]:
+        w(f"- `{m}`: {METHODS[m]}")
+    w("\nSlice variants: kompakt `read_table(path, columns=[a, b], rows=(start, stop), to=...)`; Feather "
+      "\"ipc batches\" = `pa.ipc.open_file(pa.memory_map(path), options=IpcReadOptions(included_fields=[a, b]))`, "
+      "batch 0 read for the batch length, then only the covering batches; Feather \"read_table+slice\" = "
+      "`feather.read_table(path, columns=[a, b], memory_map=True).slice(...)`; Parquet \"row groups\" = "
+      "`pq.ParquetFile(path).read_row_groups(<groups covering the rows, from the footer>, columns=[a, b])"
+      ".slice(...)`. Into pandas: `.to_pandas()` of the Arrow result (kompakt: `to=\"pandas\"`).\n")
+
+    w("## Datasets\n")
+    w("| dataset | rows | columns | in memory (Arrow) MB | contents | slice |")
+    w("|---|---:|---:|---:|---|---|")
+    for d in cfg["datasets"]:
+        i = doc["datasets"][d]
+        w(f"| {d} | {i['rows']:,} | {i['columns']} | {fmt_mb(i['raw_bytes'])} | {DATASETS[d]['describe']} | "
+          f"{', '.join(i['slice_cols'])}, rows [{i['slice_start']:,}, {i['slice_stop']:,}) |")
+    w("")
+
+    rows = summ["rows"]
+    by = {(r["dataset"], r["method"]): r for r in rows}
+    pol = cfg.get("polars")
+    for n, d in enumerate(cfg["datasets"], 1):
+        i = doc["datasets"][d]
+        w(f"## {n}. {d}: {DATASETS[d]['title']}, {i['rows']:,} rows ({fmt_mb(i['raw_bytes'])} MB in memory)\n")
+        w("| method | write | read > arrow | read > pandas |" + (" read > polars |" if pol else "")
+          + " file MB | memory / file | slice > arrow us | slice > pandas us | slice via | check |")
+        w("|---|---:|---:|---:|" + ("---:|" if pol else "") + "---:|---:|---:|---:|---|---|")
+        for m in cfg["methods"]:
+            r = by[(d, m)]
+            check = ("**MISMATCH**" if r["mismatch"] else "ok") if r["write_s"] is not None else "-"
+            if r["errors"]:
+                check += " FAILED" if r["write_s"] is None else " (some errors)"
+            if r["noisy"]:
+                check += f", noisy {r['noisy']}/{r['runs']}"
+            via = r["slice_pandas_via"] or r["slice_arrow_via"] or "-"
+            w(f"| {m} | {fmt_t(r['write_s'])} | {fmt_t(r['read_arrow_s'])} | {fmt_t(r['read_pandas_s'])} |"
+              + (f" {fmt_t(r['read_polars_s'])} |" if pol else "")
+              + f" {fmt_mb(r['size'])} | {fmt_x(i['raw_bytes'] / r['size'] if r['size'] else None)} | "
+              f"{fmt_us(r['slice_arrow_us'])} | {fmt_us(r['slice_pandas_us'])} | {via} | {check} |")
+        w("")
+        w("Relative to Feather-lz4 (F) and Parquet-zstd (P): time or size / the reference's (below 1 = better).\n")
+        w("| method | write /F | read>arrow /F | read>pandas /F | size /F | slice>pandas /F | write /P | "
+          "read>arrow /P | read>pandas /P | size /P | slice>pandas /P |")
+        w("|---|" + "---:|" * 10)
+        for m in cfg["methods"]:
+            r = by[(d, m)]
+            cells = [fmt_x(r.get(f"{k}_vs_{ref}")) for ref in REFS
+                     for k in ("write_s", "read_arrow_s", "read_pandas_s", "size", "slice_pandas_us")]
+            w(f"| {m} | " + " | ".join(cells) + " |")
+        w("")
+        variants = [(m, to, v, us) for m in cfg["methods"] for to in ("arrow", "pandas")
+                    for v, us in by[(d, m)][f"slice_{to}_variants"].items()
+                    if len(by[(d, m)][f"slice_{to}_variants"]) > 1]
+        if variants:
+            w("Slice variants tried (median us): " + "; ".join(f"{m} > {to} {v}: {fmt_us(us)}"
+                                                              for m, to, v, us in variants) + ".\n")
+        notes = [(m, k, v) for m in cfg["methods"] for k, v in by[(d, m)]["notes"].items()]
+        if notes:
+            w("Type notes (not errors): " + "; ".join(f"{m} {k}: {v}" for m, k, v in notes) + ".\n")
+
+    w("## Targets (informational)\n")
+    w("Issue targets for kompakt: on the fst table, write <= 0.5x Feather-lz4, file <= Parquet-zstd, read "
+      "<= 0.5x Feather-lz4, slice into pandas < 1 ms; on the 60-column and string tables, faster than "
+      "Feather-lz4 both ways with a smaller file.\n")
+    kms = [m for m in cfg["methods"] if family(m) == "kompakt"]
+    w("| dataset | target | " + " | ".join(kms) + " |")
+    w("|---|---|" + "---|" * len(kms))
+    tby = {(t["dataset"], t["method"]): t["checks"] for t in summ["targets"]}
+    for d in cfg["datasets"]:
+        if not kms:
+            break
+        for j, c0 in enumerate(tby[(d, kms[0])]):
+            cells = []
+            for m in kms:
+                c = tby[(d, m)][j]
+                v = c["value"]
+                val = "" if v is None else (f" ({v:,.0f} us)" if c["key"] == "slice_pandas_us" else f" ({fmt_x(v)})")
+                cells.append(("n/a" if c["pass"] is None else ("PASS" if c["pass"] else "MISS")) + val)
+            w(f"| {d} | {c0['what']} | " + " | ".join(cells) + " |")
+    w("")
+
+    if summ["rss"]:
+        rows_rss = summ["rss"][0]["rows"]
+        N = rows_rss * 60 * 4
+        w(f"## Peak RSS: {RSS_DATASET} streamed, {rows_rss:,} rows x 60 int32 (N = {N / MB:,.0f} MB)\n")
+        w(f"Write: from a `pyarrow.RecordBatchReader` generating {cfg['rss_batch_rows']:,}-row batches (same "
+          "distribution as the dataset, its own random stream), so the table is never in memory: kompakt "
+          "`write_table(reader, path)`, Feather-lz4 `pa.ipc.new_file(..., IpcWriteOptions(compression='lz4'))` + "
+          "`write_batch`, Parquet-zstd `pq.ParquetWriter(..., compression='zstd')` + `write_batch` (one row group "
+          "per batch). Read: the whole file into Arrow / pandas. Each in a fresh process: peak-RSS counter reset "
+          "after the imports, extra = peak (VmHWM) - RSS then; ideal ~0 for writes (a batch or a few), ~1x N for "
+          "reads. kept = RSS after the operation - RSS before. check = column sums equal to the written ones.\n")
+        w("| method | op | time | base RSS MB | peak RSS MB | extra MB | extra / N | kept MB | file MB | check |")
+        w("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+        for r in summ["rss"]:
+            if r["error"]:
+                w(f"| {r['method']} | {r['op']} | FAILED: {r['error'].splitlines()[-1][:120]} | | | | | | | |")
+                continue
+            chk = "-" if "correct" not in r else ("ok" if r["correct"] else "**MISMATCH**")
+            w(f"| {r['method']} | {r['op']} | {fmt_t(r['seconds'])} | {fmt_mb(r['base'])} | {fmt_mb(r['peak'])} | "
+              f"{fmt_mb(r['extra'])} | {r['extra'] / N:.2f}x | {fmt_mb(r['kept'])} | "
+              f"{fmt_mb(r.get('size'))} | {chk}{'' if r['exact_peak'] else ' (sampled)'} |")
+        w("")
+
+    bad = [(r["dataset"], r["method"], e) for r in rows for e in r["mismatch"]]
+    if bad:
+        w("## MISMATCHES\n")
+        for d, m, e in bad:
+            w(f"- **{d} / {m}: {e}**")
+        w("")
+    errs = [(r["dataset"], r["method"], e) for r in rows for e in r["errors"]]
+    if errs:
+        w("## Failures\n")
+        for d, m, e in errs:
+            w(f"- {d} / {m}: `{e.splitlines()[-1][:300] if e else e}`")
+        w("")
+    noisy = sum(r.get("other_cores", 0) > cfg["busy_max"] for r in doc["runs"])
+    w("## Noise\n")
+    w(f"Before each worker the driver waited up to {cfg['idle_wait']:g} s for other processes to use < "
+      f"{cfg['busy_max']} cores; {noisy} of {len(doc['runs'])} workers still ran while they used more "
+      "(`other_cores` in the JSON; flagged \"noisy\" in the check column).\n")
+    return "\n".join(L) + "\n"
+
+
+if __name__ == "__main__":
+    main()
