@@ -96,3 +96,26 @@ info = store.info()
 print(f"  {info['keys']} keys, {info['objects']} objects (equal values stored once), "
       f"{info['stored_bytes'] / 1e6:.1f} MB stored")
 assert store.verify()["problems"] == []
+
+print("\n== Tables: columns and row ranges read on their own")
+table_path = os.path.join(out, "table.kpk")
+timed("write_table", lambda: kompakt.write_table(df, table_path))
+back = timed("read_table (all)", lambda: kompakt.read_table(table_path))
+assert back.equals(df)
+mid = rows // 2
+part = timed("1000 rows of 2 columns", lambda: kompakt.read_table(table_path, ["price", "city"], rows=(mid, mid + 1000)))
+assert part.equals(df.iloc[mid:mid + 1000][["price", "city"]])
+kompakt.append_table(df.iloc[:1000], table_path)
+assert kompakt.TableFile(table_path).num_rows == rows + 1000
+parquet_note = ""
+try:
+    import pyarrow.parquet as pq
+
+    pq_path = os.path.join(out, "table.parquet")
+    pq.write_table(kompakt.read_table(table_path, to="arrow").slice(0, rows), pq_path, compression="zstd")
+    parquet_note = f", Parquet-zstd {os.path.getsize(pq_path) / 1e6:.1f} MB"
+except ImportError:
+    pass
+print(f"  table file {os.path.getsize(table_path) / 1e6:.1f} MB after an append of 1000 rows{parquet_note}")
+for c in kompakt.TableFile(table_path).summary():
+    print(f"    {c['name']:<6} {c['type']:<28} pages {c['encodings']}  {c['stored_bytes'] / 1e6:.2f} MB")
