@@ -350,10 +350,10 @@ fn pack_bits(codes: impl Iterator<Item = u64>, bits: usize, out: &mut Vec<u8>) {
     out.extend_from_slice(&acc.to_le_bytes()[..tail]);
 }
 
-/// Reads `n` codes of `bits` bits packed by [`pack_bits`], calling `f(i, code)`.
-fn unpack_bits(packed: &[u8], n: usize, bits: usize, mut f: impl FnMut(usize, u64)) {
+/// Reads codes `rows` of `bits` bits packed by [`pack_bits`], calling `f(i, code)`.
+fn unpack_bits(packed: &[u8], rows: std::ops::Range<usize>, bits: usize, mut f: impl FnMut(usize, u64)) {
     if bits == 0 {
-        (0..n).for_each(|i| f(i, 0));
+        rows.for_each(|i| f(i, 0));
         return;
     }
     // Padding lets every code be read with one unaligned 16-byte load, no bounds juggling.
@@ -361,11 +361,19 @@ fn unpack_bits(packed: &[u8], n: usize, bits: usize, mut f: impl FnMut(usize, u6
     padded.extend_from_slice(packed);
     padded.resize(packed.len() + 16, 0);
     let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
-    for i in 0..n {
+    if bits <= 56 {
+        // A code and its bit offset (< 8) fit in one 8-byte load.
+        for i in rows {
+            let pos = i * bits;
+            let (word, _) = padded[pos / 8..].split_first_chunk::<8>().expect("padded by 16 bytes");
+            f(i, (u64::from_le_bytes(*word) >> (pos % 8)) & mask);
+        }
+        return;
+    }
+    for i in rows {
         let pos = i * bits;
-        let at = pos / 8;
-        let word = u128::from_le_bytes(padded[at..at + 16].try_into().expect("16 bytes"));
-        f(i, (word >> (pos % 8)) as u64 & mask);
+        let (word, _) = padded[pos / 8..].split_first_chunk::<16>().expect("padded by 16 bytes");
+        f(i, (u128::from_le_bytes(*word) >> (pos % 8)) as u64 & mask);
     }
 }
 
@@ -583,12 +591,59 @@ fn corrupt(detail: impl Into<String>) -> Error {
 
 /// Decodes a page of `n` rows of type `dt` (a leaf type; for a dictionary column, its key type).
 pub fn decode_page(dt: &DataType, n: usize, bytes: &[u8]) -> Result<ArrayData> {
+    decode_page_rows(dt, n, bytes, 0..n)
+}
+
+/// Decodes rows `rows` of a page of `n` rows. Fixed-width and boolean pages decode only those
+/// rows (after the codec, a 1000-row read of a 16384-row page widens 1000 values, not all);
+/// other types decode the page and slice it.
+pub fn decode_page_rows(dt: &DataType, n: usize, bytes: &[u8], rows: std::ops::Range<usize>) -> Result<ArrayData> {
+    if rows.start > rows.end || rows.end > n {
+        return Err(Error::OutOfRange {
+            detail: format!("rows {}..{} of a page of {n}", rows.start, rows.end),
+        });
+    }
     let mut c = Cursor { bytes, pos: 0 };
-    let data = decode_node(dt, n, &mut c)?;
+    let windowed = *dt == DataType::Boolean || crate::schema::fixed_width(dt).is_some();
+    let data = if windowed {
+        decode_window(dt, n, rows.clone(), &mut c)?
+    } else {
+        decode_node(dt, n, &mut c)?
+    };
     if c.pos != bytes.len() {
         return Err(corrupt(format!("{} bytes after the page's data", bytes.len() - c.pos)));
     }
-    Ok(data)
+    if windowed || rows == (0..n) {
+        Ok(data)
+    } else {
+        Ok(slice_data(&data, rows.start, rows.len()))
+    }
+}
+
+/// Rows `lo..hi` of a fixed-width or boolean node of `n` rows.
+fn decode_window(dt: &DataType, n: usize, rows: std::ops::Range<usize>, c: &mut Cursor<'_>) -> Result<ArrayData> {
+    let nbytes = bit_util::ceil(n, 8);
+    let m = rows.len();
+    let window_bits = |bits: &[u8]| {
+        if rows.start == 0 && m == n {
+            return Buffer::from(bits);
+        }
+        let mut out = vec![0u8; bit_util::ceil(m, 8)];
+        set_bits(&mut out, bits, 0, rows.start, m);
+        Buffer::from_vec(out)
+    };
+    let validity = match c.u8()? {
+        0 => None,
+        1 => Some(window_bits(c.take(nbytes)?)),
+        v => return Err(corrupt(format!("unknown validity kind {v}"))),
+    };
+    let builder = ArrayDataBuilder::new(dt.clone()).len(m).null_bit_buffer(validity);
+    if *dt == DataType::Boolean {
+        return build(builder.add_buffer(window_bits(c.take(nbytes)?)));
+    }
+    let w = crate::schema::fixed_width(dt).ok_or_else(|| corrupt(format!("no page layout for {dt}")))?;
+    let values = decode_fixed_rows(w, n, rows, c)?;
+    build(builder.add_buffer(values.into()))
 }
 
 fn decode_node(dt: &DataType, n: usize, c: &mut Cursor<'_>) -> Result<ArrayData> {
@@ -660,32 +715,57 @@ fn alloc(len: usize) -> Result<MutableBuffer> {
 }
 
 fn decode_fixed(w: usize, n: usize, c: &mut Cursor<'_>) -> Result<MutableBuffer> {
+    decode_fixed_rows(w, n, 0..n, c)
+}
+
+/// Rows `rows` of `n` fixed-width values of `w` bytes (the cursor moves past all `n`).
+fn decode_fixed_rows(w: usize, n: usize, rows: std::ops::Range<usize>, c: &mut Cursor<'_>) -> Result<MutableBuffer> {
     let len = w.checked_mul(n).ok_or_else(|| corrupt("page too large"))?;
     let enc = c.u8()?;
+    let mut out = alloc(w * rows.len())?;
     if enc == encoding::PLAIN {
         let src = c.take(len)?;
-        let mut out = alloc(len)?;
-        if w > 1 {
-            unshuffle(w, src, out.as_slice_mut());
-        } else {
-            out.as_slice_mut().copy_from_slice(src);
-        }
+        unshuffle_rows(w, n, src, rows, out.as_slice_mut());
         return Ok(out);
     }
-    let mut out = alloc(len)?;
     let dst = out.as_slice_mut();
     match w {
-        1 => decode_words::<1>(enc, n, c, dst)?,
-        2 => decode_words::<2>(enc, n, c, dst)?,
-        4 => decode_words::<4>(enc, n, c, dst)?,
-        8 => decode_words::<8>(enc, n, c, dst)?,
+        1 => decode_words::<1>(enc, n, rows, c, dst)?,
+        2 => decode_words::<2>(enc, n, rows, c, dst)?,
+        4 => decode_words::<4>(enc, n, rows, c, dst)?,
+        8 => decode_words::<8>(enc, n, rows, c, dst)?,
         _ => return Err(corrupt(format!("encoding {enc} is not defined for {w}-byte values"))),
     }
     Ok(out)
 }
 
-fn decode_words<const W: usize>(enc: u8, n: usize, c: &mut Cursor<'_>, dst: &mut [u8]) -> Result<()> {
+/// Elements `rows` of `n` byte-shuffled elements of `w` bytes, unshuffled into `dst`.
+fn unshuffle_rows(w: usize, n: usize, src: &[u8], rows: std::ops::Range<usize>, dst: &mut [u8]) {
+    if rows.start == 0 && rows.end == n {
+        if w > 1 {
+            unshuffle(w, src, dst);
+        } else {
+            dst.copy_from_slice(src);
+        }
+        return;
+    }
+    for j in 0..w {
+        let plane = &src[j * n + rows.start..j * n + rows.end];
+        for (t, &b) in plane.iter().enumerate() {
+            dst[t * w + j] = b;
+        }
+    }
+}
+
+fn decode_words<const W: usize>(
+    enc: u8,
+    n: usize,
+    rows: std::ops::Range<usize>,
+    c: &mut Cursor<'_>,
+    dst: &mut [u8],
+) -> Result<()> {
     let (dst, _) = dst.as_chunks_mut::<W>();
+    let (lo, hi) = (rows.start, rows.end);
     match enc {
         encoding::FOR => {
             let k = c.u8()? as usize;
@@ -696,20 +776,23 @@ fn decode_words<const W: usize>(enc: u8, n: usize, c: &mut Cursor<'_>, dst: &mut
             }
             let base = load::<W>(c.take(W)?.try_into().expect("W bytes"));
             let raw = c.take(n * k)?;
-            let mut codes = vec![0u8; n * k];
-            if k > 1 {
-                unshuffle(k, raw, &mut codes);
+            let unshuffled;
+            let codes: &[u8] = if k == 1 {
+                &raw[lo..hi]
             } else {
-                codes.copy_from_slice(raw);
-            }
+                let mut buf = vec![0u8; (hi - lo) * k];
+                unshuffle_rows(k, n, raw, rows, &mut buf);
+                unshuffled = buf;
+                &unshuffled
+            };
             match k {
-                1 => widen::<W, 1>(&codes, base, dst),
-                2 => widen::<W, 2>(&codes, base, dst),
-                3 => widen::<W, 3>(&codes, base, dst),
-                4 => widen::<W, 4>(&codes, base, dst),
-                5 => widen::<W, 5>(&codes, base, dst),
-                6 => widen::<W, 6>(&codes, base, dst),
-                _ => widen::<W, 7>(&codes, base, dst),
+                1 => widen::<W, 1>(codes, base, dst),
+                2 => widen::<W, 2>(codes, base, dst),
+                3 => widen::<W, 3>(codes, base, dst),
+                4 => widen::<W, 4>(codes, base, dst),
+                5 => widen::<W, 5>(codes, base, dst),
+                6 => widen::<W, 6>(codes, base, dst),
+                _ => widen::<W, 7>(codes, base, dst),
             }
             Ok(())
         }
@@ -720,8 +803,8 @@ fn decode_words<const W: usize>(enc: u8, n: usize, c: &mut Cursor<'_>, dst: &mut
             }
             let base = load::<W>(c.take(W)?.try_into().expect("W bytes"));
             let packed = c.take((n * bits).div_ceil(8))?;
-            unpack_bits(packed, n, bits, |i, code| {
-                store::<W>(base.wrapping_add(code), &mut dst[i])
+            unpack_bits(packed, lo..hi, bits, |i, code| {
+                store::<W>(base.wrapping_add(code), &mut dst[i - lo])
             });
             Ok(())
         }
@@ -736,11 +819,16 @@ fn decode_words<const W: usize>(enc: u8, n: usize, c: &mut Cursor<'_>, dst: &mut
                 return Err(corrupt("a delta-encoded page without rows"));
             }
             let packed = c.take(((n - 1) * bits).div_ceil(8))?;
-            store::<W>(first, &mut dst[0]);
+            if lo == 0 && hi > 0 {
+                store::<W>(first, &mut dst[0]);
+            }
+            // Each value needs the ones before it: run the sum up to the window's end.
             let mut prev = first;
-            unpack_bits(packed, n - 1, bits, |i, code| {
+            unpack_bits(packed, 0..hi.saturating_sub(1), bits, |i, code| {
                 prev = prev.wrapping_add(base).wrapping_add(code);
-                store::<W>(prev, &mut dst[i + 1]);
+                if i + 1 >= lo {
+                    store::<W>(prev, &mut dst[i + 1 - lo]);
+                }
             });
             Ok(())
         }
@@ -763,7 +851,7 @@ fn decode_words<const W: usize>(enc: u8, n: usize, c: &mut Cursor<'_>, dst: &mut
             if c.u8()? != 1 {
                 return Err(corrupt("dictionary codes of fixed-width values must be one byte"));
             }
-            let codes = c.take(n)?;
+            let codes = &c.take(n)?[lo..hi];
             if codes.iter().any(|&x| x as usize >= d) {
                 return Err(corrupt(format!(
                     "a dictionary code is not below the dictionary size {d}"
@@ -900,6 +988,23 @@ mod tests {
         let summary = encode_page(arr.data_type(), std::slice::from_ref(&data), &mut page).unwrap();
         let back = decode_page(arr.data_type(), arr.len(), &page).unwrap();
         assert_eq!(arrow_array::make_array(back).as_ref(), arr);
+        let n = arr.len();
+        for (a, b) in [
+            (0, 0),
+            (0, n / 2),
+            (n / 3, n),
+            (n / 2, n / 2 + 1),
+            (1, n.saturating_sub(1)),
+            (n, n),
+        ] {
+            let (a, b) = (a.min(n), b.min(n).max(a.min(n)));
+            let part = decode_page_rows(arr.data_type(), n, &page, a..b).unwrap();
+            assert_eq!(
+                arrow_array::make_array(part).as_ref(),
+                arr.slice(a, b - a).as_ref(),
+                "rows {a}..{b}"
+            );
+        }
         // Every truncation is an error, never a panic.
         for cut in 0..page.len() {
             assert!(decode_page(arr.data_type(), arr.len(), &page[..cut]).is_err());

@@ -2,7 +2,7 @@
 //! with a positional read, and decoded in parallel.
 
 use crate::meta::{group_count, TableMeta};
-use crate::page::decode_page;
+use crate::page::{decode_page, decode_page_rows};
 use crate::schema::{from_json, ParsedSchema};
 use crate::writer::with_threads;
 use arrow_array::{make_array, RecordBatch, RecordBatchOptions};
@@ -258,8 +258,15 @@ impl TableReader {
             .clone()
             .flat_map(|g| columns.iter().map(move |&c| (g, c)))
             .collect();
+        let window = |g: u64| {
+            let first = g * r;
+            (rows.start.max(first) - first) as usize..(rows.end.min(first + r) - first) as usize
+        };
         let pages: Vec<Result<ArrayData>> = with_threads(threads, || {
-            tasks.par_iter().map(|&(g, c)| self.read_page(c, g)).collect()
+            tasks
+                .par_iter()
+                .map(|&(g, c)| self.read_page(c, g, window(g)))
+                .collect()
         })?;
         let mut pages = pages.into_iter();
         let mut batches = Vec::with_capacity((groups.end - groups.start) as usize);
@@ -269,8 +276,7 @@ impl TableReader {
             let hi = rows.end.min(first + r) - first;
             let mut arrays = Vec::with_capacity(columns.len());
             for _ in columns {
-                let page = pages.next().expect("one page per task")?;
-                arrays.push(make_array(page).slice(lo as usize, (hi - lo) as usize));
+                arrays.push(make_array(pages.next().expect("one page per task")?));
             }
             let opts = RecordBatchOptions::new().with_row_count(Some((hi - lo) as usize));
             let batch = RecordBatch::try_new_with_options(schema.clone(), arrays, &opts)
@@ -286,7 +292,8 @@ impl TableReader {
     }
 
     /// Reads and decodes page `g` of column `c`.
-    fn read_page(&self, c: usize, g: u64) -> Result<ArrayData> {
+    /// Reads page `g` of column `c` and decodes its rows `rows` (positions within the group).
+    fn read_page(&self, c: usize, g: u64, rows: Range<usize>) -> Result<ArrayData> {
         let page = self.meta.pages[c][g as usize];
         let raw = self.read_raw(c as u32, page.start, page.end)?;
         let field = self.parsed.schema.field(c);
@@ -305,18 +312,18 @@ impl TableReader {
         };
         match field.data_type() {
             DataType::Dictionary(key, _) => {
-                let keys = decode_page(key, n, &raw).map_err(context)?;
+                let keys = decode_page_rows(key, n, &raw, rows).map_err(context)?;
                 let values = self.dictionary(c)?;
                 let keys_nulls = keys.nulls().map(|b| b.inner().sliced());
                 ArrayDataBuilder::new(field.data_type().clone())
-                    .len(n)
+                    .len(keys.len())
                     .null_bit_buffer(keys_nulls)
                     .add_buffer(keys.buffers()[0].clone())
                     .add_child_data(values)
                     .build()
                     .map_err(|e| context(Error::corrupt("table page", 0, format!("invalid dictionary keys: {e}"))))
             }
-            dt => decode_page(dt, n, &raw).map_err(context),
+            dt => decode_page_rows(dt, n, &raw, rows).map_err(context),
         }
     }
 

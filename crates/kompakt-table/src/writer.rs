@@ -342,12 +342,22 @@ impl<W: Write> TableWriter<W> {
         }
         let schema = &self.schema;
         let settings = &self.settings;
+        let raw_settings = StreamOptions::default()
+            .codec(CodecSpec::Fixed(kompakt::Codec::None))
+            .block_settings();
         let encoded: Vec<Result<EncodedPage>> = with_threads(self.opts.threads, || {
             work.par_iter()
                 .flat_map_iter(|pieces| pieces.iter().enumerate())
                 .map(|(c, pieces)| {
                     let mut page = Vec::new();
                     let summary = encode_page(schema.field(c).data_type(), pieces, &mut page)?;
+                    // Bit-packed codes have had their zero bits removed: what is left is the
+                    // values' own entropy, which the codec would spend time on for nothing.
+                    let settings = if summary & 0x7f == crate::page::encoding::BITPACK {
+                        &raw_settings
+                    } else {
+                        settings
+                    };
                     Ok(EncodedPage {
                         blocks: compress_page(c as u32, settings, &page)?,
                         raw_len: page.len() as u64,

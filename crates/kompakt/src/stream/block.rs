@@ -56,6 +56,9 @@ impl Payload<'_> {
     }
 }
 
+/// Blocks up to this size skip the incompressibility probe (see [`BlockEncoder::encode`]).
+pub const SMALL_BLOCK: usize = 64 << 10;
+
 /// Largest stored size accepted for a compressed block of `raw` bytes: a block must shrink by
 /// at least 1/64 (1.6 %), or it is stored raw and decodes at memcpy speed.
 fn worthwhile_limit(raw: usize) -> usize {
@@ -103,8 +106,12 @@ impl BlockEncoder {
             filters.encode(settings.typesize, data, &mut self.filtered, &mut self.tmp);
             &self.filtered
         };
-        // Fixed codecs probe here so random data costs ~a memcpy.
+        // Fixed codecs probe here so random data costs ~a memcpy. A small block is compressed
+        // straight away instead: its samples would cover most of it, so probing would cost
+        // as much as compressing, and the codec's own result decides.
+        let small = data.len() <= SMALL_BLOCK;
         if !probed
+            && !small
             && looks_incompressible(
                 &mut self.compressor,
                 input,
@@ -116,7 +123,13 @@ impl BlockEncoder {
         {
             return Ok(raw_block(stream, data));
         }
-        let mut out = vec![0u8; worthwhile_limit(data.len())];
+        let limit = if small && !probed {
+            let bar = SavingBar::for_codec(codec).repeats;
+            worthwhile_limit(data.len()).min(data.len() - (data.len() as f64 * bar).ceil() as usize)
+        } else {
+            worthwhile_limit(data.len())
+        };
+        let mut out = vec![0u8; limit];
         match self.compressor.compress_into(codec, input, &mut out)? {
             Some(n) => {
                 let fields = BlockHeader {
