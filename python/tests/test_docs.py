@@ -5,15 +5,15 @@ import doctest
 import pytest
 
 import kompakt
-from kompakt import _data, _file, _objects, _store
+from kompakt import _data, _file, _objects, _store, _table
 
 PUBLIC = [
     "compress", "decompress", "save", "load", "dump", "dumps", "loads", "open", "info", "verify",
-    "Store", "memoize", "hash_value",
+    "Store", "memoize", "hash_value", "write_table", "read_table", "append_table", "TableFile",
 ]
 
 
-@pytest.mark.parametrize("module", [kompakt, _data, _objects, _file, _store])
+@pytest.mark.parametrize("module", [kompakt, _data, _objects, _file, _store, _table])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
