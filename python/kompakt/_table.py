@@ -66,6 +66,11 @@ def _without_views(table):
     return table.cast(target)
 
 
+def _check_metadata(metadata) -> None:
+    if metadata is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
+        raise TypeError("metadata must map str to str")
+
+
 def write_table(
     data: Any,
     path: str | os.PathLike,
@@ -94,8 +99,7 @@ def write_table(
     >>> kompakt.read_table(path, rows=slice(1, 3))["n"].tolist()
     [2, 3]
     """
-    if metadata is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
-        raise TypeError("metadata must map str to str")
+    _check_metadata(metadata)
     stream = _arrow_input(data, preserve_index)
     return _core.write_table(
         stream,
@@ -135,8 +139,7 @@ def append_table(
     >>> kompakt.read_table(path, to="arrow")["n"].to_pylist()
     [1, 2, 3]
     """
-    if metadata is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
-        raise TypeError("metadata must map str to str")
+    _check_metadata(metadata)
     if preserve_index is None and type(data).__name__ == "DataFrame" and type(data).__module__.startswith("pandas"):
         # Match the stored columns: keep the index only if the table stored one as a column.
         stored = TableFile(path).columns

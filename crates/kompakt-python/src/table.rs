@@ -23,6 +23,23 @@ fn io_or(err: kompakt::Error, path: &std::path::Path) -> PyErr {
     }
 }
 
+/// The keyword arguments `write_table` and `append_table` share (the table's own default
+/// codec unless one is named).
+fn table_options(
+    codec: Option<&str>,
+    level: Option<i64>,
+    threads: Option<i64>,
+    metadata: Option<HashMap<String, String>>,
+) -> PyResult<TableOptions> {
+    let mut opts = TableOptions::default();
+    if codec.is_some() || level.is_some() {
+        opts.codec = options::codec_spec(codec, level)?;
+    }
+    opts.threads = options::threads(threads)?;
+    opts.metadata = metadata.unwrap_or_default();
+    Ok(opts)
+}
+
 /// Writes an Arrow stream (anything with `__arrow_c_stream__`) to `path` as a table file,
 /// atomically. Returns the number of rows written.
 #[pyfunction]
@@ -38,16 +55,11 @@ pub fn write_table(
     rows_per_group: Option<i64>,
     metadata: Option<HashMap<String, String>>,
 ) -> PyResult<u64> {
-    let mut opts = TableOptions::default();
-    if codec.is_some() || level.is_some() {
-        opts.codec = options::codec_spec(codec, level)?;
-    }
-    opts.threads = options::threads(threads)?;
+    let mut opts = table_options(codec, level, threads, metadata)?;
     if let Some(r) = rows_per_group {
         opts.rows_per_group = u32::try_from(r)
             .map_err(|_| PyValueError::new_err(format!("rows_per_group must be 1..=16777216, got {r}")))?;
     }
-    opts.metadata = metadata.unwrap_or_default();
     let reader = data.0;
     let schema = reader.schema();
     let batches = reader.map(|b| b.map_err(|e| kompakt::Error::Usage(format!("reading the input: {e}"))));
@@ -68,12 +80,7 @@ pub fn append_table(
     threads: Option<i64>,
     metadata: Option<HashMap<String, String>>,
 ) -> PyResult<u64> {
-    let mut opts = TableOptions::default();
-    if codec.is_some() || level.is_some() {
-        opts.codec = options::codec_spec(codec, level)?;
-    }
-    opts.threads = options::threads(threads)?;
-    opts.metadata = metadata.unwrap_or_default();
+    let opts = table_options(codec, level, threads, metadata)?;
     let batches = data
         .0
         .map(|b| b.map_err(|e| kompakt::Error::Usage(format!("reading the input: {e}"))));
