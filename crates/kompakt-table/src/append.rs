@@ -27,13 +27,7 @@ pub fn journal_path(path: &Path) -> PathBuf {
 
 fn sync_parent(path: &Path) -> Result<()> {
     #[cfg(unix)]
-    {
-        let parent = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        File::open(parent)?.sync_all()?;
-    }
+    kompakt::fs::sync_parent_dir(path)?;
     let _ = path;
     Ok(())
 }

@@ -90,16 +90,20 @@ impl AtomicFile {
         fs::rename(&self.tmp, &self.target)?;
         // Renamed: from here on there is no temporary file for Drop to remove.
         self.file = None;
-        let dir = match self.target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
         // Makes the rename itself durable; not possible on every platform, so best effort.
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
+        let _ = sync_parent_dir(&self.target);
         Ok(())
     }
+}
+
+/// Fsyncs the folder holding `path`, which makes a rename, creation or removal of `path`
+/// durable (on platforms where folders can be opened and synced).
+pub fn sync_parent_dir(path: &Path) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(dir)?.sync_all()
 }
 
 /// The path a write to `path` must replace: `path` itself, or, for a symbolic link, the file

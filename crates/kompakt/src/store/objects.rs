@@ -77,9 +77,7 @@ impl TempObject {
         }
         fs::rename(&self.path, target)?;
         self.persisted = true;
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
+        let _ = crate::fs::sync_parent_dir(target);
         Ok(())
     }
 }
