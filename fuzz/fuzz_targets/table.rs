@@ -1,16 +1,18 @@
 //! Hostile table files and pages. Every input is used twice:
 //! - as a table file (as it is, and with every checksum repaired so that mutations reach the
 //!   table footer, the schema and the page decoders), opened with `TableReader::open`, then
-//!   read whole, in sub-ranges and column by column, and summarized;
+//!   read whole, in sub-ranges and column by column (as batches and with `read_columns`), and
+//!   summarized;
 //! - as a page: byte 0 picks the type, bytes 1-2 the row count (at most 4096), the rest is
 //!   given to `decode_page`, whose result must be a valid Arrow array of that many rows.
 //!
 //! Errors are fine; panics, hangs and huge allocations are not.
 #![no_main]
 
+use arrow_array::Array;
 use arrow_schema::DataType;
 use kompakt_fuzz::repair;
-use kompakt_table::page::decode_page;
+use kompakt_table::page::{decode_page, decode_page_into};
 use kompakt_table::TableReader;
 use libfuzzer_sys::fuzz_target;
 use std::path::PathBuf;
@@ -40,6 +42,23 @@ fn exercise_table(bytes: &[u8]) {
     }
     let _ = t.read(None, n / 2..n / 2, 1);
     let _ = t.read(None, 0..n.saturating_add(1), 1);
+    // Whole-column reads allocate what the rows asked for need (up to 16 bytes a row and
+    // column) before decoding: a claim of billions of rows is a legitimate (if large) request,
+    // so keep to sizes within the fuzzer's memory limit.
+    if n.saturating_mul(columns as u64).saturating_mul(16) <= 256 << 20 {
+        for (lo, hi) in [(0, n), (n / 3, n / 2), (n.saturating_sub(1), n)] {
+            if let Ok((_, cols)) = t.read_columns(None, lo..hi, 2) {
+                for chunks in cols {
+                    assert_eq!(chunks.iter().map(|a| a.len() as u64).sum::<u64>(), hi - lo);
+                    for a in chunks {
+                        a.to_data()
+                            .validate_full()
+                            .unwrap_or_else(|e| panic!("read_columns returned an invalid array: {e}"));
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn page_type(b: u8) -> DataType {
@@ -57,12 +76,37 @@ fn page_type(b: u8) -> DataType {
     }
 }
 
+fn fixed_width(dt: &DataType) -> Option<usize> {
+    Some(match dt {
+        DataType::Int8 => 1,
+        DataType::UInt16 => 2,
+        DataType::Int32 => 4,
+        DataType::Int64 | DataType::Float64 => 8,
+        DataType::Decimal128(..) => 16,
+        _ => return None,
+    })
+}
+
 fn exercise_page(data: &[u8]) {
     let [t, n0, n1, bytes @ ..] = data else {
         return;
     };
     let dtype = page_type(*t);
     let n = usize::from(u16::from_le_bytes([*n0, *n1])) % 4097;
+    // Straight into a buffer, as whole-column reads do: the same verdict and values.
+    if let Some(w) = fixed_width(&dtype) {
+        let mut dst = vec![0u8; w * n];
+        let into = decode_page_into(&dtype, n, bytes, 0..n, &mut dst);
+        let page = decode_page(&dtype, n, bytes);
+        assert_eq!(
+            into.is_ok(),
+            page.is_ok(),
+            "{dtype}: decode_page_into and decode_page agree"
+        );
+        if let Ok(page) = page {
+            assert_eq!(page.buffers()[0].as_slice(), &dst[..], "{dtype}: the same values");
+        }
+    }
     if let Ok(array) = decode_page(&dtype, n, bytes) {
         assert_eq!(array.len(), n, "{dtype}: rows decoded");
         assert_eq!(array.data_type(), &dtype);

@@ -31,12 +31,14 @@
 #![warn(missing_docs)]
 
 mod append;
+mod bits;
 mod dict;
 pub mod meta;
 pub mod page;
 mod reader;
 pub mod schema;
 mod writer;
+mod zeroed;
 
 pub use append::{append_journal_for_tests, append_table_file, journal_path};
 pub use reader::{ColumnSummary, TableReader};

@@ -125,14 +125,23 @@ fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>) -> Result
         _ => {
             let w = crate::schema::fixed_width(dt)
                 .ok_or_else(|| Error::Usage(format!("internal: no page encoding for {dt}")))?;
-            let mut vals = Vec::with_capacity(n * w);
-            for p in pieces {
-                vals.extend_from_slice(&p.buffers()[0].as_slice()[p.offset() * w..(p.offset() + p.len()) * w]);
+            fn values(p: &ArrayData, w: usize) -> &[u8] {
+                &p.buffers()[0].as_slice()[p.offset() * w..(p.offset() + p.len()) * w]
             }
-            if let Some(bits) = &validity {
-                fill_null_slots(&mut vals, w, bits);
+            match (pieces, &validity) {
+                // The common case reads the column's memory in place.
+                ([p], None) => encode_fixed(w, values(p, w), kind_of(dt), out),
+                _ => {
+                    let mut vals = Vec::with_capacity(n * w);
+                    for p in pieces {
+                        vals.extend_from_slice(values(p, w));
+                    }
+                    if let Some(bits) = &validity {
+                        fill_null_slots(&mut vals, w, bits);
+                    }
+                    encode_fixed(w, &vals, kind_of(dt), out)
+                }
             }
-            encode_fixed(w, &vals, kind_of(dt), out)
         }
     };
     Ok(summary | body)
@@ -247,19 +256,18 @@ fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Vec<u8>) -> u
     if let Kind::Int { signed } = kind {
         // Flipping the sign bit maps signed order onto unsigned order; differences are the same.
         let flip = if signed { 1u64 << (8 * W - 1) } else { 0 };
-        let (mut lo, mut hi) = (u64::MAX, 0u64);
-        for w in words {
-            let v = load::<W>(w) ^ flip;
-            lo = lo.min(v);
-            hi = hi.max(v);
-        }
+        let (lo, hi) = value_range::<W>(words, flip);
         let bits = 64 - (hi - lo).leading_zeros() as usize;
         let base = lo ^ flip;
         if bits <= 8 && W > 1 {
             encode_for::<W>(words, 1, base, out);
             return encoding::FOR;
         }
-        if W > 1 && delta_width::<W>(words) + 4 <= bits {
+        // The differences of a prefix range no wider than all of them: when the prefix's are
+        // already too wide, so are all (random data never pays for the second pass).
+        const PREFIX: usize = 256;
+        let delta_wins = |w: &[[u8; W]]| W > 1 && delta_width::<W>(w) + 4 <= bits;
+        if delta_wins(&words[..words.len().min(PREFIX)]) && (words.len() <= PREFIX || delta_wins(words)) {
             encode_delta::<W>(words, out);
             return encoding::DELTA;
         }
@@ -285,7 +293,32 @@ fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Vec<u8>) -> u
     encoding::PLAIN
 }
 
-/// Bits needed by the differences of consecutive values (as a frame of reference).
+/// Smallest and largest value, sign bit flipped by `flip` (so that unsigned order is signed
+/// order). Four independent minimums and maximums: one chain of compare-and-select per value is
+/// what limits a plain loop.
+fn value_range<const W: usize>(words: &[[u8; W]], flip: u64) -> (u64, u64) {
+    const LANES: usize = 4;
+    let (mut lo, mut hi) = ([u64::MAX; LANES], [0u64; LANES]);
+    let (chunks, tail) = words.as_chunks::<LANES>();
+    for chunk in chunks {
+        for (k, w) in chunk.iter().enumerate() {
+            let v = load::<W>(w) ^ flip;
+            lo[k] = lo[k].min(v);
+            hi[k] = hi[k].max(v);
+        }
+    }
+    for w in tail {
+        let v = load::<W>(w) ^ flip;
+        lo[0] = lo[0].min(v);
+        hi[0] = hi[0].max(v);
+    }
+    (
+        lo.into_iter().min().expect("lanes"),
+        hi.into_iter().max().expect("lanes"),
+    )
+}
+
+/// Bits needed by the differences of consecutive values (mod 2^(8W)) as a frame of reference.
 fn delta_width<const W: usize>(words: &[[u8; W]]) -> usize {
     let mask = if W == 8 { u64::MAX } else { (1u64 << (8 * W)) - 1 };
     let sign = 1u64 << (8 * W - 1);
@@ -320,61 +353,14 @@ fn encode_delta<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) {
     out.extend_from_slice(&words[0]);
     out.extend_from_slice(&lo.to_le_bytes()[..W]);
     out.push(bits as u8);
-    pack_bits(deltas.iter().map(|&d| d.wrapping_sub(lo) & mask), bits, out);
+    crate::bits::pack(deltas.iter().map(|&d| d.wrapping_sub(lo) & mask), bits, out);
 }
 
 fn encode_bitpack<const W: usize>(words: &[[u8; W]], bits: usize, base: u64, out: &mut Vec<u8>) {
     out.push(encoding::BITPACK);
     out.push(bits as u8);
     out.extend_from_slice(&base.to_le_bytes()[..W]);
-    pack_bits(words.iter().map(|w| load::<W>(w).wrapping_sub(base)), bits, out);
-}
-
-/// Appends `bits`-bit codes, least significant bit first, in `ceil(count * bits / 8)` bytes.
-fn pack_bits(codes: impl Iterator<Item = u64>, bits: usize, out: &mut Vec<u8>) {
-    if bits == 0 {
-        return;
-    }
-    let mut acc: u128 = 0;
-    let mut filled = 0usize;
-    for c in codes {
-        acc |= u128::from(c) << filled;
-        filled += bits;
-        if filled >= 64 {
-            out.extend_from_slice(&(acc as u64).to_le_bytes());
-            acc >>= 64;
-            filled -= 64;
-        }
-    }
-    let tail = filled.div_ceil(8);
-    out.extend_from_slice(&acc.to_le_bytes()[..tail]);
-}
-
-/// Reads codes `rows` of `bits` bits packed by [`pack_bits`], calling `f(i, code)`.
-fn unpack_bits(packed: &[u8], rows: std::ops::Range<usize>, bits: usize, mut f: impl FnMut(usize, u64)) {
-    if bits == 0 {
-        rows.for_each(|i| f(i, 0));
-        return;
-    }
-    // Padding lets every code be read with one unaligned 16-byte load, no bounds juggling.
-    let mut padded = Vec::with_capacity(packed.len() + 16);
-    padded.extend_from_slice(packed);
-    padded.resize(packed.len() + 16, 0);
-    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
-    if bits <= 56 {
-        // A code and its bit offset (< 8) fit in one 8-byte load.
-        for i in rows {
-            let pos = i * bits;
-            let (word, _) = padded[pos / 8..].split_first_chunk::<8>().expect("padded by 16 bytes");
-            f(i, (u64::from_le_bytes(*word) >> (pos % 8)) & mask);
-        }
-        return;
-    }
-    for i in rows {
-        let pos = i * bits;
-        let (word, _) = padded[pos / 8..].split_first_chunk::<16>().expect("padded by 16 bytes");
-        f(i, (u128::from_le_bytes(*word) >> (pos % 8)) as u64 & mask);
-    }
+    crate::bits::pack(words.iter().map(|w| load::<W>(w).wrapping_sub(base)), bits, out);
 }
 
 fn encode_for<const W: usize>(words: &[[u8; W]], k: usize, base: u64, out: &mut Vec<u8>) {
@@ -558,6 +544,10 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Cursor { bytes, pos: 0 }
+    }
+
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         let end = self
             .pos
@@ -603,7 +593,7 @@ pub fn decode_page_rows(dt: &DataType, n: usize, bytes: &[u8], rows: std::ops::R
             detail: format!("rows {}..{} of a page of {n}", rows.start, rows.end),
         });
     }
-    let mut c = Cursor { bytes, pos: 0 };
+    let mut c = Cursor::new(bytes);
     let windowed = *dt == DataType::Boolean || crate::schema::fixed_width(dt).is_some();
     let data = if windowed {
         decode_window(dt, n, rows.clone(), &mut c)?
@@ -620,8 +610,65 @@ pub fn decode_page_rows(dt: &DataType, n: usize, bytes: &[u8], rows: std::ops::R
     }
 }
 
-/// Rows `lo..hi` of a fixed-width or boolean node of `n` rows.
+/// Bitmaps of a window of rows, starting at bit 0: validity (absent: no nulls) and, for
+/// booleans, the values.
+#[derive(Debug)]
+pub struct WindowBits {
+    /// Validity of the rows, if the page has a bitmap.
+    pub validity: Option<Buffer>,
+    /// Values of a boolean page; `None` for fixed-width pages, whose values went to `dst`.
+    pub values: Option<Buffer>,
+}
+
+/// Decodes rows `rows` of a fixed-width or boolean page of `n` rows straight into `dst`:
+/// `width * rows.len()` bytes for fixed-width types, empty for booleans (whose values come
+/// back as bits). This is how a whole-column read fills one buffer from many pages.
+pub fn decode_page_into(
+    dt: &DataType,
+    n: usize,
+    bytes: &[u8],
+    rows: std::ops::Range<usize>,
+    dst: &mut [u8],
+) -> Result<WindowBits> {
+    if rows.start > rows.end || rows.end > n {
+        return Err(Error::OutOfRange {
+            detail: format!("rows {}..{} of a page of {n}", rows.start, rows.end),
+        });
+    }
+    let expected = crate::schema::fixed_width(dt).map_or(0, |w| w * rows.len());
+    if dst.len() != expected || (*dt != DataType::Boolean && crate::schema::fixed_width(dt).is_none()) {
+        return Err(Error::Usage(format!(
+            "decode_page_into: {dt} pages need a {expected}-byte destination, got {}",
+            dst.len()
+        )));
+    }
+    let mut c = Cursor::new(bytes);
+    let bits = decode_window_bits(dt, n, rows, &mut c, dst)?;
+    if c.pos != bytes.len() {
+        return Err(corrupt(format!("{} bytes after the page's data", bytes.len() - c.pos)));
+    }
+    Ok(bits)
+}
+
+/// Rows `rows` of a fixed-width or boolean node of `n` rows.
 fn decode_window(dt: &DataType, n: usize, rows: std::ops::Range<usize>, c: &mut Cursor<'_>) -> Result<ArrayData> {
+    let m = rows.len();
+    let mut values = match crate::schema::fixed_width(dt) {
+        Some(w) => alloc(w * m)?,
+        None => MutableBuffer::new(0),
+    };
+    let bits = decode_window_bits(dt, n, rows, c, values.as_slice_mut())?;
+    let builder = ArrayDataBuilder::new(dt.clone()).len(m).null_bit_buffer(bits.validity);
+    build(builder.add_buffer(bits.values.unwrap_or_else(|| values.into())))
+}
+
+fn decode_window_bits(
+    dt: &DataType,
+    n: usize,
+    rows: std::ops::Range<usize>,
+    c: &mut Cursor<'_>,
+    dst: &mut [u8],
+) -> Result<WindowBits> {
     let nbytes = bit_util::ceil(n, 8);
     let m = rows.len();
     let window_bits = |bits: &[u8]| {
@@ -637,13 +684,13 @@ fn decode_window(dt: &DataType, n: usize, rows: std::ops::Range<usize>, c: &mut 
         1 => Some(window_bits(c.take(nbytes)?)),
         v => return Err(corrupt(format!("unknown validity kind {v}"))),
     };
-    let builder = ArrayDataBuilder::new(dt.clone()).len(m).null_bit_buffer(validity);
     if *dt == DataType::Boolean {
-        return build(builder.add_buffer(window_bits(c.take(nbytes)?)));
+        let values = Some(window_bits(c.take(nbytes)?));
+        return Ok(WindowBits { validity, values });
     }
     let w = crate::schema::fixed_width(dt).ok_or_else(|| corrupt(format!("no page layout for {dt}")))?;
-    let values = decode_fixed_rows(w, n, rows, c)?;
-    build(builder.add_buffer(values.into()))
+    decode_fixed_rows_into(w, n, rows, c, dst)?;
+    Ok(WindowBits { validity, values: None })
 }
 
 fn decode_node(dt: &DataType, n: usize, c: &mut Cursor<'_>) -> Result<ArrayData> {
@@ -656,7 +703,9 @@ fn decode_node(dt: &DataType, n: usize, c: &mut Cursor<'_>) -> Result<ArrayData>
         1 => Some(Buffer::from(c.take(nbytes)?)),
         v => return Err(corrupt(format!("unknown validity kind {v}"))),
     };
-    let builder = ArrayDataBuilder::new(dt.clone()).len(n).null_bit_buffer(validity);
+    let builder = ArrayDataBuilder::new(dt.clone())
+        .len(n)
+        .null_bit_buffer(validity.clone());
     match dt {
         DataType::Boolean => build(builder.add_buffer(Buffer::from(c.take(nbytes)?))),
         DataType::Struct(fields) => {
@@ -682,13 +731,21 @@ fn decode_node(dt: &DataType, n: usize, c: &mut Cursor<'_>) -> Result<ArrayData>
                     .add_child_data(decode_node(item.data_type(), m, c)?),
             )
         }
-        DataType::Utf8 | DataType::Binary => {
+        DataType::Utf8 => {
             let (offsets, data) = decode_strings::<4>(n, c)?;
-            build(builder.add_buffer(offsets).add_buffer(data))
+            byte_array::<arrow_array::types::Utf8Type>(n, offsets, data, validity)
         }
-        DataType::LargeUtf8 | DataType::LargeBinary => {
+        DataType::Binary => {
+            let (offsets, data) = decode_strings::<4>(n, c)?;
+            byte_array::<arrow_array::types::BinaryType>(n, offsets, data, validity)
+        }
+        DataType::LargeUtf8 => {
             let (offsets, data) = decode_strings::<8>(n, c)?;
-            build(builder.add_buffer(offsets).add_buffer(data))
+            byte_array::<arrow_array::types::LargeUtf8Type>(n, offsets, data, validity)
+        }
+        DataType::LargeBinary => {
+            let (offsets, data) = decode_strings::<8>(n, c)?;
+            byte_array::<arrow_array::types::LargeBinaryType>(n, offsets, data, validity)
         }
         DataType::FixedSizeBinary(w) => {
             let len = (*w as usize).checked_mul(n).ok_or_else(|| corrupt("page too large"))?;
@@ -700,6 +757,26 @@ fn decode_node(dt: &DataType, n: usize, c: &mut Cursor<'_>) -> Result<ArrayData>
             build(builder.add_buffer(values.into()))
         }
     }
+}
+
+/// A string or binary array of `n` rows, checked as `GenericByteArray::try_new` checks it:
+/// UTF-8 over the whole data at once, then each offset on a character boundary (`ArrayData`
+/// validation goes string by string, several times slower).
+fn byte_array<T: arrow_array::types::ByteArrayType>(
+    n: usize,
+    offsets: Buffer,
+    data: Buffer,
+    validity: Option<Buffer>,
+) -> Result<ArrayData> {
+    use arrow_buffer::{BooleanBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+    // `decode_strings` makes n + 1 offsets as running sums from 0, each checked against the
+    // offset type's maximum: never empty, negative or decreasing, which is all that
+    // `OffsetBuffer::new` asserts. The buffer is freshly allocated, so aligned.
+    let offsets = OffsetBuffer::new(ScalarBuffer::<T::Offset>::new(offsets, 0, n + 1));
+    let nulls = validity.map(|b| NullBuffer::new(BooleanBuffer::new(b, 0, n)));
+    arrow_array::GenericByteArray::<T>::try_new(offsets, data, nulls)
+        .map(ArrayData::from)
+        .map_err(|e| corrupt(format!("invalid array: {e}")))
 }
 
 fn build(b: ArrayDataBuilder) -> Result<ArrayData> {
@@ -720,15 +797,27 @@ fn decode_fixed(w: usize, n: usize, c: &mut Cursor<'_>) -> Result<MutableBuffer>
 
 /// Rows `rows` of `n` fixed-width values of `w` bytes (the cursor moves past all `n`).
 fn decode_fixed_rows(w: usize, n: usize, rows: std::ops::Range<usize>, c: &mut Cursor<'_>) -> Result<MutableBuffer> {
-    let len = w.checked_mul(n).ok_or_else(|| corrupt("page too large"))?;
-    let enc = c.u8()?;
     let mut out = alloc(w * rows.len())?;
+    decode_fixed_rows_into(w, n, rows, c, out.as_slice_mut())?;
+    Ok(out)
+}
+
+/// [`decode_fixed_rows`] into `dst` (`w * rows.len()` bytes).
+fn decode_fixed_rows_into(
+    w: usize,
+    n: usize,
+    rows: std::ops::Range<usize>,
+    c: &mut Cursor<'_>,
+    dst: &mut [u8],
+) -> Result<()> {
+    let len = w.checked_mul(n).ok_or_else(|| corrupt("page too large"))?;
+    debug_assert_eq!(dst.len(), w * rows.len());
+    let enc = c.u8()?;
     if enc == encoding::PLAIN {
         let src = c.take(len)?;
-        unshuffle_rows(w, n, src, rows, out.as_slice_mut());
-        return Ok(out);
+        unshuffle_rows(w, n, src, rows, dst);
+        return Ok(());
     }
-    let dst = out.as_slice_mut();
     match w {
         1 => decode_words::<1>(enc, n, rows, c, dst)?,
         2 => decode_words::<2>(enc, n, rows, c, dst)?,
@@ -736,7 +825,7 @@ fn decode_fixed_rows(w: usize, n: usize, rows: std::ops::Range<usize>, c: &mut C
         8 => decode_words::<8>(enc, n, rows, c, dst)?,
         _ => return Err(corrupt(format!("encoding {enc} is not defined for {w}-byte values"))),
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Elements `rows` of `n` byte-shuffled elements of `w` bytes, unshuffled into `dst`.
@@ -803,8 +892,10 @@ fn decode_words<const W: usize>(
             }
             let base = load::<W>(c.take(W)?.try_into().expect("W bytes"));
             let packed = c.take((n * bits).div_ceil(8))?;
-            unpack_bits(packed, lo..hi, bits, |i, code| {
-                store::<W>(base.wrapping_add(code), &mut dst[i - lo])
+            crate::bits::unpack(packed, lo..hi, bits, |first, codes| {
+                for (o, &code) in dst[first - lo..].iter_mut().zip(codes) {
+                    store::<W>(base.wrapping_add(code), o);
+                }
             });
             Ok(())
         }
@@ -824,10 +915,12 @@ fn decode_words<const W: usize>(
             }
             // Each value needs the ones before it: run the sum up to the window's end.
             let mut prev = first;
-            unpack_bits(packed, 0..hi.saturating_sub(1), bits, |i, code| {
-                prev = prev.wrapping_add(base).wrapping_add(code);
-                if i + 1 >= lo {
-                    store::<W>(prev, &mut dst[i + 1 - lo]);
+            crate::bits::unpack(packed, 0..hi.saturating_sub(1), bits, |first, codes| {
+                for (i, &code) in (first..).zip(codes) {
+                    prev = prev.wrapping_add(base).wrapping_add(code);
+                    if i + 1 >= lo {
+                        store::<W>(prev, &mut dst[i + 1 - lo]);
+                    }
                 }
             });
             Ok(())
@@ -852,7 +945,7 @@ fn decode_words<const W: usize>(
                 return Err(corrupt("dictionary codes of fixed-width values must be one byte"));
             }
             let codes = &c.take(n)?[lo..hi];
-            if codes.iter().any(|&x| x as usize >= d) {
+            if codes.iter().fold(0u8, |m, &x| m.max(x)) as usize >= d && !codes.is_empty() {
                 return Err(corrupt(format!(
                     "a dictionary code is not below the dictionary size {d}"
                 )));
@@ -879,9 +972,9 @@ fn decode_strings<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buff
         encoding::PLAIN => {
             let lengths = decode_fixed(OW, n, c)?;
             let data_len = c.u64()?;
-            let data = c.take(usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?)?;
+            let data = Buffer::from(c.take(usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?)?);
             let offsets = prefix_sum::<OW>(lengths.as_slice(), data.len())?;
-            Ok((offsets, Buffer::from(data)))
+            Ok((offsets, data))
         }
         encoding::DICT => {
             let d = c.u32()? as usize;

@@ -2,10 +2,13 @@
 //! with a positional read, and decoded in parallel.
 
 use crate::meta::{group_count, TableMeta};
-use crate::page::{decode_page, decode_page_rows};
+use crate::page::{decode_page, decode_page_into, decode_page_rows, WindowBits};
 use crate::schema::{from_json, ParsedSchema};
 use crate::writer::with_threads;
-use arrow_array::{make_array, RecordBatch, RecordBatchOptions};
+use crate::zeroed::ZeroedBuffer;
+use arrow_array::{make_array, ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_buffer::bit_mask::set_bits;
+use arrow_buffer::Buffer;
 use arrow_data::{ArrayData, ArrayDataBuilder};
 use arrow_schema::{DataType, Schema, SchemaRef};
 use kompakt::stream::{BlockDecoder, BlockEntry, ReadOptions, Reader, StreamSummary};
@@ -20,6 +23,48 @@ use std::sync::{Arc, Mutex};
 
 thread_local! {
     static DECODER: RefCell<BlockDecoder> = RefCell::new(BlockDecoder::default());
+    /// A page's stored blocks and its decoded bytes, reused from page to page: fresh buffers
+    /// cost an allocation and a zero fill each.
+    static SCRATCH: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Scratch buffers larger than this are freed after use rather than kept by the thread.
+const SCRATCH_KEEP: usize = 64 << 20;
+
+/// Row groups `groups` of column `c` (the `k`th asked for), read into one array: into
+/// `values` for fixed-width and boolean columns.
+struct Part {
+    k: usize,
+    c: usize,
+    groups: Range<u64>,
+    values: Option<ZeroedBuffer>,
+    /// Bytes of `values`, for the parts that have them.
+    len: Option<usize>,
+}
+
+/// One decoded piece of a whole-column read.
+enum Piece {
+    /// A fixed-width or boolean window, its values already in the column's buffer.
+    Bits(WindowBits),
+    /// A page of another type, as its own array.
+    Array(ArrayData),
+}
+
+/// Sets bits `offset..offset + len` of `bitmap`.
+fn set_ones(bitmap: &mut [u8], offset: usize, len: usize) {
+    let end = offset + len;
+    let mut i = offset;
+    while i < end && !i.is_multiple_of(8) {
+        bitmap[i / 8] |= 1 << (i % 8);
+        i += 1;
+    }
+    let full = (end - i) / 8;
+    bitmap[i / 8..i / 8 + full].fill(0xFF);
+    i += full * 8;
+    while i < end {
+        bitmap[i / 8] |= 1 << (i % 8);
+        i += 1;
+    }
 }
 
 /// Per column: where it is and how it was stored.
@@ -184,23 +229,13 @@ impl TableReader {
             .collect()
     }
 
-    /// Reads rows `rows` of the columns `columns` (positions; `None`: all), one record batch
-    /// per row group the range covers, on `threads` threads (0: all cores).
-    pub fn read(
-        &self,
-        columns: Option<&[usize]>,
-        rows: Range<u64>,
-        threads: usize,
-    ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-        let all: Vec<usize>;
-        let columns = match columns {
-            Some(c) => c,
-            None => {
-                all = (0..self.parsed.schema.fields().len()).collect();
-                &all
-            }
-        };
+    /// The column positions a read asks for (`None`: all) and its schema, once checked.
+    fn request(&self, columns: Option<&[usize]>, rows: &Range<u64>) -> Result<(Vec<usize>, SchemaRef)> {
         let fields = self.parsed.schema.fields();
+        let columns: Vec<usize> = match columns {
+            Some(c) => c.to_vec(),
+            None => (0..fields.len()).collect(),
+        };
         if let Some(&bad) = columns.iter().find(|&&c| c >= fields.len()) {
             return Err(Error::invalid(
                 "column",
@@ -220,6 +255,207 @@ impl TableReader {
             columns.iter().map(|&c| fields[c].clone()).collect::<Vec<_>>(),
             self.parsed.schema.metadata().clone(),
         ));
+        Ok((columns, schema))
+    }
+
+    /// Reads rows `rows` of the columns `columns` (positions; `None`: all) column by column:
+    /// fixed-width, boolean and dictionary columns as one array each, decoded in parallel
+    /// straight into that array's buffer; other types as one array per row group. This is the
+    /// fast way to read a table whole (no per-group arrays to concatenate afterwards).
+    pub fn read_columns(
+        &self,
+        columns: Option<&[usize]>,
+        rows: Range<u64>,
+        threads: usize,
+    ) -> Result<(SchemaRef, Vec<Vec<ArrayRef>>)> {
+        let (columns, schema) = self.request(columns, &rows)?;
+        if rows.is_empty() || columns.is_empty() {
+            let (schema, batches) = self.read(Some(&columns), rows, threads)?;
+            let cols = (0..columns.len())
+                .map(|i| batches.iter().map(|b| b.column(i).clone()).collect())
+                .collect();
+            return Ok((schema, cols));
+        }
+        let m = usize::try_from(rows.end - rows.start).map_err(|_| Error::OutOfRange {
+            detail: "more rows than this machine can address".into(),
+        })?;
+        let r = u64::from(self.meta.rows_per_group);
+        let groups = (rows.start / r)..rows.end.div_ceil(r);
+        let window = |g: u64| {
+            let first = g * r;
+            (rows.start.max(first) - first) as usize..(rows.end.min(first + r) - first) as usize
+        };
+        // A part is a run of row groups of one column that becomes one array. A fixed-width,
+        // boolean or dictionary column is one part with one zeroed buffer, cut into a disjoint
+        // slice per group; other columns are a part per group.
+        let mut parts: Vec<Part> = Vec::new();
+        for (k, &c) in columns.iter().enumerate() {
+            let field = self.parsed.schema.field(c);
+            let leaf = leaf_type(field.data_type());
+            let width = match (leaf, crate::schema::fixed_width(leaf)) {
+                (DataType::Boolean, _) => 0,
+                (_, Some(w)) => w,
+                (_, None) => {
+                    parts.extend(groups.clone().map(|g| Part {
+                        k,
+                        c,
+                        groups: g..g + 1,
+                        values: None,
+                        len: None,
+                    }));
+                    continue;
+                }
+            };
+            let len = width.checked_mul(m).ok_or_else(|| Error::OutOfRange {
+                detail: format!("{m} rows of {width} bytes"),
+            })?;
+            parts.push(Part {
+                k,
+                c,
+                groups: groups.clone(),
+                values: None,
+                len: Some(len),
+            });
+        }
+        // Zeroing a reused allocation is a pass over memory: one per thread, not all on one.
+        with_threads(threads, || {
+            parts.par_iter_mut().try_for_each(|p| {
+                if let Some(len) = p.len {
+                    let name = self.parsed.schema.field(p.c).name();
+                    p.values = Some(ZeroedBuffer::new(len, &format!("column {name:?}"))?);
+                }
+                Ok::<_, Error>(())
+            })
+        })??;
+        let mut tasks: Vec<(usize, u64, Option<&mut [u8]>)> = Vec::new();
+        for part in parts.iter_mut() {
+            let c = part.c;
+            match &mut part.values {
+                Some(values) => {
+                    let w = crate::schema::fixed_width(leaf_type(self.parsed.schema.field(c).data_type())).unwrap_or(0);
+                    let mut rest = values.as_mut_slice();
+                    for g in part.groups.clone() {
+                        let (dst, tail) = std::mem::take(&mut rest).split_at_mut(w * window(g).len());
+                        rest = tail;
+                        tasks.push((c, g, Some(dst)));
+                    }
+                }
+                None => tasks.extend(part.groups.clone().map(|g| (c, g, None))),
+            }
+        }
+        let pieces: Vec<Result<Piece>> = with_threads(threads, || {
+            tasks
+                .into_par_iter()
+                .map(|(c, g, dst)| match dst {
+                    Some(dst) => self.read_page_into(c, g, window(g), dst).map(Piece::Bits),
+                    None => self.read_page(c, g, window(g)).map(Piece::Array),
+                })
+                .collect()
+        })?;
+        let mut pieces = pieces.into_iter();
+        let parts: Vec<(Part, Vec<Result<Piece>>)> = parts
+            .into_iter()
+            .map(|p| {
+                let n = (p.groups.end - p.groups.start) as usize;
+                (p, pieces.by_ref().take(n).collect())
+            })
+            .collect();
+        // Building an array validates it (a dictionary's keys against its values): in parallel.
+        let arrays: Vec<Result<(usize, ArrayRef)>> = with_threads(threads, || {
+            parts
+                .into_par_iter()
+                .map(|(part, pieces)| {
+                    let pieces: Vec<Piece> = pieces.into_iter().collect::<Result<_>>()?;
+                    let array = match part.values {
+                        Some(values) => {
+                            let lens: Vec<usize> = part.groups.clone().map(|g| window(g).len()).collect();
+                            self.assemble(part.c, &lens, values, pieces)?
+                        }
+                        None => match pieces.into_iter().next() {
+                            Some(Piece::Array(a)) => make_array(a),
+                            _ => unreachable!("a page of its own decodes to one array"),
+                        },
+                    };
+                    Ok((part.k, array))
+                })
+                .collect()
+        })?;
+        let mut out: Vec<Vec<ArrayRef>> = vec![Vec::new(); columns.len()];
+        for a in arrays {
+            let (k, array) = a?;
+            out[k].push(array);
+        }
+        Ok((schema, out))
+    }
+
+    /// Builds whole column `c` of `m` rows from its values and its pages' bitmaps.
+    fn assemble(&self, c: usize, lens: &[usize], values: ZeroedBuffer, pieces: Vec<Piece>) -> Result<ArrayRef> {
+        let m: usize = lens.iter().sum();
+        let field = self.parsed.schema.field(c);
+        let bits: Vec<WindowBits> = pieces
+            .into_iter()
+            .map(|p| match p {
+                Piece::Bits(b) => b,
+                Piece::Array(_) => unreachable!("whole columns decode into buffers"),
+            })
+            .collect();
+        let stitch = |pick: &dyn Fn(&WindowBits) -> Option<&Buffer>, ones: bool| -> Result<Buffer> {
+            let mut bitmap = ZeroedBuffer::new(arrow_buffer::bit_util::ceil(m, 8), "a column's bitmap")?;
+            let dst = bitmap.as_mut_slice();
+            let mut at = 0;
+            for (b, &len) in bits.iter().zip(lens) {
+                match pick(b) {
+                    Some(src) => {
+                        set_bits(dst, src.as_slice(), at, 0, len);
+                    }
+                    None if ones => set_ones(dst, at, len),
+                    None => {}
+                }
+                at += len;
+            }
+            Ok(bitmap.into_buffer())
+        };
+        let validity = if bits.iter().any(|b| b.validity.is_some()) {
+            Some(stitch(&|b| b.validity.as_ref(), true)?)
+        } else {
+            None
+        };
+        let leaf = leaf_type(field.data_type());
+        let values = if *leaf == DataType::Boolean {
+            stitch(&|b| b.values.as_ref(), false)?
+        } else {
+            values.into_buffer()
+        };
+        let invalid = |e: String| {
+            Error::corrupt(
+                "table column",
+                0,
+                format!("column {:?}: invalid values: {e}", field.name()),
+            )
+        };
+        let data = ArrayDataBuilder::new(leaf.clone())
+            .len(m)
+            .null_bit_buffer(validity)
+            .add_buffer(values)
+            .build()
+            .map_err(|e| invalid(e.to_string()))?;
+        match field.data_type() {
+            DataType::Dictionary(..) => dictionary_array(data, self.dictionary(c)?).map_err(invalid),
+            _ => Ok(make_array(data)),
+        }
+    }
+
+    /// Reads rows `rows` of the columns `columns` (positions; `None`: all), one record batch
+    /// per row group the range covers, on `threads` threads (0: all cores).
+    pub fn read(
+        &self,
+        columns: Option<&[usize]>,
+        rows: Range<u64>,
+        threads: usize,
+    ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+        let (columns, schema) = self.request(columns, &rows)?;
+        let columns = &columns[..];
+        let fields = self.parsed.schema.fields();
         if rows.is_empty() {
             // One empty batch, so that dictionary columns still carry their values.
             let arrays = columns
@@ -295,35 +531,48 @@ impl TableReader {
     /// Reads page `g` of column `c` and decodes its rows `rows` (positions within the group).
     fn read_page(&self, c: usize, g: u64, rows: Range<usize>) -> Result<ArrayData> {
         let page = self.meta.pages[c][g as usize];
-        let raw = self.read_raw(c as u32, page.start, page.end)?;
         let field = self.parsed.schema.field(c);
         let n = self.group_rows(g);
-        let context = |e: Error| match e {
+        let context = |e: Error| self.in_page(e, c, g);
+        let leaf = leaf_type(field.data_type());
+        let decoded = self
+            .with_raw(c as u32, page.start, page.end, |raw| {
+                decode_page_rows(leaf, n, raw, rows)
+            })
+            .map_err(context)?;
+        match field.data_type() {
+            DataType::Dictionary(..) => Ok(dictionary_array(decoded, self.dictionary(c)?)
+                .map_err(|e| context(Error::corrupt("table page", 0, format!("invalid dictionary keys: {e}"))))?
+                .to_data()),
+            _ => Ok(decoded),
+        }
+    }
+
+    /// Reads page `g` of fixed-width or boolean column `c` (for a dictionary column, its keys)
+    /// and decodes its rows `rows` into `dst`.
+    fn read_page_into(&self, c: usize, g: u64, rows: Range<usize>, dst: &mut [u8]) -> Result<WindowBits> {
+        let page = self.meta.pages[c][g as usize];
+        let field = self.parsed.schema.field(c);
+        let n = self.group_rows(g);
+        self.with_raw(c as u32, page.start, page.end, |raw| {
+            decode_page_into(leaf_type(field.data_type()), n, raw, rows, dst)
+        })
+        .map_err(|e| self.in_page(e, c, g))
+    }
+
+    /// `e` with the column and rows of page `g` of column `c` in its detail.
+    fn in_page(&self, e: Error, c: usize, g: u64) -> Error {
+        match e {
             Error::Corrupt { what, detail, .. } => Error::Corrupt {
                 what,
                 offset: 0,
                 detail: format!(
                     "column {:?}, rows {}..: {detail}",
-                    field.name(),
+                    self.parsed.schema.field(c).name(),
                     g * u64::from(self.meta.rows_per_group)
                 ),
             },
             e => e,
-        };
-        match field.data_type() {
-            DataType::Dictionary(key, _) => {
-                let keys = decode_page_rows(key, n, &raw, rows).map_err(context)?;
-                let values = self.dictionary(c)?;
-                let keys_nulls = keys.nulls().map(|b| b.inner().sliced());
-                ArrayDataBuilder::new(field.data_type().clone())
-                    .len(keys.len())
-                    .null_bit_buffer(keys_nulls)
-                    .add_buffer(keys.buffers()[0].clone())
-                    .add_child_data(values)
-                    .build()
-                    .map_err(|e| context(Error::corrupt("table page", 0, format!("invalid dictionary keys: {e}"))))
-            }
-            dt => decode_page_rows(dt, n, &raw, rows).map_err(context),
         }
     }
 
@@ -355,18 +604,19 @@ impl TableReader {
         if layout.dictionary_offset > len {
             return Err(Error::corrupt("table dictionary", 0, "starts past its stream"));
         }
-        let raw = self.read_raw(stream, layout.dictionary_offset, len)?;
         let DataType::Dictionary(_, value) = self.parsed.schema.field(c).data_type() else {
             unreachable!("a dictionary stream belongs to a dictionary column")
         };
-        let bad = || Error::corrupt("table dictionary", 0, "shorter than its 8-byte count");
-        let count = u64::from_le_bytes(raw.get(..8).ok_or_else(bad)?.try_into().expect("8 bytes"));
-        // Every value takes at least one bit, so a count beyond the bytes present is a lie.
-        if count > 8 * raw.len() as u64 + 8 && **value != DataType::Null {
-            return Err(Error::corrupt("table dictionary", 0, format!("claims {count} values")));
-        }
-        let count = usize::try_from(count).map_err(|_| bad())?;
-        let values = decode_page(value, count, &raw[8..])?;
+        let values = self.with_raw(stream, layout.dictionary_offset, len, |raw| {
+            let bad = || Error::corrupt("table dictionary", 0, "shorter than its 8-byte count");
+            let count = u64::from_le_bytes(raw.get(..8).ok_or_else(bad)?.try_into().expect("8 bytes"));
+            // Every value takes at least one bit, so a count beyond the bytes present is a lie.
+            if count > 8 * raw.len() as u64 + 8 && **value != DataType::Null {
+                return Err(Error::corrupt("table dictionary", 0, format!("claims {count} values")));
+            }
+            let count = usize::try_from(count).map_err(|_| bad())?;
+            decode_page(value, count, &raw[8..])
+        })?;
         self.dictionaries
             .lock()
             .expect("dictionary cache")
@@ -374,41 +624,94 @@ impl TableReader {
         Ok(values)
     }
 
-    /// Raw (decoded) bytes `start..end` of a stream, read with positional reads.
-    fn read_raw(&self, stream: u32, start: u64, end: u64) -> Result<Vec<u8>> {
-        if start == end {
-            return Ok(Vec::new());
+    /// Calls `f` with the raw (decoded) bytes `start..end` of a stream, read with positional
+    /// reads into this thread's scratch buffers.
+    fn with_raw<T>(&self, stream: u32, start: u64, end: u64, f: impl FnOnce(&[u8]) -> Result<T>) -> Result<T> {
+        // Taken, not borrowed: `f` may read another stream (a dictionary) on this thread.
+        let (mut stored, mut raw) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        let result = self
+            .read_raw_into(stream, start, end, &mut stored, &mut raw)
+            .and_then(|()| f(&raw));
+        for buf in [&mut stored, &mut raw] {
+            if buf.capacity() > SCRATCH_KEEP {
+                *buf = Vec::new();
+            }
         }
-        let len = usize::try_from(end - start).map_err(|_| Error::OutOfRange {
+        SCRATCH.with(|s| *s.borrow_mut() = (stored, raw));
+        result
+    }
+
+    /// Reads raw bytes `start..end` of a stream into `out` (resized), through `stored`.
+    fn read_raw_into(&self, stream: u32, start: u64, end: u64, stored: &mut Vec<u8>, out: &mut Vec<u8>) -> Result<()> {
+        let len = usize::try_from(end.saturating_sub(start)).map_err(|_| Error::OutOfRange {
             detail: "a page larger than memory".into(),
         })?;
-        let mut out = Vec::new();
-        out.try_reserve_exact(len).map_err(|_| Error::OutOfRange {
-            detail: format!("a page of {len} bytes does not fit in memory"),
-        })?;
-        out.resize(len, 0);
+        // Only bytes beyond what the buffer held before are zero-filled: all are overwritten.
+        fit(out, len)?;
+        if len == 0 {
+            return Ok(());
+        }
         let blocks: Vec<BlockEntry> = self.index.covering_blocks(stream, start, end)?;
-        let mut bytes = Vec::new();
         for b in blocks {
             let lo = start.max(b.raw_offset);
             let hi = end.min(b.raw_offset + u64::from(b.header.raw_len));
-            bytes.resize(
+            fit(
+                stored,
                 kompakt::stream::format::BLOCK_HEADER_LEN + b.header.stored_len as usize,
-                0,
-            );
-            read_exact_at(&self.file, &mut bytes, b.file_offset)?;
+            )?;
+            read_exact_at(&self.file, stored, b.file_offset)?;
             let dst = &mut out[(lo - start) as usize..(hi - start) as usize];
             DECODER.with(|d| {
                 d.borrow_mut()
-                    .decode_entry(&b, &bytes, self.verify, (lo - b.raw_offset) as usize, dst)
+                    .decode_entry(&b, stored, self.verify, (lo - b.raw_offset) as usize, dst)
             })?;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Number of row groups.
     pub fn num_groups(&self) -> u64 {
         group_count(self.meta.num_rows, self.meta.rows_per_group)
+    }
+}
+
+/// Sets `buf`'s length to `len`, failing (not aborting) when the memory is not there.
+fn fit(buf: &mut Vec<u8>, len: usize) -> Result<()> {
+    if len > buf.len() {
+        buf.try_reserve_exact(len - buf.len()).map_err(|_| Error::OutOfRange {
+            detail: format!("a page of {len} bytes does not fit in memory"),
+        })?;
+        buf.resize(len, 0);
+    } else {
+        buf.truncate(len);
+    }
+    Ok(())
+}
+
+/// A dictionary array of `keys` (an integer array) into `values`, every valid key checked to
+/// be in range. (Building it as `ArrayData` checks the same, at several times the cost.)
+fn dictionary_array(keys: ArrayData, values: ArrayData) -> std::result::Result<ArrayRef, String> {
+    use arrow_array::types::*;
+    use arrow_array::{DictionaryArray, PrimitiveArray};
+    macro_rules! dict {
+        ($($variant:ident => $t:ty),*) => {
+            match keys.data_type() {
+                $(DataType::$variant => DictionaryArray::<$t>::try_new(PrimitiveArray::<$t>::from(keys), make_array(values))
+                    .map(|d| Arc::new(d) as ArrayRef)
+                    .map_err(|e| e.to_string()),)*
+                other => Err(format!("{other} is not a dictionary key type")),
+            }
+        };
+    }
+    dict!(Int8 => Int8Type, Int16 => Int16Type, Int32 => Int32Type, Int64 => Int64Type,
+          UInt8 => UInt8Type, UInt16 => UInt16Type, UInt32 => UInt32Type, UInt64 => UInt64Type)
+}
+
+/// The type a column's pages hold: a dictionary column's keys, otherwise the column's type.
+fn leaf_type(dt: &DataType) -> &DataType {
+    match dt {
+        DataType::Dictionary(key, _) => key,
+        dt => dt,
     }
 }
 

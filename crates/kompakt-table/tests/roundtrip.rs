@@ -195,6 +195,22 @@ fn check_read(t: &TableReader, batch: &RecordBatch, cols: &[usize], start: usize
         }
         at += b.num_rows();
     }
+    // Column by column: the chunks of each column, in order, are the same rows.
+    for threads in [1, 2] {
+        let (schema, columns) = t.read_columns(Some(cols), start as u64..stop as u64, threads).unwrap();
+        assert_eq!(schema.fields().len(), cols.len());
+        assert_eq!(columns.len(), cols.len());
+        for (chunks, &c) in columns.iter().zip(cols) {
+            let mut at = start;
+            for chunk in chunks {
+                assert_eq!(chunk.data_type(), batch.schema().field(c).data_type());
+                let want = batch.column(c).slice(at, chunk.len());
+                assert_eq!(chunk.as_ref(), want.as_ref(), "read_columns: column {c} rows {at}..");
+                at += chunk.len();
+            }
+            assert_eq!(at, stop, "read_columns: column {c} has every row");
+        }
+    }
 }
 
 proptest! {
@@ -326,7 +342,12 @@ fn damage_is_an_error_never_a_panic() {
         std::fs::write(&bad_path, bytes).unwrap();
         match TableReader::open(&bad_path) {
             Err(_) => false,
-            Ok(t) => t.read(None, 0..t.num_rows(), 1).is_ok(),
+            Ok(t) => {
+                let batches = t.read(None, 0..t.num_rows(), 1).is_ok();
+                let columns = t.read_columns(None, 0..t.num_rows(), 2).is_ok();
+                assert_eq!(batches, columns, "both ways of reading see the damage");
+                batches
+            }
         }
     };
     for cut in (0..good.len()).step_by(97) {
