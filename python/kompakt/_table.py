@@ -276,8 +276,22 @@ class TableFile:
     def read_arrow(self, columns=None, rows=None, *, threads: int | None = None):
         """Like :meth:`read` with ``to="arrow"``: a ``pyarrow.Table``."""
         start, stop = self._range(rows)
-        reader = self._core.read(self._positions(columns), start, stop, threads)
-        return reader.read_all()
+        return self._read_arrow(self._positions(columns), start, stop, threads)
+
+    def _read_arrow(self, positions, start: int, stop: int, threads):
+        import pyarrow as pa
+
+        if positions == []:
+            # No columns, but the rows still count: the batch reader carries the row count.
+            return self._core.read(positions, start, stop, threads).read_all()
+        schema, columns = self._core.read_columns(positions, start, stop, threads)
+        # An array crosses without its field, so an ordered dictionary arrives unordered: view
+        # it as the schema's type (no copy; the layout is the same).
+        arrays = [
+            pa.chunked_array([c if c.type == field.type else c.view(field.type) for c in chunks], type=field.type)
+            for chunks, field in zip(columns, schema)
+        ]
+        return pa.Table.from_arrays(arrays, schema=schema)
 
     def read(self, columns=None, rows=None, *, to: str = "pandas", threads: int | None = None):
         """Columns and rows as pandas (default), ``"arrow"`` or ``"polars"``; see read_table."""
@@ -295,14 +309,15 @@ class TableFile:
                         i = self.columns.index(name)
                         if i not in positions:
                             positions.append(i)
-        table = self._core.read(positions, start, stop, threads).read_all()
+        table = self._read_arrow(positions, start, stop, threads)
         if to == "arrow":
             return table
         if to == "polars":
             import polars
 
             return polars.from_arrow(table)
-        df = table.to_pandas()
+        # One block per column: a single-chunk numeric column becomes a numpy view, not a copy.
+        df = table.to_pandas(split_blocks=True)
         if pandas_meta and (start, stop) != (0, self.num_rows):
             _shift_range_index(df, pandas_meta, start)
         return df

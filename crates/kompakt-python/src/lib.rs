@@ -21,6 +21,11 @@ mod writer;
 
 use pyo3::prelude::*;
 
+// Freed buffers are reused rather than returned to the kernel and faulted in again on the next
+// read (glibc maps and unmaps every allocation of 32 MiB or more); pyarrow makes the same choice.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();

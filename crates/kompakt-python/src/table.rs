@@ -6,7 +6,8 @@
 use crate::errors::{os_error, to_py, IntoPy};
 use crate::options;
 use arrow_array::ffi_stream::ArrowArrayStreamReader;
-use arrow_array::{RecordBatchIterator, RecordBatchReader};
+use arrow_array::{Array, RecordBatchIterator, RecordBatchReader};
+use arrow_data::ArrayData;
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::Schema;
 use kompakt_table::{append_table_file, write_table_file, TableOptions, TableReader};
@@ -158,6 +159,31 @@ impl Table {
         let reader: Box<dyn RecordBatchReader + Send> =
             Box::new(RecordBatchIterator::new(batches.into_iter().map(Ok), schema));
         Ok(PyArrowType(reader))
+    }
+
+    /// Reads rows `start..stop` of the columns at `columns` (None: all) column by column:
+    /// `(schema, [[pyarrow.Array, ...] per column])`. Fixed-width, boolean and dictionary
+    /// columns come in one or a few arrays; other types as an array per row group.
+    #[pyo3(signature = (columns=None, start=0, stop=None, threads=None))]
+    #[allow(clippy::type_complexity)]
+    fn read_columns(
+        &self,
+        py: Python<'_>,
+        columns: Option<Vec<usize>>,
+        start: u64,
+        stop: Option<u64>,
+        threads: Option<i64>,
+    ) -> PyResult<(PyArrowType<Schema>, Vec<Vec<PyArrowType<ArrayData>>>)> {
+        let threads = options::threads(threads)?;
+        let stop = stop.unwrap_or(self.inner.num_rows());
+        let (schema, columns) = py
+            .detach(|| self.inner.read_columns(columns.as_deref(), start..stop, threads))
+            .map_err(|e| io_or(e, &self.path))?;
+        let columns = columns
+            .into_iter()
+            .map(|chunks| chunks.into_iter().map(|a| PyArrowType(a.to_data())).collect())
+            .collect();
+        Ok((PyArrowType(schema.as_ref().clone()), columns))
     }
 
     /// Per-column storage: encodings, encoded and stored bytes, codecs.
