@@ -7,6 +7,7 @@ stream; this module only converts pandas and polars frames to Arrow and back.
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 from typing import Any, Iterator, Sequence
@@ -22,10 +23,17 @@ def _arrow_input(data: Any, preserve_index: bool | None):
     """``data`` as something with ``__arrow_c_stream__`` (a pyarrow Table or reader)."""
     import pyarrow as pa
 
-    if isinstance(data, (pa.Table, pa.RecordBatchReader)):
+    if isinstance(data, pa.Table) and data.num_rows == 0:
+        # One empty batch rather than none: it carries the dictionaries (a Table's stream skips
+        # empty chunks, a reader of batches does not).
+        batch = pa.RecordBatch.from_arrays(
+            [c.combine_chunks() if c.num_chunks else pa.array([], c.type) for c in data.columns], schema=data.schema
+        )
+        table = pa.RecordBatchReader.from_batches(data.schema, [batch])
+    elif isinstance(data, (pa.Table, pa.RecordBatchReader)):
         table = data
     elif isinstance(data, pa.RecordBatch):
-        table = pa.Table.from_batches([data])
+        table = pa.RecordBatchReader.from_batches(data.schema, [data])
     elif type(data).__module__.startswith("pandas") and type(data).__name__ == "DataFrame":
         if len(data):
             table = pa.Table.from_pandas(data, preserve_index=preserve_index)
@@ -189,7 +197,13 @@ class TableFile:
 
     def __init__(self, path: str | os.PathLike):
         self._path = os.fspath(path)
+        before = _identity(self._path)
         self._core = _core.Table(self._path)
+        self._meta: Any = _UNSET
+        # Per dictionary column, its pandas CategoricalDtype (a column has one dictionary),
+        # shared with other handles on the same file unless it changed while being opened.
+        after = _identity(self._path)
+        self._categories = _categories_of(after) if before == after and after else {}
 
     @property
     def path(self) -> str:
@@ -316,6 +330,9 @@ class TableFile:
             import polars
 
             return polars.from_arrow(table)
+        df = _simple_frame(table, pandas_meta, start, self._categories)
+        if df is not None:
+            return df
         # One block per column: a single-chunk numeric column becomes a numpy view, not a copy.
         df = table.to_pandas(split_blocks=True)
         if pandas_meta and (start, stop) != (0, self.num_rows):
@@ -342,11 +359,13 @@ class TableFile:
             yield from reader
 
     def _pandas_metadata(self) -> dict | None:
-        raw = (self.schema.metadata or {}).get(b"pandas")
-        try:
-            return json.loads(raw) if raw else None
-        except ValueError:
-            return None
+        if self._meta is _UNSET:
+            raw = (self.schema.metadata or {}).get(b"pandas")
+            try:
+                self._meta = json.loads(raw) if raw else None
+            except ValueError:
+                self._meta = None
+        return self._meta
 
 
 def _shift_range_index(df, meta: dict, start: int) -> None:
@@ -362,3 +381,125 @@ def _shift_range_index(df, meta: dict, start: int) -> None:
     first = d.get("start", 0) + start * step
     df.index = pd.RangeIndex(first, first + len(df) * step, step, name=d.get("name"))
 
+
+
+_UNSET = object()
+# CategoricalDtypes of recently read files, by file identity: a dtype is cheap to reuse and
+# costs more than a 1000-row read to build. An append or a replaced file is a new identity.
+_CATEGORIES: collections.OrderedDict[tuple, dict[str, Any]] = collections.OrderedDict()
+_CATEGORIES_FILES = 16
+
+
+def _identity(path: str) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _categories_of(key: tuple) -> dict[str, Any]:
+    found = _CATEGORIES.pop(key, None)
+    _CATEGORIES[key] = found if found is not None else {}
+    while len(_CATEGORIES) > _CATEGORIES_FILES:
+        _CATEGORIES.popitem(last=False)
+    return _CATEGORIES[key]
+_NUMERIC = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"}
+
+
+def _simple_frame(table, meta: dict | None, start: int, categories: dict):
+    """The DataFrame that ``table.to_pandas`` (and the index fix-up of a row slice) would give,
+    built directly for the common simple case, or None outside it.
+
+    The simple case: a stored RangeIndex or none, one unnamed level of string column labels,
+    and every column numeric without nulls, a categorical of strings, or bool (numpy or
+    nullable). pyarrow's generic conversion costs about a millisecond for a 1000-row read of
+    a categorical, and converts booleans bit by bit; here a categorical reuses its dtype and
+    codes, and bitmaps are unpacked by numpy. ``test_table.py`` checks the two agree.
+    """
+    if not meta:
+        return None
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+
+    index = meta.get("index_columns") or []
+    labels = meta.get("column_indexes") or []
+    if len(index) > 1 or (index and not (isinstance(index[0], dict) and index[0].get("kind") == "range")):
+        return None
+    if len(labels) > 1 or (labels and (labels[0].get("name") is not None or labels[0].get("pandas_type") != "unicode")):
+        return None
+    names = table.column_names
+    if len(set(names)) != len(names):
+        return None
+    stored = {c.get("field_name"): c for c in meta.get("columns") or [] if isinstance(c, dict)}
+    n = table.num_rows
+    data = {}
+    for name, column in zip(names, table.columns):
+        m = stored.get(name)
+        if m is None or m.get("name") != name:
+            return None
+        kind, numpy_type, t = m.get("pandas_type"), m.get("numpy_type"), column.type
+        if kind in _NUMERIC and numpy_type == kind and pa.types.is_primitive(t) and column.null_count == 0:
+            if np.dtype(t.to_pandas_dtype()) != np.dtype(kind):
+                return None
+            data[name] = column.to_numpy()
+        elif kind == "bool" and pa.types.is_boolean(t) and numpy_type in ("bool", "boolean"):
+            values, valid = _unpack_bools(column, n)
+            if numpy_type == "bool":
+                if valid is not None:
+                    return None
+                data[name] = values
+            else:
+                mask = np.zeros(n, bool) if valid is None else ~valid
+                data[name] = pd.arrays.BooleanArray(values, mask, copy=False)
+        elif kind == "categorical" and pa.types.is_dictionary(t) and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type)):
+            dtype = categories.get(name)
+            if dtype is not None and column.num_chunks and len(dtype.categories) != len(column.chunk(0).dictionary):
+                dtype = None
+            if dtype is None:
+                ordered = bool((m.get("metadata") or {}).get("ordered", False))
+                # (pyarrow gives an empty dictionary object categories, not str.)
+                if column.num_chunks == 0 or ordered != t.ordered or len(column.chunk(0).dictionary) == 0:
+                    return None
+                dtype = pd.CategoricalDtype(pd.Index(column.chunk(0).dictionary.to_pandas()), ordered)
+                categories[name] = dtype
+            indices = pa.chunked_array([c.indices for c in column.chunks], t.index_type)
+            if indices.null_count:
+                indices = indices.fill_null(-1)
+            codes = indices.to_numpy()
+            data[name] = pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+        else:
+            return None
+    if index:
+        d = index[0]
+        step = d.get("step", 1)
+        first = d.get("start", 0) + start * step
+        row_index = pd.RangeIndex(first, first + n * step, step, name=d.get("name"))
+    else:
+        row_index = pd.RangeIndex(n)
+    return pd.DataFrame(data, index=row_index, copy=False)
+
+
+def _unpack_bools(column, n: int):
+    """A boolean column's values and validity (None: no nulls) as numpy bool arrays."""
+    import numpy as np
+
+    values = np.empty(n, bool)
+    valid = np.empty(n, bool) if column.null_count else None
+    at = 0
+    for chunk in column.chunks:
+        bitmap, data = chunk.buffers()[:2]
+        k, off = len(chunk), chunk.offset
+        values[at : at + k] = _bits(data, off, k)
+        if valid is not None:
+            valid[at : at + k] = True if bitmap is None else _bits(bitmap, off, k)
+        at += k
+    return values, valid
+
+
+def _bits(buf, offset: int, count: int):
+    import numpy as np
+
+    raw = np.frombuffer(buf, np.uint8, count=(offset + count + 7) // 8)
+    return np.unpackbits(raw, bitorder="little", count=offset + count)[offset:].view(bool)

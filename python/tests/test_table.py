@@ -206,3 +206,87 @@ def test_append_pandas_with_new_categories(tmp_path):
         kompakt.append_table(pa.table({"city": pa.array(["x"]), "n": pa.array([1], pa.int32())}), path)
     # A failed append changed nothing.
     assert kompakt.TableFile(path).num_rows == 1301
+
+
+def _generic(path, columns=None, rows=None) -> pd.DataFrame:
+    """What pyarrow's own conversion gives for the same read (the reference for the fast path)."""
+    t = kompakt.TableFile(path)
+    start, stop = t._range(rows)
+    df = t.read(columns, rows, to="arrow").to_pandas()
+    meta = t._pandas_metadata()
+    if meta and (start, stop) != (0, t.num_rows):
+        kompakt._table._shift_range_index(df, meta, start)
+    return df
+
+
+def _same(fast: pd.DataFrame, ref: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(fast, ref, check_exact=True, check_index_type=True, check_column_type=True)
+    assert list(fast.dtypes) == list(ref.dtypes)
+    assert fast.columns.dtype == ref.columns.dtype and type(fast.index) is type(ref.index)
+    assert fast.index.name == ref.index.name
+    for c in fast.columns:
+        if isinstance(fast[c].dtype, pd.CategoricalDtype):
+            assert fast[c].cat.codes.dtype == ref[c].cat.codes.dtype
+            assert fast[c].cat.categories.dtype == ref[c].cat.categories.dtype
+
+
+@settings(max_examples=int(os.environ.get("KOMPAKT_EXAMPLES", "40")), deadline=None)
+@given(
+    n=st.integers(0, 3000),
+    seed=st.integers(0, 2**32 - 1),
+    index=st.sampled_from(["default", "shifted", "none", "named"]),
+    nulls=st.booleans(),
+    window=st.tuples(st.integers(0, 3000), st.integers(0, 3000)),
+)
+def test_simple_frames_equal_pyarrows_conversion(tmp_path_factory, n, seed, index, nulls, window):
+    """Frames of numeric, bool, nullable bool and categorical columns take kompakt's own path
+    to pandas: it must give exactly what pyarrow's to_pandas gives, for every slice."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame(
+        {
+            "i8": rng.integers(-100, 100, n).astype("int8"),
+            "u32": rng.integers(0, 2**32, n, dtype=np.uint64).astype("uint32"),
+            "f32": rng.random(n).astype("float32"),
+            "f64": rng.random(n),
+            "flag": rng.random(n) < 0.3,
+            "maybe": pd.array(np.where(rng.random(n) < (0.2 if nulls else 0), None, rng.random(n) < 0.5), dtype="boolean"),
+            "city": pd.Categorical.from_codes(
+                np.where(rng.random(n) < (0.1 if nulls else 0), -1, rng.integers(0, 300, n)), [f"c{i}" for i in range(300)]
+            ),
+            "size": pd.Categorical.from_codes(rng.integers(0, 3, n), ["S", "M", "L"], ordered=True),
+        }
+    )
+    if index == "shifted":
+        df.index = pd.RangeIndex(7, 7 + 3 * n, 3)
+    elif index == "named":
+        df.index = pd.RangeIndex(n, name="row")
+    path = tmp_path_factory.mktemp("simple") / "t.kpk"
+    if index == "none":
+        kompakt.write_table(pa.Table.from_pandas(df, preserve_index=False), path)
+    else:
+        kompakt.write_table(df, path, rows_per_group=512)
+    t = kompakt.TableFile(path)
+    a, b = sorted(x % (n + 1) for x in window)
+    for columns, rows in [(None, None), (None, slice(a, b)), (["city", "maybe"], (a, b)), (["size", "f32"], slice(b, None))]:
+        fast = t.read(columns, rows)
+        taken = kompakt._table._simple_frame(t.read_arrow(columns, rows), t._pandas_metadata(), t._range(rows)[0], {})
+        assert taken is not None or n == 0, "these frames take the fast path (empty dictionaries do not)"
+        _same(fast, _generic(path, columns, rows))
+        expected = df.iloc[t._range(rows)[0] : t._range(rows)[1]]
+        if columns is not None:
+            expected = expected[columns]
+        if index == "none":
+            expected = expected.reset_index(drop=True)
+        pd.testing.assert_frame_equal(fast, expected)
+
+
+def test_frames_outside_the_simple_case_use_pyarrows_conversion(tmp_path):
+    df = frame(2000)
+    path = tmp_path / "t.kpk"
+    kompakt.write_table(df, path)
+    t = kompakt.TableFile(path)
+    meta = t._pandas_metadata()
+    # Nullable integers, time zones and strings: not the simple case.
+    assert kompakt._table._simple_frame(t.read_arrow(), meta, 0, {}) is None
+    assert kompakt._table._simple_frame(t.read_arrow(["Logical", "Factor", "Real"]), meta, 0, {}) is not None
+    _same(t.read(["Logical", "Factor", "Real"], slice(100, 1300)), _generic(path, ["Logical", "Factor", "Real"], slice(100, 1300)))

@@ -970,10 +970,12 @@ fn decode_strings<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buff
     let enc = c.u8()?;
     match enc {
         encoding::PLAIN => {
-            let lengths = decode_fixed(OW, n, c)?;
+            let (offsets, total) = offsets_from_lengths::<OW>(n, c)?;
             let data_len = c.u64()?;
+            if total != data_len {
+                return Err(corrupt("string lengths do not add up to the data"));
+            }
             let data = Buffer::from(c.take(usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?)?);
-            let offsets = prefix_sum::<OW>(lengths.as_slice(), data.len())?;
             Ok((offsets, data))
         }
         encoding::DICT => {
@@ -1033,38 +1035,35 @@ fn decode_strings<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buff
 
 /// List offsets from `n` encoded lengths, and the child's length (their sum).
 fn decode_offsets<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buffer, usize)> {
-    let lengths = decode_fixed(OW, n, c)?;
-    let total: u64 = lengths
-        .as_slice()
-        .as_chunks::<OW>()
-        .0
-        .iter()
-        .fold(0u64, |a, l| a.saturating_add(load::<OW>(l)));
+    let (offsets, total) = offsets_from_lengths::<OW>(n, c)?;
     // Every child row takes at least a bit of the page, except type null's: bound them all.
     if total > MAX_PAGE_DATA {
         return Err(corrupt(format!("lists of {total} values in one page")));
     }
-    let offsets = prefix_sum::<OW>(lengths.as_slice(), total as usize)?;
     Ok((offsets, total as usize))
 }
 
-fn prefix_sum<const OW: usize>(lengths: &[u8], data_len: usize) -> Result<Buffer> {
-    let (lens, _) = lengths.as_chunks::<OW>();
-    let mut offsets = MutableBuffer::new((lens.len() + 1) * OW);
-    let limit = if OW == 4 { i32::MAX as u64 } else { i64::MAX as u64 };
+/// `n` encoded lengths turned in place into `n + 1` offsets (running sums from 0), and their
+/// total; an error when the total does not fit the offset type.
+fn offsets_from_lengths<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buffer, u64)> {
+    let len = n
+        .checked_add(1)
+        .and_then(|k| k.checked_mul(OW))
+        .ok_or_else(|| corrupt("page too large"))?;
+    let mut offsets = alloc(len)?;
+    decode_fixed_rows_into(OW, n, 0..n, c, &mut offsets.as_slice_mut()[OW..])?;
+    let (words, _) = offsets.as_slice_mut().as_chunks_mut::<OW>();
     let mut at = 0u64;
-    offsets.extend_from_slice(&at.to_le_bytes()[..OW]);
-    for l in lens {
-        at = at.saturating_add(load::<OW>(l));
-        if at > limit {
-            return Err(corrupt("string lengths overflow the offsets"));
-        }
-        offsets.extend_from_slice(&at.to_le_bytes()[..OW]);
+    for w in &mut words[1..] {
+        at = at.saturating_add(load::<OW>(w));
+        store::<OW>(at, w);
     }
-    if at != data_len as u64 {
-        return Err(corrupt("string lengths do not add up to the data"));
+    // The sums only grow, so the last is the largest (and one too large fails the whole page).
+    let limit = if OW == 4 { i32::MAX as u64 } else { i64::MAX as u64 };
+    if at > limit {
+        return Err(corrupt("lengths overflow the offsets"));
     }
-    Ok(offsets.into())
+    Ok((offsets.into(), at))
 }
 
 #[cfg(test)]
