@@ -200,10 +200,10 @@ class TableFile:
         before = _identity(self._path)
         self._core = _core.Table(self._path)
         self._meta: Any = _UNSET
-        # Per dictionary column, its pandas CategoricalDtype (a column has one dictionary),
-        # shared with other handles on the same file unless it changed while being opened.
+        # pandas objects built from the file (a dictionary column's CategoricalDtype, column
+        # labels), shared with other handles on the same file unless it changed while opening.
         after = _identity(self._path)
-        self._categories = _categories_of(after) if before == after and after else {}
+        self._pandas_cache = _pandas_cache_of(after) if before == after and after else {}
 
     @property
     def path(self) -> str:
@@ -330,7 +330,7 @@ class TableFile:
             import polars
 
             return polars.from_arrow(table)
-        df = _simple_frame(table, pandas_meta, start, self._categories)
+        df = _simple_frame(table, pandas_meta, start, self._pandas_cache)
         if df is not None:
             return df
         # One block per column: a single-chunk numeric column becomes a numpy view, not a copy.
@@ -384,10 +384,10 @@ def _shift_range_index(df, meta: dict, start: int) -> None:
 
 
 _UNSET = object()
-# CategoricalDtypes of recently read files, by file identity: a dtype is cheap to reuse and
-# costs more than a 1000-row read to build. An append or a replaced file is a new identity.
-_CATEGORIES: collections.OrderedDict[tuple, dict[str, Any]] = collections.OrderedDict()
-_CATEGORIES_FILES = 16
+# pandas objects built from recently read files, by file identity: a CategoricalDtype costs
+# more to build than a 1000-row read. An append or a replaced file is a new identity.
+_PANDAS_CACHE: collections.OrderedDict[tuple, dict[Any, Any]] = collections.OrderedDict()
+_PANDAS_CACHE_FILES = 16
 
 
 def _identity(path: str) -> tuple | None:
@@ -398,16 +398,16 @@ def _identity(path: str) -> tuple | None:
     return (os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def _categories_of(key: tuple) -> dict[str, Any]:
-    found = _CATEGORIES.pop(key, None)
-    _CATEGORIES[key] = found if found is not None else {}
-    while len(_CATEGORIES) > _CATEGORIES_FILES:
-        _CATEGORIES.popitem(last=False)
-    return _CATEGORIES[key]
+def _pandas_cache_of(key: tuple) -> dict[Any, Any]:
+    found = _PANDAS_CACHE.pop(key, None)
+    _PANDAS_CACHE[key] = found if found is not None else {}
+    while len(_PANDAS_CACHE) > _PANDAS_CACHE_FILES:
+        _PANDAS_CACHE.popitem(last=False)
+    return _PANDAS_CACHE[key]
 _NUMERIC = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"}
 
 
-def _simple_frame(table, meta: dict | None, start: int, categories: dict):
+def _simple_frame(table, meta: dict | None, start: int, cache: dict):
     """The DataFrame that ``table.to_pandas`` (and the index fix-up of a row slice) would give,
     built directly for the common simple case, or None outside it.
 
@@ -454,7 +454,7 @@ def _simple_frame(table, meta: dict | None, start: int, categories: dict):
                 mask = np.zeros(n, bool) if valid is None else ~valid
                 data[name] = pd.arrays.BooleanArray(values, mask, copy=False)
         elif kind == "categorical" and pa.types.is_dictionary(t) and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type)):
-            dtype = categories.get(name)
+            dtype = cache.get(name)
             if dtype is not None and column.num_chunks and len(dtype.categories) != len(column.chunk(0).dictionary):
                 dtype = None
             if dtype is None:
@@ -463,7 +463,7 @@ def _simple_frame(table, meta: dict | None, start: int, categories: dict):
                 if column.num_chunks == 0 or ordered != t.ordered or len(column.chunk(0).dictionary) == 0:
                     return None
                 dtype = pd.CategoricalDtype(pd.Index(column.chunk(0).dictionary.to_pandas()), ordered)
-                categories[name] = dtype
+                cache[name] = dtype
             indices = pa.chunked_array([c.indices for c in column.chunks], t.index_type)
             if indices.null_count:
                 indices = indices.fill_null(-1)
@@ -478,7 +478,15 @@ def _simple_frame(table, meta: dict | None, start: int, categories: dict):
         row_index = pd.RangeIndex(first, first + n * step, step, name=d.get("name"))
     else:
         row_index = pd.RangeIndex(n)
-    return pd.DataFrame(data, index=row_index, copy=False)
+    # Integer keys, then the labels: pandas infers a dtype for string keys (a pyarrow-backed
+    # array per call), while an Index built once per file and selection can be shared.
+    frame = pd.DataFrame(dict(enumerate(data.values())), index=row_index, copy=False)
+    key = ("columns", tuple(names))
+    labels_index = cache.get(key)
+    if labels_index is None:
+        labels_index = cache[key] = pd.Index(names)
+    frame.columns = labels_index
+    return frame
 
 
 def _unpack_bools(column, n: int):
