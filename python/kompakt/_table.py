@@ -330,13 +330,12 @@ class TableFile:
             import polars
 
             return polars.from_arrow(table)
-        df = _simple_frame(table, pandas_meta, start, self._pandas_cache)
+        df = _simple_frame(table, pandas_meta, start, self.num_rows, self._pandas_cache)
         if df is not None:
             return df
-        # One block per column: a single-chunk numeric column becomes a numpy view, not a copy.
-        df = table.to_pandas(split_blocks=True)
-        if pandas_meta and (start, stop) != (0, self.num_rows):
-            _shift_range_index(df, pandas_meta, start)
+        df = table.to_pandas()
+        if pandas_meta:
+            _shift_range_index(df, pandas_meta, start, self.num_rows)
         return df
 
     def __getitem__(self, key):
@@ -368,18 +367,30 @@ class TableFile:
         return self._meta
 
 
-def _shift_range_index(df, meta: dict, start: int) -> None:
-    """pyarrow rebuilds a stored RangeIndex only when all rows are read; give a row slice the
-    index the same rows have in the whole table."""
+def _range_index(meta: dict, start: int, n: int, total: int):
+    """The index of rows ``start .. start + n`` when the table stores a RangeIndex (None when it
+    does not): the stored range shifted, as the same rows have it in the whole table. A stored
+    range that no longer has the table's length (rows were appended) is not used, as pyarrow
+    does not use it either: rows are then numbered from 0."""
     idx = meta.get("index_columns") or []
     if len(idx) != 1 or not isinstance(idx[0], dict) or idx[0].get("kind") != "range":
-        return
+        return None
     import pandas as pd
 
     d = idx[0]
-    step = d.get("step", 1)
-    first = d.get("start", 0) + start * step
-    df.index = pd.RangeIndex(first, first + len(df) * step, step, name=d.get("name"))
+    first, step = d.get("start", 0), d.get("step", 1)
+    if len(range(first, d.get("stop", first), step)) != total:
+        return pd.RangeIndex(start, start + n)
+    first += start * step
+    return pd.RangeIndex(first, first + n * step, step, name=d.get("name"))
+
+
+def _shift_range_index(df, meta: dict, start: int, total: int) -> None:
+    """pyarrow rebuilds a stored RangeIndex only when all rows are read; give a row slice the
+    index the same rows have in the whole table (see _range_index)."""
+    index = _range_index(meta, start, len(df), total)
+    if index is not None:
+        df.index = index
 
 
 
@@ -407,7 +418,7 @@ def _pandas_cache_of(key: tuple) -> dict[Any, Any]:
 _NUMERIC = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"}
 
 
-def _simple_frame(table, meta: dict | None, start: int, cache: dict):
+def _simple_frame(table, meta: dict | None, start: int, total: int, cache: dict):
     """The DataFrame that ``table.to_pandas`` (and the index fix-up of a row slice) would give,
     built directly for the common simple case, or None outside it.
 
@@ -430,7 +441,7 @@ def _simple_frame(table, meta: dict | None, start: int, cache: dict):
     if len(labels) > 1 or (labels and (labels[0].get("name") is not None or labels[0].get("pandas_type") != "unicode")):
         return None
     names = table.column_names
-    if len(set(names)) != len(names):
+    if not names or len(set(names)) != len(names):
         return None
     stored = {c.get("field_name"): c for c in meta.get("columns") or [] if isinstance(c, dict)}
     n = table.num_rows
@@ -443,6 +454,8 @@ def _simple_frame(table, meta: dict | None, start: int, cache: dict):
         if kind in _NUMERIC and numpy_type == kind and pa.types.is_primitive(t) and column.null_count == 0:
             if np.dtype(t.to_pandas_dtype()) != np.dtype(kind):
                 return None
+            # Copied (below), so that the frame can be written to as to_pandas' frames can:
+            # the Arrow buffer is read-only.
             data[name] = column.to_numpy()
         elif kind == "bool" and pa.types.is_boolean(t) and numpy_type in ("bool", "boolean"):
             values, valid = _unpack_bools(column, n)
@@ -453,17 +466,24 @@ def _simple_frame(table, meta: dict | None, start: int, cache: dict):
             else:
                 mask = np.zeros(n, bool) if valid is None else ~valid
                 data[name] = pd.arrays.BooleanArray(values, mask, copy=False)
-        elif kind == "categorical" and pa.types.is_dictionary(t) and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type)):
-            dtype = cache.get(name)
-            if dtype is not None and column.num_chunks and len(dtype.categories) != len(column.chunk(0).dictionary):
-                dtype = None
-            if dtype is None:
-                ordered = bool((m.get("metadata") or {}).get("ordered", False))
-                # (pyarrow gives an empty dictionary object categories, not str.)
-                if column.num_chunks == 0 or ordered != t.ordered or len(column.chunk(0).dictionary) == 0:
-                    return None
-                dtype = pd.CategoricalDtype(pd.Index(column.chunk(0).dictionary.to_pandas()), ordered)
-                cache[name] = dtype
+        elif (
+            kind == "categorical"
+            and pa.types.is_dictionary(t)
+            and pa.types.is_signed_integer(t.index_type)
+            and (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type))
+            and column.num_chunks
+        ):
+            dictionary = column.chunk(0).dictionary
+            ordered = bool((m.get("metadata") or {}).get("ordered", False))
+            # (pyarrow gives an empty dictionary object categories, not str.)
+            if ordered != t.ordered or len(dictionary) == 0:
+                return None
+            cached = cache.get(name)
+            if cached is None or not cached[0].equals(dictionary):
+                cached = cache[name] = (dictionary, pd.Index(dictionary.to_pandas()))
+            # A dtype of its own per frame (renaming one frame's categories must not rename the
+            # next frame's), on the cached categories whose uniqueness is already known.
+            dtype = pd.CategoricalDtype(cached[1].copy(deep=False), ordered)
             indices = pa.chunked_array([c.indices for c in column.chunks], t.index_type)
             if indices.null_count:
                 indices = indices.fill_null(-1)
@@ -471,13 +491,8 @@ def _simple_frame(table, meta: dict | None, start: int, cache: dict):
             data[name] = pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
         else:
             return None
-    if index:
-        d = index[0]
-        step = d.get("step", 1)
-        first = d.get("start", 0) + start * step
-        row_index = pd.RangeIndex(first, first + n * step, step, name=d.get("name"))
-    else:
-        row_index = pd.RangeIndex(n)
+    _writable_copies(data)
+    row_index = _range_index(meta, start, n, total) if index else pd.RangeIndex(n)
     # Integer keys, then the labels: pandas infers a dtype for string keys (a pyarrow-backed
     # array per call), while an Index built once per file and selection can be shared.
     frame = pd.DataFrame(dict(enumerate(data.values())), index=row_index, copy=False)
@@ -485,8 +500,39 @@ def _simple_frame(table, meta: dict | None, start: int, cache: dict):
     labels_index = cache.get(key)
     if labels_index is None:
         labels_index = cache[key] = pd.Index(names)
-    frame.columns = labels_index
+    # A shallow copy: the data and inferred dtype are shared, a name set on it is not.
+    frame.columns = labels_index.copy(deep=False)
     return frame
+
+
+_COPY_PIECE = 1 << 22
+_copy_pool = None
+
+
+def _writable_copies(data: dict) -> None:
+    """Replaces the read-only numpy arrays in ``data`` by copies, several threads copying
+    4 MiB pieces when there is much to copy (numpy releases the GIL while it copies)."""
+    import numpy as np
+
+    arrays = [k for k, v in data.items() if isinstance(v, np.ndarray) and not v.flags.writeable]
+    copies = {k: np.empty_like(data[k]) for k in arrays}
+    pieces = []
+    for k in arrays:
+        src, dst = data[k].reshape(-1), copies[k].reshape(-1)
+        step = max(1, _COPY_PIECE // max(1, src.itemsize))
+        pieces.extend((dst[a : a + step], src[a : a + step]) for a in range(0, len(src), step))
+    workers = min(os.cpu_count() or 1, 8)
+    if len(pieces) > 1 and workers > 1:
+        global _copy_pool
+        if _copy_pool is None:
+            import concurrent.futures
+
+            _copy_pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="kompakt-copy")
+        list(_copy_pool.map(lambda p: np.copyto(p[0], p[1]), pieces))
+    else:
+        for dst, src in pieces:
+            np.copyto(dst, src)
+    data.update(copies)
 
 
 def _unpack_bools(column, n: int):

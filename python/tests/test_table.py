@@ -214,8 +214,8 @@ def _generic(path, columns=None, rows=None) -> pd.DataFrame:
     start, stop = t._range(rows)
     df = t.read(columns, rows, to="arrow").to_pandas()
     meta = t._pandas_metadata()
-    if meta and (start, stop) != (0, t.num_rows):
-        kompakt._table._shift_range_index(df, meta, start)
+    if meta:
+        kompakt._table._shift_range_index(df, meta, start, t.num_rows)
     return df
 
 
@@ -269,7 +269,9 @@ def test_simple_frames_equal_pyarrows_conversion(tmp_path_factory, n, seed, inde
     a, b = sorted(x % (n + 1) for x in window)
     for columns, rows in [(None, None), (None, slice(a, b)), (["city", "maybe"], (a, b)), (["size", "f32"], slice(b, None))]:
         fast = t.read(columns, rows)
-        taken = kompakt._table._simple_frame(t.read_arrow(columns, rows), t._pandas_metadata(), t._range(rows)[0], {})
+        taken = kompakt._table._simple_frame(
+            t.read_arrow(columns, rows), t._pandas_metadata(), t._range(rows)[0], t.num_rows, {}
+        )
         assert taken is not None or n == 0, "these frames take the fast path (empty dictionaries do not)"
         _same(fast, _generic(path, columns, rows))
         expected = df.iloc[t._range(rows)[0] : t._range(rows)[1]]
@@ -287,6 +289,36 @@ def test_frames_outside_the_simple_case_use_pyarrows_conversion(tmp_path):
     t = kompakt.TableFile(path)
     meta = t._pandas_metadata()
     # Nullable integers, time zones and strings: not the simple case.
-    assert kompakt._table._simple_frame(t.read_arrow(), meta, 0, {}) is None
-    assert kompakt._table._simple_frame(t.read_arrow(["Logical", "Factor", "Real"]), meta, 0, {}) is not None
+    assert kompakt._table._simple_frame(t.read_arrow(), meta, 0, t.num_rows, {}) is None
+    assert kompakt._table._simple_frame(t.read_arrow(["Logical", "Factor", "Real"]), meta, 0, t.num_rows, {}) is not None
     _same(t.read(["Logical", "Factor", "Real"], slice(100, 1300)), _generic(path, ["Logical", "Factor", "Real"], slice(100, 1300)))
+
+
+def test_frames_are_writable_and_share_nothing_mutable(tmp_path):
+    df = pd.DataFrame({"a": np.arange(10), "c": pd.Categorical(["x", "y"] * 5)})
+    path = tmp_path / "w.kpk"
+    kompakt.write_table(df, path)
+    first = kompakt.read_table(path)
+    first.loc[1, "a"] = 42  # the Arrow buffers are read-only; the frame must not be
+    assert first["a"][1] == 42
+    first.columns.name = "renamed"
+    first["c"].cat.categories.name = "renamed"
+    second = kompakt.read_table(path)
+    assert second.columns.name is None and second["c"].cat.categories.name is None
+    pd.testing.assert_frame_equal(second, df)
+
+
+def test_appended_range_index_and_unsigned_keys_match_pyarrow(tmp_path):
+    path = tmp_path / "a.kpk"
+    df = pd.DataFrame({"x": np.arange(3, dtype="int64")}, index=pd.RangeIndex(10, 13))
+    kompakt.write_table(df, path)
+    kompakt.append_table(pd.DataFrame({"x": np.arange(2, dtype="int64")}, index=pd.RangeIndex(13, 15)), path)
+    # The stored range no longer has the table's length: pyarrow numbers the rows from 0.
+    for rows in (None, slice(1, 4)):
+        _same(kompakt.read_table(path, rows=rows), _generic(path, None, rows))
+    # Unsigned dictionary keys with nulls take pyarrow's conversion.
+    cat = pd.DataFrame({"c": pd.Categorical(["a", None, "b"])})
+    t = pa.Table.from_pandas(cat, preserve_index=False)
+    t = t.cast(pa.schema([pa.field("c", pa.dictionary(pa.uint8(), pa.string()))], metadata=t.schema.metadata))
+    kompakt.write_table(t, tmp_path / "u.kpk")
+    _same(kompakt.read_table(tmp_path / "u.kpk"), _generic(tmp_path / "u.kpk"))

@@ -151,8 +151,7 @@ impl Table {
         stop: Option<u64>,
         threads: Option<i64>,
     ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
-        let threads = options::threads(threads)?;
-        let stop = stop.unwrap_or(self.inner.num_rows());
+        let (threads, stop) = self.read_options(threads, stop)?;
         let (schema, batches) = py
             .detach(|| self.inner.read(columns.as_deref(), start..stop, threads))
             .map_err(|e| io_or(e, &self.path))?;
@@ -163,7 +162,7 @@ impl Table {
 
     /// Reads rows `start..stop` of the columns at `columns` (None: all) column by column:
     /// `(schema, [[pyarrow.Array, ...] per column])`. Fixed-width, boolean and dictionary
-    /// columns come in one or a few arrays; other types as an array per row group.
+    /// columns come as one array; other types as an array per row group.
     #[pyo3(signature = (columns=None, start=0, stop=None, threads=None))]
     #[allow(clippy::type_complexity)]
     fn read_columns(
@@ -174,8 +173,7 @@ impl Table {
         stop: Option<u64>,
         threads: Option<i64>,
     ) -> PyResult<(PyArrowType<Schema>, Vec<Vec<PyArrowType<ArrayData>>>)> {
-        let threads = options::threads(threads)?;
-        let stop = stop.unwrap_or(self.inner.num_rows());
+        let (threads, stop) = self.read_options(threads, stop)?;
         let (schema, columns) = py
             .detach(|| self.inner.read_columns(columns.as_deref(), start..stop, threads))
             .map_err(|e| io_or(e, &self.path))?;
@@ -203,5 +201,12 @@ impl Table {
                 Ok(d)
             })
             .collect()
+    }
+}
+
+impl Table {
+    /// A read's thread count and end row (`None`: the last).
+    fn read_options(&self, threads: Option<i64>, stop: Option<u64>) -> PyResult<(usize, u64)> {
+        Ok((options::threads(threads)?, stop.unwrap_or(self.inner.num_rows())))
     }
 }

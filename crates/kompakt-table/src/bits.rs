@@ -22,6 +22,7 @@ pub(crate) fn pack(codes: impl Iterator<Item = u64>, bits: usize, out: &mut Vec<
         return;
     }
     let packer = PACKERS[bits];
+    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
     let start = out.len();
     out.reserve((codes.size_hint().0 * bits).div_ceil(8) + 64);
     let mut codes = codes;
@@ -30,7 +31,9 @@ pub(crate) fn pack(codes: impl Iterator<Item = u64>, bits: usize, out: &mut Vec<
     loop {
         let mut filled = 0usize;
         for (slot, code) in chunk.iter_mut().zip(codes.by_ref()) {
-            *slot = code;
+            debug_assert!(code & !mask == 0, "a {bits}-bit code of {code:#x}");
+            // Bits above the width would spill into the next code.
+            *slot = code & mask;
             filled += 1;
         }
         if filled == 0 {

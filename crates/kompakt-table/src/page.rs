@@ -360,7 +360,9 @@ fn encode_bitpack<const W: usize>(words: &[[u8; W]], bits: usize, base: u64, out
     out.push(encoding::BITPACK);
     out.push(bits as u8);
     out.extend_from_slice(&base.to_le_bytes()[..W]);
-    crate::bits::pack(words.iter().map(|w| load::<W>(w).wrapping_sub(base)), bits, out);
+    // Codes are differences mod 2^(8W): a signed range across zero wraps in u64 arithmetic.
+    let mask = if W == 8 { u64::MAX } else { (1u64 << (8 * W)) - 1 };
+    crate::bits::pack(words.iter().map(|w| load::<W>(w).wrapping_sub(base) & mask), bits, out);
 }
 
 fn encode_for<const W: usize>(words: &[[u8; W]], k: usize, base: u64, out: &mut Vec<u8>) {
@@ -1136,6 +1138,15 @@ mod tests {
         round_trip(&extremes);
         let u16s = UInt16Array::from_iter_values((0..300).map(|i| i * 200));
         round_trip(&u16s);
+        // Signed ranges across zero: codes are differences mod 2^(8W), not mod 2^64.
+        let across_zero = Int32Array::from_iter_values((0..5000).map(|i| (i * 7919) % 2000 - 1000));
+        assert_eq!(round_trip(&across_zero), encoding::BITPACK);
+        let small_across = Int32Array::from_iter_values((0..5000).map(|i| (i * 31) % 400 - 200));
+        assert_eq!(round_trip(&small_across), encoding::BITPACK);
+        let i16s = arrow_array::Int16Array::from_iter_values((0..5000).map(|i| ((i * 31) % 600 - 300) as i16));
+        assert_eq!(round_trip(&i16s), encoding::BITPACK);
+        let i8s = arrow_array::Int8Array::from_iter_values((0..5000).map(|i| ((i * 7) % 21 - 10) as i8));
+        assert_eq!(round_trip(&i8s), encoding::BITPACK);
     }
 
     #[test]

@@ -29,7 +29,7 @@ thread_local! {
 }
 
 /// Scratch buffers larger than this are freed after use rather than kept by the thread.
-const SCRATCH_KEEP: usize = 64 << 20;
+const SCRATCH_KEEP: usize = 8 << 20;
 
 /// Row groups `groups` of column `c` (the `k`th asked for), read into one array: into
 /// `values` for fixed-width and boolean columns.
