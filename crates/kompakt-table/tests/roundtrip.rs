@@ -142,11 +142,18 @@ fn columns(n: usize, seed: u64) -> Vec<(&'static str, ArrayRef)> {
                 Some(valid),
             ))
         }),
+        // Signed values across zero: bit-packed as differences mod 2^32.
+        (
+            "across_zero",
+            Arc::new(Int32Array::from_iter(
+                (0..n).map(|i| (!null(i, &r)).then_some((r[i] % 2001) as i32 - 1000)),
+            )),
+        ),
     ];
     cols
 }
 
-const COLUMNS: usize = 19;
+const COLUMNS: usize = 20;
 
 fn table(n: usize, seed: u64) -> RecordBatch {
     let cols = columns(n, seed);
