@@ -10,11 +10,11 @@
 
 use crate::{TableOptions, TableReader, TableWriter};
 use arrow_array::RecordBatch;
+use kompakt::hash::xxh3_64;
 use kompakt::{Error, Result};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use xxhash_rust::xxh3::xxh3_64;
 
 const JOURNAL_MAGIC: [u8; 8] = *b"KTJRNL01";
 

@@ -26,6 +26,7 @@ pub mod codec;
 mod error;
 pub mod filter;
 pub mod fs;
+pub mod hash;
 pub mod store;
 pub mod stream;
 

@@ -14,8 +14,8 @@ mod probe;
 mod spec;
 
 pub use probe::{
-    looks_incompressible, probe, too_little_saved, ProbeResult, SavingBar, ENTROPY_SAMPLES, FAST_MIN_SAVING,
-    MIN_ENTROPY_SAVING, MIN_SAVING, SAMPLES,
+    clearly_short, entropy_saving_bound, looks_incompressible, probe, too_little_saved, ProbeResult, SavingBar,
+    ENTROPY_SAMPLES, FAST_MIN_SAVING, MIN_ENTROPY_SAVING, MIN_SAVING, SAMPLES,
 };
 pub use spec::{CodecSpec, DEFAULT_LEVEL};
 

@@ -82,24 +82,61 @@ pub fn probe(
         sampled: 0,
         compressed: 0,
     };
-    let sample_len = SAMPLE_LEN.min(data.len());
-    if sample_len == 0 || max_samples == 0 {
-        return Ok(result);
+    scratch.resize(SAMPLE_LEN.min(data.len()), 0);
+    for sample in samples(data, max_samples) {
+        let n = compressor
+            .compress_into(codec, sample, scratch)?
+            .unwrap_or(sample.len());
+        result.sampled += sample.len();
+        result.compressed += n.min(sample.len());
     }
-    let samples = (data.len() / sample_len).min(max_samples);
-    let stride = if samples > 1 {
-        (data.len() - sample_len) / (samples - 1)
+    Ok(result)
+}
+
+/// The evenly spaced samples [`probe`] takes: up to `max_samples` pieces of [`SAMPLE_LEN`].
+fn samples(data: &[u8], max_samples: usize) -> impl Iterator<Item = &[u8]> {
+    let sample_len = SAMPLE_LEN.min(data.len());
+    let count = data.len().checked_div(sample_len).unwrap_or(0).min(max_samples);
+    let stride = if count > 1 {
+        (data.len() - sample_len) / (count - 1)
     } else {
         0
     };
-    scratch.resize(sample_len, 0);
-    for i in 0..samples {
-        let sample = &data[i * stride..i * stride + sample_len];
-        let n = compressor.compress_into(codec, sample, scratch)?.unwrap_or(sample_len);
-        result.sampled += sample_len;
-        result.compressed += n.min(sample_len);
+    (0..count).map(move |i| &data[i * stride..i * stride + sample_len])
+}
+
+/// The most that coding bytes one at a time (Huffman, as an entropy coder does with literals)
+/// could save on samples of `data`, as a fraction: 1 - (order-0 entropy / 8 bits).
+///
+/// A byte histogram costs a few microseconds where a zstd trial of the same samples costs tens,
+/// and no order-0 coder beats this bound, so a block far below the bar needs no trial.
+pub fn entropy_saving_bound(data: &[u8], max_samples: usize) -> f64 {
+    // Four tables, so that runs of one byte value do not serialize on one counter.
+    let mut counts = [[0u32; 256]; 4];
+    let mut total = 0usize;
+    for sample in samples(data, max_samples) {
+        let mut quads = sample.chunks_exact(4);
+        for q in &mut quads {
+            counts[0][usize::from(q[0])] += 1;
+            counts[1][usize::from(q[1])] += 1;
+            counts[2][usize::from(q[2])] += 1;
+            counts[3][usize::from(q[3])] += 1;
+        }
+        for &b in quads.remainder() {
+            counts[0][usize::from(b)] += 1;
+        }
+        total += sample.len();
     }
-    Ok(result)
+    if total == 0 {
+        return 0.0;
+    }
+    let n = total as f64;
+    let bits: f64 = (0..256)
+        .map(|v| f64::from(counts[0][v] + counts[1][v] + counts[2][v] + counts[3][v]))
+        .filter(|&c| c > 0.0)
+        .map(|c| -c * (c / n).log2())
+        .sum();
+    (1.0 - bits / (8.0 * n)).max(0.0)
 }
 
 /// Samples [`looks_incompressible`] and `auto` take from a block.
@@ -153,8 +190,18 @@ pub fn too_little_saved(
         return Ok(true);
     }
     let samples = if shuffled { SAMPLES } else { ENTROPY_SAMPLES };
+    if clearly_short(data, lz4, samples, bar.entropy) {
+        return Ok(true);
+    }
     let z = probe(compressor, Codec::Zstd { level: 1 }, data, samples, scratch)?;
     Ok(z.fraction() > 1.0 - bar.entropy)
+}
+
+/// Whether the samples are so far below `entropy_bar` that a zstd trial is not worth running:
+/// LZ4 found almost no repeats and even ideal order-0 coding would save under half the bar.
+pub fn clearly_short(data: &[u8], lz4: ProbeResult, samples: usize, entropy_bar: f64) -> bool {
+    let repeats_saved = 1.0 - lz4.fraction();
+    repeats_saved < MIN_SAVING && repeats_saved + entropy_saving_bound(data, samples) < entropy_bar / 2.0
 }
 
 #[cfg(test)]
@@ -199,6 +246,40 @@ mod tests {
         );
         assert!(!looks_incompressible(&mut c, &hex, true, false, SavingBar::THOROUGH, &mut s).unwrap());
         assert!(!looks_incompressible(&mut c, &hex, true, false, SavingBar::FAST, &mut s).unwrap());
+    }
+
+    #[test]
+    fn entropy_bound_brackets_what_zstd_saves() {
+        let mut c = Compressor::new();
+        let mut s = Vec::new();
+        assert!(entropy_saving_bound(&noise(1 << 20), SAMPLES) < 0.01);
+        assert_eq!(entropy_saving_bound(&[], SAMPLES), 0.0);
+        assert!((entropy_saving_bound(&[7u8; 100_000], 2) - 1.0).abs() < 1e-9);
+        // Hex digits: 4 of 8 bits; zstd's Huffman stage gets close to the bound, never past it.
+        let hex: Vec<u8> = noise(1 << 20)
+            .iter()
+            .map(|b| b"0123456789abcdef"[usize::from(b & 15)])
+            .collect();
+        let bound = entropy_saving_bound(&hex, ENTROPY_SAMPLES);
+        assert!((bound - 0.5).abs() < 0.01, "{bound}");
+        let zstd = 1.0
+            - probe(&mut c, Codec::Zstd { level: 1 }, &hex, ENTROPY_SAMPLES, &mut s)
+                .unwrap()
+                .fraction();
+        assert!(zstd <= bound && zstd > bound - 0.05, "zstd saves {zstd}, bound {bound}");
+        // Random data skips the zstd trial; hex does not.
+        let none = ProbeResult {
+            sampled: 10,
+            compressed: 10,
+        };
+        assert!(clearly_short(&noise(1 << 20), none, ENTROPY_SAMPLES, FAST_MIN_SAVING));
+        assert!(!clearly_short(&hex, none, ENTROPY_SAMPLES, FAST_MIN_SAVING));
+        // Nor does data whose repeats LZ4 already found, whatever its histogram.
+        let some = ProbeResult {
+            sampled: 10,
+            compressed: 9,
+        };
+        assert!(!clearly_short(&noise(1 << 20), some, ENTROPY_SAMPLES, FAST_MIN_SAVING));
     }
 
     #[test]

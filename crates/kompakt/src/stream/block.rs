@@ -3,8 +3,8 @@
 
 use super::format::{verify_block, BlockHeader, BLOCK_HEADER_LEN};
 use crate::codec::{
-    looks_incompressible, probe, too_little_saved, Codec, CodecId, CodecSpec, Compressor, Decompressor, ProbeResult,
-    SavingBar, ENTROPY_SAMPLES, MIN_SAVING, SAMPLES,
+    clearly_short, looks_incompressible, probe, too_little_saved, Codec, CodecId, CodecSpec, Compressor, Decompressor,
+    ProbeResult, SavingBar, ENTROPY_SAMPLES, MIN_SAVING, SAMPLES,
 };
 use crate::error::Result;
 use crate::filter::FilterSet;
@@ -231,8 +231,11 @@ impl BlockEncoder {
         } else {
             SAMPLES
         };
-        let zstd_fraction = probe(&mut self.compressor, ZSTD, trial, zstd_samples, &mut self.scratch)?.fraction();
         let bar = SavingBar::FAST;
+        if clearly_short(trial, lz4, zstd_samples, bar.entropy) {
+            return Ok((Codec::None, FilterSet::NONE));
+        }
+        let zstd_fraction = probe(&mut self.compressor, ZSTD, trial, zstd_samples, &mut self.scratch)?.fraction();
         let lz4_short = lz4_fraction > 1.0 - bar.repeats;
         let codec = if lz4_short && zstd_fraction > 1.0 - bar.entropy {
             Codec::None

@@ -12,8 +12,8 @@
 //! ```
 //! (integers little-endian).
 
+use crate::hash::{xxh3_128, Xxh3_128};
 use std::fmt;
-use xxhash_rust::xxh3::{xxh3_128, Xxh3Default};
 
 const DOMAIN: &[u8] = b"kompakt content 1\n";
 
@@ -67,7 +67,7 @@ impl fmt::Debug for ContentHash {
 /// Computes a [`ContentHash`] while the streams are written, one pass, no copy.
 #[derive(Clone, Default)]
 pub struct ContentHasher {
-    streams: Vec<(u64, Box<Xxh3Default>)>,
+    streams: Vec<(u64, Xxh3_128)>,
 }
 
 impl fmt::Debug for ContentHasher {
@@ -86,7 +86,7 @@ impl ContentHasher {
 
     /// Starts the next stream (streams are numbered in the order added, from 0).
     pub fn add_stream(&mut self) -> usize {
-        self.streams.push((0, Box::new(Xxh3Default::new())));
+        self.streams.push((0, Xxh3_128::new()));
         self.streams.len() - 1
     }
 
@@ -107,7 +107,7 @@ impl ContentHasher {
         summary.extend_from_slice(&(self.streams.len() as u32).to_le_bytes());
         for (len, h) in &self.streams {
             summary.extend_from_slice(&len.to_le_bytes());
-            summary.extend_from_slice(&h.digest128().to_le_bytes());
+            summary.extend_from_slice(&h.digest().to_le_bytes());
         }
         summary.extend_from_slice(&(metadata.len() as u64).to_le_bytes());
         summary.extend_from_slice(metadata);

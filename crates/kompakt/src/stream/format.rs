@@ -12,7 +12,7 @@
 use crate::codec::CodecId;
 use crate::error::{Error, Result};
 use crate::filter::FilterSet;
-use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+use crate::hash::{xxh3_64, xxh3_64_parts};
 
 /// First and last four bytes of every kompakt file.
 pub const MAGIC: [u8; 4] = *b"KMPK";
@@ -248,10 +248,7 @@ impl BlockHeader {
 
 /// XXH3-64 of a block header's first 16 bytes followed by its payload.
 pub fn block_checksum(header16: &[u8], payload: &[u8]) -> u64 {
-    let mut h = Xxh3::new();
-    h.update(header16);
-    h.update(payload);
-    h.digest()
+    xxh3_64_parts(&[header16, payload])
 }
 
 /// Checks a block's checksum against its header bytes and payload.

@@ -11,9 +11,9 @@ use super::parallel::resolve_threads;
 use super::sequential::read_full;
 use crate::codec::CodecId;
 use crate::error::{Error, Result};
+use crate::hash::xxh3_64;
 use std::collections::BTreeMap;
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use xxhash_rust::xxh3::xxh3_64;
 
 /// Options for reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

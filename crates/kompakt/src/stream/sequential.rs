@@ -10,9 +10,9 @@ use super::parallel::ordered_map;
 use super::parallel::resolve_threads;
 use super::reader::ReadOptions;
 use crate::error::{Error, Result};
+use crate::hash::xxh3_64;
 use std::collections::HashMap;
 use std::io::{self, Read};
-use xxhash_rust::xxh3::xxh3_64;
 
 /// Reads a whole file from `input` in order, decoding blocks on several threads, and calls
 /// `sink(stream, bytes)` for every block in file order. Returns the footer after checking it

@@ -14,8 +14,8 @@ use super::parallel::{ordered_map, resolve_threads};
 use crate::codec::CodecSpec;
 use crate::error::{Error, Result};
 use crate::filter::FilterSpec;
+use crate::hash::xxh3_64;
 use std::io::{self, BufWriter, Write};
-use xxhash_rust::xxh3::xxh3_64;
 
 /// Default block size: 1 MiB (see README, "Choosing the defaults", for the measurements).
 pub const DEFAULT_BLOCK_SIZE: usize = 1 << 20;
