@@ -162,6 +162,52 @@ def test_any_keys_and_values(tmp_path_factory: pytest.TempPathFactory, pairs: di
     assert store.verify()["problems"] == []
 
 
+plain_items = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.complex_numbers()
+    | st.text()
+    | st.binary()
+    | st.text(min_size=4097, max_size=4100)
+)
+
+
+@SETTINGS
+@given(
+    value=plain_items
+    | st.lists(plain_items, max_size=6)
+    | st.tuples(plain_items, plain_items)
+    | st.dictionaries(plain_items, plain_items, max_size=6)
+    | st.lists(st.integers(), min_size=1025, max_size=1026)
+    | values
+)
+def test_plain_values_pickle_as_the_encoder_does(value: Any) -> None:
+    # Small plain values skip the object encoder; the bytes (so the content hash) must be the
+    # encoder's, or one value would be stored twice under two hashes.
+    from kompakt._objects import _ObjectEncoder
+    from kompakt._store import SMALL_PICKLE_MAX, _plain_pickle
+
+    fast = _plain_pickle(value)
+    if fast is not None:
+        assert fast == _ObjectEncoder(None, SMALL_PICKLE_MAX).encode(value)
+
+
+def test_plain_and_encoded_values_share_objects(store: kompakt.Store) -> None:
+    from kompakt._store import _plain_pickle
+
+    plain = {"a": 1.5, "b": [1, 2]}  # a nested list: not plain, takes the encoder
+    flat = {"a": 1.5, "b": "x" * 10}
+    assert _plain_pickle(plain) is None and _plain_pickle(flat) is not None
+    assert _plain_pickle("x" * 5000) is None and _plain_pickle(list(range(2000))) is None
+    h1 = store.set("flat", flat)
+    h2 = store.set("again", dict(flat))
+    store.mset({"m": flat, "n": plain})
+    assert h1 == h2 == store.hash("m")
+    assert store.get("n") == plain and store.get("m") == flat
+
+
 def test_bad_keys_and_namespaces(store: kompakt.Store) -> None:
     with pytest.raises(TypeError, match="str"):
         store.set(b"bytes", 1)  # type: ignore[arg-type]

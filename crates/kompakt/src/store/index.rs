@@ -12,6 +12,9 @@ use std::time::Duration;
 
 /// Index schema version (`PRAGMA user_version`).
 pub const INDEX_VERSION: i64 = 1;
+/// Page cache per connection, in KiB.
+const PAGE_CACHE_KIB: u32 = 64 * 1024;
+
 /// File name of the index in the store's folder.
 pub const INDEX_FILE: &str = "index.sqlite";
 
@@ -70,6 +73,10 @@ pub fn open(root: &Path, create: bool, durable: bool) -> Result<Connection> {
     // NORMAL in WAL mode: every transaction is atomic and survives a process crash; a power
     // failure may drop the last transactions but never corrupts. `durable` syncs each commit.
     conn.pragma_update(None, "synchronous", if durable { "FULL" } else { "NORMAL" })?;
+    // SQLite's default page cache (2 MB) holds the index of a few thousand small objects; past
+    // that every lookup copies pages in through pread. Pages are allocated as used, so a small
+    // store pays nothing for the larger limit.
+    conn.pragma_update(None, "cache_size", -(PAGE_CACHE_KIB as i64))?;
     let version: i64 = retry_busy(|| conn.pragma_query_value(None, "user_version", |r| r.get(0)))?;
     if version > INDEX_VERSION {
         return Err(Error::Store(format!(
