@@ -130,6 +130,7 @@ def write_table(
     threads: int | None = None,
     rows_per_group: int | None = None,
     metadata: dict[str, str] | None = None,
+    sorted_by: list[tuple[str, bool, bool]] | None = None,
 ) -> int: ...
 
 def append_table(
@@ -156,6 +157,8 @@ class Table:
     def file_size(self) -> int: ...
     @property
     def metadata(self) -> dict[str, str]: ...
+    @property
+    def sorted_by(self) -> list[tuple[str, bool, bool]]: ...
     def column_indices(self, names: list[str]) -> list[int]: ...
     def read(
         self, columns: list[int] | None = None, start: int = 0, stop: int | None = None, threads: int | None = None

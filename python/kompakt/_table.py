@@ -10,7 +10,7 @@ from __future__ import annotations
 import collections
 import json
 import os
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Sequence, Union
 
 from kompakt import _core
 
@@ -79,6 +79,35 @@ def _check_metadata(metadata) -> None:
         raise TypeError("metadata must map str to str")
 
 
+SortKeys = Union[str, Sequence[Union[str, tuple[str, str], tuple[str, str, str]]]]
+_SORT_ORDERS = {"ascending": False, "descending": True}
+_NULL_PLACES = {"last": False, "first": True}
+
+
+def _sort_keys(sorted_by: SortKeys | None) -> list[tuple[str, bool, bool]] | None:
+    """``sorted_by`` as the core takes it: (column, descending, nulls_first) per key."""
+    if sorted_by is None:
+        return None
+    items = [sorted_by] if isinstance(sorted_by, str) else list(sorted_by)
+    keys = []
+    for item in items:
+        spec = (item,) if isinstance(item, str) else item
+        if not (isinstance(spec, tuple) and 1 <= len(spec) <= 3 and all(isinstance(s, str) for s in spec)):
+            raise TypeError(
+                "sorted_by items are column names or tuples (column, 'ascending'|'descending'[, 'last'|'first']), "
+                f"got {item!r}"
+            )
+        name = spec[0]
+        order = spec[1] if len(spec) > 1 else "ascending"
+        nulls = spec[2] if len(spec) > 2 else "last"
+        if order not in _SORT_ORDERS:
+            raise ValueError(f"sort order of {name!r} must be 'ascending' or 'descending', got {order!r}")
+        if nulls not in _NULL_PLACES:
+            raise ValueError(f"nulls of sort key {name!r} must go 'last' or 'first', got {nulls!r}")
+        keys.append((name, _SORT_ORDERS[order], _NULL_PLACES[nulls]))
+    return keys
+
+
 def write_table(
     data: Any,
     path: str | os.PathLike,
@@ -89,6 +118,7 @@ def write_table(
     metadata: dict[str, str] | None = None,
     rows_per_group: int | None = None,
     preserve_index: bool | None = None,
+    sorted_by: SortKeys | None = None,
 ) -> int:
     """Writes a table to ``path`` (atomically: a failed write leaves any old file intact).
 
@@ -98,6 +128,11 @@ def write_table(
     encoding (default ``"zstd:2"``); ``rows_per_group`` is the unit of random access (default
     16384); ``metadata`` is stored with the table (``TableFile.metadata``). pandas indexes are
     kept as pandas does with Arrow (``preserve_index``). Returns the number of rows written.
+
+    ``sorted_by`` records the columns the rows are sorted by (``TableFile.sorted_by``): a
+    name, or a list of names and ``(name, "ascending"|"descending"[, "last"|"first"])``
+    tuples; nulls go last unless said otherwise. Every row is checked as it is written, and
+    appends must keep the order: rows out of order raise ``ValueError`` naming them.
 
     >>> import pandas as pd, kompakt, tempfile, os
     >>> df = pd.DataFrame({"city": pd.Categorical(["Oslo", "Lima", "Oslo"]), "n": [1, 2, 3]})
@@ -117,6 +152,7 @@ def write_table(
         threads=threads,
         rows_per_group=rows_per_group,
         metadata=metadata,
+        sorted_by=_sort_keys(sorted_by),
     )
 
 
@@ -230,6 +266,15 @@ class TableFile:
     def metadata(self) -> dict[str, str]:
         """The ``metadata`` given to ``write_table``."""
         return self._core.metadata
+
+    @property
+    def sorted_by(self) -> list[tuple[str, str, str]]:
+        """The sort keys given to ``write_table``, as ``(column, order, nulls)`` tuples
+        (``[]`` when none were given)."""
+        return [
+            (name, "descending" if desc else "ascending", "first" if first else "last")
+            for name, desc, first in self._core.sorted_by
+        ]
 
     @property
     def file_size(self) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import pathlib
+import subprocess
 
 import numpy as np
 import pandas as pd
@@ -322,3 +323,40 @@ def test_appended_range_index_and_unsigned_keys_match_pyarrow(tmp_path):
     t = t.cast(pa.schema([pa.field("c", pa.dictionary(pa.uint8(), pa.string()))], metadata=t.schema.metadata))
     kompakt.write_table(t, tmp_path / "u.kpk")
     _same(kompakt.read_table(tmp_path / "u.kpk"), _generic(tmp_path / "u.kpk"))
+
+
+def test_sort_keys_are_checked_recorded_and_kept(tmp_path, cli):
+    path = tmp_path / "sorted.kpk"
+    df = pd.DataFrame(
+        {
+            "day": [1, 1, 2, 2, 3],
+            "price": [9.0, 3.0, 5.0, None, 1.0],
+            "city": pd.Categorical(["Lima", "Oslo", "Oslo", "Rome", "Bern"]),
+        }
+    )
+    kompakt.write_table(df, path, sorted_by=["day", ("price", "descending"), ("city", "ascending", "last")])
+    t = kompakt.TableFile(path)
+    assert t.sorted_by == [("day", "ascending", "last"), ("price", "descending", "last"), ("city", "ascending", "last")]
+    out = subprocess.run([str(cli), "inspect", str(path)], capture_output=True, text=True, check=True).stdout
+    assert 'sorted by: "day" ascending, nulls last; "price" descending' in out
+
+    kompakt.append_table(df.iloc[4:].assign(day=[4]), path)
+    with pytest.raises(ValueError, match=r"row 6 sorts before row 5 by column \"day\""):
+        kompakt.append_table(df.iloc[:1], path)
+    assert kompakt.TableFile(path).num_rows == 6
+    assert kompakt.read_table(path)["day"].tolist() == [1, 1, 2, 2, 3, 4]
+
+    with pytest.raises(ValueError, match=r"row 1 sorts before row 0 by column \"price\""):
+        kompakt.write_table(df, tmp_path / "bad.kpk", sorted_by="price")
+    assert not (tmp_path / "bad.kpk").exists()
+    assert kompakt.TableFile(path).sorted_by != []
+    kompakt.write_table(df, tmp_path / "none.kpk")
+    assert kompakt.TableFile(tmp_path / "none.kpk").sorted_by == []
+    with pytest.raises(ValueError, match="columns: day, price, city"):
+        kompakt.write_table(df, tmp_path / "bad.kpk", sorted_by="nope")
+    with pytest.raises(ValueError, match="'ascending' or 'descending'"):
+        kompakt.write_table(df, tmp_path / "bad.kpk", sorted_by=[("day", "up")])
+    with pytest.raises(ValueError, match="'last' or 'first'"):
+        kompakt.write_table(df, tmp_path / "bad.kpk", sorted_by=[("day", "ascending", "middle")])
+    with pytest.raises(TypeError, match="column names or tuples"):
+        kompakt.write_table(df, tmp_path / "bad.kpk", sorted_by=[1])

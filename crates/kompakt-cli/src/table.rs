@@ -29,6 +29,10 @@ pub fn inspect_section(path: &Path, out: &mut dyn Write) -> CliResult {
         columns.len(),
         t.rows_per_group()
     )?;
+    if !t.sorted_by().is_empty() {
+        let keys: Vec<String> = t.sorted_by().iter().map(|k| k.to_string()).collect();
+        writeln!(out, "sorted by: {}", keys.join("; "))?;
+    }
     writeln!(
         out,
         "{:<20}  {:<28}  {:>10}  {:>10}  {:>7}  {:<22}  codecs",
@@ -62,6 +66,9 @@ pub fn inspect_json(path: &Path) -> CliResult<Value> {
     Ok(json!({
         "rows": t.num_rows(),
         "rows_per_group": t.rows_per_group(),
+        "sorted_by": t.sorted_by().iter().map(|k| json!({
+            "column": k.column, "descending": k.descending, "nulls_first": k.nulls_first,
+        })).collect::<Vec<_>>(),
         "columns": t.summary().iter().map(|c| json!({
             "name": c.name, "type": c.data_type.to_string(), "pages": c.encodings,
             "pages_with_nulls": c.pages_with_nulls, "encoded_size": c.encoded, "stored_size": c.stored,

@@ -10,7 +10,7 @@ use arrow_array::{Array, RecordBatchIterator, RecordBatchReader};
 use arrow_data::ArrayData;
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::Schema;
-use kompakt_table::{append_table_file, write_table_file, TableOptions, TableReader};
+use kompakt_table::{append_table_file, write_table_file, SortKey, TableOptions, TableReader};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -44,7 +44,7 @@ fn table_options(
 /// Writes an Arrow stream (anything with `__arrow_c_stream__`) to `path` as a table file,
 /// atomically. Returns the number of rows written.
 #[pyfunction]
-#[pyo3(signature = (data, path, *, codec=None, level=None, threads=None, rows_per_group=None, metadata=None))]
+#[pyo3(signature = (data, path, *, codec=None, level=None, threads=None, rows_per_group=None, metadata=None, sorted_by=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn write_table(
     py: Python<'_>,
@@ -55,8 +55,18 @@ pub fn write_table(
     threads: Option<i64>,
     rows_per_group: Option<i64>,
     metadata: Option<HashMap<String, String>>,
+    sorted_by: Option<Vec<(String, bool, bool)>>,
 ) -> PyResult<u64> {
     let mut opts = table_options(codec, level, threads, metadata)?;
+    opts.sorted_by = sorted_by
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(column, descending, nulls_first)| SortKey {
+            column,
+            descending,
+            nulls_first,
+        })
+        .collect();
     if let Some(r) = rows_per_group {
         opts.rows_per_group = u32::try_from(r)
             .map_err(|_| PyValueError::new_err(format!("rows_per_group must be 1..=16777216, got {r}")))?;
@@ -133,6 +143,16 @@ impl Table {
     #[getter]
     fn metadata(&self) -> HashMap<String, String> {
         self.inner.user_metadata().clone()
+    }
+
+    /// Sort keys as (column, descending, nulls_first), most significant first.
+    #[getter]
+    fn sorted_by(&self) -> Vec<(String, bool, bool)> {
+        self.inner
+            .sorted_by()
+            .iter()
+            .map(|k| (k.column.clone(), k.descending, k.nulls_first))
+            .collect()
     }
 
     /// Positions of the named columns (ValueError naming the valid ones).

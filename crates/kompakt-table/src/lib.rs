@@ -37,11 +37,13 @@ pub mod meta;
 pub mod page;
 mod reader;
 pub mod schema;
+mod sort;
 mod writer;
 mod zeroed;
 
 pub use append::{append_journal_for_tests, append_table_file, journal_path};
 pub use reader::{ColumnSummary, TableReader};
+pub use sort::SortKey;
 pub use writer::{write_table_file, TableOptions, TableWriter, DEFAULT_ROWS_PER_GROUP};
 
 /// Whether a kompakt file's footer metadata marks it as a table file.

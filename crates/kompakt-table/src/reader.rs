@@ -169,6 +169,11 @@ impl TableReader {
         &self.parsed.user_metadata
     }
 
+    /// The columns the rows are sorted by, most significant first (empty if none were given).
+    pub fn sorted_by(&self) -> &[crate::SortKey] {
+        &self.parsed.sorted_by
+    }
+
     /// Size of the file in bytes.
     pub fn file_len(&self) -> u64 {
         self.index.file_len()

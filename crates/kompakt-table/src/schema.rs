@@ -7,6 +7,8 @@ use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::sort::{SortCheck, SortKey};
+
 /// Where a column's data lives beyond its own stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ColumnLayout {
@@ -293,9 +295,14 @@ fn parse_metadata(v: &Value) -> std::result::Result<HashMap<String, String>, Str
     }
 }
 
-/// The schema JSON of a table: its fields, their layouts, the schema metadata and the user's
-/// key-value metadata.
-pub fn to_json(schema: &Schema, layouts: &[ColumnLayout], user: &HashMap<String, String>) -> Vec<u8> {
+/// The schema JSON of a table: its fields, their layouts, the schema metadata, the user's
+/// key-value metadata and the sort keys (written only when there are some).
+pub fn to_json(
+    schema: &Schema,
+    layouts: &[ColumnLayout],
+    user: &HashMap<String, String>,
+    sorted_by: &[SortKey],
+) -> Vec<u8> {
     let fields: Vec<Value> = schema
         .fields()
         .iter()
@@ -309,11 +316,18 @@ pub fn to_json(schema: &Schema, layouts: &[ColumnLayout], user: &HashMap<String,
             Value::Object(o)
         })
         .collect();
-    let doc = json!({
+    let mut doc = json!({
         "fields": fields,
         "metadata": metadata_json(schema.metadata()),
         "user_metadata": metadata_json(user),
     });
+    if !sorted_by.is_empty() {
+        let keys: Vec<Value> = sorted_by
+            .iter()
+            .map(|k| json!({"column": k.column, "descending": k.descending, "nulls_first": k.nulls_first}))
+            .collect();
+        doc["sorted_by"] = Value::Array(keys);
+    }
     serde_json::to_vec(&doc).expect("a JSON value always serializes")
 }
 
@@ -326,6 +340,29 @@ pub struct ParsedSchema {
     pub layouts: Vec<ColumnLayout>,
     /// The user's key-value metadata.
     pub user_metadata: HashMap<String, String>,
+    /// The columns the rows are sorted by, most significant first.
+    pub sorted_by: Vec<SortKey>,
+}
+
+fn parse_sort_keys(v: &Value, schema: &Schema) -> std::result::Result<Vec<SortKey>, String> {
+    let keys = match v {
+        Value::Null => return Ok(Vec::new()),
+        Value::Array(keys) => keys,
+        _ => return Err("sorted_by must be a list".into()),
+    };
+    let keys = keys
+        .iter()
+        .map(|k| match (&k["column"], &k["descending"], &k["nulls_first"]) {
+            (Value::String(c), Value::Bool(d), Value::Bool(n)) => Ok(SortKey {
+                column: c.clone(),
+                descending: *d,
+                nulls_first: *n,
+            }),
+            _ => Err(format!("invalid sort key {k}")),
+        })
+        .collect::<std::result::Result<Vec<_>, String>>()?;
+    SortCheck::new(schema, &keys).map_err(|e| e.to_string())?;
+    Ok(keys)
 }
 
 /// Parses the schema JSON; `streams` is the file's stream count (every column has a stream of
@@ -362,10 +399,13 @@ pub fn from_json(bytes: &[u8], streams: usize) -> Result<ParsedSchema> {
     }
     let metadata = parse_metadata(&doc["metadata"]).map_err(bad)?;
     let user_metadata = parse_metadata(&doc["user_metadata"]).map_err(bad)?;
+    let schema = Schema::new(out).with_metadata(metadata);
+    let sorted_by = parse_sort_keys(&doc["sorted_by"], &schema).map_err(bad)?;
     Ok(ParsedSchema {
-        schema: Arc::new(Schema::new(out).with_metadata(metadata)),
+        schema: Arc::new(schema),
         layouts,
         user_metadata,
+        sorted_by,
     })
 }
 
@@ -402,7 +442,7 @@ mod tests {
         layouts[types.len() - 1].dictionary_stream = Some(types.len() as u32);
         layouts[types.len() - 1].dictionary_offset = 1234;
         let user = HashMap::from([("by".to_string(), "test".to_string())]);
-        let bytes = to_json(&schema, &layouts, &user);
+        let bytes = to_json(&schema, &layouts, &user, &[]);
         let parsed = from_json(&bytes, types.len() + 1).unwrap();
         assert_eq!(*parsed.schema, schema);
         assert_eq!(parsed.layouts, layouts);

@@ -5,6 +5,7 @@ use crate::dict::DictState;
 use crate::meta::{PageEntry, TableMeta, MAX_ROWS_PER_GROUP};
 use crate::page::encode_page;
 use crate::schema::{check_supported, to_json, ColumnLayout};
+use crate::sort::{SortCheck, SortKey};
 use crate::TableReader;
 use arrow_array::RecordBatch;
 use arrow_data::ArrayData;
@@ -41,6 +42,9 @@ pub struct TableOptions {
     pub threads: usize,
     /// User key-value metadata stored with the schema.
     pub metadata: HashMap<String, String>,
+    /// Columns the rows are sorted by, most significant first: recorded in the file, and every
+    /// row written is checked to follow this order (an append keeps the table's keys).
+    pub sorted_by: Vec<SortKey>,
 }
 
 impl Default for TableOptions {
@@ -50,6 +54,7 @@ impl Default for TableOptions {
             rows_per_group: DEFAULT_ROWS_PER_GROUP,
             threads: 0,
             metadata: HashMap::new(),
+            sorted_by: Vec::new(),
         }
     }
 }
@@ -156,6 +161,7 @@ pub struct TableWriter<W: Write> {
     layouts: Vec<ColumnLayout>,
     /// Appending to an existing table: unchanged dictionaries are not written again.
     resumed: bool,
+    sort: SortCheck,
 }
 
 impl<W: Write> TableWriter<W> {
@@ -171,6 +177,7 @@ impl<W: Write> TableWriter<W> {
         for f in schema.fields() {
             check_supported(f)?;
         }
+        let sort = SortCheck::new(&schema, &opts.sorted_by)?;
         let stream_opts = StreamOptions::default()
             .codec(opts.codec)
             .filter(FilterSpec::None)
@@ -205,6 +212,7 @@ impl<W: Write> TableWriter<W> {
             dicts,
             layouts,
             resumed: false,
+            sort,
         })
     }
 
@@ -216,6 +224,23 @@ impl<W: Write> TableWriter<W> {
         let mut metadata = old.user_metadata_map();
         metadata.extend(std::mem::take(&mut opts.metadata));
         opts.metadata = metadata;
+        if !opts.sorted_by.is_empty() && opts.sorted_by != old.sorted_by() {
+            return Err(Error::Usage(
+                "an append keeps the table's sort keys; leave them out of the append's options".into(),
+            ));
+        }
+        opts.sorted_by = old.sorted_by().to_vec();
+        let mut sort = SortCheck::new(&old.schema(), &opts.sorted_by)?;
+        let kept_rows = (keep_groups as u64 * u64::from(old.rows_per_group())).min(old.num_rows());
+        if !opts.sorted_by.is_empty() && kept_rows > 0 {
+            // The rows written next (the partial group again, then the new ones) must not sort
+            // before the last row that stays.
+            let (_, last) = old.read(Some(&sort.columns()), kept_rows - 1..kept_rows, 1)?;
+            let row = last
+                .first()
+                .ok_or_else(|| Error::corrupt("table", 0, "the last row of the table could not be read"))?;
+            sort.set_last(row.columns().to_vec());
+        }
         let stream_opts = StreamOptions::default()
             .codec(opts.codec)
             .filter(FilterSpec::None)
@@ -248,6 +273,7 @@ impl<W: Write> TableWriter<W> {
             dicts,
             layouts,
             resumed: true,
+            sort,
         })
     }
 
@@ -292,6 +318,7 @@ impl<W: Write> TableWriter<W> {
                 *col = d.unify(col)?;
             }
         }
+        self.sort.check(batch, self.rows_written())?;
         if batch.num_rows() == 0 {
             // Its dictionaries still count: an empty table keeps its categories.
             return Ok(());
@@ -427,7 +454,7 @@ impl<W: Write> TableWriter<W> {
         let meta = TableMeta {
             num_rows: self.num_rows,
             rows_per_group: self.opts.rows_per_group,
-            schema_json: to_json(&self.schema, &self.layouts, &self.opts.metadata),
+            schema_json: to_json(&self.schema, &self.layouts, &self.opts.metadata, &self.opts.sorted_by),
             pages: self.pages,
         };
         self.out.set_metadata(meta.encode())?;

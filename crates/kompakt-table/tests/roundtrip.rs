@@ -443,3 +443,98 @@ fn a_crash_during_an_append_leaves_the_old_table() {
         assert_eq!(std::fs::read(&path).unwrap(), good);
     }
 }
+
+#[test]
+fn sort_keys_are_recorded_checked_and_kept_by_appends() {
+    use kompakt_table::{append_table_file, SortKey};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sorted.kpk");
+    let cities: DictionaryArray<Int8Type> = ["Lima", "Oslo", "Oslo", "Rome"].into_iter().collect();
+    let batch = |day: Vec<i32>, price: Vec<Option<f64>>, city: DictionaryArray<Int8Type>| {
+        RecordBatch::try_from_iter([
+            ("day", Arc::new(Int32Array::from(day)) as ArrayRef),
+            ("price", Arc::new(Float64Array::from(price)) as ArrayRef),
+            ("city", Arc::new(city) as ArrayRef),
+        ])
+        .unwrap()
+    };
+    let first = batch(vec![1, 1, 2, 2], vec![Some(9.0), Some(3.0), Some(5.0), None], cities);
+    let keys = vec![
+        SortKey::ascending("day"),
+        SortKey::descending("price"),
+        SortKey::ascending("city"),
+    ];
+    let opts = TableOptions {
+        rows_per_group: 3,
+        sorted_by: keys.clone(),
+        ..TableOptions::default()
+    };
+    write_table_file(&path, first.schema(), [Ok(first.clone())], opts.clone()).unwrap();
+    assert_eq!(TableReader::open(&path).unwrap().sorted_by(), &keys[..]);
+
+    // A later batch with its own dictionary: compared by values ("Bern" < "Zug"), not keys.
+    let zug_bern: DictionaryArray<Int8Type> = ["Zug", "Bern", "Zug"].into_iter().collect();
+    let more = batch(vec![3, 3, 4], vec![Some(1.0), Some(1.0), Some(0.5)], zug_bern.clone());
+    let err = append_table_file(&path, [Ok(more.clone())], TableOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("row 5 sorts before row 4") && err.contains("\"city\""),
+        "{err}"
+    );
+    let before = std::fs::read(&path).unwrap();
+    assert_eq!(
+        TableReader::open(&path).unwrap().num_rows(),
+        4,
+        "a refused append changes nothing"
+    );
+
+    let bern_zug: DictionaryArray<Int8Type> = ["Bern", "Zug", "Zug"].into_iter().collect();
+    let ok = batch(vec![3, 3, 4], vec![Some(1.0), Some(1.0), Some(0.5)], bern_zug);
+    append_table_file(&path, [Ok(ok)], TableOptions::default()).unwrap();
+    let t = TableReader::open(&path).unwrap();
+    assert_eq!((t.num_rows(), t.sorted_by()), (7, &keys[..]));
+    assert_ne!(std::fs::read(&path).unwrap(), before);
+
+    // Rows that sort before the table's last row: with a partial last group (7 rows, which the
+    // append writes again), then with full groups only (9 rows, compared with the last kept row).
+    let zugs = |rows: Vec<i32>, price: f64| {
+        let n = rows.len();
+        let city: DictionaryArray<Int8Type> = std::iter::repeat_n("Zug", n).collect();
+        batch(rows, vec![Some(price); n], city)
+    };
+    for rows in [vec![2], vec![4, 3]] {
+        assert!(append_table_file(&path, [Ok(zugs(rows, 0.0))], TableOptions::default()).is_err());
+        assert_eq!(TableReader::open(&path).unwrap().num_rows(), 7);
+    }
+    append_table_file(&path, [Ok(zugs(vec![4, 5], 0.5))], TableOptions::default()).unwrap();
+    for rows in [vec![2], vec![5, 4]] {
+        assert!(append_table_file(&path, [Ok(zugs(rows, 0.0))], TableOptions::default()).is_err());
+        assert_eq!(TableReader::open(&path).unwrap().num_rows(), 9);
+    }
+    // An append may not name other keys.
+    let other = TableOptions {
+        sorted_by: vec![SortKey::ascending("price")],
+        ..TableOptions::default()
+    };
+    assert!(append_table_file(&path, [], other).is_err());
+
+    // A write of unsorted rows fails and leaves no file.
+    let unsorted = dir.path().join("unsorted.kpk");
+    let err = write_table_file(&unsorted, more.schema(), [Ok(first.clone()), Ok(first)], opts)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("row 4 sorts before row 3") && err.contains("\"day\""),
+        "{err}"
+    );
+    assert!(!unsorted.exists());
+    let bad_key = TableOptions {
+        sorted_by: vec![SortKey::ascending("nope")],
+        ..TableOptions::default()
+    };
+    let err = write_table_file(&unsorted, more.schema(), [], bad_key)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("columns: day, price, city"), "{err}");
+}
