@@ -88,7 +88,9 @@ def _sort_keys(sorted_by: SortKeys | None) -> list[tuple[str, bool, bool]] | Non
     """``sorted_by`` as the core takes it: (column, descending, nulls_first) per key."""
     if sorted_by is None:
         return None
-    items = [sorted_by] if isinstance(sorted_by, str) else list(sorted_by)
+    # One key given alone, as a name or as a ("name", order[, nulls]) tuple, or a list of keys.
+    one_tuple = isinstance(sorted_by, tuple) and len(sorted_by) in (2, 3) and sorted_by[1] in _SORT_ORDERS
+    items = [sorted_by] if isinstance(sorted_by, str) or one_tuple else list(sorted_by)
     keys = []
     for item in items:
         spec = (item,) if isinstance(item, str) else item

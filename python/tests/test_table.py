@@ -358,5 +358,7 @@ def test_sort_keys_are_checked_recorded_and_kept(tmp_path, cli):
         kompakt.write_table(df, tmp_path / "bad.kpk", sorted_by=[("day", "up")])
     with pytest.raises(ValueError, match="'last' or 'first'"):
         kompakt.write_table(df, tmp_path / "bad.kpk", sorted_by=[("day", "ascending", "middle")])
+    kompakt.write_table(df.iloc[::-1], tmp_path / "desc.kpk", sorted_by=("day", "descending"))
+    assert kompakt.TableFile(tmp_path / "desc.kpk").sorted_by == [("day", "descending", "last")]
     with pytest.raises(TypeError, match="column names or tuples"):
         kompakt.write_table(df, tmp_path / "bad.kpk", sorted_by=[1])

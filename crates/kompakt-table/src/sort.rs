@@ -2,9 +2,11 @@
 //! (docs/FORMAT.md, "Sort keys") and checked as rows are written, appends included, so a file
 //! that names sort keys is sorted by them.
 
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float16Type, Float32Type, Float64Type};
 use arrow_array::{new_empty_array, Array, ArrayRef, RecordBatch};
 use arrow_ord::ord::{make_comparator, DynComparator};
-use arrow_schema::{Schema, SortOptions};
+use arrow_schema::{DataType, Schema, SortOptions};
 use kompakt::{Error, Result};
 use std::cmp::Ordering;
 use std::fmt;
@@ -85,12 +87,15 @@ impl SortCheck {
             let data_type = schema.field(index).data_type();
             let empty = new_empty_array(data_type);
             // Only whether a comparator exists matters here.
-            make_comparator(&empty, &empty, key.options()).map(drop).map_err(|_| {
-                Error::Usage(format!(
-                    "column {:?} cannot be a sort key: values of type {data_type} have no order",
+            let comparable = orderable(data_type) && comparator(&empty, &empty, key.options()).is_ok();
+            if !comparable {
+                return Err(Error::Usage(format!(
+                    "column {:?} cannot be a sort key: its type {data_type} is not one of the orderable \
+                     types (booleans, numbers, decimals, dates, times, timestamps, durations, strings, \
+                     binary, and dictionaries of these but floats)",
                     key.column
-                ))
-            })?;
+                )));
+            }
             resolved.push((index, key.clone()));
         }
         Ok(SortCheck {
@@ -140,7 +145,7 @@ impl SortCheck {
         left.zip(right)
             .zip(&self.keys)
             .map(|((l, r), (_, key))| {
-                make_comparator(l.as_ref(), r.as_ref(), key.options())
+                comparator(l.as_ref(), r.as_ref(), key.options())
                     .map_err(|e| Error::Usage(format!("cannot compare sort key {:?}: {e}", key.column)))
             })
             .collect()
@@ -154,6 +159,79 @@ impl SortCheck {
             self.keys[key].1.column
         ))
     }
+}
+
+/// Types whose order is plain enough to promise: not nested, and floats only where NaN and
+/// signed zeros can be compared as [`float_order`] says.
+fn orderable(data_type: &DataType) -> bool {
+    match data_type {
+        DataType::Null | DataType::List(_) | DataType::LargeList(_) | DataType::Struct(_) => false,
+        DataType::Dictionary(_, value) => {
+            !matches!(
+                value.as_ref(),
+                DataType::Float16 | DataType::Float32 | DataType::Float64
+            ) && orderable(value)
+        }
+        _ => true,
+    }
+}
+
+/// Floats in the order sorting tools agree on: -0.0 equals 0.0, and every NaN (whatever its
+/// sign bit: `inf - inf` is a negative NaN on x86) equals every other and sorts after +inf.
+/// IEEE total order, arrow-ord's, would put negative NaNs first and -0.0 before 0.0, and so
+/// refuse data that numpy or pyarrow sorted.
+fn float_order(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+    }
+}
+
+/// A comparator of row `i` of `left` with row `j` of `right`: floats by [`float_order`], the
+/// rest by arrow-ord.
+fn comparator(left: &dyn Array, right: &dyn Array, opts: SortOptions) -> std::result::Result<DynComparator, String> {
+    let float_values = |a: &dyn Array| -> Option<Box<dyn Fn(usize) -> f64 + Send + Sync>> {
+        match a.data_type() {
+            DataType::Float16 => {
+                let v = a.as_primitive::<Float16Type>().values().clone();
+                Some(Box::new(move |i| v[i].to_f64()))
+            }
+            DataType::Float32 => {
+                let v = a.as_primitive::<Float32Type>().values().clone();
+                Some(Box::new(move |i| f64::from(v[i])))
+            }
+            DataType::Float64 => {
+                let v = a.as_primitive::<Float64Type>().values().clone();
+                Some(Box::new(move |i| v[i]))
+            }
+            _ => None,
+        }
+    };
+    let (Some(l), Some(r)) = (float_values(left), float_values(right)) else {
+        return make_comparator(left, right, opts).map_err(|e| e.to_string());
+    };
+    let (l_nulls, r_nulls) = (left.logical_nulls(), right.logical_nulls());
+    Ok(Box::new(move |i, j| {
+        let l_null = l_nulls.as_ref().is_some_and(|n| n.is_null(i));
+        let r_null = r_nulls.as_ref().is_some_and(|n| n.is_null(j));
+        match (l_null, r_null) {
+            (true, true) => Ordering::Equal,
+            (true, false) if opts.nulls_first => Ordering::Less,
+            (true, false) => Ordering::Greater,
+            (false, true) if opts.nulls_first => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (false, false) => {
+                let o = float_order(l(i), r(j));
+                if opts.descending {
+                    o.reverse()
+                } else {
+                    o
+                }
+            }
+        }
+    }))
 }
 
 /// The first key by which row `i` of the left comparators' arrays sorts after row `j` of the
@@ -231,13 +309,36 @@ mod tests {
         let b = RecordBatch::try_new(Arc::new(schema.clone()), vec![Arc::new(d1)]).unwrap();
         assert!(c.check(&b, 0).is_err());
 
-        let f = RecordBatch::try_from_iter([(
-            "f",
-            Arc::new(Float64Array::from(vec![-1.0, -0.0, 0.0, f64::INFINITY, f64::NAN])) as ArrayRef,
-        )])
+        // Signed zeros are equal, and NaNs of either sign are equal and last (as numpy and
+        // pyarrow sort them), then nulls.
+        let negative_nan = -f64::NAN;
+        assert!(negative_nan.is_sign_negative());
+        let floats = |v: Vec<Option<f64>>| {
+            RecordBatch::try_from_iter([("f", Arc::new(Float64Array::from(v)) as ArrayRef)]).unwrap()
+        };
+        let sorted = floats(vec![
+            Some(-1.0),
+            Some(0.0),
+            Some(-0.0),
+            Some(0.0),
+            Some(f64::INFINITY),
+            Some(negative_nan),
+            Some(f64::NAN),
+            None,
+        ]);
+        let mut c = SortCheck::new(&sorted.schema(), &[SortKey::ascending("f")]).unwrap();
+        c.check(&sorted, 0).unwrap();
+        assert!(
+            c.check(&floats(vec![Some(f64::NAN)]), 8).is_err(),
+            "a value after a null"
+        );
+        let mut c = SortCheck::new(&sorted.schema(), &[SortKey::descending("f")]).unwrap();
+        c.check(
+            &floats(vec![Some(negative_nan), Some(3.0), Some(-0.0), Some(0.0), None]),
+            0,
+        )
         .unwrap();
-        let mut c = SortCheck::new(&f.schema(), &[SortKey::ascending("f")]).unwrap();
-        c.check(&f, 0).unwrap();
+        assert!(c.check(&floats(vec![Some(f64::NAN)]), 5).is_err());
     }
 
     #[test]
@@ -248,5 +349,23 @@ mod tests {
             .to_string();
         assert!(err.contains("columns: a, b"), "{err}");
         assert!(SortCheck::new(&b.schema(), &[SortKey::ascending("a"), SortKey::descending("a")]).is_err());
+        let nested = Schema::new(vec![
+            Field::new(
+                "l",
+                DataType::List(Arc::new(Field::new("item", DataType::Int32, true))),
+                true,
+            ),
+            Field::new(
+                "d",
+                DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Float64)),
+                true,
+            ),
+        ]);
+        for name in ["l", "d"] {
+            let err = SortCheck::new(&nested, &[SortKey::ascending(name)])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("orderable types"), "{err}");
+        }
     }
 }

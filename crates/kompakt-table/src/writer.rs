@@ -312,13 +312,14 @@ impl<W: Write> TableWriter<W> {
                 )));
             }
         }
+        // Before the dictionaries take in this batch's values: a refused batch leaves no trace.
+        self.sort.check(batch, self.rows_written())?;
         let mut columns: Vec<ArrayData> = batch.columns().iter().map(|c| c.to_data()).collect();
         for (col, d) in columns.iter_mut().zip(&mut self.dicts) {
             if let Some(d) = d {
                 *col = d.unify(col)?;
             }
         }
-        self.sort.check(batch, self.rows_written())?;
         if batch.num_rows() == 0 {
             // Its dictionaries still count: an empty table keeps its categories.
             return Ok(());

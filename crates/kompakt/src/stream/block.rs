@@ -59,6 +59,15 @@ impl Payload<'_> {
 /// Blocks up to this size skip the incompressibility probe (see [`BlockEncoder::encode`]).
 pub const SMALL_BLOCK: usize = 64 << 10;
 
+/// Blocks up to this size, with a speed-first zstd level, try LZ4 first (see
+/// [`BlockEncoder::encode`]): the small values of a store, the pickles of small objects.
+pub const TINY_BLOCK: usize = 4 << 10;
+
+/// zstd at level 1 or below: chosen for speed, with the speed-first saving bar.
+fn is_fast_zstd(codec: Codec) -> bool {
+    matches!(codec, Codec::Zstd { level } if level <= 1)
+}
+
 /// Largest stored size accepted for a compressed block of `raw` bytes: a block must shrink by
 /// at least 1/64 (1.6 %), or it is stored raw and decodes at memcpy speed.
 fn worthwhile_limit(raw: usize) -> usize {
@@ -130,7 +139,22 @@ impl BlockEncoder {
             worthwhile_limit(data.len())
         };
         let mut out = vec![0u8; limit];
-        match self.compressor.compress_into(codec, input, &mut out)? {
+        let mut codec = codec;
+        let mut stored = None;
+        if small && !probed && data.len() <= TINY_BLOCK && is_fast_zstd(codec) {
+            // On a tiny block zstd's fixed cost (building its entropy tables, ~10 us for 1 KiB)
+            // outweighs the work; LZ4 takes about 1 us. A speed-first zstd level keeps LZ4's
+            // result when it clears the bar (`limit`), and runs zstd only when it does not.
+            const LZ4: Codec = Codec::Lz4 { acceleration: 1 };
+            stored = self.compressor.compress_into(LZ4, input, &mut out)?;
+            if stored.is_some() {
+                codec = LZ4;
+            }
+        }
+        if stored.is_none() {
+            stored = self.compressor.compress_into(codec, input, &mut out)?;
+        }
+        match stored {
             Some(n) => {
                 let fields = BlockHeader {
                     codec: codec.id(),
@@ -459,6 +483,33 @@ mod tests {
             let h = round_trip(&settings(codec, 1), &data);
             assert_eq!(h.codec, CodecId::None, "{codec}");
         }
+    }
+
+    #[test]
+    fn tiny_blocks_of_fast_zstd_try_lz4_first() {
+        let settings = |codec: &str, _| BlockSettings {
+            codec: codec.parse().unwrap(),
+            filters: FilterSet::NONE,
+            typesize: 1,
+            auto_filters: false,
+        };
+        // Repeats LZ4 finds: LZ4 is kept.
+        let repeats = b"measurement_07=0.25;".repeat(50);
+        assert_eq!(round_trip(&settings("zstd:1", 1), &repeats).codec, CodecId::Lz4);
+        assert_eq!(round_trip(&settings("zstd:-3", 1), &repeats).codec, CodecId::Lz4);
+        // Text without repeats, which only entropy coding shrinks: zstd still runs.
+        let mut x = 7u64;
+        let letters: Vec<u8> = (0..3000)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                b"etaoinshrdlu"[((x >> 33) % 12) as usize]
+            })
+            .collect();
+        assert_eq!(round_trip(&settings("zstd:1", 1), &letters).codec, CodecId::Zstd);
+        // Larger blocks and other levels are left to the codec asked for.
+        assert_eq!(round_trip(&settings("zstd:3", 1), &repeats).codec, CodecId::Zstd);
+        let larger = b"measurement_07=0.25;".repeat(300);
+        assert_eq!(round_trip(&settings("zstd:1", 1), &larger).codec, CodecId::Zstd);
     }
 
     #[test]
