@@ -339,6 +339,8 @@ def test_sort_keys_are_checked_recorded_and_kept(tmp_path, cli):
     assert t.sorted_by == [("day", "ascending", "last"), ("price", "descending", "last"), ("city", "ascending", "last")]
     out = subprocess.run([str(cli), "inspect", str(path)], capture_output=True, text=True, check=True).stdout
     assert 'sorted by: "day" ascending, nulls last; "price" descending' in out
+    out = subprocess.run([str(cli), "verify", str(path)], capture_output=True, text=True, check=True).stdout
+    assert "table of 5 rows, every page decodes, rows in sort-key order" in out
 
     kompakt.append_table(df.iloc[4:].assign(day=[4]), path)
     with pytest.raises(ValueError, match=r"row 6 sorts before row 5 by column \"day\""):

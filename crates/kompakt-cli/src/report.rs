@@ -127,18 +127,30 @@ fn block_json(b: &BlockEntry) -> Value {
 }
 
 /// Exit code 0 when every file is good, 1 when any is damaged, 2 when one cannot be read.
+/// What `verify` found in a good file: its blocks, raw bytes and, for a table, its rows and
+/// whether it has sort keys (then checked).
+struct Verified {
+    blocks: u64,
+    raw: u64,
+    table: Option<(u64, bool)>,
+}
+
 pub fn verify(a: VerifyArgs, quiet: bool) -> CliResult<u8> {
     let mut out = io::stdout().lock();
     let mut worst = 0u8;
     for path in &a.files {
         let opts = ReadOptions::default().threads(a.threads);
-        let result: Result<(u64, u64), kompakt::Error> = if path.as_os_str() == "-" {
+        let result: Result<Verified, kompakt::Error> = if path.as_os_str() == "-" {
             let mut raw = 0u64;
             decode_sequential(io::stdin().lock(), &opts, |_, d| {
                 raw += d.len() as u64;
                 Ok(())
             })
-            .map(|f| (f.blocks.len() as u64, raw))
+            .map(|f| Verified {
+                blocks: f.blocks.len() as u64,
+                raw,
+                table: None,
+            })
         } else {
             // A file that cannot be opened is reported like a damaged one, and the rest are
             // still checked.
@@ -149,17 +161,50 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> CliResult<u8> {
                 .and_then(|mut r| {
                     let total: u64 = r.streams().iter().map(|s| s.raw_len).sum();
                     bar.set_length(total);
-                    r.verify(&mut |n| bar.set_position(n))
+                    let report = r.verify(&mut |n| bar.set_position(n))?;
+                    Ok((report, kompakt_table::is_table_metadata(r.metadata())))
+                })
+                .and_then(|(report, table)| {
+                    // Checksums hold; a table's pages must also decode, and its rows follow
+                    // its sort keys.
+                    let mut rows = None;
+                    if table {
+                        let t = kompakt_table::TableReader::open(path)?;
+                        bar.set_position(0);
+                        bar.set_length(t.num_rows());
+                        let n = t.verify_rows(a.threads, &mut |n| bar.set_position(n))?;
+                        rows = Some((n, !t.sorted_by().is_empty()));
+                    }
+                    Ok((report, rows))
                 });
             bar.finish_and_clear();
-            r.map(|rep| (rep.blocks, rep.raw_bytes))
+            r.map(|(rep, table)| Verified {
+                blocks: rep.blocks,
+                raw: rep.raw_bytes,
+                table,
+            })
         };
         match result {
-            Ok((blocks, raw)) => writeln!(
+            Ok(Verified {
+                blocks,
+                raw,
+                table: None,
+            }) => writeln!(
                 out,
                 "{}: OK ({blocks} blocks, {} raw)",
                 path.display(),
                 format_size(raw)
+            )?,
+            Ok(Verified {
+                blocks,
+                raw,
+                table: Some((rows, sorted)),
+            }) => writeln!(
+                out,
+                "{}: OK ({blocks} blocks, {} raw; table of {rows} rows, every page decodes{})",
+                path.display(),
+                format_size(raw),
+                if sorted { ", rows in sort-key order" } else { "" }
             )?,
             Err(e) if e.is_corruption() => {
                 writeln!(out, "{}: DAMAGED: {e}", path.display())?;

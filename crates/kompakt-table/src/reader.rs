@@ -174,6 +174,31 @@ impl TableReader {
         &self.parsed.sorted_by
     }
 
+    /// Decodes every page of every column, a few row groups at a time (memory stays bounded),
+    /// as a read would (each page checked as Arrow data, dictionary keys against their
+    /// dictionary), and checks that the rows follow the table's sort keys. `progress` gets the
+    /// rows checked so far. Returns the row count; damage is a corruption error.
+    pub fn verify_rows(&self, threads: usize, progress: &mut dyn FnMut(u64)) -> Result<u64> {
+        const GROUPS_AT_ONCE: u64 = 16;
+        let mut sort = crate::sort::SortCheck::new(&self.parsed.schema, &self.parsed.sorted_by)
+            .map_err(|e| Error::corrupt("table schema", 0, e.to_string()))?;
+        let step = GROUPS_AT_ONCE * u64::from(self.rows_per_group());
+        let mut start = 0;
+        while start < self.num_rows() {
+            let end = start.saturating_add(step).min(self.num_rows());
+            let (_, batches) = self.read(None, start..end, threads)?;
+            let mut row = start;
+            for b in &batches {
+                sort.check(b, row)
+                    .map_err(|e| Error::corrupt("table", 0, format!("the file says it is sorted, but {e}")))?;
+                row += b.num_rows() as u64;
+            }
+            start = end;
+            progress(start);
+        }
+        Ok(self.num_rows())
+    }
+
     /// Size of the file in bytes.
     pub fn file_len(&self) -> u64 {
         self.index.file_len()
