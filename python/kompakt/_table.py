@@ -298,6 +298,22 @@ class TableFile:
         """Per column: type, page encodings, encoded and stored bytes, codecs."""
         return self._core.summary()
 
+    def verify(self, threads: int | None = None) -> int:
+        """Checks the whole table, as ``kompakt verify`` does: every checksum, then every
+        page decoded and validated (a few row groups at a time), and the rows' order
+        against ``sorted_by``. Returns the number of rows; raises ``kompakt.CorruptError``.
+
+        >>> import pyarrow as pa, kompakt, tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "t.kpk")
+        >>> _ = kompakt.write_table(pa.table({"a": [1, 2, 3]}), path, sorted_by="a")
+        >>> kompakt.TableFile(path).verify()
+        3
+        """
+        from kompakt._data import verify
+
+        verify(self._path, threads=threads)
+        return int(self._core.verify_rows(threads=threads))
+
     def _positions(self, columns) -> list[int] | None:
         if columns is None:
             return None

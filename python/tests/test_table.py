@@ -341,6 +341,12 @@ def test_sort_keys_are_checked_recorded_and_kept(tmp_path, cli):
     assert 'sorted by: "day" ascending, nulls last; "price" descending' in out
     out = subprocess.run([str(cli), "verify", str(path)], capture_output=True, text=True, check=True).stdout
     assert "table of 5 rows, every page decodes, rows in sort-key order" in out
+    assert t.verify() == 5
+    damaged = bytearray(path.read_bytes())
+    damaged[200] ^= 1
+    (tmp_path / "damaged.kpk").write_bytes(bytes(damaged))
+    with pytest.raises(kompakt.CorruptError):
+        kompakt.TableFile(tmp_path / "damaged.kpk").verify()
 
     kompakt.append_table(df.iloc[4:].assign(day=[4]), path)
     with pytest.raises(ValueError, match=r"row 6 sorts before row 5 by column \"day\""):

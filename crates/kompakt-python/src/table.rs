@@ -145,6 +145,14 @@ impl Table {
         self.inner.user_metadata().clone()
     }
 
+    /// Decodes every page and checks the rows against the sort keys; returns the row count.
+    #[pyo3(signature = (threads=None))]
+    fn verify_rows(&self, py: Python<'_>, threads: Option<i64>) -> PyResult<u64> {
+        let threads = options::threads(threads)?;
+        py.detach(|| self.inner.verify_rows(threads, &mut |_| {}))
+            .map_err(|e| io_or(e, &self.path))
+    }
+
     /// Sort keys as (column, descending, nulls_first), most significant first.
     #[getter]
     fn sorted_by(&self) -> Vec<(String, bool, bool)> {
