@@ -263,7 +263,7 @@ impl<W: Write> TableWriter<W> {
         Ok(TableWriter {
             settings: stream_opts.block_settings(),
             stream_pos: streams.iter().take(schema.fields().len()).map(|s| s.raw_len).collect(),
-            num_rows: (keep_groups as u64 * u64::from(opts.rows_per_group)).min(old.num_rows()),
+            num_rows: kept_rows,
             out,
             schema,
             opts,

@@ -63,9 +63,9 @@ pub const SMALL_BLOCK: usize = 64 << 10;
 /// [`BlockEncoder::encode`]): the small values of a store, the pickles of small objects.
 pub const TINY_BLOCK: usize = 4 << 10;
 
-/// zstd at level 1 or below: chosen for speed, with the speed-first saving bar.
+/// zstd at a speed-first level (the levels [`SavingBar::for_codec`] gives the fast bar).
 fn is_fast_zstd(codec: Codec) -> bool {
-    matches!(codec, Codec::Zstd { level } if level <= 1)
+    matches!(codec, Codec::Zstd { .. }) && SavingBar::for_codec(codec) == SavingBar::FAST
 }
 
 /// Largest stored size accepted for a compressed block of `raw` bytes: a block must shrink by
