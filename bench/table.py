@@ -20,6 +20,11 @@ files in bench/data/table/; 2^20-row batches, combined into one chunk per column
 3. ``strings``: 10 M rows (quick 1 M) of plain utf8 strings: ``word`` (3-10 random lowercase
    letters), ``url`` ("https://example.com/<word>/<int>", word from a 10,000-word vocabulary,
    int 0..999,999) and ``category`` (50 distinct words).
+4. ``sorted``: a sensor log sorted by (day, sensor), 10 M rows (quick 1 M): ``day`` date32
+   (4,000 rows a day), ``sensor`` int32 (100 a day, 40 rows each), ``status`` category of 4 in
+   runs of ~500 rows, ``setpoint`` float64 (one of 50, changing every ~1,000 rows), ``reading``
+   float64 random walk rounded to 2 decimals. Not an issue target: it shows what run-length
+   pages do for sorted and slowly changing columns (Parquet's strength).
 Every table carries the pandas metadata of the equivalent DataFrame (as ``pa.Table.from_pandas``
 would write it), so reads into pandas give "boolean", category, int32, str columns.
 
@@ -112,6 +117,7 @@ SEED = 20240701
 GEN_VERSION = 1
 GEN_BATCH = 1 << 20  # rows per generated batch (a multiple of Feather's 64 Ki-row chunks)
 SLICE_ROWS = 1000
+STATUS = ["ok", "warn", "fail", "maint"]
 
 DATASETS: dict[str, dict[str, Any]] = {
     "fst": {
@@ -140,6 +146,14 @@ DATASETS: dict[str, dict[str, Any]] = {
         "slice_cols": ["url", "category"],
         "describe": "word (3-10 random lowercase letters), url ('https://example.com/<word>/<int>', "
                     "10,000-word vocabulary, int 0..999,999), category (50 distinct words); plain utf8",
+    },
+    "sorted": {
+        "title": "sorted sensor log",
+        "rows": {"full": 10_000_000, "quick": 1_000_000},
+        "slice_cols": ["sensor", "reading"],
+        "describe": "sorted by (day, sensor): day (date32, 4,000 rows a day), sensor (int32, 100 a day, "
+                    "40 rows each), status (category of 4, runs of ~500 rows), setpoint (float64, one of "
+                    "50 values, changes every ~1,000 rows), reading (float64 random walk, 2 decimals)",
     },
 }
 
@@ -174,6 +188,8 @@ def _const() -> dict[str, Any]:
         "cities": pa.array(CITIES, pa.string()),
         "vocab": random_words(rng, 10_000, 4, 12),
         "low50": random_words(rng, 50, 5, 12),
+        "status": pa.array(STATUS, pa.string()),
+        "setpoints": np.round(rng.uniform(10, 90, 50), 1),
     }
 
 
@@ -203,6 +219,15 @@ def schema_of(name: str) -> Any:
         cols = [f"c{i:02d}" for i in range(60)]
         small = pd.DataFrame({c: np.array([1], np.int32) for c in cols})
         fields = [pa.field(c, pa.int32()) for c in cols]
+    elif name == "sorted":
+        import datetime
+
+        small = pd.DataFrame({"day": [datetime.date(2022, 1, 1)], "sensor": np.array([1], np.int32),
+                              "status": pd.Categorical(["ok"], categories=STATUS), "setpoint": [1.0],
+                              "reading": [1.0]})
+        fields = [pa.field("day", pa.date32()), pa.field("sensor", pa.int32()),
+                  pa.field("status", pa.dictionary(pa.int8(), pa.string())), pa.field("setpoint", pa.float64()),
+                  pa.field("reading", pa.float64())]
     else:
         small = pd.DataFrame({c: ["a"] for c in ("word", "url", "category")})
         fields = [pa.field(c, pa.string()) for c in ("word", "url", "category")]
@@ -210,7 +235,16 @@ def schema_of(name: str) -> Any:
     return pa.schema(fields, metadata=meta)
 
 
-def make_batch(name: str, n: int, rng: Any, const: dict[str, Any], schema: Any) -> Any:
+def _runs(rng: Any, n: int, mean: int, choices: int) -> Any:
+    """n values in 0..choices, in runs of geometric length with the given mean."""
+    import numpy as np
+
+    starts = np.flatnonzero(rng.random(n) < 1 / mean)
+    values = rng.integers(0, choices, len(starts) + 1)
+    return values[np.searchsorted(starts, np.arange(n), side="right")]
+
+
+def make_batch(name: str, n: int, rng: Any, const: dict[str, Any], schema: Any, start: int = 0) -> Any:
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -224,6 +258,15 @@ def make_batch(name: str, n: int, rng: Any, const: dict[str, Any], schema: Any) 
         ]
     elif name.startswith("int60"):
         arrays = [pa.array(rng.integers(0, 1_000_000, n, dtype=np.int32)) for _ in range(60)]
+    elif name == "sorted":
+        row = np.arange(start, start + n)
+        arrays = [
+            pa.array((19_000 + row // 4000).astype(np.int32), pa.date32()),
+            pa.array(((row // 40) % 100).astype(np.int32)),
+            pa.DictionaryArray.from_arrays(pa.array(_runs(rng, n, 500, 4).astype(np.int8)), const["status"]),
+            pa.array(const["setpoints"][_runs(rng, n, 1000, 50)]),
+            pa.array(np.round(100 + np.cumsum(rng.normal(0, 0.05, n)), 2)),
+        ]
     else:
         words = random_words(rng, n, 3, 10)
         url_words = pc.take(const["vocab"], pa.array(rng.integers(0, 10_000, n)))
@@ -242,7 +285,7 @@ def gen_batches(name: str, rows: int, batch_rows: int) -> Any:
     ds_id = list(DATASETS).index(name)
     for i, start in enumerate(range(0, rows, batch_rows)):
         rng = np.random.default_rng([SEED, ds_id, batch_rows, i])
-        yield make_batch(name, min(batch_rows, rows - start), rng, const, schema)
+        yield make_batch(name, min(batch_rows, rows - start), rng, const, schema, start)
 
 
 def cache_path(data_dir: str, name: str, rows: int) -> str:
@@ -950,6 +993,8 @@ def summarize(doc: dict[str, Any]) -> dict[str, Any]:
         for m in doc["config"]["methods"]:
             if family(m) != "kompakt":
                 continue
+            if d == "sorted":
+                continue  # no target: shown for the run-length pages
             r = by[(d, m)]
             checks = []
 
@@ -1111,7 +1156,7 @@ def render(doc: dict[str, Any]) -> str:
     for d in cfg["datasets"]:
         if not kms:
             break
-        for j, c0 in enumerate(tby[(d, kms[0])]):
+        for j, c0 in enumerate(tby.get((d, kms[0]), [])):
             cells = []
             for m in kms:
                 c = tby[(d, m)][j]

@@ -183,6 +183,21 @@ fn forged_seeds() -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// The golden table files, and pages (type byte, row count, page) of each encoding of runs.
+fn table_seeds() -> Vec<(String, Vec<u8>)> {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/v1/table");
+    let mut seeds: Vec<(String, Vec<u8>)> = ["fst.kpk", "layout2.kpk"]
+        .iter()
+        .map(|name| (name.to_string(), fs::read(golden.join(name)).unwrap()))
+        .collect();
+    // Int32 (type 0), 10 rows, no nulls, runs: 2 runs of values 1 and 2 ending at rows 3 and 10.
+    let mut page = vec![0u8, 10, 0, 0, 5, 2, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0];
+    page.extend(3u32.to_le_bytes());
+    page.extend(10u32.to_le_bytes());
+    seeds.push(("page-runs-int32".into(), page));
+    seeds
+}
+
 fn write(dir: &Path, name: &str, bytes: &[u8]) {
     assert!(bytes.len() <= MAX_SEED, "seed {name} is {} bytes", bytes.len());
     fs::create_dir_all(dir).unwrap();
@@ -205,6 +220,9 @@ fn main() {
     }
     for (name, bytes) in roundtrip_seeds() {
         write(&root.join("roundtrip"), &name, &bytes);
+    }
+    for (name, bytes) in table_seeds() {
+        write(&root.join("table"), &name, &bytes);
     }
     println!("seed corpus written to {}", root.display());
 }

@@ -26,6 +26,12 @@ fn path() -> &'static PathBuf {
 
 fn exercise_table(bytes: &[u8]) {
     std::fs::write(path(), bytes).expect("write the table file");
+    exercise_table_file();
+    // Left behind, one file per fuzzing process would pile up in the temp folder.
+    let _ = std::fs::remove_file(path());
+}
+
+fn exercise_table_file() {
     let Ok(t) = TableReader::open(path()) else {
         return;
     };

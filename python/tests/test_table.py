@@ -370,3 +370,47 @@ def test_sort_keys_are_checked_recorded_and_kept(tmp_path, cli):
     assert kompakt.TableFile(tmp_path / "desc.kpk").sorted_by == [("day", "descending", "last")]
     with pytest.raises(TypeError, match="column names or tuples"):
         kompakt.write_table(df, tmp_path / "bad.kpk", sorted_by=[1])
+
+
+def test_golden_layout2_table_reads_in_python(repo):
+    # tests/golden/v1/table/layout2.kpk (table layout 2), as crates/kompakt-table/tests/golden.rs
+    # describes it: runs, and a dictionary with 2-byte codes ("reading").
+    path = repo / "tests" / "golden" / "v1" / "table" / "layout2.kpk"
+    rows = range(5000)
+    t = kompakt.read_table(path, to="arrow")
+    assert t.column("day").to_pylist() == [dt.date(1970, 1, 1) + dt.timedelta(days=19_000 + i // 25) for i in rows]
+    assert t.column("store").to_pylist() == [None if i % 10 == 7 else 4_000_000 + (i // 40) * 3 for i in rows]
+    prices = np.array([[2.5, -0.0, 0.0, np.nan][i // 30 % 4] for i in rows])
+    assert t.column("price").to_numpy().tobytes() == prices.tobytes()
+    assert t.column("code").to_pylist() == [f"SKU-{i * 7919 % 100_000:05}" for i in rows]
+    levels = ["low", "mid", "high"]
+    assert t.column("level").to_pylist() == [None if i == 50 else levels[i // 33 % 3] for i in rows]
+    assert t.column("reading").to_pylist() == [50.0 + (i * 7919 % 300) * 0.25 for i in rows]
+    part = kompakt.read_table(path, ["store", "reading"], rows=(2000, 2100), to="arrow")
+    assert part.column(0).to_pylist() == t.column("store").to_pylist()[2000:2100]
+    assert part.column(1).to_pylist() == t.column("reading").to_pylist()[2000:2100]
+
+
+def test_runs_round_trip_and_show_in_inspect(tmp_path, cli):
+    n = 50_000
+    i = np.arange(n)
+    df = pd.DataFrame(
+        {
+            "day": pd.to_datetime("2024-01-01") + pd.to_timedelta(i // 5000, unit="D"),
+            "sensor": (i // 40 % 100).astype("int16"),
+            "status": pd.Categorical.from_codes(i // 700 % 3, ["ok", "warn", "fail"]),
+            "level": pd.array(np.where(i % 9 == 4, None, i // 300), dtype="Int64"),
+        }
+    )
+    path = tmp_path / "runs.kpk"
+    kompakt.write_table(df, path, rows_per_group=4096)
+    pd.testing.assert_frame_equal(kompakt.read_table(path), df)
+    pd.testing.assert_frame_equal(
+        kompakt.read_table(path, ["sensor", "level"], rows=(4000, 4200)),
+        df[["sensor", "level"]].iloc[4000:4200].reset_index(drop=True).set_axis(pd.RangeIndex(4000, 4200)),
+    )
+    out = subprocess.run([cli, "inspect", str(path)], capture_output=True, text=True, check=True).stdout
+    assert "table layout 2" in out
+    for name in ("day", "sensor", "status", "level"):
+        line = next(x for x in out.splitlines() if x.startswith(name + " "))
+        assert "runs 13" in line, line

@@ -24,10 +24,11 @@ pub fn inspect_section(path: &Path, out: &mut dyn Write) -> CliResult {
     writeln!(out)?;
     writeln!(
         out,
-        "table: {} rows x {} columns, {} rows per group",
+        "table: {} rows x {} columns, {} rows per group, table layout {}",
         t.num_rows(),
         columns.len(),
-        t.rows_per_group()
+        t.rows_per_group(),
+        t.layout()
     )?;
     if !t.sorted_by().is_empty() {
         let keys: Vec<String> = t.sorted_by().iter().map(|k| k.to_string()).collect();
@@ -66,6 +67,7 @@ pub fn inspect_json(path: &Path) -> CliResult<Value> {
     Ok(json!({
         "rows": t.num_rows(),
         "rows_per_group": t.rows_per_group(),
+        "layout": t.layout(),
         "sorted_by": t.sorted_by().iter().map(|k| json!({
             "column": k.column, "descending": k.descending, "nulls_first": k.nulls_first,
         })).collect::<Vec<_>>(),

@@ -1,12 +1,13 @@
 //! The table footer: what a table file keeps in the kompakt footer's metadata
-//! (docs/FORMAT.md, "Table files (layout 1)").
+//! (docs/FORMAT.md, "Table files").
 
 use kompakt::{Error, Result};
 
 /// First bytes of a table's footer metadata.
 pub const MAGIC: [u8; 4] = *b"KTBL";
-/// Table layout this version writes (and the newest it reads).
-pub const LAYOUT: u16 = 1;
+/// Newest table layout this version reads. It writes layout 1 unless a page uses an encoding
+/// that came later (run-length pages: layout 2), so that older readers read what they can.
+pub const LAYOUT: u16 = 2;
 const HEADER_LEN: usize = 32;
 /// Bytes per page in the index: start and end (u64 each) and the summary byte.
 const PAGE_ENTRY_LEN: usize = 17;
@@ -27,6 +28,8 @@ pub struct PageEntry {
 /// The decoded table footer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableMeta {
+    /// Table layout (1 or 2).
+    pub layout: u16,
     /// Rows in the table.
     pub num_rows: u64,
     /// Rows per row group (the last group may have fewer).
@@ -48,7 +51,7 @@ impl TableMeta {
         let pages: usize = self.pages.iter().map(Vec::len).sum();
         let mut out = Vec::with_capacity(HEADER_LEN + self.schema_json.len() + PAGE_ENTRY_LEN * pages);
         out.extend_from_slice(&MAGIC);
-        out.extend_from_slice(&LAYOUT.to_le_bytes());
+        out.extend_from_slice(&self.layout.to_le_bytes());
         out.extend_from_slice(&0u16.to_le_bytes());
         out.extend_from_slice(&self.num_rows.to_le_bytes());
         out.extend_from_slice(&self.rows_per_group.to_le_bytes());
@@ -82,11 +85,11 @@ impl TableMeta {
         let u16_at = |o: usize| u16::from_le_bytes([bytes[o], bytes[o + 1]]);
         let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
         let layout = u16_at(4);
-        if layout != LAYOUT {
+        if !(1..=LAYOUT).contains(&layout) {
             return Err(Error::invalid(
                 "table layout",
                 layout.to_string(),
-                format!("layout {LAYOUT}; a newer kompakt wrote this table, upgrade to read it"),
+                format!("layouts 1 to {LAYOUT}; a newer kompakt wrote this table, upgrade to read it"),
             ));
         }
         if u16_at(6) != 0 || u32_at(28) != 0 {
@@ -143,6 +146,7 @@ impl TableMeta {
             pages.push(col);
         }
         Ok(TableMeta {
+            layout,
             num_rows,
             rows_per_group,
             schema_json,
@@ -158,6 +162,7 @@ mod tests {
     #[test]
     fn round_trip_and_every_truncation_fails() {
         let meta = TableMeta {
+            layout: 1,
             num_rows: 10,
             rows_per_group: 4,
             schema_json: b"{}".to_vec(),

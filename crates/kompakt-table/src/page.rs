@@ -2,10 +2,11 @@
 //! (docs/FORMAT.md, "Table pages").
 //!
 //! A page is a validity byte (and bitmap) then a body whose layout the column type decides.
-//! Fixed-width values choose per page between plain (byte-shuffled), frame of reference
-//! (narrow integer ranges stored as 1-, 2- or 4-byte offsets from the minimum) and a
-//! dictionary of up to 256 values with one-byte codes: the codec then entropy-codes bytes,
-//! which is where low-cardinality columns get small.
+//! Fixed-width values choose per page between runs (long runs of equal values), plain
+//! (byte-shuffled), frame of reference (narrow integer ranges as byte-wide or bit-packed
+//! offsets from the minimum), delta (sorted or slowly changing integers) and a dictionary of up
+//! to 256 values with one-byte codes: the codec then entropy-codes bytes, which is where
+//! low-cardinality columns get small.
 
 use arrow_buffer::bit_mask::set_bits;
 use arrow_buffer::{bit_util, Buffer, MutableBuffer};
@@ -27,6 +28,18 @@ pub mod encoding {
     /// The first value, then each value minus the one before, as a frame of reference (sorted
     /// or slowly changing integers and timestamps).
     pub const DELTA: u8 = 4;
+    /// Runs of equal values: each run's value, then where each run ends (table layout 2).
+    pub const RUNS: u8 = 5;
+}
+
+/// A page as the writer encoded it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Encoded {
+    /// The page summary of the table index: body encoding, plus [`SUMMARY_NULLS`].
+    pub summary: u8,
+    /// The oldest table layout whose readers decode every part of the page (nested parts and
+    /// string lengths included, which the summary does not show).
+    pub layout: u16,
 }
 
 /// Bit of a page summary (in the table index) set when the page has a validity bitmap.
@@ -34,6 +47,10 @@ pub const SUMMARY_NULLS: u8 = 0x80;
 
 /// Largest dictionary of fixed-width values (one-byte codes).
 const MAX_FIXED_DICT: usize = 256;
+/// Largest dictionary of fixed-width values with two-byte codes.
+const MAX_WIDE_DICT: usize = 1 << 16;
+/// A page is stored as runs when its runs are this many rows long on average, or longer.
+const MIN_MEAN_RUN: usize = 16;
 /// Largest dictionary of strings (two-byte codes).
 const MAX_STRING_DICT: usize = 1 << 16;
 /// Largest decoded string data of one page (a bound on what a hostile page can make us allocate).
@@ -62,18 +79,20 @@ enum Kind {
 // ---------------------------------------------------------------------------------------------
 // Encoding
 
-/// Encodes `pieces` (arrays of type `dt`, `n` rows in all) as one page appended to `out`;
-/// returns the page summary (body encoding, plus [`SUMMARY_NULLS`]).
-pub fn encode_page(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>) -> Result<u8> {
+/// Encodes `pieces` (arrays of type `dt`, `n` rows in all) as one page appended to `out`.
+pub fn encode_page(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>) -> Result<Encoded> {
     // A dictionary column's pages hold its keys (its values are stored once, on their own).
     let dt = match dt {
         DataType::Dictionary(key, _) => key.as_ref(),
         other => other,
     };
-    encode_node(dt, pieces, out)
+    let mut layout = 1;
+    let summary = encode_node(dt, pieces, out, &mut layout)?;
+    Ok(Encoded { summary, layout })
 }
 
-fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>) -> Result<u8> {
+/// Encodes one node of a page; raises `layout` to what its encodings need.
+fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>, layout: &mut u16) -> Result<u8> {
     let n: usize = pieces.iter().map(ArrayData::len).sum();
     if *dt == DataType::Null {
         return Ok(encoding::PLAIN);
@@ -107,14 +126,14 @@ fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>) -> Result
                 .collect();
             for (j, f) in fields.iter().enumerate() {
                 let children: Vec<ArrayData> = structs.iter().map(|s| s.column(j).to_data()).collect();
-                encode_node(f.data_type(), &children, out)?;
+                encode_node(f.data_type(), &children, out, layout)?;
             }
             encoding::PLAIN
         }
-        DataType::List(item) => encode_list::<4>(item.data_type(), pieces, n, out)?,
-        DataType::LargeList(item) => encode_list::<8>(item.data_type(), pieces, n, out)?,
-        DataType::Utf8 | DataType::Binary => encode_strings::<4>(pieces, n, out),
-        DataType::LargeUtf8 | DataType::LargeBinary => encode_strings::<8>(pieces, n, out),
+        DataType::List(item) => encode_list::<4>(item.data_type(), pieces, n, out, layout)?,
+        DataType::LargeList(item) => encode_list::<8>(item.data_type(), pieces, n, out, layout)?,
+        DataType::Utf8 | DataType::Binary => encode_strings::<4>(pieces, n, out, layout),
+        DataType::LargeUtf8 | DataType::LargeBinary => encode_strings::<8>(pieces, n, out, layout),
         DataType::FixedSizeBinary(w) => {
             let w = *w as usize;
             for p in pieces {
@@ -130,7 +149,7 @@ fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>) -> Result
             }
             match (pieces, &validity) {
                 // The common case reads the column's memory in place.
-                ([p], None) => encode_fixed(w, values(p, w), kind_of(dt), out),
+                ([p], None) => encode_fixed(w, values(p, w), kind_of(dt), out, layout),
                 _ => {
                     let mut vals = Vec::with_capacity(n * w);
                     for p in pieces {
@@ -139,7 +158,7 @@ fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>) -> Result
                     if let Some(bits) = &validity {
                         fill_null_slots(&mut vals, w, bits);
                     }
-                    encode_fixed(w, &vals, kind_of(dt), out)
+                    encode_fixed(w, &vals, kind_of(dt), out, layout)
                 }
             }
         }
@@ -148,7 +167,13 @@ fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>) -> Result
 }
 
 /// Lists (offsets of `OW` bytes): the lengths, then the child values the rows cover.
-fn encode_list<const OW: usize>(item: &DataType, pieces: &[ArrayData], n: usize, out: &mut Vec<u8>) -> Result<u8> {
+fn encode_list<const OW: usize>(
+    item: &DataType,
+    pieces: &[ArrayData],
+    n: usize,
+    out: &mut Vec<u8>,
+    layout: &mut u16,
+) -> Result<u8> {
     let mut lengths = Vec::with_capacity(n * OW);
     let mut children = Vec::with_capacity(pieces.len());
     for p in pieces {
@@ -162,8 +187,8 @@ fn encode_list<const OW: usize>(item: &DataType, pieces: &[ArrayData], n: usize,
             lengths.extend_from_slice(&len.to_le_bytes()[..OW]);
         }
     }
-    encode_words::<OW>(&lengths, Kind::Int { signed: false }, out);
-    encode_node(item, &children, out)?;
+    encode_words::<OW>(&lengths, Kind::Int { signed: false }, out, layout);
+    encode_node(item, &children, out, layout)?;
     Ok(encoding::PLAIN)
 }
 
@@ -194,28 +219,31 @@ fn gather_validity(pieces: &[ArrayData], n: usize) -> Option<Vec<u8>> {
     Some(bits)
 }
 
-/// Null slots hold whatever the producer left there: give them the first valid value so they
-/// neither widen a frame of reference nor add a dictionary entry.
+/// Null slots hold whatever the producer left there: give each the valid value before it
+/// (leading ones the first valid value), so that they neither widen a frame of reference, add
+/// a dictionary entry, break a run nor make a jump in a delta.
 fn fill_null_slots(vals: &mut [u8], w: usize, bits: &[u8]) {
     let n = vals.len() / w.max(1);
     let Some(first) = (0..n).find(|&i| bit_util::get_bit(bits, i)) else {
         vals.fill(0);
         return;
     };
-    let fill: Vec<u8> = vals[first * w..(first + 1) * w].to_vec();
-    for i in 0..n {
+    for i in 0..first {
+        vals.copy_within(first * w..(first + 1) * w, i * w);
+    }
+    for i in first + 1..n {
         if !bit_util::get_bit(bits, i) {
-            vals[i * w..(i + 1) * w].copy_from_slice(&fill);
+            vals.copy_within((i - 1) * w..i * w, i * w);
         }
     }
 }
 
-fn encode_fixed(w: usize, vals: &[u8], kind: Kind, out: &mut Vec<u8>) -> u8 {
+fn encode_fixed(w: usize, vals: &[u8], kind: Kind, out: &mut Vec<u8>, layout: &mut u16) -> u8 {
     match w {
-        1 => encode_words::<1>(vals, kind, out),
-        2 => encode_words::<2>(vals, kind, out),
-        4 => encode_words::<4>(vals, kind, out),
-        8 => encode_words::<8>(vals, kind, out),
+        1 => encode_words::<1>(vals, kind, out, layout),
+        2 => encode_words::<2>(vals, kind, out, layout),
+        4 => encode_words::<4>(vals, kind, out, layout),
+        8 => encode_words::<8>(vals, kind, out, layout),
         _ => {
             out.push(encoding::PLAIN);
             push_shuffled(w, vals, out);
@@ -246,11 +274,32 @@ fn store<const W: usize>(v: u64, dst: &mut [u8; W]) {
     dst.copy_from_slice(&v.to_le_bytes()[..W]);
 }
 
-fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Vec<u8>) -> u8 {
+/// Encodes fixed-width values as the data suggests (docs/FORMAT.md, "What kompakt's table
+/// writer chooses"); returns the encoding and raises `layout` to what it needs.
+fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Vec<u8>, layout: &mut u16) -> u8 {
+    let (enc, needs) = choose_words::<W>(vals, kind, out);
+    *layout = (*layout).max(needs);
+    enc
+}
+
+/// Encodes as [`encode_words`] does; returns the encoding and the table layout it needs (2 for
+/// runs and for dictionaries with 2-byte codes, which came with layout 2).
+fn choose_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Vec<u8>) -> (u8, u16) {
     let (words, _) = vals.as_chunks::<W>();
     if words.is_empty() {
         out.push(encoding::PLAIN);
-        return encoding::PLAIN;
+        return (encoding::PLAIN, 1);
+    }
+    // Long runs first: filling a run decodes faster than any per-value encoding, and the
+    // page shrinks to a few bytes per run before the codec sees it.
+    let limit = if words.len() <= u32::MAX as usize {
+        words.len() / MIN_MEAN_RUN
+    } else {
+        0
+    };
+    if let Some(runs) = count_runs::<W>(words, limit) {
+        encode_runs::<W>(words, runs, out);
+        return (encoding::RUNS, 2);
     }
     let mut narrow_codes = None;
     if let Kind::Int { signed } = kind {
@@ -261,7 +310,7 @@ fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Vec<u8>) -> u
         let base = lo ^ flip;
         if bits <= 8 && W > 1 {
             encode_for::<W>(words, 1, base, out);
-            return encoding::FOR;
+            return (encoding::FOR, 1);
         }
         // The differences of a prefix range no wider than all of them: when the prefix's are
         // already too wide, so are all (random data never pays for the second pass).
@@ -269,28 +318,69 @@ fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Vec<u8>) -> u
         let delta_wins = |w: &[[u8; W]]| W > 1 && delta_width::<W>(w) + 4 <= bits;
         if delta_wins(&words[..words.len().min(PREFIX)]) && (words.len() <= PREFIX || delta_wins(words)) {
             encode_delta::<W>(words, out);
-            return encoding::DELTA;
+            return (encoding::DELTA, 1);
         }
         narrow_codes = Some((bits, base));
     }
     if W >= 2 && encode_dict::<W>(words, out) {
-        return encoding::DICT;
+        return (encoding::DICT, 1);
     }
     if let Some((bits, base)) = narrow_codes {
         let k = bits.div_ceil(8).max(1);
         if 8 * k - bits >= 3 {
             // At least 3 of 8k bits would be zero in every code: pack them.
             encode_bitpack::<W>(words, bits, base, out);
-            return encoding::BITPACK;
+            return (encoding::BITPACK, 1);
         }
         if k < W {
             encode_for::<W>(words, k, base, out);
-            return encoding::FOR;
+            return (encoding::FOR, 1);
         }
+    }
+    // Floats with a few hundred to thousands of distinct values (prices, rounded readings):
+    // 2-byte codes the codec entropy-codes, instead of bytes of mantissa it cannot.
+    if kind == Kind::Other && W >= 4 && encode_wide_dict::<W>(words, out) {
+        return (encoding::DICT, 2);
     }
     out.push(encoding::PLAIN);
     push_shuffled(W, vals, out);
-    encoding::PLAIN
+    (encoding::PLAIN, 1)
+}
+
+/// Number of runs of equal values, if at most `limit` (stops counting past it).
+fn count_runs<const W: usize>(words: &[[u8; W]], limit: usize) -> Option<usize> {
+    if words.is_empty() || limit == 0 {
+        return None;
+    }
+    let mut runs = 1;
+    for pair in words.windows(2) {
+        if pair[0] != pair[1] {
+            runs += 1;
+            if runs > limit {
+                return None;
+            }
+        }
+    }
+    Some(runs)
+}
+
+/// `runs` runs: the count, each run's value (byte-shuffled), then each run's end row (u32).
+fn encode_runs<const W: usize>(words: &[[u8; W]], runs: usize, out: &mut Vec<u8>) {
+    let mut values: Vec<u8> = Vec::with_capacity(runs * W);
+    let mut ends: Vec<u8> = Vec::with_capacity(runs * 4);
+    values.extend_from_slice(&words[0]);
+    for (i, pair) in words.windows(2).enumerate() {
+        if pair[0] != pair[1] {
+            ends.extend_from_slice(&(i as u32 + 1).to_le_bytes());
+            values.extend_from_slice(&pair[1]);
+        }
+    }
+    ends.extend_from_slice(&(words.len() as u32).to_le_bytes());
+    debug_assert_eq!(values.len(), runs * W);
+    out.push(encoding::RUNS);
+    out.extend_from_slice(&(runs as u32).to_le_bytes());
+    push_shuffled(W, &values, out);
+    out.extend_from_slice(&ends);
 }
 
 /// Smallest and largest value, sign bit flipped by `flip` (so that unsigned order is signed
@@ -428,9 +518,58 @@ fn encode_dict<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) -> bool {
     true
 }
 
+/// Dictionary of 257 to `min(65536, n / 4)` distinct values with two-byte codes, if the values
+/// allow it (a prefix of 1024 values with at most half distinct ones is checked first, so that
+/// pages without repeats are not hashed whole: they stop after about 512 values).
+fn encode_wide_dict<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) -> bool {
+    use std::collections::HashMap;
+    let n = words.len();
+    let limit = (n / 4).min(MAX_WIDE_DICT);
+    if limit <= MAX_FIXED_DICT {
+        return false;
+    }
+    let prefix = &words[..n.min(1024)];
+    let mut distinct: std::collections::HashSet<u64, BuildFx> =
+        std::collections::HashSet::with_capacity_and_hasher(prefix.len() / 2 + 1, BuildFx);
+    for w in prefix {
+        if distinct.insert(load::<W>(w)) && distinct.len() * 2 > prefix.len() {
+            return false;
+        }
+    }
+    let mut ids: HashMap<u64, u16, BuildFx> = HashMap::with_capacity_and_hasher(distinct.len() * 4, BuildFx);
+    let mut dict: Vec<u64> = Vec::new();
+    let mut codes: Vec<u8> = Vec::with_capacity(2 * n);
+    for w in words {
+        let v = load::<W>(w);
+        let id = match ids.get(&v) {
+            Some(&id) => id,
+            None => {
+                if dict.len() == limit {
+                    return false;
+                }
+                let id = dict.len() as u16; // below limit <= 65536
+                ids.insert(v, id);
+                dict.push(v);
+                id
+            }
+        };
+        codes.extend_from_slice(&id.to_le_bytes());
+    }
+    out.push(encoding::DICT);
+    out.extend_from_slice(&(dict.len() as u32).to_le_bytes());
+    let mut dict_bytes = vec![0u8; dict.len() * W];
+    for (d, v) in dict_bytes.as_chunks_mut::<W>().0.iter_mut().zip(&dict) {
+        store::<W>(*v, d);
+    }
+    push_shuffled(W, &dict_bytes, out);
+    out.push(2);
+    push_shuffled(2, &codes, out);
+    true
+}
+
 /// Strings and binaries (offsets of `OW` bytes): lengths then data, or a dictionary of
 /// distinct strings then codes when few values repeat many times.
-fn encode_strings<const OW: usize>(pieces: &[ArrayData], n: usize, out: &mut Vec<u8>) -> u8 {
+fn encode_strings<const OW: usize>(pieces: &[ArrayData], n: usize, out: &mut Vec<u8>, layout: &mut u16) -> u8 {
     let mut lengths = Vec::with_capacity(n * OW);
     let mut data = Vec::new();
     for p in pieces {
@@ -444,17 +583,23 @@ fn encode_strings<const OW: usize>(pieces: &[ArrayData], n: usize, out: &mut Vec
             lengths.extend_from_slice(&len.to_le_bytes()[..OW]);
         }
     }
-    if let Some(()) = encode_string_dict::<OW>(&lengths, &data, n, out) {
+    if let Some(()) = encode_string_dict::<OW>(&lengths, &data, n, out, layout) {
         return encoding::DICT;
     }
     out.push(encoding::PLAIN);
-    encode_words::<OW>(&lengths, Kind::Int { signed: false }, out);
+    encode_words::<OW>(&lengths, Kind::Int { signed: false }, out, layout);
     out.extend_from_slice(&(data.len() as u64).to_le_bytes());
     out.extend_from_slice(&data);
     encoding::PLAIN
 }
 
-fn encode_string_dict<const OW: usize>(lengths: &[u8], data: &[u8], n: usize, out: &mut Vec<u8>) -> Option<()> {
+fn encode_string_dict<const OW: usize>(
+    lengths: &[u8],
+    data: &[u8],
+    n: usize,
+    out: &mut Vec<u8>,
+    layout: &mut u16,
+) -> Option<()> {
     use std::collections::HashMap;
     if n < 64 {
         return None;
@@ -497,7 +642,7 @@ fn encode_string_dict<const OW: usize>(lengths: &[u8], data: &[u8], n: usize, ou
         dict_lengths.extend_from_slice(&((starts[i + 1] - starts[i]) as u64).to_le_bytes()[..OW]);
         dict_data.extend_from_slice(value(i));
     }
-    encode_words::<OW>(&dict_lengths, Kind::Int { signed: false }, out);
+    encode_words::<OW>(&dict_lengths, Kind::Int { signed: false }, out, layout);
     out.extend_from_slice(&(dict_data.len() as u64).to_le_bytes());
     out.extend_from_slice(&dict_data);
     if order.len() <= 256 {
@@ -929,35 +1074,83 @@ fn decode_words<const W: usize>(
         }
         encoding::DICT => {
             let d = c.u32()? as usize;
-            if d == 0 || d > MAX_FIXED_DICT {
-                return Err(corrupt(format!("dictionary of {d} values (1..=256 allowed)")));
+            if d == 0 || d > MAX_WIDE_DICT {
+                return Err(corrupt(format!("dictionary of {d} values (1..=65536 allowed)")));
             }
             let raw = c.take(d * W)?;
-            let mut table = [[0u8; W]; MAX_FIXED_DICT];
-            let mut dict_bytes = vec![0u8; d * W];
-            if W > 1 {
-                unshuffle(W, raw, &mut dict_bytes);
-            } else {
-                dict_bytes.copy_from_slice(raw);
+            let width = c.u8()?;
+            if d > MAX_FIXED_DICT && width != 2 {
+                return Err(corrupt(format!("a dictionary of {d} values needs 2-byte codes")));
             }
-            for (t, v) in table.iter_mut().zip(dict_bytes.as_chunks::<W>().0) {
-                *t = *v;
+            let too_big = || corrupt(format!("a dictionary code is not below the dictionary size {d}"));
+            match width {
+                1 => {
+                    let mut table = [[0u8; W]; MAX_FIXED_DICT];
+                    unshuffle_into(raw, &mut table[..d]);
+                    let codes = &c.take(n)?[lo..hi];
+                    if codes.iter().fold(0u8, |m, &x| m.max(x)) as usize >= d && !codes.is_empty() {
+                        return Err(too_big());
+                    }
+                    for (o, &x) in dst.iter_mut().zip(codes) {
+                        *o = table[x as usize];
+                    }
+                }
+                2 => {
+                    let mut table = vec![[0u8; W]; d];
+                    unshuffle_into(raw, &mut table);
+                    let mut codes = vec![0u8; (hi - lo) * 2];
+                    unshuffle_rows(2, n, c.take(n * 2)?, rows, &mut codes);
+                    let (codes, _) = codes.as_chunks::<2>();
+                    if codes.iter().fold(0u16, |m, &x| m.max(u16::from_le_bytes(x))) as usize >= d {
+                        return Err(too_big());
+                    }
+                    for (o, &x) in dst.iter_mut().zip(codes) {
+                        *o = table[u16::from_le_bytes(x) as usize];
+                    }
+                }
+                other => {
+                    return Err(corrupt(format!(
+                        "dictionary codes of fixed-width values of {other} bytes (1 or 2 allowed)"
+                    )))
+                }
             }
-            if c.u8()? != 1 {
-                return Err(corrupt("dictionary codes of fixed-width values must be one byte"));
+            Ok(())
+        }
+        encoding::RUNS => {
+            let runs = c.u32()? as usize;
+            if runs == 0 || runs > n {
+                return Err(corrupt(format!("{runs} runs in a page of {n} rows")));
             }
-            let codes = &c.take(n)?[lo..hi];
-            if codes.iter().fold(0u8, |m, &x| m.max(x)) as usize >= d && !codes.is_empty() {
+            let mut values = vec![[0u8; W]; runs];
+            unshuffle_into(c.take(runs * W)?, &mut values);
+            let (ends, _) = c.take(runs * 4)?.as_chunks::<4>();
+            let ends: Vec<usize> = ends.iter().map(|e| u32::from_le_bytes(*e) as usize).collect();
+            if ends.windows(2).any(|p| p[0] >= p[1]) || ends[0] == 0 || ends[runs - 1] != n {
                 return Err(corrupt(format!(
-                    "a dictionary code is not below the dictionary size {d}"
+                    "run ends must rise strictly from above 0 to the page's {n} rows"
                 )));
             }
-            for (o, &x) in dst.iter_mut().zip(codes) {
-                *o = table[x as usize];
+            // The first run that reaches into the window, then fill run by run.
+            let mut k = ends.partition_point(|&e| e <= lo);
+            let mut at = lo;
+            while at < hi {
+                let end = ends[k].min(hi);
+                dst[at - lo..end - lo].fill(values[k]);
+                at = end;
+                k += 1;
             }
             Ok(())
         }
         other => Err(corrupt(format!("unknown encoding {other} of fixed-width values"))),
+    }
+}
+
+/// Byte-shuffled values (`W`-byte elements) into `table`, which holds as many.
+fn unshuffle_into<const W: usize>(raw: &[u8], table: &mut [[u8; W]]) {
+    if W > 1 {
+        unshuffle(W, raw, table.as_flattened_mut());
+    } else {
+        table.as_flattened_mut().copy_from_slice(raw);
     }
 }
 
@@ -1092,9 +1285,16 @@ mod tests {
     };
 
     fn round_trip(arr: &dyn Array) -> u8 {
+        round_trip_page(arr).summary
+    }
+
+    fn round_trip_page(arr: &dyn Array) -> Encoded {
         let data = arr.to_data();
         let mut page = Vec::new();
         let summary = encode_page(arr.data_type(), std::slice::from_ref(&data), &mut page).unwrap();
+        if summary.summary & 0x7f == encoding::RUNS {
+            assert_eq!(summary.layout, 2);
+        }
         let back = decode_page(arr.data_type(), arr.len(), &page).unwrap();
         assert_eq!(arrow_array::make_array(back).as_ref(), arr);
         let n = arr.len();
@@ -1162,6 +1362,131 @@ mod tests {
         assert_eq!(round_trip(&i16s), encoding::BITPACK);
         let i8s = arrow_array::Int8Array::from_iter_values((0..5000).map(|i| ((i * 7) % 21 - 10) as i8));
         assert_eq!(round_trip(&i8s), encoding::BITPACK);
+    }
+
+    #[test]
+    fn long_runs_become_runs() {
+        // Sorted keys, 50 rows each: one run per key.
+        let keys = Int64Array::from_iter_values((0..5000i64).map(|i| 1_000_000_007 * (i / 50)));
+        let enc = round_trip_page(&keys);
+        assert_eq!((enc.summary, enc.layout), (encoding::RUNS, 2));
+        let prices = Float64Array::from_iter_values((0..4000).map(|i| [9.99, -0.0, 0.0, f64::NAN][i / 700 % 4]));
+        assert_eq!(round_trip(&prices), encoding::RUNS);
+        let constant = arrow_array::Int8Array::from_iter_values((0..100).map(|_| -3));
+        assert_eq!(round_trip(&constant), encoding::RUNS);
+        // Nulls inside runs take the value before them, so they do not break the runs.
+        let gappy = Int32Array::from_iter((0..3000).map(|i| (i % 9 != 4).then_some(i / 100)));
+        assert_eq!(round_trip(&gappy), encoding::RUNS | SUMMARY_NULLS);
+        let leading_nulls = Int32Array::from_iter((0..400).map(|i| (i >= 30).then_some(7)));
+        assert_eq!(round_trip(&leading_nulls), encoding::RUNS | SUMMARY_NULLS);
+        // Runs shorter than 16 rows on average keep the other encodings.
+        let short = Int64Array::from_iter_values((0..4000i64).map(|i| (1 << 40) + (i / 15) * 1_000_003));
+        assert_eq!(round_trip(&short), encoding::DELTA);
+        assert_eq!(
+            round_trip(&Int64Array::from_iter_values(
+                (0..4000i64).map(|i| (1 << 40) + (i / 16) * 1_000_003)
+            )),
+            encoding::RUNS
+        );
+        // Strings of one length: the lengths are a run, which the page summary does not show.
+        let codes = StringArray::from_iter_values((0..1000).map(|i| format!("{:06}", i * 7919 % 1_000_000)));
+        let enc = round_trip_page(&codes);
+        assert_eq!((enc.summary, enc.layout), (encoding::PLAIN, 2));
+        // Pages without runs stay readable by layout-1 readers.
+        let plain = Int32Array::from_iter_values((0..1000).map(|i| 1 + i % 100));
+        assert_eq!(round_trip_page(&plain).layout, 1);
+    }
+
+    #[test]
+    fn floats_with_hundreds_of_values_get_two_byte_codes() {
+        // A random walk in steps of 0.01: about 600 distinct values in 4096 rows.
+        let mut x = 100.0f64;
+        let walk = Float64Array::from_iter_values((0..4096u64).map(|i| {
+            x += [0.01, -0.01, 0.02, -0.02, 0.0][(i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 61) as usize % 5];
+            (x * 100.0).round() / 100.0
+        }));
+        let enc = round_trip_page(&walk);
+        assert_eq!((enc.summary, enc.layout), (encoding::DICT, 2));
+        let prices =
+            arrow_array::Float32Array::from_iter((0..4096).map(|i| (i % 9 != 0).then_some((i * 7 % 400) as f32 / 4.0)));
+        assert_eq!(round_trip(&prices), encoding::DICT | SUMMARY_NULLS);
+        // Few repeats: plain, without hashing the whole page.
+        let noise = Float64Array::from_iter_values(
+            (0..4096u64).map(|i| f64::from_bits(i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 2)),
+        );
+        assert_eq!(
+            round_trip_page(&noise),
+            Encoded {
+                summary: encoding::PLAIN,
+                layout: 1
+            }
+        );
+        // Up to 256 values keep one-byte codes, readable by layout-1 readers.
+        let few = Float64Array::from_iter_values((0..4096).map(|i| (i % 200) as f64 * 0.5));
+        assert_eq!(
+            round_trip_page(&few),
+            Encoded {
+                summary: encoding::DICT,
+                layout: 1
+            }
+        );
+    }
+
+    #[test]
+    fn hostile_dictionary_pages_are_errors() {
+        // Int32, 4 rows, dictionary of `d` values (all 7), code width `k`, then `codes`.
+        let page = |d: u32, k: u8, codes: &[u8]| {
+            let mut p = vec![0u8, encoding::DICT];
+            p.extend_from_slice(&d.to_le_bytes());
+            let values: Vec<u8> = (0..d).flat_map(|_| 7i32.to_le_bytes()).collect();
+            push_shuffled(4, &values, &mut p);
+            p.push(k);
+            p.extend_from_slice(codes);
+            p
+        };
+        // Codes 0, 299, 1, 2 (byte-shuffled: low bytes, then high bytes).
+        let wide = page(300, 2, &[0, 43, 1, 2, 0, 1, 0, 0]);
+        assert!(decode_page(&DataType::Int32, 4, &wide).is_ok());
+        for (why, bad) in [
+            ("a code past the dictionary", page(300, 2, &[0, 44, 1, 2, 0, 1, 0, 0])),
+            ("300 values with 1-byte codes", page(300, 1, &[0, 1, 2, 3])),
+            ("3-byte codes", page(3, 3, &[0; 12])),
+            ("too many values", page(65_537, 2, &[0; 8])),
+            ("codes cut short", page(300, 2, &[0, 43, 1, 2, 0, 1, 0])),
+        ] {
+            assert!(decode_page(&DataType::Int32, 4, &bad).is_err(), "{why}");
+            assert!(decode_page_rows(&DataType::Int32, 4, &bad, 1..2).is_err(), "{why}");
+        }
+    }
+
+    #[test]
+    fn hostile_run_pages_are_errors() {
+        let page = |runs: u32, values: &[i32], ends: &[u32]| {
+            let mut p = vec![0u8, encoding::RUNS];
+            p.extend_from_slice(&runs.to_le_bytes());
+            let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+            push_shuffled(4, &bytes, &mut p);
+            p.extend(ends.iter().flat_map(|e| e.to_le_bytes()));
+            p
+        };
+        let good = page(2, &[1, 2], &[3, 10]);
+        let back = arrow_array::make_array(decode_page(&DataType::Int32, 10, &good).unwrap());
+        assert_eq!(
+            back.as_ref(),
+            &Int32Array::from(vec![1, 1, 1, 2, 2, 2, 2, 2, 2, 2]) as &dyn Array
+        );
+        for (why, bad, n) in [
+            ("no runs", page(0, &[], &[]), 10),
+            ("more runs than rows", page(3, &[1, 2, 3], &[1, 2, 3]), 2),
+            ("ends short of the page", page(2, &[1, 2], &[3, 9]), 10),
+            ("ends past the page", page(2, &[1, 2], &[3, 11]), 10),
+            ("ends not rising", page(3, &[1, 2, 3], &[3, 3, 10]), 10),
+            ("an empty first run", page(2, &[1, 2], &[0, 10]), 10),
+            ("a huge run count", page(u32::MAX, &[1], &[10]), 10),
+        ] {
+            assert!(decode_page(&DataType::Int32, n, &bad).is_err(), "{why}");
+            assert!(decode_page_rows(&DataType::Int32, n, &bad, 0..0).is_err(), "{why}");
+        }
     }
 
     #[test]

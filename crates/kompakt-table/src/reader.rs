@@ -164,6 +164,11 @@ impl TableReader {
         self.meta.rows_per_group
     }
 
+    /// Table layout of the file (docs/FORMAT.md): 1, or 2 when it may hold run-length pages.
+    pub fn layout(&self) -> u16 {
+        self.meta.layout
+    }
+
     /// The user key-value metadata given when the table was written.
     pub fn user_metadata(&self) -> &HashMap<String, String> {
         &self.parsed.user_metadata
@@ -230,6 +235,7 @@ impl TableReader {
                         crate::page::encoding::DICT => "dict",
                         crate::page::encoding::BITPACK => "bitpack",
                         crate::page::encoding::DELTA => "delta",
+                        crate::page::encoding::RUNS => "runs",
                         _ => "other",
                     };
                     *encodings.entry(name).or_insert(0) += 1;

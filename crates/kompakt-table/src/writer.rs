@@ -75,6 +75,8 @@ struct EncodedPage {
     blocks: Vec<OwnedBlock>,
     raw_len: u64,
     summary: u8,
+    /// Table layout its encodings need.
+    layout: u16,
 }
 
 thread_local! {
@@ -159,6 +161,8 @@ pub struct TableWriter<W: Write> {
     stream_pos: Vec<u64>,
     dicts: Vec<Option<DictState>>,
     layouts: Vec<ColumnLayout>,
+    /// Table layout of the footer: the newest any page needs (1 unless a page has runs).
+    layout: u16,
     /// Appending to an existing table: unchanged dictionaries are not written again.
     resumed: bool,
     sort: SortCheck,
@@ -211,6 +215,7 @@ impl<W: Write> TableWriter<W> {
             stream_pos: vec![0; columns],
             dicts,
             layouts,
+            layout: 1,
             resumed: false,
             sort,
         })
@@ -272,6 +277,8 @@ impl<W: Write> TableWriter<W> {
             pages,
             dicts,
             layouts,
+            // The kept pages may need it (nothing tells which: keep it).
+            layout: old.layout(),
             resumed: true,
             sort,
         })
@@ -378,10 +385,10 @@ impl<W: Write> TableWriter<W> {
                 .flat_map_iter(|pieces| pieces.iter().enumerate())
                 .map(|(c, pieces)| {
                     let mut page = Vec::new();
-                    let summary = encode_page(schema.field(c).data_type(), pieces, &mut page)?;
+                    let encoded = encode_page(schema.field(c).data_type(), pieces, &mut page)?;
                     // Bit-packed codes have had their zero bits removed: what is left is the
                     // values' own entropy, which the codec would spend time on for nothing.
-                    let settings = if summary & 0x7f == crate::page::encoding::BITPACK {
+                    let settings = if encoded.summary & 0x7f == crate::page::encoding::BITPACK {
                         &raw_settings
                     } else {
                         settings
@@ -389,7 +396,8 @@ impl<W: Write> TableWriter<W> {
                     Ok(EncodedPage {
                         blocks: compress_page(c as u32, settings, &page)?,
                         raw_len: page.len() as u64,
-                        summary,
+                        summary: encoded.summary,
+                        layout: encoded.layout,
                     })
                 })
                 .collect()
@@ -398,6 +406,7 @@ impl<W: Write> TableWriter<W> {
             let page = page?;
             let c = i % columns;
             self.write_page(c, &page)?;
+            self.layout = self.layout.max(page.layout);
             let start = self.stream_pos[c];
             self.stream_pos[c] += page.raw_len;
             self.pages[c].push(PageEntry {
@@ -441,7 +450,8 @@ impl<W: Write> TableWriter<W> {
             // a newer, complete one after the old (whose keys keep their meaning).
             self.layouts[c].dictionary_offset = self.out.stream_len(StreamId(stream))?;
             let mut page = (values.len() as u64).to_le_bytes().to_vec();
-            encode_page(&values.data_type().clone(), &[values], &mut page)?;
+            let encoded = encode_page(&values.data_type().clone(), &[values], &mut page)?;
+            self.layout = self.layout.max(encoded.layout);
             let blocks = compress_page(stream, &self.settings, &page)?;
             self.write_page(
                 stream as usize,
@@ -449,10 +459,12 @@ impl<W: Write> TableWriter<W> {
                     blocks,
                     raw_len: page.len() as u64,
                     summary: 0,
+                    layout: encoded.layout,
                 },
             )?;
         }
         let meta = TableMeta {
+            layout: self.layout,
             num_rows: self.num_rows,
             rows_per_group: self.opts.rows_per_group,
             schema_json: to_json(&self.schema, &self.layouts, &self.opts.metadata, &self.opts.sorted_by),

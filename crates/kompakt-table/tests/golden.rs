@@ -1,15 +1,18 @@
-//! Golden table file: a table written by table layout 1 must stay readable forever.
+//! Golden table files: tables written by every table layout must stay readable forever.
 //!
-//! `tests/golden/v1/table/fst.kpk` holds [`golden_batch`] (100 rows, 6 columns of different
-//! types, with nulls) written with 32 rows per group, so it has three full row groups and a
-//! short last one. The golden file is never rewritten: to create it (or a new case), run
+//! `tests/golden/v1/table/fst.kpk` (table layout 1) holds [`golden_batch`] (100 rows, 6 columns
+//! of different types, with nulls) written with 32 rows per group, so it has three full row
+//! groups and a short last one. `tests/golden/v1/table/layout2.kpk` (table layout 2) holds
+//! [`runs_batch`], whose columns are stored as runs and as a dictionary with 2-byte codes.
+//! Golden files are never rewritten: to create
+//! them (or a new case), run
 //! `cargo test --release -p kompakt-table --test golden -- --ignored write_missing_golden_table`,
 //! which writes only files that do not exist yet.
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int32Type, Int8Type, TimestampMicrosecondType};
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int32Array, RecordBatch, StringArray,
+    Array, ArrayRef, BooleanArray, Date32Array, DictionaryArray, Float64Array, Int32Array, RecordBatch, StringArray,
     TimestampMicrosecondArray,
 };
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
@@ -25,6 +28,10 @@ const CITIES: [&str; 4] = ["Oslo", "Lima", "Paris", "Quito"];
 
 fn golden_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/v1/table/fst.kpk")
+}
+
+fn runs_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/v1/table/layout2.kpk")
 }
 
 // The value of each column at row `i`: the golden file's content, recomputed.
@@ -220,33 +227,172 @@ fn golden_table_reads_back_exactly() {
     );
 }
 
+// The layout-2 golden table: sorted days, a store id with nulls, a price that changes rarely,
+// product codes of one length, and a categorical level, all in runs of at least 16 rows; and a
+// reading with 300 distinct values (2-byte dictionary codes in the two full row groups).
+
+const RUNS_ROWS: usize = 5000;
+const RUNS_ROWS_PER_GROUP: u32 = 2048;
+const LEVELS: [&str; 3] = ["low", "mid", "high"];
+
+fn day(i: usize) -> i32 {
+    19_000 + (i / 25) as i32
+}
+
+fn store(i: usize) -> Option<i32> {
+    (i % 10 != 7).then_some(4_000_000 + (i / 40) as i32 * 3)
+}
+
+fn runs_price(i: usize) -> f64 {
+    [2.5, -0.0, 0.0, f64::NAN][i / 30 % 4]
+}
+
+fn code(i: usize) -> String {
+    format!("SKU-{:05}", i * 7919 % 100_000)
+}
+
+fn level(i: usize) -> Option<&'static str> {
+    (i != 50).then_some(LEVELS[i / 33 % 3])
+}
+
+fn reading(i: usize) -> f64 {
+    50.0 + (i * 7919 % 300) as f64 * 0.25
+}
+
+fn runs_schema() -> Schema {
+    let dict = DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8));
+    Schema::new(vec![
+        Field::new("day", DataType::Date32, false),
+        Field::new("store", DataType::Int32, true),
+        Field::new("price", DataType::Float64, false),
+        Field::new("code", DataType::Utf8, false),
+        Field::new("level", dict, true),
+        Field::new("reading", DataType::Float64, false),
+    ])
+}
+
+fn runs_batch() -> RecordBatch {
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Date32Array::from_iter_values((0..RUNS_ROWS).map(day))),
+        Arc::new(Int32Array::from_iter((0..RUNS_ROWS).map(store))),
+        Arc::new(Float64Array::from_iter_values((0..RUNS_ROWS).map(runs_price))),
+        Arc::new(StringArray::from_iter_values((0..RUNS_ROWS).map(code))),
+        Arc::new((0..RUNS_ROWS).map(level).collect::<DictionaryArray<Int8Type>>()),
+        Arc::new(Float64Array::from_iter_values((0..RUNS_ROWS).map(reading))),
+    ];
+    RecordBatch::try_new(Arc::new(runs_schema()), columns).unwrap()
+}
+
+fn runs_options() -> TableOptions {
+    TableOptions {
+        rows_per_group: RUNS_ROWS_PER_GROUP,
+        threads: 1,
+        ..TableOptions::default()
+    }
+}
+
 #[test]
-fn current_writer_still_encodes_the_golden_table_alike() {
+fn golden_runs_table_reads_back_exactly() {
+    let path = runs_path();
+    assert!(
+        path.is_file(),
+        "missing {} (see the top of this file to write it)",
+        path.display()
+    );
+    let t = TableReader::open(&path).unwrap();
+    assert_eq!(t.layout(), 2);
+    assert_eq!(t.num_rows(), RUNS_ROWS as u64);
+    assert_eq!(*t.schema(), runs_schema());
+    let want = runs_batch();
+    for (rows, columns) in [
+        (0..RUNS_ROWS, vec![0, 1, 2, 3, 4, 5]),
+        (20..2077, vec![4, 2, 1, 5]),
+        (2047..2049, vec![0, 3, 5]),
+        (4999..5000, vec![5, 1]),
+    ] {
+        let (_, batches) = t.read(Some(&columns), rows.start as u64..rows.end as u64, 1).unwrap();
+        let mut at = rows.start;
+        for b in &batches {
+            for (k, &c) in columns.iter().enumerate() {
+                let got = b.column(k);
+                let expected = want.column(c).slice(at, b.num_rows());
+                if c == 4 {
+                    // Compare the categorical by its values (the file's dictionary is its own).
+                    let values = got.as_dictionary::<Int8Type>().downcast_dict::<StringArray>().unwrap();
+                    let got: Vec<Option<&str>> = values.into_iter().collect();
+                    let expected: Vec<Option<&str>> = (at..at + b.num_rows()).map(level).collect();
+                    assert_eq!(got, expected, "level, rows from {at}");
+                } else if c == 2 {
+                    let got: Vec<u64> = got
+                        .as_primitive::<Float64Type>()
+                        .values()
+                        .iter()
+                        .map(|v| v.to_bits())
+                        .collect();
+                    let expected: Vec<u64> = (at..at + b.num_rows()).map(|i| runs_price(i).to_bits()).collect();
+                    assert_eq!(got, expected, "price, rows from {at}");
+                } else {
+                    assert_eq!(got.as_ref(), expected.as_ref(), "column {c}, rows from {at}");
+                }
+            }
+            at += b.num_rows();
+        }
+        assert_eq!(at, rows.end);
+    }
+    // The values above are runs on disk: that is what this file keeps readable.
+    let summary = t.summary();
+    for name in ["day", "store", "price", "level"] {
+        let col = summary.iter().find(|s| s.name == name).unwrap();
+        assert_eq!(col.encodings.get("runs"), Some(&3), "{name}");
+    }
+    let col = summary.iter().find(|s| s.name == "reading").unwrap();
+    assert_eq!(col.encodings.get("dict"), Some(&2), "reading");
+}
+
+#[test]
+fn current_writer_encodes_the_golden_tables_as_before() {
     // Not a format promise (encoding choices may improve), but a change here means the writer
-    // changed: look before accepting it.
-    let dir = tempfile::tempdir().unwrap();
-    let now = dir.path().join("fst.kpk");
-    let batch = golden_batch();
-    write_table_file(&now, batch.schema(), [Ok(batch)], golden_options()).unwrap();
+    // changed: look before accepting it. Since null slots take the value before them (not the
+    // page's first value), the timestamps of the fst table are deltas where they were a
+    // dictionary when its golden file was written.
     let summarize = |t: &TableReader| {
         t.summary()
             .into_iter()
             .map(|c| (c.name, c.data_type, c.encodings, c.pages_with_nulls))
             .collect::<Vec<_>>()
     };
-    let golden = TableReader::open(golden_path()).unwrap();
-    assert_eq!(summarize(&TableReader::open(&now).unwrap()), summarize(&golden));
+    let dir = tempfile::tempdir().unwrap();
+    for (batch, options, golden) in [
+        (golden_batch(), golden_options(), golden_path()),
+        (runs_batch(), runs_options(), runs_path()),
+    ] {
+        let now = dir.path().join("now.kpk");
+        write_table_file(&now, batch.schema(), [Ok(batch)], options).unwrap();
+        let mut expected = summarize(&TableReader::open(&golden).unwrap());
+        for col in expected.iter_mut().filter(|c| c.0 == "ts") {
+            col.2 = [("delta", 3), ("dict", 1)].into_iter().collect();
+        }
+        assert_eq!(
+            summarize(&TableReader::open(&now).unwrap()),
+            expected,
+            "{}",
+            golden.display()
+        );
+    }
 }
 
-/// Writes the golden table if it does not exist; never touches an existing file.
+/// Writes the golden tables that do not exist; never touches an existing file.
 #[test]
 #[ignore = "writes files; run by hand when adding a golden case"]
 fn write_missing_golden_table() {
-    let path = golden_path();
-    if path.exists() {
-        return;
+    for (path, batch, options) in [
+        (golden_path(), golden_batch(), golden_options()),
+        (runs_path(), runs_batch(), runs_options()),
+    ] {
+        if path.exists() {
+            continue;
+        }
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        write_table_file(&path, batch.schema(), [Ok(batch)], options).unwrap();
     }
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let batch = golden_batch();
-    write_table_file(&path, batch.schema(), [Ok(batch)], golden_options()).unwrap();
 }

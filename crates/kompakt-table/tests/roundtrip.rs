@@ -149,11 +149,31 @@ fn columns(n: usize, seed: u64) -> Vec<(&'static str, ArrayRef)> {
                 (0..n).map(|i| (!null(i, &r)).then_some((r[i] % 2001) as i32 - 1000)),
             )),
         ),
+        // Runs (long enough to be stored as runs in most pages), with nulls inside them.
+        ("runs", {
+            let run = 12 + (seed % 30) as usize;
+            Arc::new(Int64Array::from_iter((0..n).map(|i| {
+                (!null(i, &r)).then_some((i / run) as i64 * 1_000_000_007 - (seed % 5) as i64)
+            })))
+        }),
+        (
+            "runs_f64",
+            Arc::new(Float64Array::from_iter_values((0..n).map(|i| {
+                [1.5, -0.0, 0.0, f64::NAN, f64::INFINITY][(i / 20 + seed as usize % 5) % 5]
+            }))),
+        ),
+        // Strings of one length: their lengths are a run.
+        (
+            "codes",
+            Arc::new(StringArray::from_iter(
+                (0..n).map(|i| (!null(i, &r)).then(|| format!("{:08}", r[i] % 100_000_000))),
+            )),
+        ),
     ];
     cols
 }
 
-const COLUMNS: usize = 20;
+const COLUMNS: usize = 23;
 
 fn table(n: usize, seed: u64) -> RecordBatch {
     let cols = columns(n, seed);
@@ -240,6 +260,13 @@ proptest! {
         prop_assert_eq!(t.num_rows(), n as u64);
         prop_assert_eq!(t.schema(), batch.schema());
         check_read(&t, &batch, &(0..COLUMNS).collect::<Vec<_>>(), 0, n);
+        if rows_per_group == 256 && n >= 256 {
+            // The run columns are what they say (the reads above went through runs).
+            let summary = t.summary();
+            let runs = summary.iter().find(|c| c.name == "runs_f64").unwrap();
+            prop_assert!(runs.encodings.contains_key("runs"), "{:?}", runs.encodings);
+            prop_assert_eq!(t.layout(), 2);
+        }
         for (cols, a, b) in reads {
             let (a, b) = (a.min(n), b.min(n));
             check_read(&t, &batch, &cols, a.min(b), a.max(b));
@@ -380,6 +407,45 @@ fn empty_tables() {
     assert_eq!(batches.len(), 1);
     assert_eq!(batches[0].num_rows(), 0);
     assert!(t.read(None, 0..1, 0).is_err());
+}
+
+#[test]
+fn the_layout_is_the_newest_any_page_needs_and_appends_keep_it() {
+    use kompakt_table::append_table_file;
+    let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int32, true)]));
+    let batch = |values: Vec<Option<i32>>| {
+        RecordBatch::try_new(schema.clone(), vec![Arc::new(Int32Array::from(values)) as ArrayRef]).unwrap()
+    };
+    let varied: Vec<Option<i32>> = (0..300).map(|i| Some(i * 7919 % 1000)).collect();
+    let runs: Vec<Option<i32>> = (0..300).map(|i| (i % 13 != 0).then_some(i / 100)).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.kpk");
+    let opts = TableOptions {
+        rows_per_group: 100,
+        ..Default::default()
+    };
+    // No runs: layout 1, which older readers read.
+    write_table_file(&path, schema.clone(), [Ok(batch(varied.clone()))], opts.clone()).unwrap();
+    assert_eq!(TableReader::open(&path).unwrap().layout(), 1);
+    // An append that brings runs makes it layout 2; one without runs keeps layout 2.
+    append_table_file(&path, [Ok(batch(runs.clone()))], opts.clone()).unwrap();
+    assert_eq!(TableReader::open(&path).unwrap().layout(), 2);
+    append_table_file(&path, [Ok(batch(varied.clone()))], opts.clone()).unwrap();
+    let t = TableReader::open(&path).unwrap();
+    assert_eq!(t.layout(), 2);
+    let (_, cols) = t.read_columns(None, 0..900, 2).unwrap();
+    let got: Vec<Option<i32>> = cols[0]
+        .iter()
+        .flat_map(|a| {
+            a.as_any()
+                .downcast_ref::<Int32Array>()
+                .unwrap()
+                .iter()
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let want: Vec<Option<i32>> = varied.iter().chain(&runs).chain(&varied).copied().collect();
+    assert_eq!(got, want);
 }
 
 #[test]
