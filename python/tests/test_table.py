@@ -378,13 +378,13 @@ def test_golden_layout2_table_reads_in_python(repo):
     path = repo / "tests" / "golden" / "v1" / "table" / "layout2.kpk"
     rows = range(5000)
     t = kompakt.read_table(path, to="arrow")
-    assert t.column("day").to_pylist() == [dt.date(1970, 1, 1) + dt.timedelta(days=19_000 + i // 25) for i in rows]
-    assert t.column("store").to_pylist() == [None if i % 10 == 7 else 4_000_000 + (i // 40) * 3 for i in rows]
+    assert t.column("day").to_pylist() == [dt.date(1970, 1, 1) + dt.timedelta(days=19_000 + i // 100) for i in rows]
+    assert t.column("store").to_pylist() == [None if i % 10 == 7 else 4_000_000 + (i // 80) * 3 for i in rows]
     prices = np.array([[2.5, -0.0, 0.0, np.nan][i // 30 % 4] for i in rows])
     assert t.column("price").to_numpy().tobytes() == prices.tobytes()
     assert t.column("code").to_pylist() == [f"SKU-{i * 7919 % 100_000:05}" for i in rows]
     levels = ["low", "mid", "high"]
-    assert t.column("level").to_pylist() == [None if i == 50 else levels[i // 33 % 3] for i in rows]
+    assert t.column("level").to_pylist() == [None if i == 50 else levels[i // 90 % 3] for i in rows]
     assert t.column("reading").to_pylist() == [50.0 + (i * 7919 % 300) * 0.25 for i in rows]
     part = kompakt.read_table(path, ["store", "reading"], rows=(2000, 2100), to="arrow")
     assert part.column(0).to_pylist() == t.column("store").to_pylist()[2000:2100]

@@ -50,7 +50,10 @@ const MAX_FIXED_DICT: usize = 256;
 /// Largest dictionary of fixed-width values with two-byte codes.
 const MAX_WIDE_DICT: usize = 1 << 16;
 /// A page is stored as runs when its runs are this many rows long on average, or longer.
+/// Integers need longer runs: frame of reference, delta and the codec already shrink short
+/// runs of them about as well (sorted timestamps with runs of 20 are 2x smaller as deltas).
 const MIN_MEAN_RUN: usize = 16;
+const MIN_MEAN_RUN_INT: usize = 64;
 /// Largest dictionary of strings (two-byte codes).
 const MAX_STRING_DICT: usize = 1 << 16;
 /// Largest decoded string data of one page (a bound on what a hostile page can make us allocate).
@@ -292,8 +295,13 @@ fn choose_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Vec<u8>) -> (
     }
     // Long runs first: filling a run decodes faster than any per-value encoding, and the
     // page shrinks to a few bytes per run before the codec sees it.
+    let mean_run = if matches!(kind, Kind::Int { .. }) {
+        MIN_MEAN_RUN_INT
+    } else {
+        MIN_MEAN_RUN
+    };
     let limit = if words.len() <= u32::MAX as usize {
-        words.len() / MIN_MEAN_RUN
+        words.len() / mean_run
     } else {
         0
     };
@@ -364,23 +372,29 @@ fn count_runs<const W: usize>(words: &[[u8; W]], limit: usize) -> Option<usize> 
     Some(runs)
 }
 
-/// `runs` runs: the count, each run's value (byte-shuffled), then each run's end row (u32).
+/// `runs` runs: the count, each run's value (byte-shuffled), then each run's length minus one,
+/// bit-packed.
 fn encode_runs<const W: usize>(words: &[[u8; W]], runs: usize, out: &mut Vec<u8>) {
     let mut values: Vec<u8> = Vec::with_capacity(runs * W);
-    let mut ends: Vec<u8> = Vec::with_capacity(runs * 4);
+    let mut lengths: Vec<u64> = Vec::with_capacity(runs);
+    let mut start = 0;
     values.extend_from_slice(&words[0]);
     for (i, pair) in words.windows(2).enumerate() {
         if pair[0] != pair[1] {
-            ends.extend_from_slice(&(i as u32 + 1).to_le_bytes());
+            lengths.push((i + 1 - start) as u64);
+            start = i + 1;
             values.extend_from_slice(&pair[1]);
         }
     }
-    ends.extend_from_slice(&(words.len() as u32).to_le_bytes());
-    debug_assert_eq!(values.len(), runs * W);
+    lengths.push((words.len() - start) as u64);
+    debug_assert_eq!(lengths.len(), runs);
+    let longest = lengths.iter().copied().max().unwrap_or(1);
+    let bits = 64 - (longest - 1).leading_zeros() as usize;
     out.push(encoding::RUNS);
     out.extend_from_slice(&(runs as u32).to_le_bytes());
     push_shuffled(W, &values, out);
-    out.extend_from_slice(&ends);
+    out.push(bits as u8);
+    crate::bits::pack(lengths.iter().map(|&l| l - 1), bits, out);
 }
 
 /// Smallest and largest value, sign bit flipped by `flip` (so that unsigned order is signed
@@ -1099,7 +1113,8 @@ fn decode_words<const W: usize>(
                     let mut table = vec![[0u8; W]; d];
                     unshuffle_into(raw, &mut table);
                     let mut codes = vec![0u8; (hi - lo) * 2];
-                    unshuffle_rows(2, n, c.take(n * 2)?, rows, &mut codes);
+                    let len = n.checked_mul(2).ok_or_else(|| corrupt("page too large"))?;
+                    unshuffle_rows(2, n, c.take(len)?, rows, &mut codes);
                     let (codes, _) = codes.as_chunks::<2>();
                     if codes.iter().fold(0u16, |m, &x| m.max(u16::from_le_bytes(x))) as usize >= d {
                         return Err(too_big());
@@ -1121,20 +1136,32 @@ fn decode_words<const W: usize>(
             if runs == 0 || runs > n {
                 return Err(corrupt(format!("{runs} runs in a page of {n} rows")));
             }
-            let mut values = vec![[0u8; W]; runs];
-            unshuffle_into(c.take(runs * W)?, &mut values);
-            let (ends, _) = c.take(runs * 4)?.as_chunks::<4>();
-            let ends: Vec<usize> = ends.iter().map(|e| u32::from_le_bytes(*e) as usize).collect();
-            if ends.windows(2).any(|p| p[0] >= p[1]) || ends[0] == 0 || ends[runs - 1] != n {
-                return Err(corrupt(format!(
-                    "run ends must rise strictly from above 0 to the page's {n} rows"
-                )));
+            // Take the bytes before allocating: what a page claims is bounded by what it holds.
+            let raw = c.take(runs * W)?;
+            let bits = c.u8()? as usize;
+            if bits > 63 {
+                return Err(corrupt(format!("{bits}-bit run lengths")));
             }
+            let packed = c.take((runs * bits).div_ceil(8))?;
+            let mut values = vec![[0u8; W]; runs];
+            unshuffle_into(raw, &mut values);
+            let mut ends: Vec<u64> = Vec::with_capacity(runs);
+            let mut end = 0u64;
+            crate::bits::unpack(packed, 0..runs, bits, |_, codes| {
+                for &code in codes {
+                    end = end.saturating_add(code).saturating_add(1);
+                    ends.push(end);
+                }
+            });
+            if end != n as u64 {
+                return Err(corrupt(format!("run lengths add up to {end}, not the page's {n} rows")));
+            }
+            // Every length is at least 1 and they add up to n: the ends rise strictly to n.
             // The first run that reaches into the window, then fill run by run.
-            let mut k = ends.partition_point(|&e| e <= lo);
+            let mut k = ends.partition_point(|&e| e <= lo as u64);
             let mut at = lo;
             while at < hi {
-                let end = ends[k].min(hi);
+                let end = (ends[k] as usize).min(hi);
                 dst[at - lo..end - lo].fill(values[k]);
                 at = end;
                 k += 1;
@@ -1366,8 +1393,8 @@ mod tests {
 
     #[test]
     fn long_runs_become_runs() {
-        // Sorted keys, 50 rows each: one run per key.
-        let keys = Int64Array::from_iter_values((0..5000i64).map(|i| 1_000_000_007 * (i / 50)));
+        // Sorted keys, 100 rows each: one run per key.
+        let keys = Int64Array::from_iter_values((0..5000i64).map(|i| 1_000_000_007 * (i / 100)));
         let enc = round_trip_page(&keys);
         assert_eq!((enc.summary, enc.layout), (encoding::RUNS, 2));
         let prices = Float64Array::from_iter_values((0..4000).map(|i| [9.99, -0.0, 0.0, f64::NAN][i / 700 % 4]));
@@ -1379,15 +1406,19 @@ mod tests {
         assert_eq!(round_trip(&gappy), encoding::RUNS | SUMMARY_NULLS);
         let leading_nulls = Int32Array::from_iter((0..400).map(|i| (i >= 30).then_some(7)));
         assert_eq!(round_trip(&leading_nulls), encoding::RUNS | SUMMARY_NULLS);
-        // Runs shorter than 16 rows on average keep the other encodings.
-        let short = Int64Array::from_iter_values((0..4000i64).map(|i| (1 << 40) + (i / 15) * 1_000_003));
-        assert_eq!(round_trip(&short), encoding::DELTA);
-        assert_eq!(
-            round_trip(&Int64Array::from_iter_values(
-                (0..4000i64).map(|i| (1 << 40) + (i / 16) * 1_000_003)
-            )),
-            encoding::RUNS
-        );
+        // Integers need runs of 64 rows on average (shorter ones are smaller as deltas);
+        // floats 16.
+        let step =
+            |run: i64| Int64Array::from_iter_values((0..4096i64).map(move |i| (1 << 40) + (i / run) * 1_000_003));
+        assert_eq!(round_trip(&step(63)), encoding::DELTA);
+        assert_eq!(round_trip(&step(64)), encoding::RUNS);
+        let float_steps = |run: usize| Float64Array::from_iter_values((0..4096).map(move |i| (i / run) as f64 * 0.1));
+        assert_eq!(round_trip(&float_steps(15)), encoding::DICT);
+        assert_eq!(round_trip(&float_steps(16)), encoding::RUNS);
+        // Runs of different lengths (10-bit lengths), windows across them.
+        let ragged =
+            Int32Array::from_iter_values((0..20_000).map(|i: i32| if i < 19_900 { i / 1000 } else { -i / 50 }));
+        assert_eq!(round_trip(&ragged), encoding::RUNS);
         // Strings of one length: the lengths are a run, which the page summary does not show.
         let codes = StringArray::from_iter_values((0..1000).map(|i| format!("{:06}", i * 7919 % 1_000_000)));
         let enc = round_trip_page(&codes);
@@ -1461,32 +1492,45 @@ mod tests {
 
     #[test]
     fn hostile_run_pages_are_errors() {
-        let page = |runs: u32, values: &[i32], ends: &[u32]| {
+        // Int32 runs: `runs`, the values, `bits`, then `lengths` (minus one) packed in `bits`.
+        let page = |runs: u32, values: &[i32], bits: u8, lengths: &[u64]| {
             let mut p = vec![0u8, encoding::RUNS];
             p.extend_from_slice(&runs.to_le_bytes());
             let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
             push_shuffled(4, &bytes, &mut p);
-            p.extend(ends.iter().flat_map(|e| e.to_le_bytes()));
+            p.push(bits);
+            crate::bits::pack(lengths.iter().map(|l| l - 1), bits as usize, &mut p);
             p
         };
-        let good = page(2, &[1, 2], &[3, 10]);
+        let good = page(2, &[1, 2], 3, &[3, 7]);
         let back = arrow_array::make_array(decode_page(&DataType::Int32, 10, &good).unwrap());
         assert_eq!(
             back.as_ref(),
             &Int32Array::from(vec![1, 1, 1, 2, 2, 2, 2, 2, 2, 2]) as &dyn Array
         );
+        let mut wide_bits = page(2, &[1, 2], 3, &[3, 7]);
+        let at = wide_bits.len() - 2;
+        wide_bits[at] = 64;
         for (why, bad, n) in [
-            ("no runs", page(0, &[], &[]), 10),
-            ("more runs than rows", page(3, &[1, 2, 3], &[1, 2, 3]), 2),
-            ("ends short of the page", page(2, &[1, 2], &[3, 9]), 10),
-            ("ends past the page", page(2, &[1, 2], &[3, 11]), 10),
-            ("ends not rising", page(3, &[1, 2, 3], &[3, 3, 10]), 10),
-            ("an empty first run", page(2, &[1, 2], &[0, 10]), 10),
-            ("a huge run count", page(u32::MAX, &[1], &[10]), 10),
+            ("no runs", page(0, &[], 0, &[]), 10),
+            ("more runs than rows", page(3, &[1, 2, 3], 1, &[1, 1, 1]), 2),
+            ("lengths short of the page", page(2, &[1, 2], 3, &[3, 6]), 10),
+            ("lengths past the page", page(2, &[1, 2], 3, &[3, 8]), 10),
+            ("lengths cut short", page(2, &[1, 2], 3, &[3, 7])[..14].to_vec(), 10),
+            ("64-bit lengths", wide_bits, 10),
+            ("a huge run count", page(u32::MAX, &[1], 4, &[10]), 10),
         ] {
             assert!(decode_page(&DataType::Int32, n, &bad).is_err(), "{why}");
             assert!(decode_page_rows(&DataType::Int32, n, &bad, 0..0).is_err(), "{why}");
         }
+        // Lengths that would overflow a sum: errors, not wrap-arounds.
+        let huge = page(2, &[1, 2], 63, &[1 << 62, 1 << 62]);
+        assert!(decode_page(&DataType::Int32, 10, &huge).is_err());
+        // 2-byte dictionary codes for more rows than can be addressed.
+        let mut wide = vec![0u8, encoding::DICT, 0x2c, 1, 0, 0];
+        wide.extend(std::iter::repeat_n(0u8, 300));
+        wide.push(2);
+        assert!(decode_page_rows(&DataType::UInt8, 1 << 63, &wide, 0..0).is_err());
     }
 
     #[test]

@@ -228,7 +228,7 @@ fn golden_table_reads_back_exactly() {
 }
 
 // The layout-2 golden table: sorted days, a store id with nulls, a price that changes rarely,
-// product codes of one length, and a categorical level, all in runs of at least 16 rows; and a
+// product codes of one length, and a categorical level, all in runs long enough; and a
 // reading with 300 distinct values (2-byte dictionary codes in the two full row groups).
 
 const RUNS_ROWS: usize = 5000;
@@ -236,11 +236,11 @@ const RUNS_ROWS_PER_GROUP: u32 = 2048;
 const LEVELS: [&str; 3] = ["low", "mid", "high"];
 
 fn day(i: usize) -> i32 {
-    19_000 + (i / 25) as i32
+    19_000 + (i / 100) as i32
 }
 
 fn store(i: usize) -> Option<i32> {
-    (i % 10 != 7).then_some(4_000_000 + (i / 40) as i32 * 3)
+    (i % 10 != 7).then_some(4_000_000 + (i / 80) as i32 * 3)
 }
 
 fn runs_price(i: usize) -> f64 {
@@ -252,7 +252,7 @@ fn code(i: usize) -> String {
 }
 
 fn level(i: usize) -> Option<&'static str> {
-    (i != 50).then_some(LEVELS[i / 33 % 3])
+    (i != 50).then_some(LEVELS[i / 90 % 3])
 }
 
 fn reading(i: usize) -> f64 {

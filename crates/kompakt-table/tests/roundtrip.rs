@@ -151,7 +151,7 @@ fn columns(n: usize, seed: u64) -> Vec<(&'static str, ArrayRef)> {
         ),
         // Runs (long enough to be stored as runs in most pages), with nulls inside them.
         ("runs", {
-            let run = 12 + (seed % 30) as usize;
+            let run = 40 + (seed % 60) as usize;
             Arc::new(Int64Array::from_iter((0..n).map(|i| {
                 (!null(i, &r)).then_some((i / run) as i64 * 1_000_000_007 - (seed % 5) as i64)
             })))
