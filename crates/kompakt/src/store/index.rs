@@ -14,6 +14,8 @@ use std::time::Duration;
 pub const INDEX_VERSION: i64 = 1;
 /// Page cache per connection, in KiB.
 const PAGE_CACHE_KIB: u32 = 64 * 1024;
+/// WAL pages after which a commit checkpoints.
+const WAL_CHECKPOINT_PAGES: i64 = 4000;
 
 /// File name of the index in the store's folder.
 pub const INDEX_FILE: &str = "index.sqlite";
@@ -77,6 +79,11 @@ pub fn open(root: &Path, create: bool, durable: bool) -> Result<Connection> {
     // that every lookup copies pages in through pread. Pages are allocated as used, so a small
     // store pays nothing for the larger limit.
     conn.pragma_update(None, "cache_size", -(PAGE_CACHE_KIB as i64))?;
+    // A checkpoint copies the WAL's pages into the database and syncs it. SQLite's default (every
+    // 1000 pages, 4 MB) made it a fifth of a tiny set's time; every 4000 pages it is a quarter
+    // as often, and a page written again in between is copied once. The WAL file stays at about
+    // 16 MB.
+    conn.pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_PAGES)?;
     let version: i64 = retry_busy(|| conn.pragma_query_value(None, "user_version", |r| r.get(0)))?;
     if version > INDEX_VERSION {
         return Err(Error::Store(format!(
@@ -186,18 +193,28 @@ pub fn object_kind(conn: &Connection, hash: ContentHash) -> Result<Option<bool>>
     Ok(stmt.query_row([&hash.to_bytes()[..]], |r| r.get(0)).optional()?)
 }
 
-pub fn insert_object(conn: &Connection, row: &ObjectRow, replace: bool) -> Result<()> {
-    let sql = if replace {
-        "INSERT OR REPLACE INTO objects (hash, raw_size, stored_size, data) VALUES (?1, ?2, ?3, ?4)"
-    } else {
-        "INSERT OR IGNORE INTO objects (hash, raw_size, stored_size, data) VALUES (?1, ?2, ?3, ?4)"
-    };
-    conn.prepare_cached(sql)?.execute(params![
-        &row.hash.to_bytes()[..],
-        size(row.raw_size),
-        size(row.stored_size),
-        row.data.as_deref()
-    ])?;
+/// Inserts the object row unless a row with its hash exists; returns whether it inserted.
+pub fn insert_object_if_absent(conn: &Connection, row: &ObjectRow) -> Result<bool> {
+    let n = conn
+        .prepare_cached("INSERT OR IGNORE INTO objects (hash, raw_size, stored_size, data) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![
+            &row.hash.to_bytes()[..],
+            size(row.raw_size),
+            size(row.stored_size),
+            row.data.as_deref()
+        ])?;
+    Ok(n > 0)
+}
+
+/// Inserts the object row, replacing a row with its hash.
+pub fn replace_object(conn: &Connection, row: &ObjectRow) -> Result<()> {
+    conn.prepare_cached("INSERT OR REPLACE INTO objects (hash, raw_size, stored_size, data) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![
+            &row.hash.to_bytes()[..],
+            size(row.raw_size),
+            size(row.stored_size),
+            row.data.as_deref()
+        ])?;
     Ok(())
 }
 

@@ -336,10 +336,15 @@ impl Store {
                         stored_size: data.len() as u64,
                         data: Some(data),
                     };
-                    // A file row whose file is gone (a gc that died mid-way) counts as absent.
-                    let replace = index::object_kind(&tx, hash)? == Some(false)
-                        && !objects::object_path(&self.root, hash).is_file();
-                    index::insert_object(&tx, &row, replace)?;
+                    // New content (the common case) costs one statement. A row that exists
+                    // stays, unless it is a file row whose file is gone (a gc that died
+                    // mid-way): that counts as absent.
+                    if !index::insert_object_if_absent(&tx, &row)?
+                        && index::object_kind(&tx, hash)? == Some(false)
+                        && !objects::object_path(&self.root, hash).is_file()
+                    {
+                        index::replace_object(&tx, &row)?;
+                    }
                 }
                 Spilled::File(temp, len) => {
                     let path = objects::object_path(&self.root, hash);
@@ -358,7 +363,7 @@ impl Store {
                             stored_size: len,
                             data: None,
                         };
-                        index::insert_object(&tx, &row, true)?;
+                        index::replace_object(&tx, &row)?;
                     }
                 }
             }
