@@ -397,7 +397,7 @@ def test_runs_round_trip_and_show_in_inspect(tmp_path, cli):
     df = pd.DataFrame(
         {
             "day": pd.to_datetime("2024-01-01") + pd.to_timedelta(i // 5000, unit="D"),
-            "sensor": (i // 40 % 100).astype("int16"),
+            "sensor": (i // 80 % 100).astype("int16"),
             "status": pd.Categorical.from_codes(i // 700 % 3, ["ok", "warn", "fail"]),
             "level": pd.array(np.where(i % 9 == 4, None, i // 300), dtype="Int64"),
         }

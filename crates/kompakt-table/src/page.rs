@@ -82,6 +82,12 @@ enum Kind {
 // ---------------------------------------------------------------------------------------------
 // Encoding
 
+/// What the encoders of one page may use, and the table layout what they used needs.
+struct Ctx {
+    runs: bool,
+    layout: u16,
+}
+
 /// Encodes `pieces` (arrays of type `dt`, `n` rows in all) as one page appended to `out`.
 pub fn encode_page(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>) -> Result<Encoded> {
     // A dictionary column's pages hold its keys (its values are stored once, on their own).
@@ -89,13 +95,27 @@ pub fn encode_page(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>) -> Re
         DataType::Dictionary(key, _) => key.as_ref(),
         other => other,
     };
-    let mut layout = 1;
-    let summary = encode_node(dt, pieces, out, &mut layout)?;
-    Ok(Encoded { summary, layout })
+    let mut cx = Ctx { runs: true, layout: 1 };
+    let summary = encode_node(dt, pieces, out, &mut cx)?;
+    Ok(Encoded {
+        summary,
+        layout: cx.layout,
+    })
+}
+
+/// Encodes the values of a dictionary column as one page, without runs: a reader bounds the
+/// count a dictionary claims by its bytes (every value at least a bit), which runs would break.
+pub fn encode_dictionary_values(values: &ArrayData, out: &mut Vec<u8>) -> Result<Encoded> {
+    let mut cx = Ctx { runs: false, layout: 1 };
+    let summary = encode_node(values.data_type(), std::slice::from_ref(values), out, &mut cx)?;
+    Ok(Encoded {
+        summary,
+        layout: cx.layout,
+    })
 }
 
 /// Encodes one node of a page; raises `layout` to what its encodings need.
-fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>, layout: &mut u16) -> Result<u8> {
+fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>, cx: &mut Ctx) -> Result<u8> {
     let n: usize = pieces.iter().map(ArrayData::len).sum();
     if *dt == DataType::Null {
         return Ok(encoding::PLAIN);
@@ -129,14 +149,14 @@ fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>, layout: &
                 .collect();
             for (j, f) in fields.iter().enumerate() {
                 let children: Vec<ArrayData> = structs.iter().map(|s| s.column(j).to_data()).collect();
-                encode_node(f.data_type(), &children, out, layout)?;
+                encode_node(f.data_type(), &children, out, cx)?;
             }
             encoding::PLAIN
         }
-        DataType::List(item) => encode_list::<4>(item.data_type(), pieces, n, out, layout)?,
-        DataType::LargeList(item) => encode_list::<8>(item.data_type(), pieces, n, out, layout)?,
-        DataType::Utf8 | DataType::Binary => encode_strings::<4>(pieces, n, out, layout),
-        DataType::LargeUtf8 | DataType::LargeBinary => encode_strings::<8>(pieces, n, out, layout),
+        DataType::List(item) => encode_list::<4>(item.data_type(), pieces, n, out, cx)?,
+        DataType::LargeList(item) => encode_list::<8>(item.data_type(), pieces, n, out, cx)?,
+        DataType::Utf8 | DataType::Binary => encode_strings::<4>(pieces, n, out, cx),
+        DataType::LargeUtf8 | DataType::LargeBinary => encode_strings::<8>(pieces, n, out, cx),
         DataType::FixedSizeBinary(w) => {
             let w = *w as usize;
             for p in pieces {
@@ -152,7 +172,7 @@ fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>, layout: &
             }
             match (pieces, &validity) {
                 // The common case reads the column's memory in place.
-                ([p], None) => encode_fixed(w, values(p, w), kind_of(dt), out, layout),
+                ([p], None) => encode_fixed(w, values(p, w), kind_of(dt), out, cx),
                 _ => {
                     let mut vals = Vec::with_capacity(n * w);
                     for p in pieces {
@@ -161,7 +181,7 @@ fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>, layout: &
                     if let Some(bits) = &validity {
                         fill_null_slots(&mut vals, w, bits);
                     }
-                    encode_fixed(w, &vals, kind_of(dt), out, layout)
+                    encode_fixed(w, &vals, kind_of(dt), out, cx)
                 }
             }
         }
@@ -175,7 +195,7 @@ fn encode_list<const OW: usize>(
     pieces: &[ArrayData],
     n: usize,
     out: &mut Vec<u8>,
-    layout: &mut u16,
+    cx: &mut Ctx,
 ) -> Result<u8> {
     let mut lengths = Vec::with_capacity(n * OW);
     let mut children = Vec::with_capacity(pieces.len());
@@ -190,8 +210,8 @@ fn encode_list<const OW: usize>(
             lengths.extend_from_slice(&len.to_le_bytes()[..OW]);
         }
     }
-    encode_words::<OW>(&lengths, Kind::Int { signed: false }, out, layout);
-    encode_node(item, &children, out, layout)?;
+    encode_words::<OW>(&lengths, Kind::Int { signed: false }, out, cx);
+    encode_node(item, &children, out, cx)?;
     Ok(encoding::PLAIN)
 }
 
@@ -241,12 +261,12 @@ fn fill_null_slots(vals: &mut [u8], w: usize, bits: &[u8]) {
     }
 }
 
-fn encode_fixed(w: usize, vals: &[u8], kind: Kind, out: &mut Vec<u8>, layout: &mut u16) -> u8 {
+fn encode_fixed(w: usize, vals: &[u8], kind: Kind, out: &mut Vec<u8>, cx: &mut Ctx) -> u8 {
     match w {
-        1 => encode_words::<1>(vals, kind, out, layout),
-        2 => encode_words::<2>(vals, kind, out, layout),
-        4 => encode_words::<4>(vals, kind, out, layout),
-        8 => encode_words::<8>(vals, kind, out, layout),
+        1 => encode_words::<1>(vals, kind, out, cx),
+        2 => encode_words::<2>(vals, kind, out, cx),
+        4 => encode_words::<4>(vals, kind, out, cx),
+        8 => encode_words::<8>(vals, kind, out, cx),
         _ => {
             out.push(encoding::PLAIN);
             push_shuffled(w, vals, out);
@@ -279,15 +299,15 @@ fn store<const W: usize>(v: u64, dst: &mut [u8; W]) {
 
 /// Encodes fixed-width values as the data suggests (docs/FORMAT.md, "What kompakt's table
 /// writer chooses"); returns the encoding and raises `layout` to what it needs.
-fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Vec<u8>, layout: &mut u16) -> u8 {
-    let (enc, needs) = choose_words::<W>(vals, kind, out);
-    *layout = (*layout).max(needs);
+fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Vec<u8>, cx: &mut Ctx) -> u8 {
+    let (enc, needs) = choose_words::<W>(vals, kind, cx.runs, out);
+    cx.layout = cx.layout.max(needs);
     enc
 }
 
 /// Encodes as [`encode_words`] does; returns the encoding and the table layout it needs (2 for
 /// runs and for dictionaries with 2-byte codes, which came with layout 2).
-fn choose_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Vec<u8>) -> (u8, u16) {
+fn choose_words<const W: usize>(vals: &[u8], kind: Kind, runs: bool, out: &mut Vec<u8>) -> (u8, u16) {
     let (words, _) = vals.as_chunks::<W>();
     if words.is_empty() {
         out.push(encoding::PLAIN);
@@ -300,7 +320,7 @@ fn choose_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Vec<u8>) -> (
     } else {
         MIN_MEAN_RUN
     };
-    let limit = if words.len() <= u32::MAX as usize {
+    let limit = if runs && words.len() <= u32::MAX as usize {
         words.len() / mean_run
     } else {
         0
@@ -583,7 +603,7 @@ fn encode_wide_dict<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) -> boo
 
 /// Strings and binaries (offsets of `OW` bytes): lengths then data, or a dictionary of
 /// distinct strings then codes when few values repeat many times.
-fn encode_strings<const OW: usize>(pieces: &[ArrayData], n: usize, out: &mut Vec<u8>, layout: &mut u16) -> u8 {
+fn encode_strings<const OW: usize>(pieces: &[ArrayData], n: usize, out: &mut Vec<u8>, cx: &mut Ctx) -> u8 {
     let mut lengths = Vec::with_capacity(n * OW);
     let mut data = Vec::new();
     for p in pieces {
@@ -597,11 +617,11 @@ fn encode_strings<const OW: usize>(pieces: &[ArrayData], n: usize, out: &mut Vec
             lengths.extend_from_slice(&len.to_le_bytes()[..OW]);
         }
     }
-    if let Some(()) = encode_string_dict::<OW>(&lengths, &data, n, out, layout) {
+    if let Some(()) = encode_string_dict::<OW>(&lengths, &data, n, out, cx) {
         return encoding::DICT;
     }
     out.push(encoding::PLAIN);
-    encode_words::<OW>(&lengths, Kind::Int { signed: false }, out, layout);
+    encode_words::<OW>(&lengths, Kind::Int { signed: false }, out, cx);
     out.extend_from_slice(&(data.len() as u64).to_le_bytes());
     out.extend_from_slice(&data);
     encoding::PLAIN
@@ -612,7 +632,7 @@ fn encode_string_dict<const OW: usize>(
     data: &[u8],
     n: usize,
     out: &mut Vec<u8>,
-    layout: &mut u16,
+    cx: &mut Ctx,
 ) -> Option<()> {
     use std::collections::HashMap;
     if n < 64 {
@@ -656,7 +676,7 @@ fn encode_string_dict<const OW: usize>(
         dict_lengths.extend_from_slice(&((starts[i + 1] - starts[i]) as u64).to_le_bytes()[..OW]);
         dict_data.extend_from_slice(value(i));
     }
-    encode_words::<OW>(&dict_lengths, Kind::Int { signed: false }, out, layout);
+    encode_words::<OW>(&dict_lengths, Kind::Int { signed: false }, out, cx);
     out.extend_from_slice(&(dict_data.len() as u64).to_le_bytes());
     out.extend_from_slice(&dict_data);
     if order.len() <= 256 {
@@ -1273,7 +1293,7 @@ fn decode_strings<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buff
 /// List offsets from `n` encoded lengths, and the child's length (their sum).
 fn decode_offsets<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buffer, usize)> {
     let (offsets, total) = offsets_from_lengths::<OW>(n, c)?;
-    // Every child row takes at least a bit of the page, except type null's: bound them all.
+    // Lengths can claim many child rows in few bytes (runs, 0-bit packing): a hard bound.
     if total > MAX_PAGE_DATA {
         return Err(corrupt(format!("lists of {total} values in one page")));
     }

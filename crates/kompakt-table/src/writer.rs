@@ -450,7 +450,7 @@ impl<W: Write> TableWriter<W> {
             // a newer, complete one after the old (whose keys keep their meaning).
             self.layouts[c].dictionary_offset = self.out.stream_len(StreamId(stream))?;
             let mut page = (values.len() as u64).to_le_bytes().to_vec();
-            let encoded = encode_page(&values.data_type().clone(), &[values], &mut page)?;
+            let encoded = crate::page::encode_dictionary_values(&values, &mut page)?;
             self.layout = self.layout.max(encoded.layout);
             let blocks = compress_page(stream, &self.settings, &page)?;
             self.write_page(

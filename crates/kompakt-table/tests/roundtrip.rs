@@ -149,7 +149,7 @@ fn columns(n: usize, seed: u64) -> Vec<(&'static str, ArrayRef)> {
                 (0..n).map(|i| (!null(i, &r)).then_some((r[i] % 2001) as i32 - 1000)),
             )),
         ),
-        // Runs (long enough to be stored as runs in most pages), with nulls inside them.
+        // Runs of 40-99 rows (stored as runs for seeds whose runs reach 64), nulls inside them.
         ("runs", {
             let run = 40 + (seed % 60) as usize;
             Arc::new(Int64Array::from_iter((0..n).map(|i| {
@@ -407,6 +407,49 @@ fn empty_tables() {
     assert_eq!(batches.len(), 1);
     assert_eq!(batches[0].num_rows(), 0);
     assert!(t.read(None, 0..1, 0).is_err());
+}
+
+#[test]
+fn dictionaries_of_repeated_or_empty_values_read_back() {
+    // A dictionary page whose values would be one run: readers bound a dictionary's count by
+    // its bytes, so the writer stores dictionary values without runs.
+    let repeated = DictionaryArray::<arrow_array::types::Int16Type>::try_new(
+        Int16Array::from(vec![0, 999, 5]),
+        Arc::new(Int64Array::from(vec![7i64; 1000])),
+    )
+    .unwrap();
+    let empty = DictionaryArray::<arrow_array::types::Int16Type>::try_new(
+        Int16Array::from(vec![3, 0, 999]),
+        Arc::new(StringArray::from(vec![""; 1000])),
+    )
+    .unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("repeated", repeated.data_type().clone(), false),
+        Field::new("empty", empty.data_type().clone(), false),
+    ]));
+    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(repeated), Arc::new(empty)]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.kpk");
+    write_table_file(&path, schema, [Ok(batch.clone())], TableOptions::default()).unwrap();
+    let t = TableReader::open(&path).unwrap();
+    let (_, batches) = t.read(None, 0..3, 1).unwrap();
+    let b = &batches[0];
+    let repeated = b
+        .column(0)
+        .as_any()
+        .downcast_ref::<DictionaryArray<arrow_array::types::Int16Type>>()
+        .unwrap();
+    let values = repeated.downcast_dict::<Int64Array>().unwrap();
+    assert_eq!(values.into_iter().collect::<Vec<_>>(), vec![Some(7); 3]);
+    let empty = b
+        .column(1)
+        .as_any()
+        .downcast_ref::<DictionaryArray<arrow_array::types::Int16Type>>()
+        .unwrap();
+    let values = empty.downcast_dict::<StringArray>().unwrap();
+    assert_eq!(values.into_iter().collect::<Vec<_>>(), vec![Some(""); 3]);
+    assert_eq!(t.layout(), 1, "no page has runs");
+    drop(batch);
 }
 
 #[test]
