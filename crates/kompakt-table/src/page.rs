@@ -553,8 +553,8 @@ fn encode_dict<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) -> bool {
 }
 
 /// Dictionary of 257 to `min(65536, n / 4)` distinct values with two-byte codes, if the values
-/// allow it (a prefix of 1024 values with at most half distinct ones is checked first, so that
-/// pages without repeats are not hashed whole: they stop after about 512 values).
+/// allow it and no prefix of 1024 rows or more is more than half distinct values (checked on
+/// the first 1024 first, so that pages without repeats stop after about 512 values).
 fn encode_wide_dict<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) -> bool {
     use std::collections::HashMap;
     let n = words.len();
@@ -573,12 +573,13 @@ fn encode_wide_dict<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) -> boo
     let mut ids: HashMap<u64, u16, BuildFx> = HashMap::with_capacity_and_hasher(distinct.len() * 4, BuildFx);
     let mut dict: Vec<u64> = Vec::new();
     let mut codes: Vec<u8> = Vec::with_capacity(2 * n);
-    for w in words {
+    for (seen, w) in (1..).zip(words) {
         let v = load::<W>(w);
         let id = match ids.get(&v) {
             Some(&id) => id,
             None => {
-                if dict.len() == limit {
+                // Past the prefix too, a page that turns mostly distinct stops early.
+                if dict.len() == limit || (seen > 1024 && dict.len() * 2 >= seen) {
                     return false;
                 }
                 let id = dict.len() as u16; // below limit <= 65536
@@ -1461,6 +1462,10 @@ mod tests {
         let prices =
             arrow_array::Float32Array::from_iter((0..4096).map(|i| (i % 9 != 0).then_some((i * 7 % 400) as f32 / 4.0)));
         assert_eq!(round_trip(&prices), encoding::DICT | SUMMARY_NULLS);
+        // Repeats at first, then distinct values: plain, found out before the page's end.
+        let turning =
+            Float64Array::from_iter_values((0..8192).map(|i| if i < 1500 { (i % 10) as f64 } else { i as f64 }));
+        assert_eq!(round_trip(&turning), encoding::PLAIN);
         // Few repeats: plain, without hashing the whole page.
         let noise = Float64Array::from_iter_values(
             (0..4096u64).map(|i| f64::from_bits(i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 2)),
