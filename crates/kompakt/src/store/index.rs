@@ -195,27 +195,23 @@ pub fn object_kind(conn: &Connection, hash: ContentHash) -> Result<Option<bool>>
 
 /// Inserts the object row unless a row with its hash exists; returns whether it inserted.
 pub fn insert_object_if_absent(conn: &Connection, row: &ObjectRow) -> Result<bool> {
-    let n = conn
-        .prepare_cached("INSERT OR IGNORE INTO objects (hash, raw_size, stored_size, data) VALUES (?1, ?2, ?3, ?4)")?
-        .execute(params![
-            &row.hash.to_bytes()[..],
-            size(row.raw_size),
-            size(row.stored_size),
-            row.data.as_deref()
-        ])?;
-    Ok(n > 0)
+    Ok(put_object(conn, "INSERT OR IGNORE", row)? > 0)
 }
 
 /// Inserts the object row, replacing a row with its hash.
 pub fn replace_object(conn: &Connection, row: &ObjectRow) -> Result<()> {
-    conn.prepare_cached("INSERT OR REPLACE INTO objects (hash, raw_size, stored_size, data) VALUES (?1, ?2, ?3, ?4)")?
-        .execute(params![
-            &row.hash.to_bytes()[..],
-            size(row.raw_size),
-            size(row.stored_size),
-            row.data.as_deref()
-        ])?;
-    Ok(())
+    put_object(conn, "INSERT OR REPLACE", row).map(drop)
+}
+
+/// Runs `verb` (an INSERT form) on the object row; returns the rows changed.
+fn put_object(conn: &Connection, verb: &str, row: &ObjectRow) -> Result<usize> {
+    let sql = format!("{verb} INTO objects (hash, raw_size, stored_size, data) VALUES (?1, ?2, ?3, ?4)");
+    Ok(conn.prepare_cached(&sql)?.execute(params![
+        &row.hash.to_bytes()[..],
+        size(row.raw_size),
+        size(row.stored_size),
+        row.data.as_deref()
+    ])?)
 }
 
 pub fn set_key(conn: &Connection, namespace: &str, key: &str, hash: ContentHash) -> Result<()> {
