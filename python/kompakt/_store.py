@@ -1,11 +1,12 @@
 """``Store``: a content-addressed key-value cache of Python objects in a folder.
 
 Values are saved as ``kompakt.save`` saves them (pickle 5, large buffers compressed straight
-from memory) and addressed by the hash of their content, so equal values are stored once.
-Small values live inside the store's index (SQLite): setting or getting one costs
-microseconds, not a file per value. The index, hashing and files are handled by the Rust
-core; this module serializes values and adds the Python conveniences (mapping interface,
-an in-memory LRU cache, ``memoize``). The on-disk layout is in docs/FORMAT.md.
+from memory) and addressed by the hash of their content, so equal values are stored once
+(values of up to 1 KiB stored are kept beside their key: once per key). Small values live
+inside the store's index (SQLite): setting or getting one costs microseconds, not a file per
+value. The index, hashing and files are handled by the Rust core; this module serializes
+values and adds the Python conveniences (mapping interface, an in-memory LRU cache,
+``memoize``). The on-disk layout is in docs/FORMAT.md.
 """
 
 from __future__ import annotations
@@ -36,34 +37,11 @@ SMALL_PICKLE_MAX = 1 << 20
 
 _MISSING: Any = object()
 
-# Values made only of these (alone, or as the items of a small dict, list or tuple) pickle the
-# same through pickle.dumps as through the object encoder (no buffers, no reducer overrides)
-# and stay small, so they skip the encoder's setup: about 3 us of a tiny set.
-_PLAIN_SCALARS = frozenset({float, int, bool, type(None), complex, str, bytes})
-_PLAIN_CONTAINERS = frozenset({dict, list, tuple})
-_PLAIN_ITEMS_MAX = 1024
-_PLAIN_TEXT_MAX = 4096
-
-
 def _plain_pickle(value: Any) -> bytes | None:
-    """The pickle of ``value`` when it is a small plain value, else None."""
-    kind = type(value)
-    if kind in _PLAIN_SCALARS:
-        if (kind is str or kind is bytes) and len(value) > _PLAIN_TEXT_MAX:
-            return None
-    elif kind in _PLAIN_CONTAINERS:
-        if len(value) > _PLAIN_ITEMS_MAX:
-            return None
-        items = (*value.keys(), *value.values()) if kind is dict else value
-        for item in items:
-            item_kind = type(item)
-            if item_kind not in _PLAIN_SCALARS:
-                return None
-            if (item_kind is str or item_kind is bytes) and len(item) > _PLAIN_TEXT_MAX:
-                return None
-    else:
-        return None
-    return pickle.dumps(value, protocol=5)
+    """The pickle of ``value`` when it is a small plain value (builtin scalars, alone or in a
+    small dict, list or tuple: see ``_core.is_plain``), else None. Such values pickle the same
+    through pickle.dumps as through the object encoder, and skip the encoder's setup."""
+    return pickle.dumps(value, protocol=5) if _core.is_plain(value) else None
 
 
 def _small_pickle(value: Any, open_writer: Callable[[], Any]) -> tuple[bytes | None, _ObjectEncoder | None]:

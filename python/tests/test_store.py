@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import multiprocessing
 import os
@@ -97,16 +98,22 @@ def test_large_values_round_trip_as_files(store: kompakt.Store) -> None:
 
 
 def test_equal_values_are_stored_once_whatever_the_codec(tmp_path: Path) -> None:
+    import random
+
     x = np.arange(3_000_000, dtype=np.int64)
-    small = {"a": list(range(50))}
+    medium = random.Random(0).randbytes(4000)  # incompressible: in the index's object table
+    small = {"a": list(range(50))}  # 1 KiB or less stored: kept beside each key
     hashes = set()
     for codec in ["zstd:1", "lz4", "none", "zstd:9"]:
         s = kompakt.Store(tmp_path / "s", codec="zstd:1") if codec == "zstd:1" else kompakt.Store(tmp_path / "s")
         hashes.add(s.set(f"x-{codec}", x, codec=codec))
+        hashes.add(s.set(f"medium-{codec}", medium, codec=codec))
         hashes.add(s.set(f"small-{codec}", small, codec=codec))
-    assert len(hashes) == 2
+    assert len(hashes) == 3
     info = kompakt.Store(tmp_path / "s").info()
-    assert info["objects"] == 2 and info["keys"] == 8
+    assert info["keys"] == 12
+    assert info["objects"] == 2 + 4  # x and medium once; small once per key
+    assert kompakt.Store(tmp_path / "s").verify()["problems"] == []
 
 
 def test_hash_does_not_depend_on_threads(tmp_path: Path) -> None:
@@ -194,6 +201,10 @@ def test_plain_values_pickle_as_the_encoder_does(value: Any) -> None:
         assert fast == _ObjectEncoder(None, SMALL_PICKLE_MAX).encode(value)
 
 
+class IntSub(int):
+    pass
+
+
 def test_plain_and_encoded_values_share_objects(store: kompakt.Store) -> None:
     from kompakt._store import _plain_pickle
 
@@ -201,6 +212,11 @@ def test_plain_and_encoded_values_share_objects(store: kompakt.Store) -> None:
     flat = {"a": 1.5, "b": "x" * 10}
     assert _plain_pickle(plain) is None and _plain_pickle(flat) is not None
     assert _plain_pickle("x" * 5000) is None and _plain_pickle(list(range(2000))) is None
+    # Exact builtin types only; text length in characters, as len() counts.
+    assert _plain_pickle([True, None, 1j, b"b", -(2**70)]) is not None
+    assert _plain_pickle("\U0001f600" * 4096) is not None and _plain_pickle("\U0001f600" * 4097) is None
+    assert _plain_pickle(collections.OrderedDict(a=1)) is None and _plain_pickle([IntSub(1)]) is None
+    assert _plain_pickle({IntSub(1): 2}) is None and _plain_pickle((1, [2])) is None
     h1 = store.set("flat", flat)
     h2 = store.set("again", dict(flat))
     store.mset({"m": flat, "n": plain})
@@ -289,8 +305,9 @@ def test_gc_frees_unreferenced_objects_only(store: kompakt.Store) -> None:
     store["keep"] = keep
     store["drop"] = rng.integers(0, 1 << 40, 500_000)
     store["tiny"] = 1
-    store["drop2"] = 2
-    del store["drop"], store["drop2"]
+    store["drop2"] = rng.bytes(4000)  # an object row in the index
+    store["drop3"] = 2  # kept beside its key: deleted with it
+    del store["drop"], store["drop2"], store["drop3"]
     store["keep2"] = keep.copy()  # same content as "keep"
     report = store.gc()
     assert report["objects"] == 2 and report["bytes"] > 0

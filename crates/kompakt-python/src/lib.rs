@@ -42,6 +42,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<store::Pending>()?;
     m.add_class::<store::Hasher>()?;
     m.add_class::<table::Table>()?;
+    m.add_function(wrap_pyfunction!(store::is_plain, m)?)?;
     m.add_function(wrap_pyfunction!(table::write_table, m)?)?;
     m.add_function(wrap_pyfunction!(table::append_table, m)?)?;
     m.add_function(wrap_pyfunction!(oneshot::compress, m)?)?;

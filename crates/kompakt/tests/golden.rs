@@ -5,8 +5,9 @@
 //! rewritten: `cargo test --test golden -- --ignored write_missing_golden_files` only adds
 //! files that do not exist yet (for a new case or a new format version).
 //!
-//! `tests/golden/v1/store/` is a store folder written by store layout 1; it is never
-//! rewritten either (`write_missing_golden_store` creates it only if it does not exist).
+//! `tests/golden/v1/store/` is a store folder written by store layout 1 with index version 1,
+//! `tests/golden/v1/store-index2/` one with index version 2 (small values in key rows); they
+//! are never rewritten either (`write_missing_golden_store` creates what does not exist).
 
 use kompakt::store::{Store, StoreOptions};
 use kompakt::stream::{decode_sequential, StreamOptions, Writer, MIN_BLOCK_SIZE};
@@ -283,22 +284,32 @@ fn current_writer_still_reproduces_the_golden_bytes() {
     }
 }
 
-// --- the golden store ---------------------------------------------------------------------
+// --- the golden stores --------------------------------------------------------------------
 
-fn golden_store() -> PathBuf {
-    golden_dir().join("store")
+/// The store folder written with index `version`.
+fn golden_store(version: u32) -> PathBuf {
+    golden_dir().join(if version == 1 {
+        "store".to_string()
+    } else {
+        format!("store-index{version}")
+    })
 }
 
-/// (namespace, key, value): a small (inline) and a large (file) object, odd keys, an empty
-/// value, and two keys sharing one object.
-fn entries() -> Vec<(&'static str, &'static str, Vec<u8>)> {
-    vec![
+/// (namespace, key, value): small values (in key rows since index version 2), one of 4 KB
+/// (in the object table), a large one (a file), odd keys, an empty value, and two keys sharing
+/// one value.
+fn entries(version: u32) -> Vec<(&'static str, &'static str, Vec<u8>)> {
+    let mut entries = vec![
         ("objects", "small", b"a small value".to_vec()),
         ("objects", "large", noise(200_000, 7)),
         ("objects", "", Vec::new()),
         ("other ns", "ключ/with..slashes\\and\0nul", b"unicode key".to_vec()),
         ("other ns", "same as small", b"a small value".to_vec()),
-    ]
+    ];
+    if version >= 2 {
+        entries.push(("objects", "medium", noise(4000, 9)));
+    }
+    entries
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -315,44 +326,55 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 #[test]
-fn golden_store_still_reads() {
-    // Opening writes (WAL files, tmp/): work on a copy.
-    let dir = tempfile::tempdir().unwrap();
-    let copy = dir.path().join("store");
-    copy_dir(&golden_store(), &copy);
-    let opts = StoreOptions {
-        create: false,
-        ..StoreOptions::default()
-    };
-    let store = Store::open(&copy, opts).unwrap();
-    for (ns, key, value) in entries() {
+fn golden_stores_still_read() {
+    // (index version, objects in the index, object files); version 1 holds the two equal
+    // small values once, version 2 once per key.
+    for (version, inline, files) in [(1, 3, 1), (2, 5, 1)] {
+        // Opening writes (WAL files, tmp/, the upgrade of an old index): work on a copy.
+        let dir = tempfile::tempdir().unwrap();
+        let copy = dir.path().join("store");
+        copy_dir(&golden_store(version), &copy);
+        let opts = StoreOptions {
+            create: false,
+            ..StoreOptions::default()
+        };
+        let store = Store::open(&copy, opts).unwrap();
+        for (ns, key, value) in entries(version) {
+            assert_eq!(
+                store.get_bytes(ns, key).unwrap().as_deref(),
+                Some(&value[..]),
+                "index {version}: {ns}/{key:?}"
+            );
+        }
+        let info = store.info().unwrap();
         assert_eq!(
-            store.get_bytes(ns, key).unwrap().as_deref(),
-            Some(&value[..]),
-            "{ns}/{key:?}"
+            (info.inline_objects, info.file_objects),
+            (inline, files),
+            "index {version}"
         );
+        assert_eq!(
+            store.hash_of("objects", "small").unwrap(),
+            store.hash_of("other ns", "same as small").unwrap()
+        );
+        let report = store.verify(&mut |_| {}).unwrap();
+        assert!(report.problems.is_empty(), "index {version}: {:?}", report.problems);
+        assert_eq!(report.keys, entries(version).len() as u64);
+        assert_eq!(store.gc().unwrap().objects, 0, "index {version}");
     }
-    let info = store.info().unwrap();
-    assert_eq!((info.inline_objects, info.file_objects), (3, 1));
-    assert_eq!(
-        store.hash_of("objects", "small").unwrap(),
-        store.hash_of("other ns", "same as small").unwrap()
-    );
-    let report = store.verify(&mut |_| {}).unwrap();
-    assert!(report.problems.is_empty(), "{:?}", report.problems);
-    assert_eq!(report.keys, 5);
 }
 
 #[test]
 #[ignore]
 fn write_missing_golden_store() {
-    let path = golden_store();
+    // Only the newest index version can be written by this kompakt.
+    let version = kompakt::store::INDEX_VERSION as u32;
+    let path = golden_store(version);
     if path.exists() {
         return;
     }
     {
         let store = Store::open(&path, StoreOptions::default()).unwrap();
-        for (ns, key, value) in entries() {
+        for (ns, key, value) in entries(version) {
             store.set_bytes(ns, key, &value).unwrap();
         }
     }

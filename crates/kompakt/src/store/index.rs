@@ -10,8 +10,9 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::Path;
 use std::time::Duration;
 
-/// Index schema version (`PRAGMA user_version`).
-pub const INDEX_VERSION: i64 = 1;
+/// Index schema version (`PRAGMA user_version`). Version 2 keeps small values in the key's
+/// row; an index of version 1 is upgraded when a store is opened.
+pub const INDEX_VERSION: i64 = 2;
 /// Page cache per connection, in KiB.
 const PAGE_CACHE_KIB: u32 = 64 * 1024;
 /// WAL pages after which a commit checkpoints.
@@ -20,20 +21,26 @@ const WAL_CHECKPOINT_PAGES: i64 = 4000;
 /// File name of the index in the store's folder.
 pub const INDEX_FILE: &str = "index.sqlite";
 
-const SCHEMA: &str = "
+const OBJECTS_TABLE: &str = "
 CREATE TABLE IF NOT EXISTS objects (
     hash BLOB PRIMARY KEY,
     raw_size INTEGER NOT NULL,
     stored_size INTEGER NOT NULL,
     data BLOB
-);
+);";
+
+/// The key table of version 2. A rowid table: rows are appended, and only the small unique
+/// index is updated in key order; with values in the rows, a WITHOUT ROWID table (version 1)
+/// splits pages of a few rows each.
+const KEYS_TABLE: &str = "
 CREATE TABLE IF NOT EXISTS keys (
     namespace TEXT NOT NULL,
     key TEXT NOT NULL,
     hash BLOB NOT NULL,
-    PRIMARY KEY (namespace, key)
-) WITHOUT ROWID;
-";
+    raw_size INTEGER,
+    data BLOB,
+    UNIQUE (namespace, key)
+);";
 
 impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Error {
@@ -87,18 +94,40 @@ pub fn open(root: &Path, create: bool, durable: bool) -> Result<Connection> {
     let version: i64 = retry_busy(|| conn.pragma_query_value(None, "user_version", |r| r.get(0)))?;
     if version > INDEX_VERSION {
         return Err(Error::Store(format!(
-            "{}: index version {version}; this kompakt reads version {INDEX_VERSION}: upgrade kompakt",
+            "{}: index version {version}; this kompakt reads versions 1 to {INDEX_VERSION}: upgrade kompakt",
             path.display()
         )));
     }
     if version < INDEX_VERSION {
-        retry_busy(|| {
-            conn.execute_batch(&format!(
-                "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {INDEX_VERSION}; COMMIT;"
-            ))
-        })?;
+        retry_busy(|| upgrade(&conn))?;
     }
     Ok(conn)
+}
+
+/// Creates the schema, or upgrades an index of version 1, in one transaction (another process
+/// may have done it first: the version is read again under the write lock).
+fn upgrade(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let result = (|| {
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        match version {
+            0 => conn.execute_batch(&format!("{OBJECTS_TABLE} {KEYS_TABLE}"))?,
+            1 => conn.execute_batch(&format!(
+                "{} INSERT INTO keys_v2 (namespace, key, hash) SELECT namespace, key, hash FROM keys;
+                 DROP TABLE keys; ALTER TABLE keys_v2 RENAME TO keys;",
+                KEYS_TABLE.replace("EXISTS keys (", "EXISTS keys_v2 (")
+            ))?,
+            _ => return Ok(()), // done by another process meanwhile (a newer one is refused later)
+        }
+        conn.pragma_update(None, "user_version", INDEX_VERSION)
+    })();
+    match result {
+        Ok(()) => conn.execute_batch("COMMIT"),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
 }
 
 /// Runs `f` until it does not fail with "busy" (for at most a minute).
@@ -148,30 +177,44 @@ fn size(v: u64) -> i64 {
 /// The object a key points at: Ok(None) if the key does not exist, an error if it points at
 /// an object the index does not hold.
 pub fn lookup(conn: &Connection, namespace: &str, key: &str) -> Result<Option<ObjectRow>> {
-    // A subquery, not a join: SQLite re-prepares a cached join on every run (its plan
-    // depends on the bound values), which costs several times more.
-    let mut stmt = conn.prepare_cached(
-        "SELECT hash, raw_size, stored_size, data FROM objects
-         WHERE hash = (SELECT hash FROM keys WHERE namespace = ?1 AND key = ?2)",
-    )?;
+    let mut key_stmt =
+        conn.prepare_cached("SELECT hash, raw_size, data FROM keys WHERE namespace = ?1 AND key = ?2")?;
+    let mut object_stmt = conn.prepare_cached("SELECT raw_size, stored_size, data FROM objects WHERE hash = ?1")?;
     let mut seen = None;
     for _ in 0..8 {
-        let row = stmt
+        let Some((hash, raw_size, data)) = key_stmt
             .query_row(params![namespace, key], |r| {
+                Ok((
+                    hash_column(r.get(0)?)?,
+                    r.get::<_, Option<i64>>(1)?,
+                    r.get::<_, Option<Vec<u8>>>(2)?,
+                ))
+            })
+            .optional()?
+        else {
+            return Ok(None);
+        };
+        if let Some(data) = data {
+            return Ok(Some(ObjectRow {
+                hash,
+                raw_size: raw_size.unwrap_or(0).max(0) as u64,
+                stored_size: data.len() as u64,
+                data: Some(data),
+            }));
+        }
+        let row = object_stmt
+            .query_row([&hash.to_bytes()[..]], |r| {
                 Ok(ObjectRow {
-                    hash: hash_column(r.get(0)?)?,
-                    raw_size: r.get::<_, i64>(1)?.max(0) as u64,
-                    stored_size: r.get::<_, i64>(2)?.max(0) as u64,
-                    data: r.get(3)?,
+                    hash,
+                    raw_size: r.get::<_, i64>(0)?.max(0) as u64,
+                    stored_size: r.get::<_, i64>(1)?.max(0) as u64,
+                    data: r.get(2)?,
                 })
             })
             .optional()?;
         if row.is_some() {
             return Ok(row);
         }
-        let Some(hash) = hash_of(conn, namespace, key)? else {
-            return Ok(None);
-        };
         if seen == Some(hash) {
             return Err(Error::corrupt(
                 "store index",
@@ -179,7 +222,8 @@ pub fn lookup(conn: &Connection, namespace: &str, key: &str) -> Result<Option<Ob
                 format!("key {key:?} points at object {hash}, which the index does not hold"),
             ));
         }
-        // The key may have been set between the two queries: look again.
+        // The key may have been set, and its old object collected, between the two queries:
+        // look again.
         seen = Some(hash);
     }
     Err(Error::Io(std::io::Error::other(format!(
@@ -214,12 +258,42 @@ fn put_object(conn: &Connection, verb: &str, row: &ObjectRow) -> Result<usize> {
     ])?)
 }
 
+/// Points the key at the object `hash`, held in the object table or as a file.
 pub fn set_key(conn: &Connection, namespace: &str, key: &str, hash: ContentHash) -> Result<()> {
+    put_key(conn, namespace, key, hash, None)
+}
+
+/// Sets the key to a small object held in its own row: `data` is the kompakt file.
+pub fn set_key_value(
+    conn: &Connection,
+    namespace: &str,
+    key: &str,
+    hash: ContentHash,
+    raw_size: u64,
+    data: &[u8],
+) -> Result<()> {
+    put_key(conn, namespace, key, hash, Some((raw_size, data)))
+}
+
+fn put_key(
+    conn: &Connection,
+    namespace: &str,
+    key: &str,
+    hash: ContentHash,
+    value: Option<(u64, &[u8])>,
+) -> Result<()> {
     conn.prepare_cached(
-        "INSERT INTO keys (namespace, key, hash) VALUES (?1, ?2, ?3)
-         ON CONFLICT (namespace, key) DO UPDATE SET hash = excluded.hash",
+        "INSERT INTO keys (namespace, key, hash, raw_size, data) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (namespace, key) DO UPDATE
+         SET hash = excluded.hash, raw_size = excluded.raw_size, data = excluded.data",
     )?
-    .execute(params![namespace, key, &hash.to_bytes()[..]])?;
+    .execute(params![
+        namespace,
+        key,
+        &hash.to_bytes()[..],
+        value.map(|(raw, _)| size(raw)),
+        value.map(|(_, data)| data)
+    ])?;
     Ok(())
 }
 
@@ -280,6 +354,52 @@ pub fn objects(conn: &Connection) -> Result<Vec<(ContentHash, u64, u64, bool)>> 
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// Count, raw bytes and stored bytes of the values held in key rows.
+pub fn key_values_summary(conn: &Connection) -> Result<(u64, u64, u64)> {
+    let row = conn
+        .prepare_cached(
+            "SELECT count(*), coalesce(sum(raw_size), 0), coalesce(sum(length(data)), 0)
+             FROM keys WHERE data IS NOT NULL",
+        )?
+        .query_row([], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+        })?;
+    Ok((row.0.max(0) as u64, row.1.max(0) as u64, row.2.max(0) as u64))
+}
+
+/// A value held in a key's row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyValue {
+    pub row: i64,
+    pub namespace: String,
+    pub key: String,
+    pub object: ObjectRow,
+}
+
+/// Up to `limit` values held in key rows, in row order after row `after` (for a verify that
+/// does not hold every value in memory at once).
+pub fn key_values_after(conn: &Connection, after: i64, limit: usize) -> Result<Vec<KeyValue>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT rowid, namespace, key, hash, raw_size, data FROM keys
+         WHERE rowid > ?1 AND data IS NOT NULL ORDER BY rowid LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![after, size(limit as u64)], |r| {
+        let data: Vec<u8> = r.get(5)?;
+        Ok(KeyValue {
+            row: r.get(0)?,
+            namespace: r.get(1)?,
+            key: r.get(2)?,
+            object: ObjectRow {
+                hash: hash_column(r.get(3)?)?,
+                raw_size: r.get::<_, Option<i64>>(4)?.unwrap_or(0).max(0) as u64,
+                stored_size: data.len() as u64,
+                data: Some(data),
+            },
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 pub fn inline_data(conn: &Connection, hash: ContentHash) -> Result<Option<Vec<u8>>> {
     let mut stmt = conn.prepare_cached("SELECT data FROM objects WHERE hash = ?1")?;
     Ok(stmt
@@ -291,7 +411,8 @@ pub fn inline_data(conn: &Connection, hash: ContentHash) -> Result<Option<Vec<u8
 /// Keys whose object row is missing (an index that lost rows): (namespace, key, hash).
 pub fn dangling_keys(conn: &Connection) -> Result<Vec<(String, String, ContentHash)>> {
     let mut stmt = conn.prepare(
-        "SELECT k.namespace, k.key, k.hash FROM keys k LEFT JOIN objects o ON o.hash = k.hash WHERE o.hash IS NULL",
+        "SELECT k.namespace, k.key, k.hash FROM keys k LEFT JOIN objects o ON o.hash = k.hash
+         WHERE o.hash IS NULL AND k.data IS NULL",
     )?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, hash_column(r.get(2)?)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -301,8 +422,9 @@ pub fn dangling_keys(conn: &Connection) -> Result<Vec<(String, String, ContentHa
 pub fn delete_unreferenced(conn: &Connection) -> Result<Vec<(ContentHash, u64, bool)>> {
     let mut stmt = conn.prepare(
         // No index on keys.hash (it would cost every set a page write): SQLite builds a
-        // temporary one for the IN list, so this is one pass over each table.
-        "DELETE FROM objects WHERE hash NOT IN (SELECT hash FROM keys)
+        // temporary one for the IN list, so this is one pass over each table. A key holding
+        // its value references no object.
+        "DELETE FROM objects WHERE hash NOT IN (SELECT hash FROM keys WHERE data IS NULL)
          RETURNING hash, stored_size, data IS NOT NULL",
     )?;
     let rows = stmt.query_map([], |r| {
@@ -329,8 +451,10 @@ pub struct Entry {
 /// Keys of a namespace (every namespace if None) with their objects.
 pub fn entries(conn: &Connection, namespace: Option<&str>) -> Result<Vec<Entry>> {
     let mut stmt = conn.prepare(
-        "SELECT k.namespace, k.key, k.hash, coalesce(o.raw_size, 0), coalesce(o.stored_size, 0)
-         FROM keys k LEFT JOIN objects o ON o.hash = k.hash
+        "SELECT k.namespace, k.key, k.hash,
+                CASE WHEN k.data IS NULL THEN coalesce(o.raw_size, 0) ELSE k.raw_size END,
+                CASE WHEN k.data IS NULL THEN coalesce(o.stored_size, 0) ELSE length(k.data) END
+         FROM keys k LEFT JOIN objects o ON o.hash = k.hash AND k.data IS NULL
          WHERE ?1 IS NULL OR k.namespace = ?1 ORDER BY k.namespace, k.key",
     )?;
     let rows = stmt.query_map([namespace], |r| {

@@ -99,7 +99,8 @@ fn last_writer_wins_and_delete_then_gc() {
     assert!(s.delete("objects", "gone").unwrap());
     assert!(!s.delete("objects", "gone").unwrap());
     let report = s.gc().unwrap();
-    assert_eq!(report.objects, 2, "{report:?}");
+    // The first large value; the small one was held in its key's row and went with it.
+    assert_eq!(report.objects, 1, "{report:?}");
     assert_eq!(s.get_bytes("objects", "k").unwrap().unwrap(), second);
     let info = s.info().unwrap();
     assert_eq!((info.inline_objects, info.file_objects), (0, 1));
@@ -198,27 +199,127 @@ fn verify_finds_damage() {
     let large = big(5, 2 << 20);
     let h_large = s.set_bytes("objects", "large", &large).unwrap();
     let h_small = s.set_bytes("objects", "small", b"some small value").unwrap();
+    let h_medium = s.set_bytes("objects", "medium", &big(6, 8 << 10)).unwrap();
     let path = objects::object_path(s.root(), h_large);
     let mut bytes = fs::read(&path).unwrap();
     bytes[100] ^= 1;
     fs::write(&path, &bytes).unwrap();
     {
         let conn = s.write().unwrap();
-        let mut data = index::inline_data(&conn, h_small).unwrap().unwrap();
-        let n = data.len();
-        data[n / 2] ^= 0x40;
-        conn.execute(
-            "UPDATE objects SET data = ?1 WHERE hash = ?2",
-            rusqlite::params![data, &h_small.to_bytes()[..]],
-        )
-        .unwrap();
+        // The small value is in its key's row, the medium one in the object table.
+        let small: Vec<u8> = conn
+            .query_row("SELECT data FROM keys WHERE key = 'small'", [], |r| r.get(0))
+            .unwrap();
+        let medium = index::inline_data(&conn, h_medium).unwrap().unwrap();
+        assert!(index::inline_data(&conn, h_small).unwrap().is_none());
+        for (mut data, table, column, id) in [
+            (small, "keys", "key", "small".as_bytes().to_vec()),
+            (medium, "objects", "hash", h_medium.to_bytes().to_vec()),
+        ] {
+            let n = data.len();
+            data[n / 2] ^= 0x40;
+            let sql = format!("UPDATE {table} SET data = ?1 WHERE {column} = ?2");
+            let id: rusqlite::types::Value = if table == "keys" {
+                String::from_utf8(id).unwrap().into()
+            } else {
+                id.into()
+            };
+            assert_eq!(conn.execute(&sql, rusqlite::params![data, id]).unwrap(), 1);
+        }
     }
     let report = s.verify(&mut |_| {}).unwrap();
-    assert_eq!(report.problems.len(), 2, "{:?}", report.problems);
-    assert!(s.get_bytes("objects", "large").unwrap_err().is_corruption());
+    assert_eq!(report.problems.len(), 3, "{:?}", report.problems);
+    assert!(
+        report.problems.iter().any(|p| p.contains("key \"small\"")),
+        "{:?}",
+        report.problems
+    );
+    for key in ["large", "small", "medium"] {
+        assert!(s.get_bytes("objects", key).unwrap_err().is_corruption(), "{key}");
+    }
     fs::remove_file(&path).unwrap();
     let err = s.get("objects", "large").unwrap_err();
     assert!(err.to_string().contains("missing"), "{err}");
+}
+
+#[test]
+fn small_values_live_in_their_key_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    let small = b"small".to_vec();
+    let medium = big(7, 4 << 10);
+    let h_small = s.set_bytes("objects", "a", &small).unwrap();
+    assert_eq!(s.set_bytes("other", "b", &small).unwrap(), h_small);
+    let count = |sql: &str| -> i64 { s.read().unwrap().query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(count("SELECT count(*) FROM keys WHERE data IS NOT NULL"), 2);
+    assert_eq!(count("SELECT count(*) FROM objects"), 0);
+    let info = s.info().unwrap();
+    assert_eq!((info.inline_objects, info.file_objects, info.raw_bytes), (2, 0, 10));
+    let entries = s.entries(None).unwrap();
+    assert_eq!(entries[0].raw_size, 5);
+    assert!(entries[0].stored_size > 5 && entries[0].stored_size <= KEY_VALUE_MAX as u64);
+    let obj = s.get("objects", "a").unwrap().unwrap();
+    assert_eq!((obj.hash, obj.raw_size, obj.inline), (h_small, 5, true));
+
+    // Repointed at an object row, the key drops its value; and back again.
+    let h_medium = s.set_bytes("objects", "a", &medium).unwrap();
+    assert_eq!(count("SELECT count(*) FROM keys WHERE data IS NOT NULL"), 1);
+    assert_eq!(s.get_bytes("objects", "a").unwrap().unwrap(), medium);
+    assert_eq!(s.hash_of("objects", "a").unwrap(), Some(h_medium));
+    s.set_bytes("objects", "a", &small).unwrap();
+    assert_eq!(s.get_bytes("objects", "a").unwrap().unwrap(), small);
+    // The medium object is unreferenced now; a key value keeps no object alive either.
+    assert_eq!(s.gc().unwrap().objects, 1);
+    assert_eq!(count("SELECT count(*) FROM objects"), 0);
+    let report = s.verify(&mut |_| {}).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    assert_eq!((report.keys, report.objects, report.raw_bytes), (2, 2, 10));
+    assert!(s.delete("other", "b").unwrap());
+    assert_eq!(s.info().unwrap().inline_objects, 1);
+}
+
+#[test]
+fn an_index_of_version_1_is_upgraded() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    let h_small;
+    {
+        let s = Store::open(&root, StoreOptions::default()).unwrap();
+        h_small = s.set_bytes("objects", "small", b"tiny").unwrap();
+        s.set_bytes("objects", "file", &big(8, 1 << 20)).unwrap();
+        // Back to version 1: its key table, the small value moved to the object table.
+        let conn = s.write().unwrap();
+        let data: Vec<u8> = conn
+            .query_row("SELECT data FROM keys WHERE key = 'small'", [], |r| r.get(0))
+            .unwrap();
+        conn.execute_batch(
+            "CREATE TABLE keys1 (namespace TEXT NOT NULL, key TEXT NOT NULL, hash BLOB NOT NULL,
+                 PRIMARY KEY (namespace, key)) WITHOUT ROWID;
+             INSERT INTO keys1 SELECT namespace, key, hash FROM keys;
+             DROP TABLE keys; ALTER TABLE keys1 RENAME TO keys; PRAGMA user_version = 1;",
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO objects VALUES (?1, 4, ?2, ?3)",
+            rusqlite::params![&h_small.to_bytes()[..], data.len() as i64, data],
+        )
+        .unwrap();
+    }
+    let s = Store::open(&root, StoreOptions::default()).unwrap();
+    let version: i64 = s
+        .read()
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, INDEX_VERSION);
+    assert_eq!(s.get_bytes("objects", "small").unwrap().unwrap(), b"tiny");
+    assert_eq!(s.get_bytes("objects", "file").unwrap().unwrap(), big(8, 1 << 20));
+    s.set_bytes("objects", "new", b"new value").unwrap();
+    assert_eq!(s.get_bytes("objects", "new").unwrap().unwrap(), b"new value");
+    let report = s.verify(&mut |_| {}).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    assert_eq!((report.keys, report.objects), (3, 3));
+    assert_eq!(s.gc().unwrap().objects, 0);
 }
 
 #[test]
