@@ -31,9 +31,11 @@ CREATE TABLE IF NOT EXISTS objects (
 
 /// The key table of version 2. A rowid table: rows are appended, and only the small unique
 /// index is updated in key order; with values in the rows, a WITHOUT ROWID table (version 1)
-/// splits pages of a few rows each.
+/// splits pages of a few rows each. Its name differs from version 1's `keys`, so that a
+/// process of an older kompakt that has the store open gets "no such table" after the
+/// upgrade instead of writing rows it does not understand.
 const KEYS_TABLE: &str = "
-CREATE TABLE IF NOT EXISTS keys (
+CREATE TABLE IF NOT EXISTS keys_v2 (
     namespace TEXT NOT NULL,
     key TEXT NOT NULL,
     hash BLOB NOT NULL,
@@ -105,19 +107,28 @@ pub fn open(root: &Path, create: bool, durable: bool) -> Result<Connection> {
 }
 
 /// Creates the schema, or upgrades an index of version 1, in one transaction (another process
-/// may have done it first: the version is read again under the write lock).
+/// may have done it first: the version is read again under the write lock). Idempotent: an
+/// existing version-2 key table is kept, and version-1 rows are copied only where the key is
+/// not already there (an old kompakt creating the store at the same moment can leave both).
 fn upgrade(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let result = (|| {
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-        match version {
-            0 => conn.execute_batch(&format!("{OBJECTS_TABLE} {KEYS_TABLE}"))?,
-            1 => conn.execute_batch(&format!(
-                "{} INSERT INTO keys_v2 (namespace, key, hash) SELECT namespace, key, hash FROM keys;
-                 DROP TABLE keys; ALTER TABLE keys_v2 RENAME TO keys;",
-                KEYS_TABLE.replace("EXISTS keys (", "EXISTS keys_v2 (")
-            ))?,
-            _ => return Ok(()), // done by another process meanwhile (a newer one is refused later)
+        if version >= INDEX_VERSION {
+            return Ok(()); // done by another process meanwhile (a newer one is refused later)
+        }
+        conn.execute_batch(OBJECTS_TABLE)?;
+        conn.execute_batch(KEYS_TABLE)?;
+        let old_keys: bool = conn.query_row(
+            "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'keys'",
+            [],
+            |r| r.get(0),
+        )?;
+        if old_keys {
+            conn.execute_batch(
+                "INSERT OR IGNORE INTO keys_v2 (namespace, key, hash) SELECT namespace, key, hash FROM keys;
+                 DROP TABLE keys;",
+            )?;
         }
         conn.pragma_update(None, "user_version", INDEX_VERSION)
     })();
@@ -178,7 +189,7 @@ fn size(v: u64) -> i64 {
 /// an object the index does not hold.
 pub fn lookup(conn: &Connection, namespace: &str, key: &str) -> Result<Option<ObjectRow>> {
     let mut key_stmt =
-        conn.prepare_cached("SELECT hash, raw_size, data FROM keys WHERE namespace = ?1 AND key = ?2")?;
+        conn.prepare_cached("SELECT hash, raw_size, data FROM keys_v2 WHERE namespace = ?1 AND key = ?2")?;
     let mut object_stmt = conn.prepare_cached("SELECT raw_size, stored_size, data FROM objects WHERE hash = ?1")?;
     let mut seen = None;
     for _ in 0..8 {
@@ -283,7 +294,7 @@ fn put_key(
     value: Option<(u64, &[u8])>,
 ) -> Result<()> {
     conn.prepare_cached(
-        "INSERT INTO keys (namespace, key, hash, raw_size, data) VALUES (?1, ?2, ?3, ?4, ?5)
+        "INSERT INTO keys_v2 (namespace, key, hash, raw_size, data) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT (namespace, key) DO UPDATE
          SET hash = excluded.hash, raw_size = excluded.raw_size, data = excluded.data",
     )?
@@ -299,21 +310,30 @@ fn put_key(
 
 pub fn delete_key(conn: &Connection, namespace: &str, key: &str) -> Result<bool> {
     let n = conn
-        .prepare_cached("DELETE FROM keys WHERE namespace = ?1 AND key = ?2")?
+        .prepare_cached("DELETE FROM keys_v2 WHERE namespace = ?1 AND key = ?2")?
         .execute(params![namespace, key])?;
     Ok(n > 0)
 }
 
 pub fn clear(conn: &Connection, namespace: Option<&str>) -> Result<u64> {
     let n = match namespace {
-        Some(ns) => conn.execute("DELETE FROM keys WHERE namespace = ?1", [ns])?,
-        None => conn.execute("DELETE FROM keys", [])?,
+        Some(ns) => conn.execute("DELETE FROM keys_v2 WHERE namespace = ?1", [ns])?,
+        None => conn.execute("DELETE FROM keys_v2", [])?,
     };
     Ok(n as u64)
 }
 
+/// The hash `key` points at and whether its value is held in the key's row.
+pub fn key_target(conn: &Connection, namespace: &str, key: &str) -> Result<Option<(ContentHash, bool)>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT hash, data IS NOT NULL FROM keys_v2 WHERE namespace = ?1 AND key = ?2")?;
+    Ok(stmt
+        .query_row(params![namespace, key], |r| Ok((hash_column(r.get(0)?)?, r.get(1)?)))
+        .optional()?)
+}
+
 pub fn hash_of(conn: &Connection, namespace: &str, key: &str) -> Result<Option<ContentHash>> {
-    let mut stmt = conn.prepare_cached("SELECT hash FROM keys WHERE namespace = ?1 AND key = ?2")?;
+    let mut stmt = conn.prepare_cached("SELECT hash FROM keys_v2 WHERE namespace = ?1 AND key = ?2")?;
     let h = stmt
         .query_row(params![namespace, key], |r| hash_column(r.get(0)?))
         .optional()?;
@@ -321,21 +341,21 @@ pub fn hash_of(conn: &Connection, namespace: &str, key: &str) -> Result<Option<C
 }
 
 pub fn keys(conn: &Connection, namespace: &str) -> Result<Vec<String>> {
-    let mut stmt = conn.prepare_cached("SELECT key FROM keys WHERE namespace = ?1 ORDER BY key")?;
+    let mut stmt = conn.prepare_cached("SELECT key FROM keys_v2 WHERE namespace = ?1 ORDER BY key")?;
     let rows = stmt.query_map([namespace], |r| r.get(0))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 pub fn count_keys(conn: &Connection, namespace: &str) -> Result<u64> {
     let n: i64 = conn
-        .prepare_cached("SELECT count(*) FROM keys WHERE namespace = ?1")?
+        .prepare_cached("SELECT count(*) FROM keys_v2 WHERE namespace = ?1")?
         .query_row([namespace], |r| r.get(0))?;
     Ok(n as u64)
 }
 
 /// Namespaces with their key counts.
 pub fn namespaces(conn: &Connection) -> Result<Vec<(String, u64)>> {
-    let mut stmt = conn.prepare("SELECT namespace, count(*) FROM keys GROUP BY namespace ORDER BY namespace")?;
+    let mut stmt = conn.prepare("SELECT namespace, count(*) FROM keys_v2 GROUP BY namespace ORDER BY namespace")?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
@@ -359,7 +379,7 @@ pub fn key_values_summary(conn: &Connection) -> Result<(u64, u64, u64)> {
     let row = conn
         .prepare_cached(
             "SELECT count(*), coalesce(sum(raw_size), 0), coalesce(sum(length(data)), 0)
-             FROM keys WHERE data IS NOT NULL",
+             FROM keys_v2 WHERE data IS NOT NULL",
         )?
         .query_row([], |r| {
             Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
@@ -380,7 +400,7 @@ pub struct KeyValue {
 /// does not hold every value in memory at once).
 pub fn key_values_after(conn: &Connection, after: i64, limit: usize) -> Result<Vec<KeyValue>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT rowid, namespace, key, hash, raw_size, data FROM keys
+        "SELECT rowid, namespace, key, hash, raw_size, data FROM keys_v2
          WHERE rowid > ?1 AND data IS NOT NULL ORDER BY rowid LIMIT ?2",
     )?;
     let rows = stmt.query_map(params![after, size(limit as u64)], |r| {
@@ -411,7 +431,7 @@ pub fn inline_data(conn: &Connection, hash: ContentHash) -> Result<Option<Vec<u8
 /// Keys whose object row is missing (an index that lost rows): (namespace, key, hash).
 pub fn dangling_keys(conn: &Connection) -> Result<Vec<(String, String, ContentHash)>> {
     let mut stmt = conn.prepare(
-        "SELECT k.namespace, k.key, k.hash FROM keys k LEFT JOIN objects o ON o.hash = k.hash
+        "SELECT k.namespace, k.key, k.hash FROM keys_v2 k LEFT JOIN objects o ON o.hash = k.hash
          WHERE o.hash IS NULL AND k.data IS NULL",
     )?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, hash_column(r.get(2)?)?)))?;
@@ -424,7 +444,7 @@ pub fn delete_unreferenced(conn: &Connection) -> Result<Vec<(ContentHash, u64, b
         // No index on keys.hash (it would cost every set a page write): SQLite builds a
         // temporary one for the IN list, so this is one pass over each table. A key holding
         // its value references no object.
-        "DELETE FROM objects WHERE hash NOT IN (SELECT hash FROM keys WHERE data IS NULL)
+        "DELETE FROM objects WHERE hash NOT IN (SELECT hash FROM keys_v2 WHERE data IS NULL)
          RETURNING hash, stored_size, data IS NOT NULL",
     )?;
     let rows = stmt.query_map([], |r| {
@@ -454,7 +474,7 @@ pub fn entries(conn: &Connection, namespace: Option<&str>) -> Result<Vec<Entry>>
         "SELECT k.namespace, k.key, k.hash,
                 CASE WHEN k.data IS NULL THEN coalesce(o.raw_size, 0) ELSE k.raw_size END,
                 CASE WHEN k.data IS NULL THEN coalesce(o.stored_size, 0) ELSE length(k.data) END
-         FROM keys k LEFT JOIN objects o ON o.hash = k.hash AND k.data IS NULL
+         FROM keys_v2 k LEFT JOIN objects o ON o.hash = k.hash AND k.data IS NULL
          WHERE ?1 IS NULL OR k.namespace = ?1 ORDER BY k.namespace, k.key",
     )?;
     let rows = stmt.query_map([namespace], |r| {

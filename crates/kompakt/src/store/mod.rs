@@ -2,7 +2,8 @@
 //!
 //! Keys (any UTF-8 string, grouped in namespaces) point at objects; an object is a kompakt
 //! file addressed by its [`ContentHash`], so equal values are stored once whatever codec wrote
-//! them. Small objects live inside the index (SQLite, WAL mode), the smallest in their key's
+//! them (except values of at most [`KEY_VALUE_MAX`] bytes stored, kept in their key's row: once
+//! per key). Small objects live inside the index (SQLite, WAL mode), the smallest in their key's
 //! row; large ones are files in a fan-out folder. The layout is specified in docs/FORMAT.md ("Object store").
 //!
 //! ```text
@@ -173,7 +174,8 @@ pub struct StoredObject {
 pub struct StoreInfo {
     /// Namespaces with their key counts.
     pub namespaces: Vec<(String, u64)>,
-    /// Objects kept inside the index.
+    /// Objects kept inside the index: object rows, and values held in key rows (counted once
+    /// per key).
     pub inline_objects: u64,
     /// Their stored bytes.
     pub inline_bytes: u64,
@@ -203,7 +205,7 @@ pub struct GcReport {
 /// What [`Store::verify`] found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StoreVerifyReport {
-    /// Objects read back completely.
+    /// Objects read back completely (a value held in a key row counts once per key).
     pub objects: u64,
     /// Their raw bytes.
     pub raw_bytes: u64,
@@ -417,8 +419,10 @@ impl Store {
                 None => match fs::File::open(objects::object_path(&self.root, row.hash)) {
                     Ok(f) => ObjectSource::File(f),
                     Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                        // Asked under the write lock: a gc in progress finishes first.
-                        if self.settled(|c| index::hash_of(c, namespace, key))? == Some(row.hash) {
+                        // Asked under the write lock: a gc in progress finishes first. The key
+                        // may keep its hash with the value moved into its row (equal content
+                        // written again, smaller): that is no damage either.
+                        if self.settled(|c| index::key_target(c, namespace, key))? == Some((row.hash, false)) {
                             return Err(Error::corrupt(
                                 "store",
                                 0,
@@ -458,7 +462,8 @@ impl Store {
         index::hash_of(&*self.read()?, namespace, key)
     }
 
-    /// Removes `key` (its object stays until [`gc`](Store::gc)); false if it did not exist.
+    /// Removes `key` (its object stays until [`gc`](Store::gc), a value held in its row goes with
+    /// it); false if it did not exist.
     pub fn delete(&self, namespace: &str, key: &str) -> Result<bool> {
         index::delete_key(&*self.write()?, namespace, key)
     }
@@ -491,6 +496,9 @@ impl Store {
     /// Counts and sizes.
     pub fn info(&self) -> Result<StoreInfo> {
         let conn = self.read()?;
+        // One read transaction: a value moving between a key row and the object table is
+        // counted once.
+        let conn = conn.unchecked_transaction()?;
         let mut info = StoreInfo {
             namespaces: index::namespaces(&conn)?,
             ..StoreInfo::default()
@@ -539,15 +547,17 @@ impl Store {
         {
             let mut conn = self.write()?;
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let mut collected = std::collections::HashSet::new();
             for (hash, stored, inline) in index::delete_unreferenced(&tx)? {
                 report.objects += 1;
                 report.bytes += stored;
                 if !inline {
                     remove_if_present(&objects::object_path(&self.root, hash))?;
+                    collected.insert(hash);
                 }
             }
             for (hash, file) in candidates {
-                if index::object_kind(&tx, hash)? != Some(false) {
+                if !collected.contains(&hash) && index::object_kind(&tx, hash)? != Some(false) {
                     report.orphan_files += 1;
                     report.bytes += fs::metadata(&file).map_or(0, |m| m.len());
                     remove_if_present(&file)?;
