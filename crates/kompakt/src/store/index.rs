@@ -1,8 +1,8 @@
 //! `index.sqlite`: keys, the object table, and the bytes of small objects.
 //!
 //! SQLite in WAL mode gives what a shared cache needs: many processes read while one writes,
-//! each write is one atomic transaction, and a tiny value costs one B-tree update, not a
-//! file system round trip.
+//! each write is one atomic transaction, and a tiny value costs two B-tree updates (its key's
+//! row and the key index), not a file system round trip.
 
 use crate::error::{Error, Result};
 use crate::stream::ContentHash;
@@ -119,17 +119,7 @@ fn upgrade(conn: &Connection) -> rusqlite::Result<()> {
         }
         conn.execute_batch(OBJECTS_TABLE)?;
         conn.execute_batch(KEYS_TABLE)?;
-        let old_keys: bool = conn.query_row(
-            "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'keys'",
-            [],
-            |r| r.get(0),
-        )?;
-        if old_keys {
-            conn.execute_batch(
-                "INSERT OR IGNORE INTO keys_v2 (namespace, key, hash) SELECT namespace, key, hash FROM keys;
-                 DROP TABLE keys;",
-            )?;
-        }
+        merge_version_1_keys(conn)?;
         conn.pragma_update(None, "user_version", INDEX_VERSION)
     })();
     match result {
@@ -139,6 +129,27 @@ fn upgrade(conn: &Connection) -> rusqlite::Result<()> {
             Err(e)
         }
     }
+}
+
+/// Moves the rows of a version-1 key table, if there is one, into `keys_v2` (where the key is
+/// not there yet) and drops it; true if there was one. Besides the upgrade, gc calls this
+/// inside its write transaction: an older kompakt creating the store at the same moment as
+/// this one can recreate `keys` after the upgrade and write keys there, which gc must not
+/// take for unreferenced (dropping the table also stops that process's writes).
+pub fn merge_version_1_keys(conn: &Connection) -> rusqlite::Result<bool> {
+    let old_keys: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'keys'",
+        [],
+        |r| r.get(0),
+    )?;
+    if old_keys {
+        conn.execute_batch(
+            "INSERT OR IGNORE INTO keys_v2 (namespace, key, hash) SELECT namespace, key, hash FROM keys;
+             DROP TABLE keys;",
+        )?;
+        conn.pragma_update(None, "user_version", INDEX_VERSION)?;
+    }
+    Ok(old_keys)
 }
 
 /// Runs `f` until it does not fail with "busy" (for at most a minute).
@@ -438,10 +449,10 @@ pub fn dangling_keys(conn: &Connection) -> Result<Vec<(String, String, ContentHa
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// Deletes the objects no key points at; returns (hash, stored size, inline) of each.
+/// Deletes the objects no key without data points at; returns (hash, stored size, inline) of each.
 pub fn delete_unreferenced(conn: &Connection) -> Result<Vec<(ContentHash, u64, bool)>> {
     let mut stmt = conn.prepare(
-        // No index on keys.hash (it would cost every set a page write): SQLite builds a
+        // No index on keys_v2.hash (it would cost every set a page write): SQLite builds a
         // temporary one for the IN list, so this is one pass over each table. A key holding
         // its value references no object.
         "DELETE FROM objects WHERE hash NOT IN (SELECT hash FROM keys_v2 WHERE data IS NULL)
@@ -472,7 +483,7 @@ pub struct Entry {
 pub fn entries(conn: &Connection, namespace: Option<&str>) -> Result<Vec<Entry>> {
     let mut stmt = conn.prepare(
         "SELECT k.namespace, k.key, k.hash,
-                CASE WHEN k.data IS NULL THEN coalesce(o.raw_size, 0) ELSE k.raw_size END,
+                CASE WHEN k.data IS NULL THEN coalesce(o.raw_size, 0) ELSE coalesce(k.raw_size, 0) END,
                 CASE WHEN k.data IS NULL THEN coalesce(o.stored_size, 0) ELSE length(k.data) END
          FROM keys_v2 k LEFT JOIN objects o ON o.hash = k.hash AND k.data IS NULL
          WHERE ?1 IS NULL OR k.namespace = ?1 ORDER BY k.namespace, k.key",

@@ -547,6 +547,7 @@ impl Store {
         {
             let mut conn = self.write()?;
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            index::merge_version_1_keys(&tx)?;
             let mut collected = std::collections::HashSet::new();
             for (hash, stored, inline) in index::delete_unreferenced(&tx)? {
                 report.objects += 1;

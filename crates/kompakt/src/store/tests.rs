@@ -337,7 +337,8 @@ fn an_index_of_version_1_is_upgraded() {
     assert_eq!(s.gc().unwrap().objects, 0);
 
     // An old kompakt creating the store at the same moment may leave a version-1 key table
-    // and version 1 beside version-2 rows: the next open keeps the rows and adds the old keys.
+    // and version 1 beside version-2 rows, and write keys there: gc first merges them (it must
+    // not take their objects for unreferenced), as does the next open.
     {
         let conn = s.write().unwrap();
         conn.execute_batch(
@@ -349,6 +350,20 @@ fn an_index_of_version_1_is_upgraded() {
         )
         .unwrap();
     }
+    s.delete("objects", "file").unwrap(); // now only the old table's key holds the file
+    assert_eq!(s.gc().unwrap().objects, 0);
+    assert_eq!(
+        s.get_bytes("objects", "copy of file").unwrap().unwrap(),
+        big(8, 1 << 20)
+    );
+    let old_tables: i64 = s
+        .read()
+        .unwrap()
+        .query_row("SELECT count(*) FROM sqlite_master WHERE name = 'keys'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(old_tables, 0);
     drop(s);
     let s = Store::open(&root, StoreOptions::default()).unwrap();
     assert_eq!(s.get_bytes("objects", "new").unwrap().unwrap(), b"new value");
