@@ -201,7 +201,12 @@ fn size(v: u64) -> i64 {
 pub fn lookup(conn: &Connection, namespace: &str, key: &str) -> Result<Option<ObjectRow>> {
     let mut key_stmt =
         conn.prepare_cached("SELECT hash, raw_size, data FROM keys_v2 WHERE namespace = ?1 AND key = ?2")?;
-    let mut object_stmt = conn.prepare_cached("SELECT raw_size, stored_size, data FROM objects WHERE hash = ?1")?;
+    // The key's object in one statement (one snapshot): the row found is the one the key
+    // pointed at then, even if the key changes between the two statements.
+    let mut object_stmt = conn.prepare_cached(
+        "SELECT hash, raw_size, stored_size, data FROM objects
+         WHERE hash = (SELECT hash FROM keys_v2 WHERE namespace = ?1 AND key = ?2 AND data IS NULL)",
+    )?;
     let mut seen = None;
     for _ in 0..8 {
         let Some((hash, raw_size, data)) = key_stmt
@@ -225,12 +230,12 @@ pub fn lookup(conn: &Connection, namespace: &str, key: &str) -> Result<Option<Ob
             }));
         }
         let row = object_stmt
-            .query_row([&hash.to_bytes()[..]], |r| {
+            .query_row(params![namespace, key], |r| {
                 Ok(ObjectRow {
-                    hash,
-                    raw_size: r.get::<_, i64>(0)?.max(0) as u64,
-                    stored_size: r.get::<_, i64>(1)?.max(0) as u64,
-                    data: r.get(2)?,
+                    hash: hash_column(r.get(0)?)?,
+                    raw_size: r.get::<_, i64>(1)?.max(0) as u64,
+                    stored_size: r.get::<_, i64>(2)?.max(0) as u64,
+                    data: r.get(3)?,
                 })
             })
             .optional()?;
@@ -407,14 +412,20 @@ pub struct KeyValue {
     pub object: ObjectRow,
 }
 
-/// Up to `limit` values held in key rows, in row order after row `after` (for a verify that
-/// does not hold every value in memory at once).
-pub fn key_values_after(conn: &Connection, after: i64, limit: usize) -> Result<Vec<KeyValue>> {
+/// The largest row id of the key table (0 when empty): where a verify of key-held values stops,
+/// so that writes during it do not extend it.
+pub fn last_key_row(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("SELECT coalesce(max(rowid), 0) FROM keys_v2", [], |r| r.get(0))?)
+}
+
+/// Up to `limit` values held in key rows, in row order after row `after` and up to row
+/// `until` (for a verify that does not hold every value in memory at once).
+pub fn key_values_between(conn: &Connection, after: i64, until: i64, limit: usize) -> Result<Vec<KeyValue>> {
     let mut stmt = conn.prepare_cached(
         "SELECT rowid, namespace, key, hash, raw_size, data FROM keys_v2
-         WHERE rowid > ?1 AND data IS NOT NULL ORDER BY rowid LIMIT ?2",
+         WHERE rowid > ?1 AND rowid <= ?2 AND data IS NOT NULL ORDER BY rowid LIMIT ?3",
     )?;
-    let rows = stmt.query_map(params![after, size(limit as u64)], |r| {
+    let rows = stmt.query_map(params![after, until, size(limit as u64)], |r| {
         let data: Vec<u8> = r.get(5)?;
         Ok(KeyValue {
             row: r.get(0)?,

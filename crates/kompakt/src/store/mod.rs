@@ -582,12 +582,14 @@ impl Store {
     /// Reads every object back (checksums and content hash) and checks every key.
     pub fn verify(&self, progress: &mut dyn FnMut(u64)) -> Result<StoreVerifyReport> {
         let mut report = StoreVerifyReport::default();
-        let (objects, dangling, namespaces) = {
+        let (objects, dangling, namespaces, last_row) = {
             let conn = self.read()?;
+            let conn = conn.unchecked_transaction()?; // one snapshot
             (
                 index::objects(&conn)?,
                 index::dangling_keys(&conn)?,
                 index::namespaces(&conn)?,
+                index::last_key_row(&conn)?,
             )
         };
         report.keys = namespaces.iter().map(|(_, n)| n).sum();
@@ -624,10 +626,11 @@ impl Store {
                 Err(problem) => report.problems.push(format!("object {hash}: {problem}")),
             }
         }
-        // Values held in key rows, a batch at a time (a store may hold millions).
+        // Values held in key rows, a batch at a time (a store may hold millions), up to the last
+        // row of the snapshot above.
         let mut after = 0;
         loop {
-            let batch = index::key_values_after(&*self.read()?, after, 1024)?;
+            let batch = index::key_values_between(&*self.read()?, after, last_row, 1024)?;
             let Some(last) = batch.last() else { break };
             after = last.row;
             for index::KeyValue {
