@@ -419,10 +419,18 @@ impl Store {
                 None => match fs::File::open(objects::object_path(&self.root, row.hash)) {
                     Ok(f) => ObjectSource::File(f),
                     Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                        // Asked under the write lock: a gc in progress finishes first. The key
-                        // may keep its hash with the value moved into its row (equal content
-                        // written again, smaller): that is no damage either.
-                        if self.settled(|c| index::key_target(c, namespace, key))? == Some((row.hash, false)) {
+                        // Asked under the write lock: a gc in progress finishes first. Damage
+                        // only if the key still points at this object as a file row and the
+                        // file is still missing: the key may have been repointed, its value
+                        // moved into its row (equal content written again, smaller), or the
+                        // same content stored again as a file since (gc in between).
+                        let path = objects::object_path(&self.root, row.hash);
+                        let damaged = self.settled(|c| {
+                            Ok(index::key_target(c, namespace, key)? == Some((row.hash, false))
+                                && index::object_kind(c, row.hash)? == Some(false)
+                                && !path.is_file())
+                        })?;
+                        if damaged {
                             return Err(Error::corrupt(
                                 "store",
                                 0,
