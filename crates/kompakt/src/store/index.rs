@@ -132,11 +132,11 @@ fn upgrade(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 /// Moves the rows of a version-1 key table, if there is one, into `keys_v2` (where the key is
-/// not there yet) and drops it; true if there was one. Besides the upgrade, gc calls this
+/// not there yet) and drops it. Besides the upgrade, gc calls this
 /// inside its write transaction: an older kompakt creating the store at the same moment as
 /// this one can recreate `keys` after the upgrade and write keys there, which gc must not
 /// take for unreferenced (dropping the table also stops that process's writes).
-pub fn merge_version_1_keys(conn: &Connection) -> rusqlite::Result<bool> {
+pub fn merge_version_1_keys(conn: &Connection) -> rusqlite::Result<()> {
     let old_keys: bool = conn.query_row(
         "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'keys'",
         [],
@@ -149,7 +149,7 @@ pub fn merge_version_1_keys(conn: &Connection) -> rusqlite::Result<bool> {
         )?;
         conn.pragma_update(None, "user_version", INDEX_VERSION)?;
     }
-    Ok(old_keys)
+    Ok(())
 }
 
 /// Runs `f` until it does not fail with "busy" (for at most a minute).
@@ -349,11 +349,7 @@ pub fn key_target(conn: &Connection, namespace: &str, key: &str) -> Result<Optio
 }
 
 pub fn hash_of(conn: &Connection, namespace: &str, key: &str) -> Result<Option<ContentHash>> {
-    let mut stmt = conn.prepare_cached("SELECT hash FROM keys_v2 WHERE namespace = ?1 AND key = ?2")?;
-    let h = stmt
-        .query_row(params![namespace, key], |r| hash_column(r.get(0)?))
-        .optional()?;
-    Ok(h)
+    Ok(key_target(conn, namespace, key)?.map(|(hash, _)| hash))
 }
 
 pub fn keys(conn: &Connection, namespace: &str) -> Result<Vec<String>> {

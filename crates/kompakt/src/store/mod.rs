@@ -215,6 +215,27 @@ pub struct StoreVerifyReport {
     pub problems: Vec<String>,
 }
 
+impl StoreVerifyReport {
+    /// Counts an object read back completely, or records its problem under `what`.
+    fn record(
+        &mut self,
+        checked: std::result::Result<(), String>,
+        raw: u64,
+        stored: u64,
+        progress: &mut dyn FnMut(u64),
+        what: impl FnOnce() -> String,
+    ) {
+        match checked {
+            Ok(()) => {
+                self.objects += 1;
+                self.raw_bytes += raw;
+                progress(stored);
+            }
+            Err(problem) => self.problems.push(format!("{}: {problem}", what())),
+        }
+    }
+}
+
 /// An open store. Cheap calls share one index connection behind a mutex; open one `Store`
 /// per thread for parallel index access, or share one across threads.
 #[derive(Debug)]
@@ -625,14 +646,8 @@ impl Store {
                     Err(e) => return Err(e.into()),
                 }
             };
-            match check_object(source, self.read_options(), hash, raw, stored) {
-                Ok(()) => {
-                    report.objects += 1;
-                    report.raw_bytes += raw;
-                    progress(stored);
-                }
-                Err(problem) => report.problems.push(format!("object {hash}: {problem}")),
-            }
+            let checked = check_object(source, self.read_options(), hash, raw, stored);
+            report.record(checked, raw, stored, progress, || format!("object {hash}"));
         }
         // Values held in key rows, a batch at a time (a store may hold millions), up to the last
         // row of the snapshot above.
@@ -652,16 +667,10 @@ impl Store {
                     data,
                 } = object;
                 let source = ObjectSource::Memory(Cursor::new(data.unwrap_or_default()));
-                match check_object(source, self.read_options(), hash, raw_size, stored_size) {
-                    Ok(()) => {
-                        report.objects += 1;
-                        report.raw_bytes += raw_size;
-                        progress(stored_size);
-                    }
-                    Err(problem) => report.problems.push(format!(
-                        "key {key:?} in namespace {namespace:?}: its value {hash}: {problem}"
-                    )),
-                }
+                let checked = check_object(source, self.read_options(), hash, raw_size, stored_size);
+                report.record(checked, raw_size, stored_size, progress, || {
+                    format!("key {key:?} in namespace {namespace:?}: its value {hash}")
+                });
             }
         }
         Ok(report)
