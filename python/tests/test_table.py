@@ -414,3 +414,24 @@ def test_runs_round_trip_and_show_in_inspect(tmp_path, cli):
     for name in ("day", "sensor", "status", "level"):
         line = next(x for x in out.splitlines() if x.startswith(name + " "))
         assert "runs 13" in line, line
+
+
+def test_plain_strings_default_to_lz4_unless_a_codec_is_named(tmp_path):
+    n = 40_000
+    t = pa.table(
+        {
+            "url": [f"https://example.com/item/{i * 7919}" for i in range(n)],
+            "city": [("Oslo", "Lima", "Pune")[i % 3] for i in range(n)],
+        }
+    )
+    codecs = {}
+    for name, kwargs in [("default", {}), ("zstd", {"codec": "zstd:2"}), ("level", {"level": 25})]:
+        path = tmp_path / f"{name}.kpk"
+        kompakt.write_table(t, path, **kwargs)
+        assert kompakt.read_table(path, to="arrow").equals(t)
+        codecs[name] = {c["name"]: set(c["codecs"]) for c in kompakt.TableFile(path).summary()}
+    assert codecs["default"]["url"] == {"lz4"}
+    assert codecs["zstd"]["url"] == {"zstd"}
+    assert codecs["level"]["url"] == {"zstd"}
+    # Dictionary-encoded strings keep the table's codec.
+    assert "lz4" not in codecs["default"]["city"]

@@ -25,7 +25,7 @@ fn io_or(err: kompakt::Error, path: &std::path::Path) -> PyErr {
 }
 
 /// The keyword arguments `write_table` and `append_table` share (the table's own default
-/// codec unless one is named).
+/// codecs unless one is named).
 fn table_options(
     codec: Option<&str>,
     level: Option<i64>,
@@ -34,7 +34,9 @@ fn table_options(
 ) -> PyResult<TableOptions> {
     let mut opts = TableOptions::default();
     if codec.is_some() || level.is_some() {
+        // A codec named by the user is used for every page, strings included.
         opts.codec = options::codec_spec(codec, level)?;
+        opts.string_codec = None;
     }
     opts.threads = options::threads(threads)?;
     opts.metadata = metadata.unwrap_or_default();

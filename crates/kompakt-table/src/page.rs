@@ -956,6 +956,24 @@ fn byte_array<T: arrow_array::types::ByteArrayType>(
     // `OffsetBuffer::new` asserts. The buffer is freshly allocated, so aligned.
     let offsets = OffsetBuffer::new(ScalarBuffer::<T::Offset>::new(offsets, 0, n + 1));
     let nulls = validity.map(|b| NullBuffer::new(BooleanBuffer::new(b, 0, n)));
+    let within = offsets
+        .last()
+        .is_some_and(|&end| arrow_buffer::ArrowNativeType::as_usize(end) <= data.len());
+    let utf8 = matches!(T::DATA_TYPE, DataType::Utf8 | DataType::LargeUtf8);
+    if utf8 && within && data.as_slice().is_ascii() {
+        // Most string data is ASCII, which is UTF-8 with a character boundary at every byte:
+        // `try_new` would check each of the n + 1 offsets for one (about 6 % of reading a
+        // string table) and find nothing.
+        #[allow(unsafe_code)]
+        // SAFETY: `new_unchecked` is sound when `try_new` would succeed. `try_new` checks
+        // (a) that the data is UTF-8: ASCII is; (b) that every offset is at most the data's
+        // length and on a character boundary: `OffsetBuffer::new` above checked that the
+        // offsets never decrease, so none exceeds the last, which `within` bounds, and in
+        // ASCII every position up to the length is a boundary; (c) that the validity bitmap
+        // has n bits: it was made with n. `byte_array_checks_like_try_new` tests both paths.
+        let array = unsafe { arrow_array::GenericByteArray::<T>::new_unchecked(offsets, data, nulls) };
+        return Ok(array.into());
+    }
     arrow_array::GenericByteArray::<T>::try_new(offsets, data, nulls)
         .map(ArrayData::from)
         .map_err(|e| corrupt(format!("invalid array: {e}")))
@@ -1626,5 +1644,71 @@ mod tests {
         page.extend_from_slice(&[0xff, 0xfe]);
         assert!(decode_page(&DataType::Utf8, 1, &page).is_err());
         assert!(decode_page(&DataType::Binary, 1, &page).is_ok());
+    }
+
+    /// `byte_array` with arbitrary offsets and data: the same verdict and array as
+    /// `GenericByteArray::try_new`, on both its ASCII path (no per-offset check) and the other.
+    fn byte_array_agrees<T: arrow_array::types::ByteArrayType>(data: &[u8], lengths: &[usize], nulls: Option<&[u8]>) {
+        use arrow_buffer::{ArrowNativeType, BooleanBuffer, NullBuffer, OffsetBuffer};
+        let n = lengths.len();
+        let mut at = 0usize;
+        let mut offsets = vec![T::Offset::usize_as(0)];
+        for &l in lengths {
+            at += l;
+            offsets.push(T::Offset::usize_as(at));
+        }
+        let offset_bytes = Buffer::from_vec(offsets.clone());
+        let validity = nulls.map(Buffer::from);
+        let ours = byte_array::<T>(n, offset_bytes, Buffer::from(data), validity.clone());
+        let theirs = arrow_array::GenericByteArray::<T>::try_new(
+            OffsetBuffer::new(offsets.into()),
+            Buffer::from(data),
+            validity.map(|b| NullBuffer::new(BooleanBuffer::new(b, 0, n))),
+        );
+        match (ours, theirs) {
+            (Ok(a), Ok(b)) => assert_eq!(arrow_array::make_array(a).as_ref(), &b as &dyn arrow_array::Array),
+            (Err(_), Err(_)) => {}
+            (a, b) => panic!(
+                "byte_array {:?}, try_new {:?} on {data:?} {lengths:?}",
+                a.is_ok(),
+                b.is_ok()
+            ),
+        }
+    }
+
+    #[test]
+    fn byte_array_checks_like_try_new() {
+        use arrow_array::types::{BinaryType, LargeUtf8Type, Utf8Type};
+        let cases: &[(&[u8], &[usize])] = &[
+            (b"", &[]),
+            (b"", &[0, 0]),
+            (b"abc", &[1, 2]),
+            (b"abc", &[1, 1]),             // data longer than the offsets say: allowed
+            (b"abc", &[2, 2]),             // an offset past the data
+            ("héllo".as_bytes(), &[2, 4]), // split inside "é"
+            ("héllo".as_bytes(), &[3, 3]),
+            (&[0x61, 0xff, 0x62], &[1, 2]), // not UTF-8
+            (&[0x80], &[1]),
+        ];
+        for (data, lengths) in cases {
+            byte_array_agrees::<Utf8Type>(data, lengths, None);
+            byte_array_agrees::<LargeUtf8Type>(data, lengths, None);
+            byte_array_agrees::<BinaryType>(data, lengths, None);
+            byte_array_agrees::<Utf8Type>(data, lengths, Some(&[0b10]));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn byte_array_checks_like_try_new_on_any_bytes(
+            data in proptest::collection::vec(proptest::prop_oneof![0u8..0x80, proptest::num::u8::ANY], 0..40),
+            cuts in proptest::collection::vec(0usize..48, 0..8),
+        ) {
+            let mut cuts = cuts;
+            cuts.sort_unstable();
+            let lengths: Vec<usize> = cuts.iter().scan(0, |at, &c| { let l = c - *at; *at = c; Some(l) }).collect();
+            byte_array_agrees::<arrow_array::types::Utf8Type>(&data, &lengths, None);
+            byte_array_agrees::<arrow_array::types::LargeBinaryType>(&data, &lengths, None);
+        }
     }
 }

@@ -409,6 +409,15 @@ pub fn from_json(bytes: &[u8], streams: usize) -> Result<ParsedSchema> {
     })
 }
 
+/// Whether `dt` is a string or binary type (variable-length values with offsets). Pages of it
+/// are compressed with [`TableOptions::string_codec`](crate::TableOptions::string_codec).
+pub(crate) fn is_byte_array(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -697,3 +697,54 @@ fn verify_rows_decodes_every_page_and_checks_the_sort_promise() {
     assert!(err.is_corruption(), "{err}");
     assert!(err.to_string().contains("row 1 sorts before row 0"), "{err}");
 }
+
+#[test]
+fn plain_string_pages_take_the_string_codec() {
+    // URLs (plain: too many distinct), category-like strings (a dictionary page) and numbers.
+    let n = 50_000;
+    let urls = StringArray::from_iter_values((0..n).map(|i| format!("https://example.com/item/{}", i * 7919)));
+    let cities = StringArray::from_iter_values((0..n).map(|i| ["Oslo", "Lima", "Pune"][i % 3]));
+    let ints = Int64Array::from_iter_values((0..n as i64).map(|i| (i * 7919) % 1_000_003));
+    let batch = RecordBatch::try_from_iter([
+        ("url", Arc::new(urls) as ArrayRef),
+        ("city", Arc::new(cities) as ArrayRef),
+        ("int", Arc::new(ints) as ArrayRef),
+    ])
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let codecs = |opts: TableOptions| {
+        let path = dir.path().join("t.kpk");
+        write_table_file(&path, batch.schema(), [Ok(batch.clone())], opts).unwrap();
+        let t = TableReader::open(&path).unwrap();
+        check_read(&t, &batch, &[0, 1, 2], 0, n);
+        t.summary()
+            .into_iter()
+            .map(|c| {
+                (
+                    c.name,
+                    c.encodings.into_keys().collect::<Vec<_>>(),
+                    c.codecs.into_keys().collect::<Vec<_>>(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let by_default = codecs(TableOptions::default());
+    assert_eq!(by_default[0], ("url".into(), vec!["plain"], vec!["lz4".to_string()]));
+    assert_eq!(by_default[1].1, vec!["dict"]);
+    // A codec chosen for the whole table (no string codec of its own) covers strings too.
+    let zstd = codecs(TableOptions {
+        string_codec: None,
+        ..Default::default()
+    });
+    assert_eq!(zstd[0].2, vec!["zstd".to_string()]);
+    // Dictionary codes and numbers keep the table's codec either way.
+    assert_eq!(zstd[1..], by_default[1..]);
+    let lz4hc = codecs(TableOptions {
+        codec: kompakt::CodecSpec::Fixed(kompakt::Codec::Lz4Hc { level: 9 }),
+        string_codec: Some(kompakt::CodecSpec::Fixed(kompakt::Codec::Zstd { level: 1 })),
+        ..Default::default()
+    });
+    assert_eq!(lz4hc[0].2, vec!["zstd".to_string()]);
+    assert_eq!(lz4hc[1].1, vec!["dict"]);
+    assert!(!lz4hc[1].2.contains(&"zstd".to_string()), "{lz4hc:?}");
+}
