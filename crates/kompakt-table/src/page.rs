@@ -8,6 +8,7 @@
 //! to 256 values with one-byte codes: the codec then entropy-codes bytes, which is where
 //! low-cardinality columns get small.
 
+use crate::zeroed::ZeroedBuffer;
 use arrow_buffer::bit_mask::set_bits;
 use arrow_buffer::{bit_util, Buffer, MutableBuffer};
 use arrow_data::{ArrayData, ArrayDataBuilder};
@@ -56,7 +57,8 @@ const MIN_MEAN_RUN: usize = 16;
 const MIN_MEAN_RUN_INT: usize = 64;
 /// Largest dictionary of strings (two-byte codes).
 const MAX_STRING_DICT: usize = 1 << 16;
-/// Largest decoded string data of one page (a bound on what a hostile page can make us allocate).
+/// Most bytes one page may decode to, all its parts together (a bound on what a hostile page
+/// can make us allocate; pages of the default 16384 rows are usually far smaller).
 const MAX_PAGE_DATA: u64 = 1 << 34;
 
 fn kind_of(dt: &DataType) -> Kind {
@@ -723,11 +725,34 @@ impl std::hash::Hasher for FxHasher {
 struct Cursor<'a> {
     bytes: &'a [u8],
     pos: usize,
+    /// Bytes the page may still decode to: one bound for all its parts (a struct's fields, a
+    /// list's levels), so that nesting cannot multiply what a hostile page makes us allocate.
+    budget: u64,
 }
 
 impl<'a> Cursor<'a> {
     fn new(bytes: &'a [u8]) -> Self {
-        Cursor { bytes, pos: 0 }
+        Self::with_budget(bytes, MAX_PAGE_DATA)
+    }
+
+    fn with_budget(bytes: &'a [u8], budget: u64) -> Self {
+        Cursor { bytes, pos: 0, budget }
+    }
+
+    /// Counts `len` decoded bytes against the page's budget.
+    fn charge(&mut self, len: usize) -> Result<()> {
+        self.budget = self
+            .budget
+            .checked_sub(len as u64)
+            .ok_or_else(|| corrupt(format!("the page decodes to more than {} GiB", MAX_PAGE_DATA >> 30)))?;
+        Ok(())
+    }
+
+    /// `len` zero bytes of decoded values, counted against the page's budget; an error, not an
+    /// abort, when the memory is not there.
+    fn alloc(&mut self, len: usize) -> Result<MutableBuffer> {
+        self.charge(len)?;
+        Ok(ZeroedBuffer::new(len, "a page's values")?.into_mutable())
     }
 
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
@@ -770,12 +795,23 @@ pub fn decode_page(dt: &DataType, n: usize, bytes: &[u8]) -> Result<ArrayData> {
 /// rows (after the codec, a 1000-row read of a 16384-row page widens 1000 values, not all);
 /// other types decode the page and slice it.
 pub fn decode_page_rows(dt: &DataType, n: usize, bytes: &[u8], rows: std::ops::Range<usize>) -> Result<ArrayData> {
+    decode_rows_within(dt, n, bytes, rows, MAX_PAGE_DATA)
+}
+
+/// [`decode_page_rows`] with `budget` bytes for all the page decodes to.
+fn decode_rows_within(
+    dt: &DataType,
+    n: usize,
+    bytes: &[u8],
+    rows: std::ops::Range<usize>,
+    budget: u64,
+) -> Result<ArrayData> {
     if rows.start > rows.end || rows.end > n {
         return Err(Error::OutOfRange {
             detail: format!("rows {}..{} of a page of {n}", rows.start, rows.end),
         });
     }
-    let mut c = Cursor::new(bytes);
+    let mut c = Cursor::with_budget(bytes, budget);
     let windowed = *dt == DataType::Boolean || crate::schema::fixed_width(dt).is_some();
     let data = if windowed {
         decode_window(dt, n, rows.clone(), &mut c)?
@@ -836,7 +872,7 @@ pub fn decode_page_into(
 fn decode_window(dt: &DataType, n: usize, rows: std::ops::Range<usize>, c: &mut Cursor<'_>) -> Result<ArrayData> {
     let m = rows.len();
     let mut values = match crate::schema::fixed_width(dt) {
-        Some(w) => alloc(w * m)?,
+        Some(w) => c.alloc(w * m)?,
         None => MutableBuffer::new(0),
     };
     let bits = decode_window_bits(dt, n, rows, c, values.as_slice_mut())?;
@@ -984,20 +1020,13 @@ fn build(b: ArrayDataBuilder) -> Result<ArrayData> {
     b.build().map_err(|e| corrupt(format!("invalid array: {e}")))
 }
 
-fn alloc(len: usize) -> Result<MutableBuffer> {
-    if len as u64 > MAX_PAGE_DATA {
-        return Err(corrupt(format!("page claims {len} bytes of values")));
-    }
-    Ok(MutableBuffer::from_len_zeroed(len))
-}
-
 fn decode_fixed(w: usize, n: usize, c: &mut Cursor<'_>) -> Result<MutableBuffer> {
     decode_fixed_rows(w, n, 0..n, c)
 }
 
 /// Rows `rows` of `n` fixed-width values of `w` bytes (the cursor moves past all `n`).
 fn decode_fixed_rows(w: usize, n: usize, rows: std::ops::Range<usize>, c: &mut Cursor<'_>) -> Result<MutableBuffer> {
-    let mut out = alloc(w * rows.len())?;
+    let mut out = c.alloc(w * rows.len())?;
     decode_fixed_rows_into(w, n, rows, c, out.as_slice_mut())?;
     Ok(out)
 }
@@ -1236,7 +1265,9 @@ fn decode_strings<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buff
             if total != data_len {
                 return Err(corrupt("string lengths do not add up to the data"));
             }
-            let data = Buffer::from(c.take(usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?)?);
+            let data_len = usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?;
+            c.charge(data_len)?;
+            let data = Buffer::from(c.take(data_len)?);
             Ok((offsets, data))
         }
         encoding::DICT => {
@@ -1257,6 +1288,7 @@ fn decode_strings<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buff
             if pos != data.len() as u64 {
                 return Err(corrupt("dictionary lengths do not add up to its data"));
             }
+            c.charge(n.saturating_mul(std::mem::size_of::<usize>()))?;
             let codes: Vec<usize> = match c.u8()? {
                 1 => c.take(n)?.iter().map(|&x| x as usize).collect(),
                 2 => {
@@ -1279,6 +1311,7 @@ fn decode_strings<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buff
             if total > MAX_PAGE_DATA || (OW == 4 && total > i32::MAX as u64) {
                 return Err(corrupt(format!("page expands to {total} bytes of strings")));
             }
+            c.charge((total as usize).saturating_add((n + 1) * OW))?;
             // Strings are copied in whole 16-byte chunks, which compile to plain moves: a memcpy
             // call per string (these are short, often a few bytes) cost more than the copying.
             // The source carries 16 bytes of slack, so a string's last chunk stays in bounds,
@@ -1288,7 +1321,10 @@ fn decode_strings<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buff
             let mut padded = Vec::with_capacity(data.len() + CHUNK);
             padded.extend_from_slice(data);
             padded.resize(data.len() + CHUNK, 0);
-            let mut out: Vec<u8> = Vec::with_capacity(total + CHUNK);
+            let mut out: Vec<u8> = Vec::new();
+            out.try_reserve_exact(total + CHUNK).map_err(|_| Error::OutOfRange {
+                detail: format!("a page of {total} bytes of strings does not fit in memory"),
+            })?;
             let mut offsets = MutableBuffer::new((n + 1) * OW);
             offsets.extend_from_slice(&0u64.to_le_bytes()[..OW]);
             for &x in &codes {
@@ -1326,7 +1362,7 @@ fn offsets_from_lengths<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result
         .checked_add(1)
         .and_then(|k| k.checked_mul(OW))
         .ok_or_else(|| corrupt("page too large"))?;
-    let mut offsets = alloc(len)?;
+    let mut offsets = c.alloc(len)?;
     decode_fixed_rows_into(OW, n, 0..n, c, &mut offsets.as_slice_mut()[OW..])?;
     let (words, _) = offsets.as_slice_mut().as_chunks_mut::<OW>();
     let mut at = 0u64;
@@ -1710,5 +1746,30 @@ mod tests {
             byte_array_agrees::<arrow_array::types::Utf8Type>(&data, &lengths, None);
             byte_array_agrees::<arrow_array::types::LargeBinaryType>(&data, &lengths, None);
         }
+    }
+
+    #[test]
+    fn one_budget_covers_every_part_of_a_page() {
+        use arrow_array::builder::{Int64Builder, ListBuilder};
+        // Lists of lists of int64: offsets at two levels, then the values.
+        let mut b = ListBuilder::new(ListBuilder::new(Int64Builder::new()));
+        for i in 0..64i64 {
+            for j in 0..8 {
+                b.values().values().append_slice(&[i, j, i * j, 7]);
+                b.values().append(true);
+            }
+            b.append(true);
+        }
+        let arr = b.finish();
+        let dt = arr.data_type().clone();
+        let mut page = Vec::new();
+        encode_page(&dt, &[arr.to_data()], &mut page).unwrap();
+        // Decoded: 65 + 513 offsets of 4 bytes, 2048 values of 8: the largest part is 16 KiB.
+        let total = (65 + 513) * 4 + 2048 * 8;
+        let whole = decode_rows_within(&dt, 64, &page, 0..64, total).unwrap();
+        assert_eq!(arrow_array::make_array(whole).as_ref(), &arr as &dyn Array);
+        // Enough for each part on its own, not for all of them.
+        let err = decode_rows_within(&dt, 64, &page, 0..64, total - 1).unwrap_err();
+        assert!(err.to_string().contains("the page decodes to more than"), "{err}");
     }
 }

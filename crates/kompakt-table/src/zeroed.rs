@@ -33,6 +33,10 @@ impl ZeroedBuffer {
     pub(crate) fn into_buffer(self) -> Buffer {
         self.0.into()
     }
+
+    pub(crate) fn into_mutable(self) -> MutableBuffer {
+        self.0
+    }
 }
 
 #[cfg(test)]
