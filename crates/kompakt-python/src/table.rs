@@ -35,8 +35,7 @@ fn table_options(
     let mut opts = TableOptions::default();
     if codec.is_some() || level.is_some() {
         // A codec named by the user is used for every page, strings included.
-        opts.codec = options::codec_spec(codec, level)?;
-        opts.string_codec = None;
+        opts = opts.with_codec(options::codec_spec(codec, level)?);
     }
     opts.threads = options::threads(threads)?;
     opts.metadata = metadata.unwrap_or_default();

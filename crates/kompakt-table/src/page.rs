@@ -57,8 +57,10 @@ const MIN_MEAN_RUN: usize = 16;
 const MIN_MEAN_RUN_INT: usize = 64;
 /// Largest dictionary of strings (two-byte codes).
 const MAX_STRING_DICT: usize = 1 << 16;
-/// Most bytes one page may decode to, all its parts together (a bound on what a hostile page
-/// can make us allocate; pages of the default 16384 rows are usually far smaller).
+/// Most bytes a page may expand to beyond the bytes it holds, all its parts together: values
+/// and offsets decoded from encodings that can stand for many values in few bytes (runs,
+/// 0-bit codes, list lengths), and strings rebuilt from a dictionary. A bound on what a hostile
+/// page can make us allocate; string data copied as it is does not count.
 const MAX_PAGE_DATA: u64 = 1 << 34;
 
 fn kind_of(dt: &DataType) -> Kind {
@@ -1180,9 +1182,11 @@ fn decode_words<const W: usize>(
                 2 => {
                     let mut table = vec![[0u8; W]; d];
                     unshuffle_into(raw, &mut table);
-                    let mut codes = vec![0u8; (hi - lo) * 2];
+                    // Take the bytes before allocating: what a page claims is bounded by what it holds.
                     let len = n.checked_mul(2).ok_or_else(|| corrupt("page too large"))?;
-                    unshuffle_rows(2, n, c.take(len)?, rows, &mut codes);
+                    let src = c.take(len)?;
+                    let mut codes = vec![0u8; (hi - lo) * 2];
+                    unshuffle_rows(2, n, src, rows, &mut codes);
                     let (codes, _) = codes.as_chunks::<2>();
                     if codes.iter().fold(0u16, |m, &x| m.max(u16::from_le_bytes(x))) as usize >= d {
                         return Err(too_big());
@@ -1265,9 +1269,8 @@ fn decode_strings<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buff
             if total != data_len {
                 return Err(corrupt("string lengths do not add up to the data"));
             }
-            let data_len = usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?;
-            c.charge(data_len)?;
-            let data = Buffer::from(c.take(data_len)?);
+            // Not counted against the budget: a copy of bytes the page holds expands nothing.
+            let data = Buffer::from(c.take(usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?)?);
             Ok((offsets, data))
         }
         encoding::DICT => {
@@ -1292,8 +1295,9 @@ fn decode_strings<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buff
             let codes: Vec<usize> = match c.u8()? {
                 1 => c.take(n)?.iter().map(|&x| x as usize).collect(),
                 2 => {
-                    let mut b = vec![0u8; n * 2];
-                    unshuffle(2, c.take(n * 2)?, &mut b);
+                    let src = c.take(n.checked_mul(2).ok_or_else(|| corrupt("page too large"))?)?;
+                    let mut b = vec![0u8; src.len()];
+                    unshuffle(2, src, &mut b);
                     b.as_chunks::<2>()
                         .0
                         .iter()
@@ -1307,7 +1311,9 @@ fn decode_strings<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buff
                     "a dictionary code is not below the dictionary size {d}"
                 )));
             }
-            let total: u64 = codes.iter().map(|&x| (starts[x + 1] - starts[x]) as u64).sum();
+            let total: u64 = codes
+                .iter()
+                .fold(0u64, |sum, &x| sum.saturating_add((starts[x + 1] - starts[x]) as u64));
             if total > MAX_PAGE_DATA || (OW == 4 && total > i32::MAX as u64) {
                 return Err(corrupt(format!("page expands to {total} bytes of strings")));
             }

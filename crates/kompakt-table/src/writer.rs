@@ -32,10 +32,11 @@ const PAGE_BLOCK: usize = 8 << 20;
 
 /// Codec of plain string and binary pages by default. Their bytes reach the codec as they are
 /// (no page encoding shrinks them first), so on reads they are where the codec's time goes:
-/// zstd decoded URLs at 1.1-1.3 GB/s on the project's machine, LZ4 at 2.0 GB/s, and zstd
-/// without entropy-coded literals (1.5-1.8 GB/s) still made a 10-million-row string table
-/// slower to read than Feather-LZ4. Numbers, dictionary codes and short dictionaries gain far
-/// more from zstd and cost it little, since their pages are small after encoding.
+/// zstd decoded URLs at 1.1-1.3 GB/s on the project's machine, LZ4 at 2.0 GB/s (1.5-1.8x
+/// faster), and zstd without entropy-coded literals (1.5-1.8 GB/s) still made a
+/// 10-million-row string table slower to read than Feather-LZ4. The price: that table's file
+/// is 1.68x larger than with zstd level 2. Numbers, dictionary codes and short dictionaries
+/// gain far more from zstd and cost it little, since their pages are small after encoding.
 pub const DEFAULT_STRING_CODEC: CodecSpec = CodecSpec::Fixed(kompakt::Codec::Lz4 { acceleration: 1 });
 
 /// The stream options of every column, and the block settings of plain string pages.
@@ -62,8 +63,9 @@ pub struct TableOptions {
     ///
     /// [`string_codec`]: Self::string_codec
     pub codec: CodecSpec,
-    /// Codec of pages of plain (not dictionary-encoded) strings and binary values; `None`: the
-    /// same as [`codec`](Self::codec). Default: LZ4 ([`DEFAULT_STRING_CODEC`]).
+    /// Codec of the pages of top-level string and binary columns that are not
+    /// dictionary-encoded; `None`: the same as [`codec`](Self::codec). Default: LZ4
+    /// ([`DEFAULT_STRING_CODEC`]). Strings inside lists and structs take `codec`.
     pub string_codec: Option<CodecSpec>,
     /// Rows per row group: the unit of random access (default [`DEFAULT_ROWS_PER_GROUP`]).
     pub rows_per_group: u32,
@@ -74,6 +76,16 @@ pub struct TableOptions {
     /// Columns the rows are sorted by, most significant first: recorded in the file, and every
     /// row written is checked to follow this order (an append keeps the table's keys).
     pub sorted_by: Vec<SortKey>,
+}
+
+impl TableOptions {
+    /// These options with `codec` for every page, strings included: what naming a codec does
+    /// in the Python package.
+    pub fn with_codec(mut self, codec: CodecSpec) -> Self {
+        self.codec = codec;
+        self.string_codec = None;
+        self
+    }
 }
 
 impl Default for TableOptions {

@@ -744,6 +744,10 @@ fn plain_string_pages_take_the_string_codec() {
         string_codec: Some(kompakt::CodecSpec::Fixed(kompakt::Codec::Zstd { level: 1 })),
         ..Default::default()
     });
+    // `with_codec` is one codec for every page.
+    let everywhere =
+        codecs(TableOptions::default().with_codec(kompakt::CodecSpec::Fixed(kompakt::Codec::Zstd { level: 2 })));
+    assert_eq!(everywhere, zstd);
     assert_eq!(lz4hc[0].2, vec!["zstd".to_string()]);
     assert_eq!(lz4hc[1].1, vec!["dict"]);
     assert!(!lz4hc[1].2.contains(&"zstd".to_string()), "{lz4hc:?}");
