@@ -244,6 +244,7 @@ class TableFile:
         before = _identity(self._path)
         self._core = _core.Table(self._path)
         self._meta: Any = _UNSET
+        self._nulls: list | None = None
         # pandas objects built from the file (a dictionary column's CategoricalDtype, column
         # labels), shared with other handles on the same file unless it changed while opening.
         after = _identity(self._path)
@@ -356,6 +357,33 @@ class TableFile:
             raise ValueError("rows must be a contiguous range (step 1)")
         return start, max(start, stop)
 
+    def _read_numpy(self, positions: list, meta, start: int, stop: int, threads) -> dict:
+        """The columns among ``positions`` that pandas keeps as numpy numbers (by the pandas
+        metadata) and that have no nulls, decoded into new numpy arrays: ``{position: array}``."""
+        if not meta or stop <= start:
+            return {}
+        import numpy as np
+        import pyarrow as pa
+
+        stored = {c.get("field_name"): c for c in meta.get("columns") or [] if isinstance(c, dict)}
+        schema = self._core.schema
+        if self._nulls is None:
+            self._nulls = [c["pages_with_nulls"] for c in self._core.summary()]
+        out = {}
+        for i in positions:
+            field = schema.field(i)
+            m = stored.get(field.name)
+            if m is None or m.get("name") != field.name or self._nulls[i]:
+                continue
+            kind, t = m.get("pandas_type"), field.type
+            if kind in _NUMERIC and m.get("numpy_type") == kind and pa.types.is_primitive(t):
+                if np.dtype(t.to_pandas_dtype()) != np.dtype(kind):
+                    continue
+                values = np.empty(stop - start, np.dtype(kind))
+                if self._core.read_into(i, start, stop, values, threads):
+                    out[i] = values
+        return out
+
     def read_arrow(self, columns=None, rows=None, *, threads: int | None = None):
         """Like :meth:`read` with ``to="arrow"``: a ``pyarrow.Table``."""
         start, stop = self._range(rows)
@@ -392,16 +420,34 @@ class TableFile:
                         i = self.columns.index(name)
                         if i not in positions:
                             positions.append(i)
-        table = self._read_arrow(positions, start, stop, threads)
-        if to == "arrow":
-            return table
-        if to == "polars":
+        if to != "pandas":
+            table = self._read_arrow(positions, start, stop, threads)
+            if to == "arrow":
+                return table
             import polars
 
             return polars.from_arrow(table)
-        df = _simple_frame(table, pandas_meta, start, self.num_rows, self._pandas_cache)
+        wanted = list(range(len(self.columns))) if positions is None else positions
+        names = [self.columns[i] for i in wanted]
+        # Numeric columns without nulls decode straight into numpy arrays the frame then owns
+        # (writable, with no copy out of Arrow's read-only buffers); the rest go through Arrow.
+        direct = {}
+        if len(set(names)) == len(names):
+            direct = self._read_numpy(wanted, pandas_meta, start, stop, threads)
+        rest = [i for i in wanted if i not in direct]
+        table = self._read_arrow(rest if direct else positions, start, stop, threads)
+        columns = dict(zip(table.column_names, table.columns))
+        columns.update((self.columns[i], a) for i, a in direct.items())
+        df = _simple_frame(names, columns, stop - start, pandas_meta, start, self.num_rows, self._pandas_cache)
         if df is not None:
             return df
+        if direct:
+            import pyarrow as pa
+
+            schema = self._core.schema
+            fields = [schema.field(i) for i in wanted]
+            arrays = [columns[f.name] if i in rest else pa.array(direct[i], type=f.type) for i, f in zip(wanted, fields)]
+            table = pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=schema.metadata))
         df = table.to_pandas()
         if pandas_meta:
             _shift_range_index(df, pandas_meta, start, self.num_rows)
@@ -487,9 +533,11 @@ def _pandas_cache_of(key: tuple) -> dict[Any, Any]:
 _NUMERIC = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"}
 
 
-def _simple_frame(table, meta: dict | None, start: int, total: int, cache: dict):
-    """The DataFrame that ``table.to_pandas`` (and the index fix-up of a row slice) would give,
-    built directly for the common simple case, or None outside it.
+def _simple_frame(names: list, columns: dict, n: int, meta: dict | None, start: int, total: int, cache: dict):
+    """The DataFrame that ``table.to_pandas`` (and the index fix-up of a row slice) would give
+    for the columns ``names`` of ``n`` rows (``columns``: name -> pyarrow ChunkedArray, or a
+    writable numpy array already decoded), built directly for the common simple case, or None
+    outside it.
 
     The simple case: a stored RangeIndex or none, one unnamed level of string column labels,
     and every column numeric without nulls, a categorical of strings, or bool (numpy or
@@ -509,16 +557,18 @@ def _simple_frame(table, meta: dict | None, start: int, total: int, cache: dict)
         return None
     if len(labels) > 1 or (labels and (labels[0].get("name") is not None or labels[0].get("pandas_type") != "unicode")):
         return None
-    names = table.column_names
     if not names or len(set(names)) != len(names):
         return None
     stored = {c.get("field_name"): c for c in meta.get("columns") or [] if isinstance(c, dict)}
-    n = table.num_rows
     data = {}
-    for name, column in zip(names, table.columns):
+    for name in names:
+        column = columns[name]
         m = stored.get(name)
         if m is None or m.get("name") != name:
             return None
+        if isinstance(column, np.ndarray):
+            data[name] = column
+            continue
         kind, numpy_type, t = m.get("pandas_type"), m.get("numpy_type"), column.type
         if kind in _NUMERIC and numpy_type == kind and pa.types.is_primitive(t) and column.null_count == 0:
             if np.dtype(t.to_pandas_dtype()) != np.dtype(kind):

@@ -270,9 +270,7 @@ def test_simple_frames_equal_pyarrows_conversion(tmp_path_factory, n, seed, inde
     a, b = sorted(x % (n + 1) for x in window)
     for columns, rows in [(None, None), (None, slice(a, b)), (["city", "maybe"], (a, b)), (["size", "f32"], slice(b, None))]:
         fast = t.read(columns, rows)
-        taken = kompakt._table._simple_frame(
-            t.read_arrow(columns, rows), t._pandas_metadata(), t._range(rows)[0], t.num_rows, {}
-        )
+        taken = _simple(t, columns, rows)
         assert taken is not None or n == 0, "these frames take the fast path (empty dictionaries do not)"
         _same(fast, _generic(path, columns, rows))
         expected = df.iloc[t._range(rows)[0] : t._range(rows)[1]]
@@ -283,6 +281,21 @@ def test_simple_frames_equal_pyarrows_conversion(tmp_path_factory, n, seed, inde
         pd.testing.assert_frame_equal(fast, expected)
 
 
+def _simple(t, columns, rows):
+    """kompakt's own frame of a read through Arrow alone (None outside the simple case)."""
+    table = t.read_arrow(columns, rows)
+    start, stop = t._range(rows)
+    return kompakt._table._simple_frame(
+        table.column_names,
+        dict(zip(table.column_names, table.columns)),
+        stop - start,
+        t._pandas_metadata(),
+        start,
+        t.num_rows,
+        {},
+    )
+
+
 def test_frames_outside_the_simple_case_use_pyarrows_conversion(tmp_path):
     df = frame(2000)
     path = tmp_path / "t.kpk"
@@ -290,9 +303,35 @@ def test_frames_outside_the_simple_case_use_pyarrows_conversion(tmp_path):
     t = kompakt.TableFile(path)
     meta = t._pandas_metadata()
     # Nullable integers, time zones and strings: not the simple case.
-    assert kompakt._table._simple_frame(t.read_arrow(), meta, 0, t.num_rows, {}) is None
-    assert kompakt._table._simple_frame(t.read_arrow(["Logical", "Factor", "Real"]), meta, 0, t.num_rows, {}) is not None
+    assert meta
+    assert _simple(t, None, None) is None
+    assert _simple(t, ["Logical", "Factor", "Real"], None) is not None
     _same(t.read(["Logical", "Factor", "Real"], slice(100, 1300)), _generic(path, ["Logical", "Factor", "Real"], slice(100, 1300)))
+    # Numeric columns decoded into numpy, the others through Arrow, put together for pyarrow.
+    _same(t.read(), _generic(path))
+    _same(t.read(rows=slice(100, 1300)), _generic(path, rows=slice(100, 1300)))
+
+
+def test_numeric_columns_decode_into_numpy_unless_they_have_nulls(tmp_path):
+    n = 5000
+    df = pd.DataFrame(
+        {
+            "i": np.arange(n, dtype="int64") * 7919 % 100_003,
+            "f": np.where(np.arange(n) % 1000 == 3, np.nan, np.arange(n) / 8),
+            "u": np.arange(n, dtype="uint16"),
+        }
+    )
+    path = tmp_path / "n.kpk"
+    kompakt.write_table(df, path, rows_per_group=1024)
+    t = kompakt.TableFile(path)
+    direct = t._read_numpy([0, 1, 2], t._pandas_metadata(), 10, 4000, None)
+    assert sorted(direct) == [0, 2]  # "f" has nulls (pandas' NaN is Arrow's null)
+    assert direct[0].flags.writeable and direct[0].flags.owndata
+    np.testing.assert_array_equal(direct[0], df["i"].to_numpy()[10:4000])
+    got = t.read(rows=slice(10, 4000))
+    pd.testing.assert_frame_equal(got, df.iloc[10:4000])
+    got.loc[got.index[0], "i"] = -1  # a frame of its own, writable
+    assert t.read(rows=slice(10, 11))["i"].iloc[0] == df["i"].iloc[10]
 
 
 def test_frames_are_writable_and_share_nothing_mutable(tmp_path):

@@ -3,6 +3,7 @@
 //! Arrow data crosses the boundary through the Arrow C stream interface (no copy); the Python
 //! layer (`kompakt/_table.py`) turns pandas and polars frames into Arrow and back.
 
+use crate::buffers::WritableBuffer;
 use crate::errors::{os_error, to_py, IntoPy};
 use crate::options;
 use arrow_array::ffi_stream::ArrowArrayStreamReader;
@@ -187,6 +188,26 @@ impl Table {
         let reader: Box<dyn RecordBatchReader + Send> =
             Box::new(RecordBatchIterator::new(batches.into_iter().map(Ok), schema));
         Ok(PyArrowType(reader))
+    }
+
+    /// Decodes rows `start..stop` of the fixed-width column at `column` straight into `out`, a
+    /// writable C-contiguous buffer of exactly their size (a numpy array the caller owns).
+    /// Returns whether every row is valid (when not, the null rows' values are unspecified).
+    #[pyo3(signature = (column, start, stop, out, threads=None))]
+    fn read_into(
+        &self,
+        py: Python<'_>,
+        column: usize,
+        start: u64,
+        stop: u64,
+        out: &Bound<'_, PyAny>,
+        threads: Option<i64>,
+    ) -> PyResult<bool> {
+        let threads = options::threads(threads)?;
+        let mut buf = WritableBuffer::get(out)?;
+        let dst = buf.as_mut_slice();
+        py.detach(|| self.inner.read_column_into(column, start..stop, dst, threads))
+            .map_err(|e| io_or(e, &self.path))
     }
 
     /// Reads rows `start..stop` of the columns at `columns` (None: all) column by column:

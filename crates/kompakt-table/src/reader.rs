@@ -294,6 +294,65 @@ impl TableReader {
         Ok((columns, schema))
     }
 
+    /// Decodes rows `rows` of fixed-width column `c` (not boolean, not a dictionary) straight
+    /// into `dst`, `rows.len()` values of the column's width: memory the caller owns, such as
+    /// a numpy array. Returns whether every row is valid; when some are null, their values in
+    /// `dst` are unspecified and the caller needs the validity from [`read_columns`].
+    ///
+    /// [`read_columns`]: Self::read_columns
+    pub fn read_column_into(&self, c: usize, rows: Range<u64>, dst: &mut [u8], threads: usize) -> Result<bool> {
+        let (_, _) = self.request(Some(&[c]), &rows)?;
+        let field = self.parsed.schema.field(c);
+        let width = match (field.data_type(), crate::schema::fixed_width(field.data_type())) {
+            (DataType::Boolean | DataType::Dictionary(..), _) | (_, None) => {
+                return Err(Error::invalid(
+                    "column",
+                    field.name(),
+                    "a column of fixed-width values (numbers, dates, times) to decode into memory",
+                ))
+            }
+            (_, Some(w)) => w,
+        };
+        let m = usize::try_from(rows.end - rows.start)
+            .ok()
+            .filter(|m| m.checked_mul(width) == Some(dst.len()));
+        if m.is_none() {
+            return Err(Error::invalid(
+                "output buffer",
+                format!("{} bytes", dst.len()),
+                format!("{} rows of {width} bytes", rows.end - rows.start),
+            ));
+        }
+        if rows.is_empty() {
+            return Ok(true);
+        }
+        let r = u64::from(self.meta.rows_per_group);
+        let window = |g: u64| {
+            let first = g * r;
+            (rows.start.max(first) - first) as usize..(rows.end.min(first + r) - first) as usize
+        };
+        let mut tasks = Vec::new();
+        let mut rest = dst;
+        for g in (rows.start / r)..rows.end.div_ceil(r) {
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(width * window(g).len());
+            rest = tail;
+            tasks.push((g, part));
+        }
+        let valid: Vec<Result<bool>> = with_threads(threads, || {
+            tasks
+                .into_par_iter()
+                .map(|(g, part)| {
+                    let rows = window(g);
+                    let bits = self.read_page_into(c, g, rows.clone(), part)?;
+                    Ok(bits.validity.is_none_or(|v| {
+                        arrow_buffer::BooleanBuffer::new(v, 0, rows.len()).count_set_bits() == rows.len()
+                    }))
+                })
+                .collect()
+        })?;
+        valid.into_iter().try_fold(true, |all, v| Ok(all & v?))
+    }
+
     /// Reads rows `rows` of the columns `columns` (positions; `None`: all) column by column:
     /// fixed-width, boolean and dictionary columns as one array each, decoded in parallel
     /// straight into that array's buffer; other types as one array per row group. This is the

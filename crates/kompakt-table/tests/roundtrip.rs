@@ -752,3 +752,46 @@ fn plain_string_pages_take_the_string_codec() {
     assert_eq!(lz4hc[1].1, vec!["dict"]);
     assert!(!lz4hc[1].2.contains(&"zstd".to_string()), "{lz4hc:?}");
 }
+
+#[test]
+fn fixed_width_columns_decode_into_caller_memory() {
+    let n = 40_000usize;
+    let ints = Int32Array::from_iter_values((0..n as i32).map(|i| (i * 7919) % 1_000_003));
+    let floats = Float64Array::from_iter((0..n).map(|i| (i % 1000 != 7).then_some(i as f64 / 4.0)));
+    let words = StringArray::from_iter_values((0..n).map(|i| format!("w{}", i % 77)));
+    let batch = RecordBatch::try_from_iter([
+        ("i", Arc::new(ints.clone()) as ArrayRef),
+        ("f", Arc::new(floats.clone()) as ArrayRef),
+        ("s", Arc::new(words) as ArrayRef),
+    ])
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), &batch, &[12_345], 4096);
+    let t = TableReader::open(&path).unwrap();
+    for (a, b) in [(0, n), (0, 1), (4095, 4097), (8192, 12_288), (39_999, n), (777, 777)] {
+        let mut dst = vec![0u8; 4 * (b - a)];
+        assert!(t.read_column_into(0, a as u64..b as u64, &mut dst, 2).unwrap());
+        let got: Vec<i32> = dst
+            .chunks_exact(4)
+            .map(|x| i32::from_le_bytes(x.try_into().unwrap()))
+            .collect();
+        assert_eq!(got, ints.values()[a..b], "rows {a}..{b}");
+        // The float column has a null at every 1000th row + 7: valid values are right, and
+        // the answer says whether the rows hold a null.
+        let mut dst = vec![0u8; 8 * (b - a)];
+        let all_valid = t.read_column_into(1, a as u64..b as u64, &mut dst, 1).unwrap();
+        assert_eq!(all_valid, (a..b).all(|i| i % 1000 != 7), "rows {a}..{b}");
+        for (i, x) in (a..b).zip(dst.chunks_exact(8)) {
+            if floats.is_valid(i) {
+                assert_eq!(f64::from_le_bytes(x.try_into().unwrap()), floats.value(i));
+            }
+        }
+    }
+    // Not fixed width, a wrong size, rows past the end: errors.
+    assert!(t.read_column_into(2, 0..10, &mut [0u8; 40], 1).is_err());
+    assert!(t.read_column_into(0, 0..10, &mut [0u8; 39], 1).is_err());
+    assert!(t
+        .read_column_into(0, 0..(n as u64 + 1), &mut vec![0u8; 4 * (n + 1)], 1)
+        .is_err());
+    assert!(t.read_column_into(3, 0..10, &mut [0u8; 40], 1).is_err());
+}
