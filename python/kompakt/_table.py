@@ -244,7 +244,7 @@ class TableFile:
         before = _identity(self._path)
         self._core = _core.Table(self._path)
         self._meta: Any = _UNSET
-        self._nulls: list | None = None
+        self._column_names: list | None = None
         # pandas objects built from the file (a dictionary column's CategoricalDtype, column
         # labels), shared with other handles on the same file unless it changed while opening.
         after = _identity(self._path)
@@ -265,7 +265,13 @@ class TableFile:
 
     @property
     def columns(self) -> list[str]:
-        return list(self.schema.names)
+        return list(self._names())
+
+    def _names(self) -> list[str]:
+        # Built once: the schema crosses from Rust on every `schema` access.
+        if self._column_names is None:
+            self._column_names = list(self._core.schema.names)
+        return self._column_names
 
     @property
     def rows_per_group(self) -> int:
@@ -367,17 +373,15 @@ class TableFile:
 
         stored = {c.get("field_name"): c for c in meta.get("columns") or [] if isinstance(c, dict)}
         schema = self._core.schema
-        if self._nulls is None:
-            self._nulls = [c["pages_with_nulls"] for c in self._core.summary()]
         out = {}
         for i in positions:
             field = schema.field(i)
             m = stored.get(field.name)
-            if m is None or m.get("name") != field.name or self._nulls[i]:
+            if m is None or m.get("name") != field.name:
                 continue
             kind, t = m.get("pandas_type"), field.type
-            if kind in _NUMERIC and m.get("numpy_type") == kind and pa.types.is_primitive(t):
-                if np.dtype(t.to_pandas_dtype()) != np.dtype(kind):
+            if kind in _NUMERIC and m.get("numpy_type") == kind and _is_number(t):
+                if np.dtype(t.to_pandas_dtype()) != np.dtype(kind) or self._core.may_have_nulls(i, start, stop):
                     continue
                 values = np.empty(stop - start, np.dtype(kind))
                 if self._core.read_into(i, start, stop, values, threads):
@@ -416,8 +420,8 @@ class TableFile:
             if positions is not None and pandas_meta:
                 # The index is stored as columns: read them too, as pyarrow does for Parquet.
                 for name in pandas_meta.get("index_columns", []):
-                    if isinstance(name, str) and name in self.columns:
-                        i = self.columns.index(name)
+                    if isinstance(name, str) and name in self._names():
+                        i = self._names().index(name)
                         if i not in positions:
                             positions.append(i)
         if to != "pandas":
@@ -427,8 +431,9 @@ class TableFile:
             import polars
 
             return polars.from_arrow(table)
-        wanted = list(range(len(self.columns))) if positions is None else positions
-        names = [self.columns[i] for i in wanted]
+        all_names = self._names()
+        wanted = list(range(len(all_names))) if positions is None else positions
+        names = [all_names[i] for i in wanted]
         # Numeric columns without nulls decode straight into numpy arrays the frame then owns
         # (writable, with no copy out of Arrow's read-only buffers); the rest go through Arrow.
         direct = {}
@@ -437,7 +442,7 @@ class TableFile:
         rest = [i for i in wanted if i not in direct]
         table = self._read_arrow(rest if direct else positions, start, stop, threads)
         columns = dict(zip(table.column_names, table.columns))
-        columns.update((self.columns[i], a) for i, a in direct.items())
+        columns.update((all_names[i], a) for i, a in direct.items())
         df = _simple_frame(names, columns, stop - start, pandas_meta, start, self.num_rows, self._pandas_cache)
         if df is not None:
             return df
@@ -530,6 +535,14 @@ def _pandas_cache_of(key: tuple) -> dict[Any, Any]:
     while len(_PANDAS_CACHE) > _PANDAS_CACHE_FILES:
         _PANDAS_CACHE.popitem(last=False)
     return _PANDAS_CACHE[key]
+def _is_number(t) -> bool:
+    """Integer or floating Arrow type (``to_pandas_dtype`` raises for some other primitives,
+    such as times)."""
+    import pyarrow as pa
+
+    return pa.types.is_integer(t) or pa.types.is_floating(t)
+
+
 _NUMERIC = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"}
 
 
@@ -570,7 +583,7 @@ def _simple_frame(names: list, columns: dict, n: int, meta: dict | None, start: 
             data[name] = column
             continue
         kind, numpy_type, t = m.get("pandas_type"), m.get("numpy_type"), column.type
-        if kind in _NUMERIC and numpy_type == kind and pa.types.is_primitive(t) and column.null_count == 0:
+        if kind in _NUMERIC and numpy_type == kind and _is_number(t) and column.null_count == 0:
             if np.dtype(t.to_pandas_dtype()) != np.dtype(kind):
                 return None
             # Copied (below), so that the frame can be written to as to_pandas' frames can:

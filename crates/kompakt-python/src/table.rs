@@ -190,9 +190,15 @@ impl Table {
         Ok(PyArrowType(reader))
     }
 
+    /// Whether a page of the column at `column` covering rows `start..stop` may hold nulls.
+    fn may_have_nulls(&self, column: usize, start: u64, stop: u64) -> PyResult<bool> {
+        self.inner.may_have_nulls(column, start..stop).map_err(to_py)
+    }
+
     /// Decodes rows `start..stop` of the fixed-width column at `column` straight into `out`, a
     /// writable C-contiguous buffer of exactly their size (a numpy array the caller owns).
     /// Returns whether every row is valid (when not, the null rows' values are unspecified).
+    /// Nothing else may use `out` until this returns: the GIL is released while it is written.
     #[pyo3(signature = (column, start, stop, out, threads=None))]
     fn read_into(
         &self,

@@ -294,6 +294,20 @@ impl TableReader {
         Ok((columns, schema))
     }
 
+    /// Whether any page of column `c` covering rows `rows` has a validity bitmap (may hold
+    /// nulls), from the index alone.
+    pub fn may_have_nulls(&self, c: usize, rows: Range<u64>) -> Result<bool> {
+        self.request(Some(&[c]), &rows)?;
+        if rows.is_empty() {
+            return Ok(false);
+        }
+        let r = u64::from(self.meta.rows_per_group);
+        let groups = (rows.start / r) as usize..rows.end.div_ceil(r) as usize;
+        Ok(self.meta.pages[c][groups]
+            .iter()
+            .any(|p| p.summary & crate::page::SUMMARY_NULLS != 0))
+    }
+
     /// Decodes rows `rows` of fixed-width column `c` (not boolean, not a dictionary) straight
     /// into `dst`, `rows.len()` values of the column's width: memory the caller owns, such as
     /// a numpy array. Returns whether every row is valid; when some are null, their values in

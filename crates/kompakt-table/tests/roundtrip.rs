@@ -781,6 +781,9 @@ fn fixed_width_columns_decode_into_caller_memory() {
         let mut dst = vec![0u8; 8 * (b - a)];
         let all_valid = t.read_column_into(1, a as u64..b as u64, &mut dst, 1).unwrap();
         assert_eq!(all_valid, (a..b).all(|i| i % 1000 != 7), "rows {a}..{b}");
+        // From the index: every group of the float column has a null, none of the ints.
+        assert!(!t.may_have_nulls(0, a as u64..b as u64).unwrap());
+        assert_eq!(t.may_have_nulls(1, a as u64..b as u64).unwrap(), a < b, "rows {a}..{b}");
         for (i, x) in (a..b).zip(dst.chunks_exact(8)) {
             if floats.is_valid(i) {
                 assert_eq!(f64::from_le_bytes(x.try_into().unwrap()), floats.value(i));
