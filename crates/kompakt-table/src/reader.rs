@@ -301,9 +301,8 @@ impl TableReader {
         if rows.is_empty() {
             return Ok(false);
         }
-        let r = u64::from(self.meta.rows_per_group);
-        let groups = (rows.start / r) as usize..rows.end.div_ceil(r) as usize;
-        Ok(self.meta.pages[c][groups]
+        let groups = self.groups_of(&rows);
+        Ok(self.meta.pages[c][groups.start as usize..groups.end as usize]
             .iter()
             .any(|p| p.summary & crate::page::SUMMARY_NULLS != 0))
     }
@@ -340,14 +339,10 @@ impl TableReader {
         if rows.is_empty() {
             return Ok(true);
         }
-        let r = u64::from(self.meta.rows_per_group);
-        let window = |g: u64| {
-            let first = g * r;
-            (rows.start.max(first) - first) as usize..(rows.end.min(first + r) - first) as usize
-        };
+        let window = |g: u64| self.window(g, &rows);
         let mut tasks = Vec::new();
         let mut rest = dst;
-        for g in (rows.start / r)..rows.end.div_ceil(r) {
+        for g in self.groups_of(&rows) {
             let (part, tail) = std::mem::take(&mut rest).split_at_mut(width * window(g).len());
             rest = tail;
             tasks.push((g, part));
@@ -388,12 +383,8 @@ impl TableReader {
         let m = usize::try_from(rows.end - rows.start).map_err(|_| Error::OutOfRange {
             detail: "more rows than this machine can address".into(),
         })?;
-        let r = u64::from(self.meta.rows_per_group);
-        let groups = (rows.start / r)..rows.end.div_ceil(r);
-        let window = |g: u64| {
-            let first = g * r;
-            (rows.start.max(first) - first) as usize..(rows.end.min(first + r) - first) as usize
-        };
+        let groups = self.groups_of(&rows);
+        let window = |g: u64| self.window(g, &rows);
         // A part is a run of row groups of one column that becomes one array. A fixed-width,
         // boolean or dictionary column is one part with one zeroed buffer, cut into a disjoint
         // slice per group; other columns are a part per group.
@@ -597,16 +588,12 @@ impl TableReader {
                 .map_err(|e| Error::corrupt("table", 0, e.to_string()))?;
             return Ok((schema, vec![batch]));
         }
-        let r = u64::from(self.meta.rows_per_group);
-        let groups = (rows.start / r)..rows.end.div_ceil(r);
+        let groups = self.groups_of(&rows);
         let tasks: Vec<(u64, usize)> = groups
             .clone()
             .flat_map(|g| columns.iter().map(move |&c| (g, c)))
             .collect();
-        let window = |g: u64| {
-            let first = g * r;
-            (rows.start.max(first) - first) as usize..(rows.end.min(first + r) - first) as usize
-        };
+        let window = |g: u64| self.window(g, &rows);
         let pages: Vec<Result<ArrayData>> = with_threads(threads, || {
             tasks
                 .par_iter()
@@ -616,19 +603,30 @@ impl TableReader {
         let mut pages = pages.into_iter();
         let mut batches = Vec::with_capacity((groups.end - groups.start) as usize);
         for g in groups {
-            let first = g * r;
-            let lo = rows.start.max(first) - first;
-            let hi = rows.end.min(first + r) - first;
+            let in_group = window(g);
             let mut arrays = Vec::with_capacity(columns.len());
             for _ in columns {
                 arrays.push(make_array(pages.next().expect("one page per task")?));
             }
-            let opts = RecordBatchOptions::new().with_row_count(Some((hi - lo) as usize));
+            let opts = RecordBatchOptions::new().with_row_count(Some(in_group.len()));
             let batch = RecordBatch::try_new_with_options(schema.clone(), arrays, &opts)
                 .map_err(|e| Error::corrupt("table page", 0, e.to_string()))?;
             batches.push(batch);
         }
         Ok((schema, batches))
+    }
+
+    /// The row groups that rows `rows` touch.
+    fn groups_of(&self, rows: &Range<u64>) -> Range<u64> {
+        let r = u64::from(self.meta.rows_per_group);
+        (rows.start / r)..rows.end.div_ceil(r)
+    }
+
+    /// The rows of `rows` in group `g`, as positions within the group.
+    fn window(&self, g: u64, rows: &Range<u64>) -> Range<usize> {
+        let r = u64::from(self.meta.rows_per_group);
+        let first = g * r;
+        (rows.start.max(first) - first) as usize..(rows.end.min(first + r) - first) as usize
     }
 
     fn group_rows(&self, g: u64) -> usize {
