@@ -1291,64 +1291,78 @@ fn decode_strings<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buff
             if pos != data.len() as u64 {
                 return Err(corrupt("dictionary lengths do not add up to its data"));
             }
-            c.charge(n.saturating_mul(std::mem::size_of::<usize>()))?;
-            let codes: Vec<usize> = match c.u8()? {
-                1 => c.take(n)?.iter().map(|&x| x as usize).collect(),
+            c.charge(n.saturating_mul(2))?;
+            let codes: Vec<u16> = match c.u8()? {
+                1 => c.take(n)?.iter().map(|&x| u16::from(x)).collect(),
                 2 => {
                     let src = c.take(n.checked_mul(2).ok_or_else(|| corrupt("page too large"))?)?;
                     let mut b = vec![0u8; src.len()];
                     unshuffle(2, src, &mut b);
-                    b.as_chunks::<2>()
-                        .0
-                        .iter()
-                        .map(|x| u16::from_le_bytes(*x) as usize)
-                        .collect()
+                    b.as_chunks::<2>().0.iter().map(|x| u16::from_le_bytes(*x)).collect()
                 }
                 k => return Err(corrupt(format!("{k}-byte dictionary codes"))),
             };
-            if codes.iter().any(|&x| x >= d) {
-                return Err(corrupt(format!(
-                    "a dictionary code is not below the dictionary size {d}"
-                )));
+            // One pass checks the codes and sums the lengths before anything is allocated.
+            let mut total = 0u64;
+            for &x in &codes {
+                let x = usize::from(x);
+                if x >= d {
+                    return Err(corrupt(format!(
+                        "a dictionary code is not below the dictionary size {d}"
+                    )));
+                }
+                total = total.saturating_add((starts[x + 1] - starts[x]) as u64);
             }
-            let total: u64 = codes
-                .iter()
-                .fold(0u64, |sum, &x| sum.saturating_add((starts[x + 1] - starts[x]) as u64));
             if total > MAX_PAGE_DATA || (OW == 4 && total > i32::MAX as u64) {
                 return Err(corrupt(format!("page expands to {total} bytes of strings")));
             }
             c.charge((total as usize).saturating_add((n + 1) * OW))?;
-            // Strings are copied in whole 16-byte chunks, which compile to plain moves: a memcpy
-            // call per string (these are short, often a few bytes) cost more than the copying.
-            // The source carries 16 bytes of slack, so a string's last chunk stays in bounds,
-            // and the output is cut back to the string's end after each one.
-            const CHUNK: usize = 16;
-            let total = total as usize;
-            let mut padded = Vec::with_capacity(data.len() + CHUNK);
-            padded.extend_from_slice(data);
-            padded.resize(data.len() + CHUNK, 0);
-            let mut out: Vec<u8> = Vec::new();
-            out.try_reserve_exact(total + CHUNK).map_err(|_| Error::OutOfRange {
-                detail: format!("a page of {total} bytes of strings does not fit in memory"),
-            })?;
-            let mut offsets = MutableBuffer::new((n + 1) * OW);
-            offsets.extend_from_slice(&0u64.to_le_bytes()[..OW]);
-            for &x in &codes {
-                let (start, end) = (starts[x], starts[x + 1]);
-                let at = out.len();
-                let mut k = start;
-                while k < end {
-                    let chunk: &[u8; CHUNK] = padded[k..k + CHUNK].try_into().expect("16 bytes");
-                    out.extend_from_slice(chunk);
-                    k += CHUNK;
-                }
-                out.truncate(at + (end - start));
-                offsets.extend_from_slice(&(out.len() as u64).to_le_bytes()[..OW]);
-            }
-            Ok((offsets.into(), Buffer::from_vec(out)))
+            let (offsets, data) = rebuild_strings::<OW>(&codes, &starts, data, total as usize)?;
+            Ok((offsets.into(), data.into()))
         }
         other => Err(corrupt(format!("unknown string encoding {other}"))),
     }
+}
+
+/// The strings of a dictionary page, one per code: offsets (`OW` bytes each, from 0) and data.
+/// `starts` are the dictionary's `d + 1` offsets into `dict`, every code is below `d`, and
+/// `total` is the sum of the coded strings' lengths (all checked by the caller).
+fn rebuild_strings<const OW: usize>(
+    codes: &[u16],
+    starts: &[usize],
+    dict: &[u8],
+    total: usize,
+) -> Result<(MutableBuffer, MutableBuffer)> {
+    // Strings are copied in whole 16-byte chunks, which compile to plain moves: a memcpy call
+    // per string (these are short, often a few bytes) cost more than the copying. Both the
+    // dictionary and the output carry 16 bytes of slack, so a last chunk stays in bounds, and
+    // the next string overwrites what a chunk wrote past its string's end. Positions are kept
+    // in locals, not in a growing vector's length, so the loop keeps them in registers.
+    const CHUNK: usize = 16;
+    let mut padded = Vec::with_capacity(dict.len() + CHUNK);
+    padded.extend_from_slice(dict);
+    padded.resize(dict.len() + CHUNK, 0);
+    let mut out = ZeroedBuffer::new(total + CHUNK, "a page's strings")?.into_mutable();
+    let mut offsets = ZeroedBuffer::new((codes.len() + 1) * OW, "a page's string offsets")?.into_mutable();
+    let data = out.as_slice_mut();
+    let mut at = 0usize;
+    for (&x, offset) in codes.iter().zip(offsets.as_slice_mut()[OW..].as_chunks_mut::<OW>().0) {
+        let (start, end) = (starts[usize::from(x)], starts[usize::from(x) + 1]);
+        let mut k = start;
+        let mut to = at;
+        loop {
+            data[to..to + CHUNK].copy_from_slice(&padded[k..k + CHUNK]);
+            k += CHUNK;
+            to += CHUNK;
+            if k >= end {
+                break;
+            }
+        }
+        at += end - start;
+        store::<OW>(at as u64, offset);
+    }
+    out.truncate(total);
+    Ok((offsets, out))
 }
 
 /// List offsets from `n` encoded lengths, and the child's length (their sum).
@@ -1751,6 +1765,21 @@ mod tests {
             let lengths: Vec<usize> = cuts.iter().scan(0, |at, &c| { let l = c - *at; *at = c; Some(l) }).collect();
             byte_array_agrees::<arrow_array::types::Utf8Type>(&data, &lengths, None);
             byte_array_agrees::<arrow_array::types::LargeBinaryType>(&data, &lengths, None);
+        }
+
+        #[test]
+        fn dictionary_strings_round_trip(
+            values in proptest::collection::vec("[a-c\\x{e9}\\x{1F600}]{0,40}", 1..6),
+            picks in proptest::collection::vec((0usize..6, 0u8..10), 100..400),
+        ) {
+            // Long, short and empty values, multi-byte ones, nulls: both offset widths.
+            let rows = picks.iter().map(|&(i, null)| (null != 0).then(|| values[i % values.len()].as_str()));
+            let small = StringArray::from_iter(rows.clone());
+            let large = LargeStringArray::from_iter(rows);
+            for arr in [&small as &dyn Array, &large] {
+                let summary = round_trip(arr);
+                proptest::prop_assert_eq!(summary & 0x7f, encoding::DICT);
+            }
         }
     }
 
