@@ -125,23 +125,23 @@ impl TableMeta {
         let schema_json = bytes[HEADER_LEN..HEADER_LEN + schema_len].to_vec();
         let ranges = &bytes[HEADER_LEN + schema_len..];
         let summaries = &ranges[16 * columns * groups..];
-        let u64_at = |o: usize| u64::from_le_bytes(ranges[o..o + 8].try_into().expect("8 bytes"));
+        // Every open parses the whole index (a page per column and row group): fixed-size
+        // entries, no per-field bounds checks.
+        let (entries, _) = ranges[..16 * columns * groups].as_chunks::<16>();
         let mut pages = Vec::with_capacity(columns);
         for (c, &stream_len) in stream_lens.iter().enumerate().take(columns) {
+            let span = c * groups..(c + 1) * groups;
             let mut col = Vec::with_capacity(groups);
-            for g in 0..groups {
-                let i = c * groups + g;
-                let (start, end) = (u64_at(16 * i), u64_at(16 * i + 8));
+            for (g, (e, &summary)) in entries[span.clone()].iter().zip(&summaries[span]).enumerate() {
+                let (start, end) = e.split_at(8);
+                let start = u64::from_le_bytes(start.try_into().expect("8 bytes"));
+                let end = u64::from_le_bytes(end.try_into().expect("8 bytes"));
                 if start > end || end > stream_len {
                     return Err(bad(format!(
                         "column {c}: page {g} at {start}..{end} of a stream of {stream_len} bytes"
                     )));
                 }
-                col.push(PageEntry {
-                    start,
-                    end,
-                    summary: summaries[i],
-                });
+                col.push(PageEntry { start, end, summary });
             }
             pages.push(col);
         }

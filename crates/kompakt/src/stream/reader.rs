@@ -152,9 +152,13 @@ impl<R: Read + Seek> Reader<R> {
         let trailer = Trailer::decode(&tail, trailer_offset)?;
         // The trailer check guarantees footer_len < file_len, so this allocation is bounded by
         // the real size of the input.
-        let mut footer_bytes = vec![0u8; trailer.footer_len as usize];
+        // Read without zero-filling first: a table's footer is megabytes, read on every open.
+        let mut footer_bytes = Vec::with_capacity(trailer.footer_len as usize);
         inner.seek(SeekFrom::Start(trailer.footer_offset))?;
-        inner.read_exact(&mut footer_bytes)?;
+        (&mut inner).take(trailer.footer_len).read_to_end(&mut footer_bytes)?;
+        if footer_bytes.len() as u64 != trailer.footer_len {
+            return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into());
+        }
         if xxh3_64(&footer_bytes) != trailer.footer_checksum {
             return Err(Error::ChecksumMismatch {
                 what: "footer",
