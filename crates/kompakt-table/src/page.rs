@@ -1013,8 +1013,8 @@ fn byte_array<T: arrow_array::types::ByteArrayType>(
         #[allow(unsafe_code)]
         // SAFETY: `new_unchecked` is sound when `try_new` would succeed. `try_new` checks
         // (a) that the data is UTF-8: ASCII is; (b) that every offset is at most the data's
-        // length and on a character boundary: `OffsetBuffer::new` above checked that the
-        // offsets never decrease, so none exceeds the last, which `within` bounds, and in
+        // length and on a character boundary: the offsets never decrease (see the SAFETY
+        // note above), so none exceeds the last, which `within` bounds, and in
         // ASCII every position up to the length is a boundary; (c) that the validity bitmap
         // has n bits: it was made with n. `byte_array_checks_like_try_new` tests both paths.
         let array = unsafe { arrow_array::GenericByteArray::<T>::new_unchecked(offsets, data, nulls) };
@@ -1324,8 +1324,10 @@ fn decode_strings<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buff
             if total > MAX_PAGE_DATA || (OW == 4 && total > i32::MAX as u64) {
                 return Err(corrupt(format!("page expands to {total} bytes of strings")));
             }
-            c.charge((total as usize).saturating_add((n + 1) * OW))?;
-            let (offsets, data) = rebuild_strings::<OW>(&codes, &starts, data, total as usize)?;
+            let total =
+                usize::try_from(total).map_err(|_| corrupt(format!("page expands to {total} bytes of strings")))?;
+            c.charge(total.saturating_add((n + 1) * OW))?;
+            let (offsets, data) = rebuild_strings::<OW>(&codes, &starts, data, total)?;
             Ok((offsets.into(), data.into()))
         }
         other => Err(corrupt(format!("unknown string encoding {other}"))),
@@ -1794,30 +1796,61 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn string_offsets_never_decrease(
-            lengths in proptest::collection::vec(proptest::prop_oneof![0u64..40, proptest::num::u64::ANY], 0..20),
+            lengths in proptest::collection::vec(proptest::prop_oneof![40 => 0u64..40, 1 => proptest::num::u64::ANY], 0..20),
+            codes in proptest::collection::vec(0u8..20, 0..60),
             large in proptest::bool::ANY,
+            dictionary in proptest::bool::ANY,
         ) {
-            // A plain string page of n hostile lengths (some summing past the offset type)
-            // and as much data as they claim, up to a small cap: every page that decodes has
-            // offsets that `OffsetBuffer::new`'s own check accepts.
-            let n = lengths.len();
+            // String pages with hostile lengths, plain or as a dictionary: a page whose
+            // lengths sum past what the offsets can hold fails, and every page that decodes
+            // has offsets that `OffsetBuffer::new`'s own check accepts (what `byte_array`'s
+            // `new_unchecked` relies on).
             let (ow, dt) = if large { (8usize, DataType::LargeUtf8) } else { (4, DataType::Utf8) };
-            let mut page = vec![0u8, encoding::PLAIN, encoding::PLAIN];
-            for &l in &lengths {
-                page.extend_from_slice(&l.to_le_bytes()[..ow]);
-            }
             let stored = |l: u64| if ow == 8 { l } else { l & 0xFFFF_FFFF };
-            let claimed = lengths.iter().fold(0u64, |a, &l| a.saturating_add(stored(l)));
-            let data_len = claimed.min(1 << 12);
+            let limit = if ow == 8 { i64::MAX as u64 } else { i32::MAX as u64 };
+            let mut raw = Vec::new();
+            for &l in &lengths {
+                raw.extend_from_slice(&l.to_le_bytes()[..ow]);
+            }
+            let mut shuffled = vec![0u8; raw.len()];
+            shuffle(ow, &raw, &mut shuffled);
+            let sum = |ls: &mut dyn Iterator<Item = u64>| ls.fold(0u64, |a, l| a.saturating_add(l));
+            let dict_sum = sum(&mut lengths.iter().map(|&l| stored(l)));
+            // The data holds what the lengths claim when that is small; hostile sums get 4 KiB.
+            let data_len = if dict_sum <= 1 << 12 { dict_sum } else { 1 << 12 };
+            // Codes within the dictionary (a code past it is another test's subject).
+            let codes: Vec<u8> = codes.iter().map(|&x| x % lengths.len().max(1) as u8).collect();
+            let mut page = vec![0u8];
+            let (n, total) = if dictionary {
+                let n = codes.len();
+                page.push(encoding::DICT);
+                page.extend_from_slice(&(lengths.len() as u32).to_le_bytes());
+                let total = sum(&mut codes.iter().map(|&x| lengths.get(usize::from(x)).map_or(0, |&l| stored(l))));
+                (n, total)
+            } else {
+                page.push(encoding::PLAIN);
+                (lengths.len(), dict_sum)
+            };
+            page.push(encoding::PLAIN);
+            page.extend_from_slice(&shuffled);
             page.extend_from_slice(&data_len.to_le_bytes());
             page.extend(std::iter::repeat_n(b'a', data_len as usize));
-            if let Ok(data) = decode_page(&dt, n, &page) {
+            if dictionary {
+                page.push(1);
+                page.extend_from_slice(&codes);
+            }
+            let got = decode_page(&dt, n, &page);
+            if total > limit {
+                proptest::prop_assert!(got.is_err(), "{total} bytes of strings in a page");
+            }
+            if let Ok(data) = got {
                 let offsets = &data.buffers()[0];
                 if large {
                     arrow_buffer::OffsetBuffer::new(arrow_buffer::ScalarBuffer::<i64>::new(offsets.clone(), 0, n + 1));
                 } else {
                     arrow_buffer::OffsetBuffer::new(arrow_buffer::ScalarBuffer::<i32>::new(offsets.clone(), 0, n + 1));
                 }
+                proptest::prop_assert_eq!(data.len(), n);
             }
         }
     }

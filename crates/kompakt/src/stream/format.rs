@@ -413,7 +413,7 @@ impl Footer {
             let word = |at: usize| u64::from_le_bytes(e[at..at + 8].try_into().expect("8 bytes"));
             let half = |at: usize| u32::from_le_bytes(e[at..at + 4].try_into().expect("4 bytes"));
             let (file_offset, raw_offset) = (word(0), word(8));
-            let (Some(codec), Some(filters), 0) = (CodecId::from_u8(e[28]), FilterSet::from_bits(e[29]), e[31]) else {
+            let (Some(codec), Some(filters)) = (CodecId::from_u8(e[28]), FilterSet::from_bits(e[29])) else {
                 return Err(fail(bad_entry(i, e)));
             };
             let (stream, raw_len, stored_len, typesize) = (half(16), half(20), half(24), e[30]);
@@ -429,6 +429,9 @@ impl Footer {
             // first and copying it in stalled on store forwarding (a third of an open's time).
             if !header().is_valid() {
                 return Err(header().invalid(file_offset));
+            }
+            if e[31] != 0 {
+                return Err(fail(bad_entry(i, e)));
             }
             if file_offset != next_offset {
                 return Err(fail(format!(
