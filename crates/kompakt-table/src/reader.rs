@@ -31,6 +31,21 @@ thread_local! {
 /// Scratch buffers larger than this are freed after use rather than kept by the thread.
 const SCRATCH_KEEP: usize = 8 << 20;
 
+/// Reads whose pages hold at most this many encoded bytes run on the calling thread. Handing
+/// work to a pool and taking it back costs several context switches (25 us a hand-off on the
+/// benchmark VM, three per `read_columns`), more than decoding a few small pages takes: a
+/// 1000-row slice of two columns spent three quarters of its time in the scheduler.
+const SMALL_READ: u64 = 256 << 10;
+
+/// `f` over `items`, results in order: on the calling thread when `threads` is 1, otherwise
+/// on a pool of `threads` threads (0: all cores).
+fn map_tasks<T: Send, R: Send>(threads: usize, items: Vec<T>, f: impl Fn(T) -> R + Sync + Send) -> Result<Vec<R>> {
+    if threads == 1 {
+        return Ok(items.into_iter().map(f).collect());
+    }
+    with_threads(threads, || items.into_par_iter().map(f).collect())
+}
+
 /// Row groups `groups` of column `c` (the `k`th asked for), read into one array: into
 /// `values` for fixed-width and boolean columns.
 struct Part {
@@ -347,17 +362,13 @@ impl TableReader {
             rest = tail;
             tasks.push((g, part));
         }
-        let valid: Vec<Result<bool>> = with_threads(threads, || {
-            tasks
-                .into_par_iter()
-                .map(|(g, part)| {
-                    let rows = window(g);
-                    let bits = self.read_page_into(c, g, rows.clone(), part)?;
-                    Ok(bits.validity.is_none_or(|v| {
-                        arrow_buffer::BooleanBuffer::new(v, 0, rows.len()).count_set_bits() == rows.len()
-                    }))
-                })
-                .collect()
+        let threads = self.threads_for(&[c], &self.groups_of(&rows), threads);
+        let valid: Vec<Result<bool>> = map_tasks(threads, tasks, |(g, part)| {
+            let rows = window(g);
+            let bits = self.read_page_into(c, g, rows.clone(), part)?;
+            Ok(bits
+                .validity
+                .is_none_or(|v| arrow_buffer::BooleanBuffer::new(v, 0, rows.len()).count_set_bits() == rows.len()))
         })?;
         valid.into_iter().try_fold(true, |all, v| Ok(all & v?))
     }
@@ -384,6 +395,7 @@ impl TableReader {
             detail: "more rows than this machine can address".into(),
         })?;
         let groups = self.groups_of(&rows);
+        let threads = self.threads_for(&columns, &groups, threads);
         let window = |g: u64| self.window(g, &rows);
         // A part is a run of row groups of one column that becomes one array. A fixed-width,
         // boolean or dictionary column is one part with one zeroed buffer, cut into a disjoint
@@ -418,15 +430,15 @@ impl TableReader {
             });
         }
         // Zeroing a reused allocation is a pass over memory: one per thread, not all on one.
-        with_threads(threads, || {
-            parts.par_iter_mut().try_for_each(|p| {
-                if let Some(len) = p.len {
-                    let name = self.parsed.schema.field(p.c).name();
-                    p.values = Some(ZeroedBuffer::new(len, &format!("column {name:?}"))?);
-                }
-                Ok::<_, Error>(())
-            })
-        })??;
+        map_tasks(threads, parts.iter_mut().collect(), |p: &mut Part| {
+            if let Some(len) = p.len {
+                let name = self.parsed.schema.field(p.c).name();
+                p.values = Some(ZeroedBuffer::new(len, &format!("column {name:?}"))?);
+            }
+            Ok::<_, Error>(())
+        })?
+        .into_iter()
+        .collect::<Result<()>>()?;
         let mut tasks: Vec<(usize, u64, Option<&mut [u8]>)> = Vec::new();
         for part in parts.iter_mut() {
             let c = part.c;
@@ -443,14 +455,9 @@ impl TableReader {
                 None => tasks.extend(part.groups.clone().map(|g| (c, g, None))),
             }
         }
-        let pieces: Vec<Result<Piece>> = with_threads(threads, || {
-            tasks
-                .into_par_iter()
-                .map(|(c, g, dst)| match dst {
-                    Some(dst) => self.read_page_into(c, g, window(g), dst).map(Piece::Bits),
-                    None => self.read_page(c, g, window(g)).map(Piece::Array),
-                })
-                .collect()
+        let pieces: Vec<Result<Piece>> = map_tasks(threads, tasks, |(c, g, dst)| match dst {
+            Some(dst) => self.read_page_into(c, g, window(g), dst).map(Piece::Bits),
+            None => self.read_page(c, g, window(g)).map(Piece::Array),
         })?;
         let mut pieces = pieces.into_iter();
         let parts: Vec<(Part, Vec<Result<Piece>>)> = parts
@@ -461,24 +468,19 @@ impl TableReader {
             })
             .collect();
         // Building an array validates it (a dictionary's keys against its values): in parallel.
-        let arrays: Vec<Result<(usize, ArrayRef)>> = with_threads(threads, || {
-            parts
-                .into_par_iter()
-                .map(|(part, pieces)| {
-                    let pieces: Vec<Piece> = pieces.into_iter().collect::<Result<_>>()?;
-                    let array = match part.values {
-                        Some(values) => {
-                            let lens: Vec<usize> = part.groups.clone().map(|g| window(g).len()).collect();
-                            self.assemble(part.c, &lens, values, pieces)?
-                        }
-                        None => match pieces.into_iter().next() {
-                            Some(Piece::Array(a)) => make_array(a),
-                            _ => unreachable!("a page of its own decodes to one array"),
-                        },
-                    };
-                    Ok((part.k, array))
-                })
-                .collect()
+        let arrays: Vec<Result<(usize, ArrayRef)>> = map_tasks(threads, parts, |(part, pieces)| {
+            let pieces: Vec<Piece> = pieces.into_iter().collect::<Result<_>>()?;
+            let array = match part.values {
+                Some(values) => {
+                    let lens: Vec<usize> = part.groups.clone().map(|g| window(g).len()).collect();
+                    self.assemble(part.c, &lens, values, pieces)?
+                }
+                None => match pieces.into_iter().next() {
+                    Some(Piece::Array(a)) => make_array(a),
+                    _ => unreachable!("a page of its own decodes to one array"),
+                },
+            };
+            Ok((part.k, array))
         })?;
         let mut out: Vec<Vec<ArrayRef>> = vec![Vec::new(); columns.len()];
         for a in arrays {
@@ -594,12 +596,8 @@ impl TableReader {
             .flat_map(|g| columns.iter().map(move |&c| (g, c)))
             .collect();
         let window = |g: u64| self.window(g, &rows);
-        let pages: Vec<Result<ArrayData>> = with_threads(threads, || {
-            tasks
-                .par_iter()
-                .map(|&(g, c)| self.read_page(c, g, window(g)))
-                .collect()
-        })?;
+        let threads = self.threads_for(columns, &groups, threads);
+        let pages: Vec<Result<ArrayData>> = map_tasks(threads, tasks, |(g, c)| self.read_page(c, g, window(g)))?;
         let mut pages = pages.into_iter();
         let mut batches = Vec::with_capacity((groups.end - groups.start) as usize);
         for g in groups {
@@ -614,6 +612,21 @@ impl TableReader {
             batches.push(batch);
         }
         Ok((schema, batches))
+    }
+
+    /// The threads a read of `columns` over row groups `groups` should use: 1 (the calling
+    /// thread) when its pages are small, `threads` otherwise.
+    fn threads_for(&self, columns: &[usize], groups: &Range<u64>, threads: usize) -> usize {
+        let mut bytes = 0u64;
+        for &c in columns {
+            for p in &self.meta.pages[c][groups.start as usize..groups.end as usize] {
+                bytes += p.end - p.start;
+                if bytes > SMALL_READ {
+                    return threads;
+                }
+            }
+        }
+        1
     }
 
     /// The row groups that rows `rows` touch.
