@@ -798,3 +798,25 @@ fn fixed_width_columns_decode_into_caller_memory() {
         .is_err());
     assert!(t.read_column_into(3, 0..10, &mut [0u8; 40], 1).is_err());
 }
+
+#[test]
+fn large_reads_on_threads_equal_the_original() {
+    // Reads of more than 256 KiB of pages go to the thread pool (smaller ones, such as every
+    // read of the property test above, run on the calling thread): the same rows either way.
+    let n = 60_000;
+    let batch = table(n, 7);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), &batch, &[1000, 30_000], 4096);
+    let t = TableReader::open(&path).unwrap();
+    let encoded: u64 = t.summary().iter().map(|c| c.encoded).sum();
+    assert!(
+        encoded > 1 << 20,
+        "{encoded} bytes of pages: too few to leave the calling thread"
+    );
+    let all: Vec<usize> = (0..COLUMNS).collect();
+    check_read(&t, &batch, &all, 0, n);
+    check_read(&t, &batch, &all, 4000, 50_001);
+    let (_, two) = t.read(None, 0..n as u64, 2).unwrap();
+    let (_, one) = t.read(None, 0..n as u64, 1).unwrap();
+    assert_eq!(two, one);
+}
