@@ -357,12 +357,13 @@ impl TableReader {
         let window = |g: u64| self.window(g, &rows);
         let mut tasks = Vec::new();
         let mut rest = dst;
-        for g in self.groups_of(&rows) {
+        let groups = self.groups_of(&rows);
+        for g in groups.clone() {
             let (part, tail) = std::mem::take(&mut rest).split_at_mut(width * window(g).len());
             rest = tail;
             tasks.push((g, part));
         }
-        let threads = self.threads_for(&[c], &self.groups_of(&rows), threads);
+        let threads = self.threads_for(&[c], &groups, threads);
         let valid: Vec<Result<bool>> = map_tasks(threads, tasks, |(g, part)| {
             let rows = window(g);
             let bits = self.read_page_into(c, g, rows.clone(), part)?;
