@@ -7,16 +7,16 @@ use crate::buffers::WritableBuffer;
 use crate::errors::{os_error, to_py, IntoPy};
 use crate::options;
 use arrow_array::ffi_stream::ArrowArrayStreamReader;
-use arrow_array::{Array, RecordBatchIterator, RecordBatchReader};
-use arrow_data::ArrayData;
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchIterator, RecordBatchOptions, RecordBatchReader};
 use arrow_pyarrow::PyArrowType;
-use arrow_schema::Schema;
+use arrow_schema::{Schema, SchemaRef};
 use kompakt_table::{append_table_file, write_table_file, SortKey, TableOptions, TableReader};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 fn io_or(err: kompakt::Error, path: &std::path::Path) -> PyErr {
     match err {
@@ -217,27 +217,37 @@ impl Table {
     }
 
     /// Reads rows `start..stop` of the columns at `columns` (None: all) column by column:
-    /// `(schema, [[pyarrow.Array, ...] per column])`. Fixed-width, boolean and dictionary
-    /// columns come as one array; other types as an array per row group.
+    /// `(schema, [(positions, pyarrow.RecordBatchReader), ...])`. Fixed-width, boolean and
+    /// dictionary columns come as one array each, other types as an array per row group; the
+    /// columns that share chunk boundaries form one group and cross as one Arrow stream
+    /// (`positions` are their places in the request). Importing each array on its own cost
+    /// about 4 us per column, more than decoding a 10,000-row column.
     #[pyo3(signature = (columns=None, start=0, stop=None, threads=None))]
     #[allow(clippy::type_complexity)]
-    fn read_columns(
+    fn read_groups(
         &self,
         py: Python<'_>,
         columns: Option<Vec<usize>>,
         start: u64,
         stop: Option<u64>,
         threads: Option<i64>,
-    ) -> PyResult<(PyArrowType<Schema>, Vec<Vec<PyArrowType<ArrayData>>>)> {
+    ) -> PyResult<(
+        PyArrowType<Schema>,
+        Vec<(Vec<usize>, PyArrowType<Box<dyn RecordBatchReader + Send>>)>,
+    )> {
         let (threads, stop) = self.read_options(threads, stop)?;
-        let (schema, columns) = py
-            .detach(|| self.inner.read_columns(columns.as_deref(), start..stop, threads))
+        let (schema, groups) = py
+            .detach(|| {
+                let (schema, columns) = self.inner.read_columns(columns.as_deref(), start..stop, threads)?;
+                let groups = group_by_chunks(&schema, columns)?;
+                Ok::<_, kompakt::Error>((schema, groups))
+            })
             .map_err(|e| io_or(e, &self.path))?;
-        let columns = columns
+        let groups = groups
             .into_iter()
-            .map(|chunks| chunks.into_iter().map(|a| PyArrowType(a.to_data())).collect())
+            .map(|(positions, reader)| (positions, PyArrowType(reader)))
             .collect();
-        Ok((PyArrowType(schema.as_ref().clone()), columns))
+        Ok((PyArrowType(schema.as_ref().clone()), groups))
     }
 
     /// Per-column storage: encodings, encoded and stored bytes, codecs.
@@ -265,4 +275,48 @@ impl Table {
     fn read_options(&self, threads: Option<i64>, stop: Option<u64>) -> PyResult<(usize, u64)> {
         Ok((options::threads(threads)?, stop.unwrap_or(self.inner.num_rows())))
     }
+}
+
+/// A decoded column's chunks, grouped with the other columns cut at the same rows: each group's
+/// positions (in `columns`' order) and its chunks as record batches (the schema's metadata kept).
+#[allow(clippy::type_complexity)]
+fn group_by_chunks(
+    schema: &SchemaRef,
+    columns: Vec<Vec<ArrayRef>>,
+) -> kompakt::Result<Vec<(Vec<usize>, Box<dyn RecordBatchReader + Send>)>> {
+    let mut groups: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
+    for (k, chunks) in columns.iter().enumerate() {
+        let lengths: Vec<usize> = chunks.iter().map(|a| a.len()).collect();
+        match groups.iter_mut().find(|(l, _)| *l == lengths) {
+            Some((_, members)) => members.push(k),
+            None => groups.push((lengths, vec![k])),
+        }
+    }
+    let mut columns: Vec<Option<Vec<ArrayRef>>> = columns.into_iter().map(Some).collect();
+    groups
+        .into_iter()
+        .map(|(lengths, members)| {
+            let fields: Vec<_> = members.iter().map(|&k| schema.field(k).clone()).collect();
+            let group_schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+            let mut chunks: Vec<std::vec::IntoIter<ArrayRef>> = members
+                .iter()
+                .map(|&k| columns[k].take().unwrap_or_default().into_iter())
+                .collect();
+            let batches = lengths
+                .iter()
+                .map(|&rows| {
+                    let arrays = chunks.iter_mut().filter_map(Iterator::next).collect();
+                    RecordBatch::try_new_with_options(
+                        group_schema.clone(),
+                        arrays,
+                        &RecordBatchOptions::new().with_row_count(Some(rows)),
+                    )
+                    .map_err(|e| kompakt::Error::corrupt("table", 0, e.to_string()))
+                })
+                .collect::<kompakt::Result<Vec<_>>>()?;
+            let reader: Box<dyn RecordBatchReader + Send> =
+                Box::new(RecordBatchIterator::new(batches.into_iter().map(Ok), group_schema));
+            Ok((members, reader))
+        })
+        .collect()
 }
