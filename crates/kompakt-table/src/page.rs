@@ -1131,11 +1131,7 @@ fn decode_words<const W: usize>(
             }
             let base = load::<W>(c.take(W)?.try_into().expect("W bytes"));
             let packed = c.take((n * bits).div_ceil(8))?;
-            crate::bits::unpack(packed, lo..hi, bits, |first, codes| {
-                for (o, &code) in dst[first - lo..].iter_mut().zip(codes) {
-                    store::<W>(base.wrapping_add(code), o);
-                }
-            });
+            crate::bits::unpack_offset::<W>(packed, lo..hi, bits, base, dst[..hi - lo].as_flattened_mut());
             Ok(())
         }
         encoding::DELTA => {
