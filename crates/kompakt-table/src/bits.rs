@@ -168,6 +168,8 @@ pub(crate) fn unpack_offset<const W: usize>(packed: &[u8], rows: Range<usize>, b
     };
     let kernel = match (bits, W) {
         (0, _) => None,
+        #[cfg(target_arch = "x86_64")]
+        (_, 4) if avx2::available(bits) => Some(avx2::KERNELS[bits]),
         (_, 1) => Some(FUSED_1[bits]),
         (_, 2) => Some(FUSED_2[bits]),
         (_, 4) => Some(FUSED_4[bits]),
@@ -212,6 +214,136 @@ fn fused<const B: usize, const W: usize>(src: &[u8], base: u64, out: &mut [u8]) 
                 (u128::from_le_bytes(w) >> (bit % 8)) as u64 & mask
             };
             word.copy_from_slice(&base.wrapping_add(code).to_le_bytes()[..W]);
+        }
+    }
+}
+
+/// [`fused`] for 4-byte words and codes of at most 25 bits, with AVX2: a group of 8 codes is
+/// two 16-byte loads, one byte shuffle that puts each code's 4 bytes in its own lane, one
+/// shift per lane, a mask and an add: 8 instructions where the scalar kernel needs about 40.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    // The only unsafe code here: unaligned vector loads and stores through references to
+    // arrays of exactly their size, and calls of `#[target_feature]` functions, which are
+    // handed out only after the CPU was found to have AVX2.
+    #![allow(unsafe_code)]
+
+    use super::{FusedKernel, GROUP, SLACK};
+    use std::arch::x86_64::*;
+
+    /// Widest code that, at any bit offset (0..8) in its first byte, lies within 4 bytes.
+    const MAX_BITS: usize = 25;
+
+    /// Whether [`KERNELS`]`[bits]` may be called: a width it covers, on a CPU with AVX2 (the
+    /// detection runs once; std caches it).
+    pub(super) fn available(bits: usize) -> bool {
+        (1..=MAX_BITS).contains(&bits) && std::is_x86_feature_detected!("avx2")
+    }
+
+    /// Kernels by width; call one only when [`available`] says so.
+    pub(super) static KERNELS: [FusedKernel; MAX_BITS + 1] = [
+        |_, _, _| unreachable!("width 0 has no kernel"),
+        entry::<1>,
+        entry::<2>,
+        entry::<3>,
+        entry::<4>,
+        entry::<5>,
+        entry::<6>,
+        entry::<7>,
+        entry::<8>,
+        entry::<9>,
+        entry::<10>,
+        entry::<11>,
+        entry::<12>,
+        entry::<13>,
+        entry::<14>,
+        entry::<15>,
+        entry::<16>,
+        entry::<17>,
+        entry::<18>,
+        entry::<19>,
+        entry::<20>,
+        entry::<21>,
+        entry::<22>,
+        entry::<23>,
+        entry::<24>,
+        entry::<25>,
+    ];
+
+    fn entry<const B: usize>(src: &[u8], base: u64, out: &mut [u8]) {
+        assert!(
+            std::is_x86_feature_detected!("avx2"),
+            "AVX2 kernels run only where AVX2 is"
+        );
+        // SAFETY: the CPU has AVX2 (asserted above: std caches the detection, so this costs a
+        // load and a branch per call of a few hundred groups).
+        unsafe { groups::<B>(src, base, out) }
+    }
+
+    /// Byte `4j + k` of the shuffle picks byte `k` of code `j`'s first byte, counted from
+    /// its lane's load: byte 0 for codes 0-3, byte `B / 2` (where code 4 starts) for 4-7.
+    const fn shuffle<const B: usize>() -> [u8; 32] {
+        let mut m = [0u8; 32];
+        let mut j = 0;
+        while j < GROUP {
+            let first = j * B / 8 - if j < 4 { 0 } else { B / 2 };
+            let mut k = 0;
+            while k < 4 {
+                // At most 12 (B = 25, j = 3 or 7): inside the lane's 16 bytes.
+                m[4 * j + k] = (first + k) as u8;
+                k += 1;
+            }
+            j += 1;
+        }
+        m
+    }
+
+    /// Lane `j`: code `j`'s bit offset within its first byte, as a little-endian `u32`.
+    const fn shifts<const B: usize>() -> [u8; 32] {
+        let mut m = [0u8; 32];
+        let mut j = 0;
+        while j < GROUP {
+            m[4 * j] = (j * B % 8) as u8;
+            j += 1;
+        }
+        m
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn load128(bytes: &[u8; 16]) -> __m128i {
+        // SAFETY: `bytes` is 16 readable bytes; the load has no alignment requirement.
+        unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) }
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn load256(bytes: &[u8; 32]) -> __m256i {
+        // SAFETY: `bytes` is 32 readable bytes; the load has no alignment requirement.
+        unsafe { _mm256_loadu_si256(bytes.as_ptr().cast()) }
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn store256(out: &mut [u8; 32], v: __m256i) {
+        // SAFETY: `out` is 32 writable bytes; the store has no alignment requirement.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+    }
+
+    /// `out.len() / 32` groups of `B`-bit codes from `src` (`B` bytes per group plus
+    /// [`SLACK`]) as 4-byte words `base + code`.
+    #[target_feature(enable = "avx2")]
+    fn groups<const B: usize>(src: &[u8], base: u64, out: &mut [u8]) {
+        let shuffle = load256(&const { shuffle::<B>() });
+        let shifts = load256(&const { shifts::<B>() });
+        let mask = _mm256_set1_epi32(((1u32 << B) - 1) as i32);
+        // The sum wraps at 32 bits, as the words do.
+        let base = _mm256_set1_epi32(base as u32 as i32);
+        let (words, _) = out.as_chunks_mut::<32>();
+        for (g, words) in words.iter_mut().enumerate() {
+            let group = &src[g * B..g * B + B + SLACK];
+            let lo = load128(group[..16].try_into().expect("16 bytes"));
+            let hi = load128(group[B / 2..B / 2 + 16].try_into().expect("16 bytes"));
+            let v = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi);
+            let v = _mm256_srlv_epi32(_mm256_shuffle_epi8(v, shuffle), shifts);
+            store256(words, _mm256_add_epi32(_mm256_and_si256(v, mask), base));
         }
     }
 }
@@ -348,6 +480,29 @@ mod tests {
                 check_offset::<8>(&packed, &codes, rows, bits, base);
             }
         }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_words_equal_the_scalar_kernel() {
+        if !std::is_x86_feature_detected!("avx2") {
+            eprintln!("no AVX2 on this CPU: only the scalar kernel runs here");
+            return;
+        }
+        for (bits, &scalar) in FUSED_4.iter().enumerate().take(26).skip(1) {
+            assert!(avx2::available(bits));
+            let groups = 37;
+            let src: Vec<u8> = (0..groups * bits + SLACK)
+                .map(|i| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(23) as u8)
+                .collect();
+            for base in [0u64, 1, 0xFFFF_FFFF, 0xDEAD_BEEF_F00D_CAFE] {
+                let (mut fast, mut slow) = (vec![0u8; groups * 32], vec![1u8; groups * 32]);
+                avx2::KERNELS[bits](&src, base, &mut fast);
+                scalar(&src, base, &mut slow);
+                assert_eq!(fast, slow, "{bits} bits, base {base:#x}");
+            }
+        }
+        assert!(!avx2::available(0) && !avx2::available(26));
     }
 
     proptest! {
