@@ -408,7 +408,7 @@ class TableFile:
     def _read_arrow(self, positions, start: int, stop: int, threads):
         import pyarrow as pa
 
-        if positions == []:
+        if positions == [] or not self._names():
             # No columns, but the rows still count: the batch reader carries the row count.
             return self._core.read(positions, start, stop, threads).read_all()
         schema, groups = self._core.read_groups(positions, start, stop, threads)

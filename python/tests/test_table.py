@@ -389,6 +389,44 @@ def test_numeric_columns_of_one_dtype_share_a_block_as_in_to_pandas(tmp_path):
     assert t.read().equals(df)
 
 
+def test_a_numeric_column_numpy_cannot_take_goes_through_arrow(tmp_path):
+    # read_into says a page holds nulls the index did not announce: that column is read through
+    # Arrow, the others of its dtype keep their rows of the block, and the frame is the same.
+    rng = np.random.default_rng(9)
+    n = 2000
+    df = pd.DataFrame({f"c{i}": rng.integers(0, 1000, n).astype("int32") for i in range(3)})
+    df["x"] = rng.random(n)
+    path = tmp_path / "r.kpk"
+    kompakt.write_table(df, path, rows_per_group=500)
+    t = kompakt.TableFile(path)
+    core = t._core
+
+    class Refusing:
+        def __getattr__(self, name):
+            return getattr(core, name)
+
+        def read_into(self, column, start, stop, out, threads=None):
+            return core.read_into(column, start, stop, out, threads) and column != 1
+
+    t._core = Refusing()
+    direct, blocks = t._read_numpy([0, 1, 2, 3], t._pandas_metadata(), 0, n, None)
+    assert sorted(direct) == [0, 2, 3]
+    assert [m for _, m in blocks] == [[3]]  # the int32 block is not used as a block
+    for cols in (None, ["c2", "c1", "x"]):
+        got = t.read(cols)
+        pd.testing.assert_frame_equal(got, df if cols is None else df[cols])
+        _same(got, _generic(path, cols))
+
+
+def test_a_table_without_columns_keeps_its_rows(tmp_path):
+    path = tmp_path / "z.kpk"
+    kompakt.write_table(pa.table({"a": [1, 2, 3]}).drop_columns(["a"]), path)
+    assert kompakt.TableFile(path).num_rows == 3
+    for columns in (None, []):
+        assert kompakt.read_table(path, columns, to="arrow").num_rows == 3
+        assert kompakt.read_table(path, columns, rows=(1, 3), to="arrow").num_rows == 2
+
+
 def test_pandas_metadata_that_does_not_fit_the_arrow_type_is_not_trusted(tmp_path):
     # pandas says int64, Arrow holds time64 (a cast that kept the old metadata): pyarrow's
     # conversion decides, with a materialized index (not the simple case) and without.

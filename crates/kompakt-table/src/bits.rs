@@ -177,7 +177,8 @@ pub(crate) fn unpack_offset<const W: usize>(packed: &[u8], rows: Range<usize>, b
         _ => None,
     };
     // Whole groups whose loads stay inside `packed` (as in `unpack`); the partial groups at
-    // either end, and any group near the end of `packed`, go code by code.
+    // either end, and any group near the end of `packed`, go through `unpack` (its u64 kernel,
+    // on a zero-padded copy of the tail).
     let first = rows.start.div_ceil(GROUP);
     let end = (rows.end / GROUP).min(packed.len().saturating_sub(SLACK) / bits.max(1));
     let Some(kernel) = kernel.filter(|_| first < end) else {
@@ -224,8 +225,9 @@ fn fused<const B: usize, const W: usize>(src: &[u8], base: u64, out: &mut [u8]) 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     // The only unsafe code here: unaligned vector loads and stores through references to
-    // arrays of exactly their size, and calls of `#[target_feature]` functions, which are
-    // handed out only after the CPU was found to have AVX2.
+    // arrays of exactly their size, and the call of the `#[target_feature]` function in
+    // `entry`, which asserts on every call that the CPU has AVX2 (`available` tells callers
+    // whether to pick these kernels at all).
     #![allow(unsafe_code)]
 
     use super::{FusedKernel, GROUP, SLACK};
@@ -280,8 +282,9 @@ mod avx2 {
         unsafe { groups::<B>(src, base, out) }
     }
 
-    /// Byte `4j + k` of the shuffle picks byte `k` of code `j`'s first byte, counted from
-    /// its lane's load: byte 0 for codes 0-3, byte `B / 2` (where code 4 starts) for 4-7.
+    /// Byte `4j + k` of the shuffle picks byte `first(j) + k` of its lane's load, where
+    /// `first(j)` is code `j`'s first byte counted from that load: the group's byte 0 for
+    /// codes 0-3, its byte `B / 2` (where code 4 starts) for codes 4-7.
     const fn shuffle<const B: usize>() -> [u8; 32] {
         let mut m = [0u8; 32];
         let mut j = 0;
@@ -529,6 +532,9 @@ mod tests {
             // The same window as words, through the fused kernels.
             let base = seed.rotate_left(7);
             check_offset::<8>(&packed, &codes, lo..hi, bits, base);
+            if bits <= 8 {
+                check_offset::<1>(&packed, &codes, lo..hi, bits, base);
+            }
             if bits <= 32 {
                 check_offset::<4>(&packed, &codes, lo..hi, bits, base);
             }
