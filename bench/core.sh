@@ -259,6 +259,9 @@ cli() {
         time_runs kd-zstd1-T1 kompakt 1 decompress "$TMP/m.kpk" "$TMP/m.out" 1 -- "$K" decompress -q -f --threads 1 "$TMP/m.kpk" -o "$TMP/m.out"
         time_runs kd-zstd1-T2 kompakt 2 decompress "$TMP/m.kpk" "$TMP/m.out" 1 -- "$K" decompress -q -f --threads 2 "$TMP/m.kpk" -o "$TMP/m.out"
         time_runs zstdd-1 zstd 1 decompress "$TMP/m.zst" "$TMP/m.out" 1 -- zstd -q -f -d "$TMP/m.zst" -o "$TMP/m.out"
+        # kompakt fsyncs what it decompresses, zstd does not: each side also the other way.
+        time_runs zstdd-1-fsync zstd 1 decompress "$TMP/m.zst" "$TMP/m.out" 1 -- bash -c 'zstd -q -f -d "$1" -o "$2" && sync "$2"' _ "$TMP/m.zst" "$TMP/m.out"
+        time_runs kd-zstd1-T1-stdout kompakt 1 decompress "$TMP/m.kpk" "$TMP/m.out" 1 -- bash -c '"$1" decompress -q --threads 1 "$2" -o - >"$3"' _ "$K" "$TMP/m.kpk" "$TMP/m.out"
     done
     cmp "$M" "$TMP/m.out"
     "$K" compress -q -f --codec lz4 --threads 2 "$M" -o "$TMP/m.kpk"

@@ -595,6 +595,8 @@ def main():
             ("k-zstd1-T2", "zstd1-T2", "compress, zstd level 1, 2 threads"),
             ("k-lz4-T1", "lz4-1", "compress, lz4 level 1, 1 thread"),
             ("kd-zstd1-T1", "zstdd-1", "decompress zstd:1 file, kompakt 1 thread"),
+            ("kd-zstd1-T1", "zstdd-1-fsync", "same, zstd followed by fsync of its output"),
+            ("kd-zstd1-T1-stdout", "zstdd-1", "same, kompakt writing to stdout (no temporary file, no fsync)"),
             ("kd-zstd1-T2", "zstdd-1", "decompress zstd:1 file, kompakt 2 threads"),
             ("kd-lz4-T1", "lz4d-1", "decompress lz4 file, kompakt 1 thread"),
         ]
@@ -606,6 +608,8 @@ def main():
             "zstd1-T1": "zstd -1 -T1", "zstd1-T1-fsync": "zstd -1 -T1 && sync FILE", "zstd1-T2": "zstd -1 -T2",
             "lz4-1": "lz4 -1", "kd-zstd1-T1": "kompakt decompress --threads 1",
             "kd-zstd1-T2": "kompakt decompress --threads 2", "zstdd-1": "zstd -d",
+            "zstdd-1-fsync": "zstd -d && sync FILE",
+            "kd-zstd1-T1-stdout": "kompakt decompress --threads 1 -o - > FILE",
             "kd-lz4-T1": "kompakt decompress --threads 1", "lz4d-1": "lz4 -d",
         }
         rows = []
