@@ -129,22 +129,28 @@ type Kernel = fn(&[u8], &mut [u64]);
 /// Unpacks `out.len() / 8` groups of `B`-bit codes from the start of `src`, which holds at least
 /// `B` bytes per group plus [`SLACK`].
 fn kernel<const B: usize>(src: &[u8], out: &mut [u64]) {
-    let mask = if B == 64 { u64::MAX } else { (1u64 << B) - 1 };
     for (g, codes) in out.chunks_exact_mut(GROUP).enumerate() {
         // One bounds check per group; the offsets below are constants within it.
         let group = &src[g * B..g * B + SLACK + B];
         for (j, code) in codes.iter_mut().enumerate() {
-            let bit = j * B;
-            let at = bit / 8;
-            *code = if B <= 56 {
-                // A code and its bit offset (< 8) fit in one 8-byte load.
-                let word: [u8; 8] = group[at..at + 8].try_into().expect("8 bytes");
-                (u64::from_le_bytes(word) >> (bit % 8)) & mask
-            } else {
-                let word: [u8; 16] = group[at..at + 16].try_into().expect("16 bytes");
-                (u128::from_le_bytes(word) >> (bit % 8)) as u64 & mask
-            };
+            *code = code_in_group::<B>(group, j);
         }
+    }
+}
+
+/// Code `j` (0..8) of a group of `B`-bit codes (`group`: its `B` bytes plus [`SLACK`]).
+#[inline(always)]
+fn code_in_group<const B: usize>(group: &[u8], j: usize) -> u64 {
+    let mask = if B == 64 { u64::MAX } else { (1u64 << B) - 1 };
+    let bit = j * B;
+    let at = bit / 8;
+    if B <= 56 {
+        // A code and its bit offset (< 8) fit in one 8-byte load.
+        let word: [u8; 8] = group[at..at + 8].try_into().expect("8 bytes");
+        (u64::from_le_bytes(word) >> (bit % 8)) & mask
+    } else {
+        let word: [u8; 16] = group[at..at + 16].try_into().expect("16 bytes");
+        (u128::from_le_bytes(word) >> (bit % 8)) as u64 & mask
     }
 }
 
@@ -200,20 +206,11 @@ type FusedKernel = fn(&[u8], u64, &mut [u8]);
 /// Unpacks `out.len() / (8 W)` groups of `B`-bit codes from the start of `src` (at least `B`
 /// bytes per group plus [`SLACK`]) into `W`-byte words `base + code`.
 fn fused<const B: usize, const W: usize>(src: &[u8], base: u64, out: &mut [u8]) {
-    let mask = if B == 64 { u64::MAX } else { (1u64 << B) - 1 };
     let (words, _) = out.as_chunks_mut::<W>();
     for (g, words) in words.chunks_exact_mut(GROUP).enumerate() {
         let group = &src[g * B..g * B + SLACK + B];
         for (j, word) in words.iter_mut().enumerate() {
-            let bit = j * B;
-            let at = bit / 8;
-            let code = if B <= 56 {
-                let w: [u8; 8] = group[at..at + 8].try_into().expect("8 bytes");
-                (u64::from_le_bytes(w) >> (bit % 8)) & mask
-            } else {
-                let w: [u8; 16] = group[at..at + 16].try_into().expect("16 bytes");
-                (u128::from_le_bytes(w) >> (bit % 8)) as u64 & mask
-            };
+            let code = code_in_group::<B>(group, j);
             word.copy_from_slice(&base.wrapping_add(code).to_le_bytes()[..W]);
         }
     }
