@@ -414,15 +414,21 @@ mod tests {
         got
     }
 
+    /// 1037 scrambled `bits`-bit codes (`spin` varies them) and their packed bytes.
+    fn sample_codes(bits: usize, spin: u32) -> (Vec<u64>, Vec<u8>) {
+        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let codes: Vec<u64> = (0..1037u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(spin) & mask)
+            .collect();
+        let mut packed = Vec::new();
+        pack(codes.iter().copied(), bits, &mut packed);
+        (codes, packed)
+    }
+
     #[test]
     fn every_width_round_trips() {
         for bits in 0..=64usize {
-            let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
-            let codes: Vec<u64> = (0..1037u64)
-                .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17) & mask)
-                .collect();
-            let mut packed = Vec::new();
-            pack(codes.iter().copied(), bits, &mut packed);
+            let (codes, packed) = sample_codes(bits, 17);
             assert_eq!(packed, pack_reference(&codes, bits), "{bits} bits");
             assert_eq!(collect(&packed, 0..codes.len(), bits), codes, "{bits} bits");
             for (i, &c) in codes.iter().enumerate().take(70) {
@@ -449,12 +455,7 @@ mod tests {
     fn offset_words_match_the_definition() {
         let base = 0xF1E2_D3C4_B5A6_9788u64;
         for bits in 0..=64usize {
-            let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
-            let codes: Vec<u64> = (0..1037u64)
-                .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29) & mask)
-                .collect();
-            let mut packed = Vec::new();
-            pack(codes.iter().copied(), bits, &mut packed);
+            let (codes, packed) = sample_codes(bits, 29);
             // Whole groups, partial groups at either end, groups near the end of `packed`
             // (the kernel must not read past it), and empty windows.
             for rows in [
