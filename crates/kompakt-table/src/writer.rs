@@ -525,7 +525,7 @@ pub fn write_table_file(
     opts: TableOptions,
 ) -> Result<u64> {
     let mut file = kompakt::fs::AtomicFile::create(path)?;
-    let mut w = TableWriter::new(file.file(), schema, opts)?;
+    let mut w = TableWriter::new(&mut file, schema, opts)?;
     for b in batches {
         w.write(&b?)?;
     }

@@ -1,11 +1,95 @@
 //! Atomic file output: write to a unique temporary file beside the target, fsync, rename.
 //! A crash or an error mid-write never leaves a half-written file where a good one was.
+//! Large files are written back to disk while they are being written ([`Writeback`]), so the
+//! final fsync waits for the last few MiB, not for the whole file.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, SyncSender, TrySendError};
+use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A file gets its data written back once this many bytes were written since the last time.
+///
+/// Why: Linux starts writing dirty pages back only past a share of memory (by default 10 %
+/// of it, 2.4 GB on a 24 GiB machine), so a 1.5 GB file was still all in memory at its fsync,
+/// which then took about as long as producing it had. Flushing on a thread of its own
+/// overlaps the disk with the encoding. On the 2-core development VM a 2 GB
+/// `compress --codec none` went from 1.1-3.0 s to 0.7-1.5 s, and the 2.4 GB benchmark table's
+/// write from 1.6-3.3 s to 1.2-1.5 s. 32 MiB is a round value, not a tuned one.
+pub const WRITEBACK_EVERY: u64 = 32 << 20;
+
+/// Writes a file's data back to disk on a background thread while the file grows.
+///
+/// The thread holds its own handle of the file and runs `sync_data` each time it is asked
+/// ([`wrote`](Writeback::wrote) asks every [`WRITEBACK_EVERY`] bytes; a request made while
+/// one is queued is merged into it). It starts with the first request, so small files never
+/// pay for a thread. [`finish`](Writeback::finish) waits for it and returns its first error:
+/// it must be called before the final fsync, since the kernel reports a write-back error
+/// once per open file, and the thread's handle shares it with the writer's.
+#[derive(Debug, Default)]
+pub struct Writeback {
+    since_last: u64,
+    worker: Option<(SyncSender<()>, JoinHandle<io::Result<()>>)>,
+    failed: bool,
+}
+
+impl Writeback {
+    /// Records `n` more bytes written to `file`; asks for a write-back when enough piled up.
+    pub fn wrote(&mut self, file: &File, n: usize) {
+        self.since_last += n as u64;
+        if self.since_last < WRITEBACK_EVERY || self.failed {
+            return;
+        }
+        self.since_last = 0;
+        if self.worker.is_none() {
+            // Best effort: without a handle or a thread the final fsync does all the work.
+            let Ok(handle) = file.try_clone() else {
+                self.failed = true;
+                return;
+            };
+            let (tx, rx) = mpsc::sync_channel::<()>(1);
+            let spawned =
+                std::thread::Builder::new()
+                    .name("kompakt-writeback".into())
+                    .spawn(move || -> io::Result<()> {
+                        for () in rx {
+                            handle.sync_data()?;
+                        }
+                        Ok(())
+                    });
+            match spawned {
+                Ok(join) => self.worker = Some((tx, join)),
+                Err(_) => {
+                    self.failed = true;
+                    return;
+                }
+            }
+        }
+        if let Some((tx, _)) = &self.worker {
+            match tx.try_send(()) {
+                // Full: the queued request will cover these bytes too.
+                Ok(()) | Err(TrySendError::Full(())) => {}
+                // The thread ended on an error; finish() reports it.
+                Err(TrySendError::Disconnected(())) => self.failed = true,
+            }
+        }
+    }
+
+    /// Waits for the write-back thread, if any; returns its first error.
+    pub fn finish(&mut self) -> io::Result<()> {
+        match self.worker.take() {
+            None => Ok(()),
+            Some((tx, join)) => {
+                drop(tx);
+                join.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("the write-back thread panicked")))
+            }
+        }
+    }
+}
 
 /// A file that appears at its target path only when [`commit`](AtomicFile::commit) succeeds.
 /// Dropped without commit, the temporary file is removed and the target is untouched.
@@ -14,6 +98,7 @@ pub struct AtomicFile {
     file: Option<File>,
     tmp: PathBuf,
     target: PathBuf,
+    writeback: Writeback,
 }
 
 impl AtomicFile {
@@ -59,6 +144,7 @@ impl AtomicFile {
                         file: Some(file),
                         tmp,
                         target,
+                        writeback: Writeback::default(),
                     });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -76,7 +162,8 @@ impl AtomicFile {
         &self.target
     }
 
-    /// The open temporary file.
+    /// The open temporary file. Bytes written straight to it are not counted towards the
+    /// early write-back: write through the `Write` impl of `AtomicFile` instead.
     pub fn file(&mut self) -> &mut File {
         self.file.as_mut().expect("file is open until commit")
     }
@@ -84,6 +171,7 @@ impl AtomicFile {
     /// Flushes, fsyncs, renames over the target and fsyncs the folder. On failure the
     /// temporary file is removed and the target is untouched.
     pub fn commit(mut self) -> io::Result<()> {
+        self.writeback.finish()?;
         let file = self.file.as_mut().expect("file is open until commit");
         file.flush()?;
         file.sync_all()?;
@@ -130,10 +218,16 @@ fn resolve_links(path: &Path) -> io::Result<PathBuf> {
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.file().write(buf)
+        let file = self.file.as_mut().expect("file is open until commit");
+        let n = file.write(buf)?;
+        self.writeback.wrote(file, n);
+        Ok(n)
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.file().write_all(buf)
+        let file = self.file.as_mut().expect("file is open until commit");
+        file.write_all(buf)?;
+        self.writeback.wrote(file, buf.len());
+        Ok(())
     }
     fn flush(&mut self) -> io::Result<()> {
         self.file().flush()
@@ -182,6 +276,37 @@ mod tests {
             "temporary file removed after a failed commit"
         );
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn large_files_are_written_back_while_written() {
+        let dir = std::env::temp_dir().join(format!("kompakt-writeback-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("big.bin");
+        let chunk: Vec<u8> = (0..1 << 20).map(|i: u32| (i % 251) as u8).collect();
+        let mut f = AtomicFile::create(&target).unwrap();
+        f.write_all(b"head").unwrap();
+        assert!(f.writeback.worker.is_none(), "no thread for a small file");
+        let chunks = (WRITEBACK_EVERY as usize / chunk.len()) * 2 + 1;
+        for _ in 0..chunks {
+            f.write_all(&chunk).unwrap();
+        }
+        assert!(
+            f.writeback.worker.is_some(),
+            "a thread once WRITEBACK_EVERY bytes were written"
+        );
+        f.commit().unwrap();
+        let back = fs::read(&target).unwrap();
+        assert_eq!(back.len(), 4 + chunks * chunk.len());
+        assert!(back[4..].chunks(chunk.len()).all(|c| c == &chunk[..]));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn writeback_without_a_thread_finishes_at_once() {
+        let mut w = Writeback::default();
+        assert!(w.finish().is_ok());
     }
 
     #[cfg(unix)]

@@ -2,6 +2,7 @@
 //! written to first.
 
 use crate::error::Result;
+use crate::fs::Writeback;
 use crate::stream::ContentHash;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -28,6 +29,7 @@ pub struct TempObject {
     file: File,
     pub(super) path: PathBuf,
     persisted: bool,
+    writeback: Writeback,
 }
 
 impl TempObject {
@@ -49,6 +51,7 @@ impl TempObject {
                         file,
                         path,
                         persisted: false,
+                        writeback: Writeback::default(),
                     };
                     temp.file.try_lock().map_err(io::Error::other)?;
                     return Ok(temp);
@@ -61,6 +64,7 @@ impl TempObject {
 
     /// Flushes the data to stable storage.
     pub fn sync(&mut self) -> io::Result<()> {
+        self.writeback.finish()?;
         self.file.flush()?;
         self.file.sync_all()
     }
@@ -84,10 +88,14 @@ impl TempObject {
 
 impl Write for TempObject {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.file.write(buf)
+        let n = self.file.write(buf)?;
+        self.writeback.wrote(&self.file, n);
+        Ok(n)
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.file.write_all(buf)
+        self.file.write_all(buf)?;
+        self.writeback.wrote(&self.file, buf.len());
+        Ok(())
     }
     fn flush(&mut self) -> io::Result<()> {
         self.file.flush()
