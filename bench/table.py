@@ -65,16 +65,17 @@ imports and reports peak RSS (VmHWM) minus that baseline, against the table's si
 
 Timing: each (dataset, method, repeat) runs in two fresh worker processes (``--worker``): one
 loads the dataset from the cache and writes the file, the next reads it (whole, then the
-slices), with the original memory-mapped for the checks. Reading in a process of its own is
-what a user opening yesterday's file does; reading in the writer's process let pyarrow's
-readers reuse pages its memory pool kept from loading the table, while other readers faulted
-theirs in fresh (on this VM that was up to 10x a read's time). Times are medians over
---repeats (3, quick 1) of a worker's median: whole reads run at least 3 times in their worker
-(the first run pays for faulting its output in, which on this VM swings from 1x to 10x a
-read's time; every run is in the JSON), and any operation under 50 ms is repeated up to 20
-times or 0.3 s. Reads are warm-cache (the file was just written; dropping the page cache
-needs root). Workers import a private copy of the kompakt package made at the start (--no-snapshot: the installed
-one). Methods that fail (e.g. before ``kompakt.write_table`` exists) are recorded as errors.
+slices), with the original memory-mapped for the checks. Reading in the writer's process let
+pyarrow's readers reuse pages its memory pool kept from loading the table, while other
+readers faulted theirs in fresh (on this VM that was up to 10x a read's time). In the read
+worker every method does the same steps in the same order (Arrow, check, pandas, check,
+polars, check, slices). Times are medians over --repeats (3, quick 1) of a worker's median:
+whole reads run at least 3 times in their worker, so the figure is the steady state of a
+fresh process (the first run pays for faulting its output in, which on this VM swings from
+1x to 10x a read's time; every run is in the JSON), and any operation under 50 ms is
+repeated up to 20 times or 0.3 s. Reads are warm-cache (the file was just written; dropping
+the page cache needs root). Workers import a private copy of the kompakt package made at the
+start (--no-snapshot: the installed one). Methods that fail (e.g. before ``kompakt.write_table`` exists) are recorded as errors.
 
 Outputs: bench/results/table.md and table.json (table_quick.* with --quick). Knobs: --repeats,
 --datasets, --methods, --input, --slice-repeats, --slice-budget, --rss-methods, --no-rss,
@@ -583,8 +584,8 @@ def _stepper(res: dict[str, Any]) -> Callable[[str, Callable[[], Any]], Any]:
 
 # Whole reads run at least this often in their worker and report the median: the first read of
 # a process faults its output in from the kernel, which on this VM swings from 1x to 10x the
-# read's steady time; later reads reuse the reader's own freed pages. Every run's time is in
-# the JSON (read_<to>_runs_s), the first one included.
+# read's steady time; later reads can reuse the pages the reader's allocator got back. Every
+# run's time is in the JSON (read_<to>_runs_s), the first one included.
 READ_MIN_RUNS = 3
 
 
@@ -810,7 +811,7 @@ def run_worker(a: argparse.Namespace, env: dict[str, str], kind: str, spec: dict
     except subprocess.TimeoutExpired:
         return {"error": f"timeout after {a.timeout:.0f} s", "other_cores": 0.0, "wall_s": time.time() - w0}
     finally:
-        remove(spec["path"]) if kind != "write" else None
+        remove(spec["path"]) if kind == "read" else None  # the rss driver removes its own file
     wall = time.time() - w0
     b1, t1 = cpu_ticks()
     machine = (b1 - b0) / max(1, t1 - t0) * (os.cpu_count() or 1)
@@ -1277,8 +1278,9 @@ def render(doc: dict[str, Any]) -> str:
     noisy = sum(r.get("other_cores", 0) > cfg["busy_max"] for r in doc["runs"])
     w("## Noise\n")
     w(f"Before each worker the driver waited up to {cfg['idle_wait']:g} s for other processes to use < "
-      f"{cfg['busy_max']} cores; {noisy} of {len(doc['runs'])} workers still ran while they used more "
-      "(`other_cores` in the JSON; flagged \"noisy\" in the check column).\n")
+      f"{cfg['busy_max']} cores; in {noisy} of {len(doc['runs'])} (dataset, method, repeat) runs, a write or "
+      "read worker still ran while they used more (`other_cores` in the JSON: the larger of the two; flagged "
+      "\"noisy\" in the check column).\n")
     return "\n".join(L) + "\n"
 
 

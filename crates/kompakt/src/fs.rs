@@ -1,92 +1,126 @@
 //! Atomic file output: write to a unique temporary file beside the target, fsync, rename.
 //! A crash or an error mid-write never leaves a half-written file where a good one was.
-//! Large files are written back to disk while they are being written ([`Writeback`]), so the
-//! final fsync waits for the last few MiB, not for the whole file.
+//! Large files are written back to disk while they are being written ([`Writeback`], on
+//! Linux), so the final fsync waits for at most the last 32 MiB or so, not the whole file.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A file gets its data written back once this many bytes were written since the last time.
 ///
-/// Why: Linux starts writing dirty pages back only past a share of memory (by default 10 %
-/// of it, 2.4 GB on a 24 GiB machine), so a 1.5 GB file was still all in memory at its fsync,
-/// which then took about as long as producing it had. Flushing on a thread of its own
-/// overlaps the disk with the encoding. On the 2-core development VM a 2 GB
+/// Why: Linux starts writing dirty pages back only past a share of available memory (10 %
+/// by default, about 2.2 GB on a 24 GiB machine) or after 30 s, so a 1.5 GB file was still all
+/// in memory at its fsync, which then took about as long as producing it had. Flushing on a
+/// thread of its own overlaps the disk with the encoding. On the 2-core development VM a 2 GB
 /// `compress --codec none` went from 1.1-3.0 s to 0.7-1.5 s, and the 2.4 GB benchmark table's
 /// write from 1.6-3.3 s to 1.2-1.5 s. 32 MiB is a round value, not a tuned one.
 pub const WRITEBACK_EVERY: u64 = 32 << 20;
 
 /// Writes a file's data back to disk on a background thread while the file grows.
 ///
-/// The thread holds its own handle of the file and runs `sync_data` each time it is asked
+/// The thread holds its own handle of the file and runs `fdatasync` each time it is asked
 /// ([`wrote`](Writeback::wrote) asks every [`WRITEBACK_EVERY`] bytes; a request made while
 /// one is queued is merged into it). It starts with the first request, so small files never
 /// pay for a thread. [`finish`](Writeback::finish) waits for it and returns its first error:
 /// it must be called before the final fsync, since the kernel reports a write-back error
-/// once per open file, and the thread's handle shares it with the writer's.
+/// once per open file description, which the thread's handle shares with the writer's.
+/// Dropped unfinished (a write that failed), it tells the thread to stop syncing a file that
+/// is about to be removed, and does not wait for it.
+///
+/// Linux only: elsewhere `sync_data` is a full drive-cache flush (`F_FULLFSYNC` on macOS,
+/// `FlushFileBuffers` on Windows), too dear to run every 32 MiB, and `wrote` does nothing.
 #[derive(Debug, Default)]
-pub struct Writeback {
+pub(crate) struct Writeback {
     since_last: u64,
-    worker: Option<(SyncSender<()>, JoinHandle<io::Result<()>>)>,
-    failed: bool,
+    worker: Option<Worker>,
+    off: bool,
+}
+
+#[derive(Debug)]
+struct Worker {
+    requests: SyncSender<()>,
+    cancelled: Arc<AtomicBool>,
+    join: JoinHandle<io::Result<()>>,
 }
 
 impl Writeback {
     /// Records `n` more bytes written to `file`; asks for a write-back when enough piled up.
-    pub fn wrote(&mut self, file: &File, n: usize) {
+    /// Returns the error of an earlier write-back, if one failed.
+    pub(crate) fn wrote(&mut self, file: &File, n: usize) -> io::Result<()> {
         self.since_last += n as u64;
-        if self.since_last < WRITEBACK_EVERY || self.failed {
-            return;
+        if self.since_last < WRITEBACK_EVERY || self.off || !cfg!(target_os = "linux") {
+            return Ok(());
         }
         self.since_last = 0;
         if self.worker.is_none() {
             // Best effort: without a handle or a thread the final fsync does all the work.
             let Ok(handle) = file.try_clone() else {
-                self.failed = true;
-                return;
+                self.off = true;
+                return Ok(());
             };
-            let (tx, rx) = mpsc::sync_channel::<()>(1);
-            let spawned =
-                std::thread::Builder::new()
-                    .name("kompakt-writeback".into())
-                    .spawn(move || -> io::Result<()> {
-                        for () in rx {
-                            handle.sync_data()?;
+            let (requests, rx) = mpsc::sync_channel::<()>(1);
+            let cancelled = Arc::new(AtomicBool::new(false));
+            let stop = Arc::clone(&cancelled);
+            let spawned = std::thread::Builder::new()
+                .name("kompakt-writeback".into())
+                .spawn(move || {
+                    for () in rx {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
                         }
-                        Ok(())
-                    });
+                        handle.sync_data()?;
+                    }
+                    Ok(())
+                });
             match spawned {
-                Ok(join) => self.worker = Some((tx, join)),
+                Ok(join) => {
+                    self.worker = Some(Worker {
+                        requests,
+                        cancelled,
+                        join,
+                    })
+                }
                 Err(_) => {
-                    self.failed = true;
-                    return;
+                    self.off = true;
+                    return Ok(());
                 }
             }
         }
-        if let Some((tx, _)) = &self.worker {
-            match tx.try_send(()) {
-                // Full: the queued request will cover these bytes too.
-                Ok(()) | Err(TrySendError::Full(())) => {}
-                // The thread ended on an error; finish() reports it.
-                Err(TrySendError::Disconnected(())) => self.failed = true,
+        let sent = self.worker.as_ref().map(|w| w.requests.try_send(()));
+        match sent {
+            // Full: the queued request will cover these bytes too.
+            None | Some(Ok(())) | Some(Err(TrySendError::Full(()))) => Ok(()),
+            // The thread stopped on an error: report it now rather than at the commit.
+            Some(Err(TrySendError::Disconnected(()))) => {
+                self.off = true;
+                self.finish()
             }
         }
     }
 
     /// Waits for the write-back thread, if any; returns its first error.
-    pub fn finish(&mut self) -> io::Result<()> {
+    pub(crate) fn finish(&mut self) -> io::Result<()> {
         match self.worker.take() {
             None => Ok(()),
-            Some((tx, join)) => {
-                drop(tx);
-                join.join()
-                    .unwrap_or_else(|_| Err(io::Error::other("the write-back thread panicked")))
+            Some(w) => {
+                drop(w.requests);
+                let joined = w.join.join();
+                joined.unwrap_or_else(|_| Err(io::Error::other("the write-back thread panicked")))
             }
+        }
+    }
+}
+
+impl Drop for Writeback {
+    fn drop(&mut self) {
+        if let Some(w) = &self.worker {
+            w.cancelled.store(true, Ordering::Relaxed);
         }
     }
 }
@@ -220,14 +254,13 @@ impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let file = self.file.as_mut().expect("file is open until commit");
         let n = file.write(buf)?;
-        self.writeback.wrote(file, n);
+        self.writeback.wrote(file, n)?;
         Ok(n)
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         let file = self.file.as_mut().expect("file is open until commit");
         file.write_all(buf)?;
-        self.writeback.wrote(file, buf.len());
-        Ok(())
+        self.writeback.wrote(file, buf.len())
     }
     fn flush(&mut self) -> io::Result<()> {
         self.file().flush()
@@ -288,13 +321,15 @@ mod tests {
         let mut f = AtomicFile::create(&target).unwrap();
         f.write_all(b"head").unwrap();
         assert!(f.writeback.worker.is_none(), "no thread for a small file");
+        let linux = cfg!(target_os = "linux");
         let chunks = (WRITEBACK_EVERY as usize / chunk.len()) * 2 + 1;
         for _ in 0..chunks {
             f.write_all(&chunk).unwrap();
         }
-        assert!(
+        assert_eq!(
             f.writeback.worker.is_some(),
-            "a thread once WRITEBACK_EVERY bytes were written"
+            linux,
+            "a thread once WRITEBACK_EVERY bytes were written (on Linux)"
         );
         f.commit().unwrap();
         let back = fs::read(&target).unwrap();
@@ -307,6 +342,28 @@ mod tests {
     fn writeback_without_a_thread_finishes_at_once() {
         let mut w = Writeback::default();
         assert!(w.finish().is_ok());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_failed_writeback_is_reported() {
+        // fdatasync on a pipe fails (EINVAL): the error must reach the writer.
+        let (_reader, writer) = io::pipe().unwrap();
+        let file = File::from(std::os::fd::OwnedFd::from(writer));
+        let every = WRITEBACK_EVERY as usize;
+
+        let mut w = Writeback::default();
+        assert!(w.wrote(&file, every).is_ok(), "the first request starts the thread");
+        assert!(w.finish().is_err(), "finish returns the thread's error");
+
+        // Once the thread has stopped on its error, the next request reports it at once.
+        let mut w = Writeback::default();
+        w.wrote(&file, every).unwrap();
+        while !w.worker.as_ref().unwrap().join.is_finished() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(w.wrote(&file, every).is_err());
+        assert!(w.finish().is_ok(), "reported once");
     }
 
     #[cfg(unix)]

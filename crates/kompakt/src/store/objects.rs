@@ -89,13 +89,12 @@ impl TempObject {
 impl Write for TempObject {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = self.file.write(buf)?;
-        self.writeback.wrote(&self.file, n);
+        self.writeback.wrote(&self.file, n)?;
         Ok(n)
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         self.file.write_all(buf)?;
-        self.writeback.wrote(&self.file, buf.len());
-        Ok(())
+        self.writeback.wrote(&self.file, buf.len())
     }
     fn flush(&mut self) -> io::Result<()> {
         self.file.flush()
