@@ -10,6 +10,7 @@
 
 use crate::{TableOptions, TableReader, TableWriter};
 use arrow_array::RecordBatch;
+use kompakt::fs::WritebackFile;
 use kompakt::hash::xxh3_64;
 use kompakt::{Error, Result};
 use std::fs::{File, OpenOptions};
@@ -179,6 +180,7 @@ fn append_locked(
     let mut file = OpenOptions::new().write(true).open(path)?;
     file.set_len(cut)?;
     file.seek(SeekFrom::Start(cut))?;
+    let mut file = WritebackFile::new(file);
     let mut w = TableWriter::resume(&mut file, &old, opts, keep_groups)?;
     let before = w.rows_written();
     for b in redo {

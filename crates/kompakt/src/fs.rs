@@ -127,6 +127,46 @@ impl Drop for Writeback {
     }
 }
 
+/// An open file whose data is written back to disk while it grows (see [`WRITEBACK_EVERY`]),
+/// for files written in place rather than through [`AtomicFile`] (a table's append).
+#[derive(Debug)]
+pub struct WritebackFile {
+    file: File,
+    writeback: Writeback,
+}
+
+impl WritebackFile {
+    /// Wraps `file`; only bytes written through this wrapper count.
+    pub fn new(file: File) -> WritebackFile {
+        WritebackFile {
+            file,
+            writeback: Writeback::default(),
+        }
+    }
+
+    /// Waits for the background write-back (returning its error), then fsyncs the file.
+    pub fn sync_all(&mut self) -> io::Result<()> {
+        self.writeback.finish()?;
+        self.file.flush()?;
+        self.file.sync_all()
+    }
+}
+
+impl Write for WritebackFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.writeback.wrote(&self.file, n)?;
+        Ok(n)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.file.write_all(buf)?;
+        self.writeback.wrote(&self.file, buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
 /// A file that appears at its target path only when [`commit`](AtomicFile::commit) succeeds.
 /// Dropped without commit, the temporary file is removed and the target is untouched.
 #[derive(Debug)]
@@ -337,6 +377,28 @@ mod tests {
         let back = fs::read(&target).unwrap();
         assert_eq!(back.len(), 4 + chunks * chunk.len());
         assert!(back[4..].chunks(chunk.len()).all(|c| c == &chunk[..]));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn files_written_in_place_are_written_back_too() {
+        let dir = std::env::temp_dir().join(format!("kompakt-writeback-file-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("in-place.bin");
+        fs::write(&path, b"start").unwrap();
+        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+        file.write_all(b"-").unwrap();
+        let mut f = WritebackFile::new(file);
+        let chunk = vec![7u8; WRITEBACK_EVERY as usize + 1];
+        f.write_all(&chunk).unwrap();
+        assert_eq!(f.writeback.worker.is_some(), cfg!(target_os = "linux"));
+        f.sync_all().unwrap();
+        assert!(f.writeback.worker.is_none(), "sync_all waited for the thread");
+        let back = fs::read(&path).unwrap();
+        assert_eq!(&back[..6], b"start-");
+        assert_eq!(back.len(), 6 + chunk.len());
+        assert!(back[6..].iter().all(|&b| b == 7));
         fs::remove_dir_all(&dir).unwrap();
     }
 
