@@ -19,7 +19,7 @@ __all__ = ["TableFile", "append_table", "read_table", "write_table"]
 _TARGETS = ("pandas", "arrow", "polars")
 
 
-def _arrow_input(data: Any, preserve_index: bool | None):
+def _arrow_input(data: Any, preserve_index: bool | None, caller: str = "write_table"):
     """``data`` as something with ``__arrow_c_stream__`` (a pyarrow Table or reader)."""
     import pyarrow as pa
 
@@ -48,8 +48,9 @@ def _arrow_input(data: Any, preserve_index: bool | None):
         return data
     else:
         raise TypeError(
-            f"write_table takes a pandas or polars DataFrame, a pyarrow Table, RecordBatch or "
+            f"{caller} takes a pandas or polars DataFrame, a pyarrow Table, RecordBatch or "
             f"RecordBatchReader, or an object with __arrow_c_stream__; got {type(data).__name__}"
+            + (" (the data comes first, then the path)" if isinstance(data, (str, os.PathLike)) else "")
         )
     return _without_views(table)
 
@@ -196,7 +197,7 @@ def append_table(
         # Match the stored columns: keep the index only if the table stored one as a column.
         stored = TableFile(path).columns
         preserve_index = any(isinstance(n, str) and n.startswith("__index_level_") for n in stored) or None
-    stream = _arrow_input(data, preserve_index)
+    stream = _arrow_input(data, preserve_index, "append_table")
     return _core.append_table(
         stream, os.fspath(path), codec=codec, level=level, threads=threads, metadata=metadata
     )

@@ -170,6 +170,8 @@ def test_bad_arguments(tmp_path):
         kompakt.read_table(path, rows=slice(0, 3, 2))
     with pytest.raises(TypeError, match="DataFrame"):
         kompakt.write_table([1, 2, 3], path)
+    with pytest.raises(TypeError, match=r"append_table takes .* \(the data comes first, then the path\)"):
+        kompakt.append_table(path, pa.table({"a": [1]}))  # arguments swapped
     with pytest.raises(ValueError, match="codec"):
         kompakt.write_table(pd.DataFrame({"a": [1]}), path, codec="brotli")
     with pytest.raises(ValueError, match="supported"):
