@@ -127,8 +127,9 @@ impl Drop for Writeback {
     }
 }
 
-/// An open file whose data is written back to disk while it grows (see [`WRITEBACK_EVERY`]),
-/// for files written in place rather than through [`AtomicFile`] (a table's append).
+/// An open file whose data is written back to disk while it grows (see [`WRITEBACK_EVERY`]):
+/// what [`AtomicFile`] and the store's temporary objects write through, and a table's append
+/// (which writes in place).
 #[derive(Debug)]
 pub struct WritebackFile {
     file: File,
@@ -142,6 +143,16 @@ impl WritebackFile {
             file,
             writeback: Writeback::default(),
         }
+    }
+
+    /// The file itself. Bytes written straight to it do not count towards the write-back.
+    pub fn get_ref(&self) -> &File {
+        &self.file
+    }
+
+    /// The file itself, mutably; the same caveat as [`get_ref`](Self::get_ref).
+    pub fn get_mut(&mut self) -> &mut File {
+        &mut self.file
     }
 
     /// Waits for the background write-back (returning its error), then fsyncs the file.
@@ -171,10 +182,9 @@ impl Write for WritebackFile {
 /// Dropped without commit, the temporary file is removed and the target is untouched.
 #[derive(Debug)]
 pub struct AtomicFile {
-    file: Option<File>,
+    file: Option<WritebackFile>,
     tmp: PathBuf,
     target: PathBuf,
-    writeback: Writeback,
 }
 
 impl AtomicFile {
@@ -217,10 +227,9 @@ impl AtomicFile {
                         }
                     }
                     return Ok(AtomicFile {
-                        file: Some(file),
+                        file: Some(WritebackFile::new(file)),
                         tmp,
                         target,
-                        writeback: Writeback::default(),
                     });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -241,16 +250,17 @@ impl AtomicFile {
     /// The open temporary file. Bytes written straight to it are not counted towards the
     /// early write-back: write through the `Write` impl of `AtomicFile` instead.
     pub fn file(&mut self) -> &mut File {
+        self.open().get_mut()
+    }
+
+    fn open(&mut self) -> &mut WritebackFile {
         self.file.as_mut().expect("file is open until commit")
     }
 
     /// Flushes, fsyncs, renames over the target and fsyncs the folder. On failure the
     /// temporary file is removed and the target is untouched.
     pub fn commit(mut self) -> io::Result<()> {
-        self.writeback.finish()?;
-        let file = self.file.as_mut().expect("file is open until commit");
-        file.flush()?;
-        file.sync_all()?;
+        self.open().sync_all()?;
         fs::rename(&self.tmp, &self.target)?;
         // Renamed: from here on there is no temporary file for Drop to remove.
         self.file = None;
@@ -294,18 +304,13 @@ fn resolve_links(path: &Path) -> io::Result<PathBuf> {
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let file = self.file.as_mut().expect("file is open until commit");
-        let n = file.write(buf)?;
-        self.writeback.wrote(file, n)?;
-        Ok(n)
+        self.open().write(buf)
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        let file = self.file.as_mut().expect("file is open until commit");
-        file.write_all(buf)?;
-        self.writeback.wrote(file, buf.len())
+        self.open().write_all(buf)
     }
     fn flush(&mut self) -> io::Result<()> {
-        self.file().flush()
+        self.open().flush()
     }
 }
 
@@ -362,14 +367,14 @@ mod tests {
         let chunk: Vec<u8> = (0..1 << 20).map(|i: u32| (i % 251) as u8).collect();
         let mut f = AtomicFile::create(&target).unwrap();
         f.write_all(b"head").unwrap();
-        assert!(f.writeback.worker.is_none(), "no thread for a small file");
+        assert!(f.open().writeback.worker.is_none(), "no thread for a small file");
         let linux = cfg!(target_os = "linux");
         let chunks = (WRITEBACK_EVERY as usize / chunk.len()) * 2 + 1;
         for _ in 0..chunks {
             f.write_all(&chunk).unwrap();
         }
         assert_eq!(
-            f.writeback.worker.is_some(),
+            f.open().writeback.worker.is_some(),
             linux,
             "a thread once WRITEBACK_EVERY bytes were written (on Linux)"
         );

@@ -2,7 +2,7 @@
 //! written to first.
 
 use crate::error::Result;
-use crate::fs::Writeback;
+use crate::fs::WritebackFile;
 use crate::stream::ContentHash;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -26,10 +26,9 @@ pub fn hash_of_file_name(name: &str) -> Option<ContentHash> {
 /// unless [`persist`](TempObject::persist)ed.
 #[derive(Debug)]
 pub struct TempObject {
-    file: File,
+    file: WritebackFile,
     pub(super) path: PathBuf,
     persisted: bool,
-    writeback: Writeback,
 }
 
 impl TempObject {
@@ -48,12 +47,11 @@ impl TempObject {
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(file) => {
                     let temp = TempObject {
-                        file,
+                        file: WritebackFile::new(file),
                         path,
                         persisted: false,
-                        writeback: Writeback::default(),
                     };
-                    temp.file.try_lock().map_err(io::Error::other)?;
+                    temp.file.get_ref().try_lock().map_err(io::Error::other)?;
                     return Ok(temp);
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < u64::MAX => continue,
@@ -64,8 +62,6 @@ impl TempObject {
 
     /// Flushes the data to stable storage.
     pub fn sync(&mut self) -> io::Result<()> {
-        self.writeback.finish()?;
-        self.file.flush()?;
         self.file.sync_all()
     }
 
@@ -88,13 +84,10 @@ impl TempObject {
 
 impl Write for TempObject {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.file.write(buf)?;
-        self.writeback.wrote(&self.file, n)?;
-        Ok(n)
+        self.file.write(buf)
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.file.write_all(buf)?;
-        self.writeback.wrote(&self.file, buf.len())
+        self.file.write_all(buf)
     }
     fn flush(&mut self) -> io::Result<()> {
         self.file.flush()
@@ -160,7 +153,7 @@ impl Spill {
             None => Ok(Spilled::Memory(std::mem::take(&mut self.memory))),
             Some(mut f) => {
                 f.sync()?;
-                let len = f.file.metadata()?.len();
+                let len = f.file.get_ref().metadata()?.len();
                 Ok(Spilled::File(f, len))
             }
         }
