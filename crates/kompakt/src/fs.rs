@@ -38,7 +38,7 @@ pub const WRITEBACK_EVERY: u64 = 8 << 20;
 /// Linux only: elsewhere `sync_data` is a full drive-cache flush (`F_FULLFSYNC` on macOS,
 /// `FlushFileBuffers` on Windows), too dear to run every 8 MiB, and `wrote` does nothing.
 #[derive(Debug, Default)]
-pub(crate) struct Writeback {
+struct Writeback {
     since_last: u64,
     worker: Option<Worker>,
     off: bool,
@@ -54,7 +54,7 @@ struct Worker {
 impl Writeback {
     /// Records `n` more bytes written to `file`; asks for a write-back when enough piled up.
     /// Returns the error of an earlier write-back, if one failed.
-    pub(crate) fn wrote(&mut self, file: &File, n: usize) -> io::Result<()> {
+    fn wrote(&mut self, file: &File, n: usize) -> io::Result<()> {
         self.since_last += n as u64;
         if self.since_last < WRITEBACK_EVERY || self.off || !cfg!(target_os = "linux") {
             return Ok(());
@@ -107,7 +107,7 @@ impl Writeback {
     }
 
     /// Waits for the write-back thread, if any; returns its first error.
-    pub(crate) fn finish(&mut self) -> io::Result<()> {
+    fn finish(&mut self) -> io::Result<()> {
         match self.worker.take() {
             None => Ok(()),
             Some(w) => {
@@ -328,8 +328,8 @@ mod tests {
 
     #[test]
     fn target_appears_only_on_commit() {
-        let dir = std::env::temp_dir().join(format!("kompakt-atomic-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path();
         let target = dir.join("out.bin");
         fs::write(&target, b"old").unwrap();
         {
@@ -342,7 +342,7 @@ mod tests {
         f.write_all(b"new").unwrap();
         f.commit().unwrap();
         assert_eq!(fs::read(&target).unwrap(), b"new");
-        let leftovers = fs::read_dir(&dir).unwrap().count();
+        let leftovers = fs::read_dir(dir).unwrap().count();
         assert_eq!(leftovers, 1, "no temporary files left behind");
         // A commit that cannot rename (the target is a folder) fails and cleans up.
         let folder = dir.join("folder");
@@ -351,18 +351,16 @@ mod tests {
         f.write_all(b"x").unwrap();
         assert!(f.commit().is_err());
         assert_eq!(
-            fs::read_dir(&dir).unwrap().count(),
+            fs::read_dir(dir).unwrap().count(),
             2,
             "temporary file removed after a failed commit"
         );
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn large_files_are_written_back_while_written() {
-        let dir = std::env::temp_dir().join(format!("kompakt-writeback-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path();
         let target = dir.join("big.bin");
         let chunk: Vec<u8> = (0..1 << 20).map(|i: u32| (i % 251) as u8).collect();
         let mut f = AtomicFile::create(&target).unwrap();
@@ -382,14 +380,12 @@ mod tests {
         let back = fs::read(&target).unwrap();
         assert_eq!(back.len(), 4 + chunks * chunk.len());
         assert!(back[4..].chunks(chunk.len()).all(|c| c == &chunk[..]));
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn files_written_in_place_are_written_back_too() {
-        let dir = std::env::temp_dir().join(format!("kompakt-writeback-file-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path();
         let path = dir.join("in-place.bin");
         fs::write(&path, b"start").unwrap();
         let mut file = OpenOptions::new().append(true).open(&path).unwrap();
@@ -404,7 +400,6 @@ mod tests {
         assert_eq!(&back[..6], b"start-");
         assert_eq!(back.len(), 6 + chunk.len());
         assert!(back[6..].iter().all(|&b| b == 7));
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -439,9 +434,8 @@ mod tests {
     #[test]
     fn keeps_permissions_and_replaces_through_symlinks() {
         use std::os::unix::fs::{symlink, PermissionsExt};
-        let dir = std::env::temp_dir().join(format!("kompakt-atomic-links-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path();
         let real = dir.join("real.bin");
         fs::write(&real, b"old").unwrap();
         fs::set_permissions(&real, fs::Permissions::from_mode(0o600)).unwrap();
@@ -456,6 +450,5 @@ mod tests {
         );
         assert_eq!(fs::read(&real).unwrap(), b"new");
         assert_eq!(fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o600);
-        fs::remove_dir_all(&dir).unwrap();
     }
 }
