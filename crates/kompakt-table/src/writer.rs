@@ -24,7 +24,8 @@ use std::path::Path;
 pub const DEFAULT_ROWS_PER_GROUP: u32 = 16 * 1024;
 
 /// Row groups encoded per parallel round: enough pages to keep every core busy, few enough
-/// to bound memory (about this many groups of compressed pages are held at once).
+/// to bound memory (about twice this many groups of compressed pages are held at once: one
+/// round being written while the next is encoded).
 const GROUPS_PER_ROUND: usize = 16;
 
 /// Pages larger than this are cut into several blocks (a block holds at most 64 MiB).
@@ -149,13 +150,43 @@ fn compress_page(stream: u32, settings: &BlockSettings, page: &[u8]) -> Result<V
     })
 }
 
-/// Runs `f` on a pool of `threads` threads (0: rayon's global pool, all cores). Pools are
-/// kept per size: starting threads for every small read would cost more than the read.
+/// Runs `f` on a pool of `threads` threads (0: rayon's global pool, all cores).
 pub(crate) fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> Result<T> {
+    Ok(match pool(threads)? {
+        Some(pool) => pool.install(f),
+        None => f(),
+    })
+}
+
+/// Runs `background` on a pool of `threads` threads (as [`with_threads`]) while `foreground`
+/// runs on this thread, which need not be `Send`; returns both results.
+fn overlap<A, B: Send>(
+    threads: usize,
+    foreground: impl FnOnce() -> A,
+    background: impl FnOnce() -> B + Send,
+) -> Result<(A, B)> {
+    let mut b = None;
+    let slot = &mut b;
+    let a = match pool(threads)? {
+        Some(pool) => pool.in_place_scope(|s| {
+            s.spawn(move |_| *slot = Some(background()));
+            foreground()
+        }),
+        None => rayon::in_place_scope(|s| {
+            s.spawn(move |_| *slot = Some(background()));
+            foreground()
+        }),
+    };
+    Ok((a, b.expect("a scope ends after the work it spawned")))
+}
+
+/// The pool of `threads` threads, `None` for rayon's global pool (0). Pools are kept per size:
+/// starting threads for every small read would cost more than the read.
+fn pool(threads: usize) -> Result<Option<std::sync::Arc<rayon::ThreadPool>>> {
     use std::sync::{Arc, Mutex, OnceLock};
     static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
     if threads == 0 {
-        return Ok(f());
+        return Ok(None);
     }
     let pool = {
         let mut pools = POOLS
@@ -173,7 +204,7 @@ pub(crate) fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send
             }
         }
     };
-    Ok(pool.install(f))
+    Ok(Some(pool))
 }
 
 impl<W: Write> std::fmt::Debug for TableWriter<W> {
@@ -187,8 +218,8 @@ impl<W: Write> std::fmt::Debug for TableWriter<W> {
 
 /// Writes a table to any `Write`, one record batch at a time; call [`finish`](Self::finish).
 ///
-/// Memory stays bounded by the batches not yet written plus about [`GROUPS_PER_ROUND`] row
-/// groups of pages, whatever the table's size.
+/// Memory stays bounded by the batches not yet written plus about twice [`GROUPS_PER_ROUND`]
+/// row groups of pages, whatever the table's size.
 pub struct TableWriter<W: Write> {
     out: Writer<W>,
     schema: SchemaRef,
@@ -200,6 +231,9 @@ pub struct TableWriter<W: Write> {
     /// first row not yet taken and the row count.
     pending: std::collections::VecDeque<Pending>,
     pending_rows: usize,
+    /// Pages of the last round encoded, written while the next round is encoded (so that the
+    /// cores do not wait for the output), or by `finish`.
+    encoded: Vec<EncodedPage>,
     num_rows: u64,
     pages: Vec<Vec<PageEntry>>,
     stream_pos: Vec<u64>,
@@ -251,6 +285,7 @@ impl<W: Write> TableWriter<W> {
             opts,
             pending: Default::default(),
             pending_rows: 0,
+            encoded: Vec::new(),
             num_rows: 0,
             pages: vec![Vec::new(); columns],
             stream_pos: vec![0; columns],
@@ -312,6 +347,7 @@ impl<W: Write> TableWriter<W> {
             opts,
             pending: Default::default(),
             pending_rows: 0,
+            encoded: Vec::new(),
             pages,
             dicts,
             layouts,
@@ -413,13 +449,12 @@ impl<W: Write> TableWriter<W> {
             }
             work.push(pieces);
         }
-        let schema = &self.schema;
-        let settings = &self.settings;
-        let string_settings = &self.string_settings;
+        let schema = self.schema.clone();
+        let (settings, string_settings) = (self.settings, self.string_settings);
         let raw_settings = StreamOptions::default()
             .codec(CodecSpec::Fixed(kompakt::Codec::None))
             .block_settings();
-        let encoded: Vec<Result<EncodedPage>> = with_threads(self.opts.threads, || {
+        let encode = || -> Result<Vec<EncodedPage>> {
             work.par_iter()
                 .flat_map_iter(|pieces| pieces.iter().enumerate())
                 .map(|(c, pieces)| {
@@ -430,9 +465,9 @@ impl<W: Write> TableWriter<W> {
                     let settings = match encoded.summary & 0x7f {
                         crate::page::encoding::BITPACK => &raw_settings,
                         crate::page::encoding::PLAIN if crate::schema::is_byte_array(schema.field(c).data_type()) => {
-                            string_settings
+                            &string_settings
                         }
-                        _ => settings,
+                        _ => &settings,
                     };
                     Ok(EncodedPage {
                         blocks: compress_page(c as u32, settings, &page)?,
@@ -442,9 +477,18 @@ impl<W: Write> TableWriter<W> {
                     })
                 })
                 .collect()
-        })?;
-        for (i, page) in encoded.into_iter().enumerate() {
-            let page = page?;
+        };
+        let previous = std::mem::take(&mut self.encoded);
+        let (written, encoded) = overlap(self.opts.threads, || self.write_pages(previous), encode)?;
+        written?;
+        self.encoded = encoded?;
+        Ok(())
+    }
+
+    /// Writes the pages of one round (row group by row group, each group's columns in order).
+    fn write_pages(&mut self, pages: Vec<EncodedPage>) -> Result<()> {
+        let columns = self.schema.fields().len();
+        for (i, page) in pages.into_iter().enumerate() {
             let c = i % columns;
             self.write_page(c, &page)?;
             self.layout = self.layout.max(page.layout);
@@ -478,6 +522,8 @@ impl<W: Write> TableWriter<W> {
             let groups = self.pending_rows.div_ceil(group).min(GROUPS_PER_ROUND);
             self.flush_groups(groups)?;
         }
+        let last = std::mem::take(&mut self.encoded);
+        self.write_pages(last)?;
         for c in 0..self.dicts.len() {
             let Some(d) = self.dicts[c].take() else { continue };
             if self.resumed && !d.grew() {
