@@ -637,18 +637,24 @@ fn encode_wide_dict<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) -> boo
 /// distinct strings then codes when few values repeat many times.
 fn encode_strings<const OW: usize>(pieces: &[ArrayData], n: usize, out: &mut Vec<u8>, cx: &mut Ctx) -> u8 {
     let mut lengths = Vec::with_capacity(n * OW);
-    let mut data = Vec::new();
+    let mut spans: Vec<&[u8]> = Vec::with_capacity(pieces.len());
     for p in pieces {
         let offsets = &p.buffers()[0].as_slice()[p.offset() * OW..(p.offset() + p.len() + 1) * OW];
         let (offsets, _) = offsets.as_chunks::<OW>();
         let first = load::<OW>(&offsets[0]) as usize;
         let last = load::<OW>(&offsets[p.len()]) as usize;
-        data.extend_from_slice(&p.buffers()[1].as_slice()[first..last]);
+        spans.push(&p.buffers()[1].as_slice()[first..last]);
         for pair in offsets.windows(2) {
             let len = load::<OW>(&pair[1]) - load::<OW>(&pair[0]);
             lengths.extend_from_slice(&len.to_le_bytes()[..OW]);
         }
     }
+    // A page cut from one batch (the usual case) is read where it lies, not gathered into a
+    // buffer first (a pass over every string byte); pieces of several batches are joined.
+    let data: std::borrow::Cow<'_, [u8]> = match spans.as_slice() {
+        [one] => std::borrow::Cow::Borrowed(one),
+        _ => std::borrow::Cow::Owned(spans.concat()),
+    };
     if let Some(()) = encode_string_dict::<OW>(&lengths, &data, n, out, cx) {
         return encoding::DICT;
     }
