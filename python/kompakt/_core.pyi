@@ -167,7 +167,12 @@ class Table:
         self, columns: list[int] | None = None, start: int = 0, stop: int | None = None, threads: int | None = None
     ) -> Any: ...
     def read_groups(
-        self, columns: list[int] | None = None, start: int = 0, stop: int | None = None, threads: int | None = None
+        self,
+        columns: list[int] | None = None,
+        start: int = 0,
+        stop: int | None = None,
+        threads: int | None = None,
+        large_strings: bool = False,
     ) -> tuple[Any, list[tuple[list[int], Any]]]: ...
     def may_have_nulls(self, column: int, start: int, stop: int) -> bool: ...
     def read_into(self, column: int, start: int, stop: int, out: _Buffer, threads: int | None = None) -> bool: ...

@@ -406,13 +406,14 @@ class TableFile:
         start, stop = self._range(rows)
         return self._read_arrow(self._positions(columns), start, stop, threads)
 
-    def _read_arrow(self, positions, start: int, stop: int, threads):
+    def _read_arrow(self, positions, start: int, stop: int, threads, large_strings: bool = False):
+        """``large_strings``: utf8 and binary columns as large_string and large_binary."""
         import pyarrow as pa
 
         if positions == [] or not self._names():
             # No columns, but the rows still count: the batch reader carries the row count.
             return self._core.read(positions, start, stop, threads).read_all()
-        schema, groups = self._core.read_groups(positions, start, stop, threads)
+        schema, groups = self._core.read_groups(positions, start, stop, threads, large_strings)
         if len(groups) == 1:
             # Every column cut at the same rows: the stream is the table, in order.
             return groups[0][1].read_all()
@@ -455,7 +456,10 @@ class TableFile:
         if len(set(names)) == len(names):
             direct, blocks = self._read_numpy(wanted, pandas_meta, start, stop, threads)
         rest = [i for i in wanted if i not in direct]
-        table = self._read_arrow(rest if direct else positions, start, stop, threads)
+        # Strings with 64-bit offsets: pandas' Arrow-backed str columns hold them, and
+        # to_pandas would otherwise widen every offset in a pass of its own (about 8 ms per
+        # 10 M strings); a frame of Python str objects comes out the same either way.
+        table = self._read_arrow(rest if direct else positions, start, stop, threads, large_strings=True)
         columns = dict(zip(table.column_names, table.columns))
         columns.update((all_names[i], a) for i, a in direct.items())
         blocks = [(block, [all_names[i] for i in members]) for block, members in blocks]
@@ -468,7 +472,8 @@ class TableFile:
             import pyarrow as pa
 
             schema = self._core.schema
-            fields = [schema.field(i) for i in wanted]
+            # (A column read through Arrow has the type it was read as: large strings.)
+            fields = [table.schema.field(all_names[i]) if i in rest else schema.field(i) for i in wanted]
             arrays = [columns[f.name] if i in rest else pa.array(direct[i], type=f.type) for i, f in zip(wanted, fields)]
             table = pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=schema.metadata))
         df = table.to_pandas()

@@ -583,3 +583,38 @@ def test_plain_strings_default_to_lz4_unless_a_codec_is_named(tmp_path):
     assert codecs["level"]["url"] == {"zstd"}
     # Dictionary-encoded strings keep the table's codec.
     assert "lz4" not in codecs["default"]["city"]
+
+
+@pytest.mark.parametrize("infer_string", [True, False])
+@pytest.mark.filterwarnings("ignore:.*infer_string")
+def test_strings_read_into_pandas_as_pyarrow_converts_them(tmp_path, infer_string):
+    # Into pandas, utf8 and binary columns are decoded with 64-bit offsets (what pandas'
+    # Arrow-backed str columns hold); the frame must be what to_pandas makes of the stored
+    # types, with pandas' Arrow-backed strings and with Python str objects alike.
+    n = 3000
+    words = [None if i % 11 == 0 else ("é" if i % 5 == 0 else "w") * (i % 7) + str(i) for i in range(n)]
+    table = pa.table(
+        {
+            "word": pa.array(words, pa.string()),
+            "city": pa.array([["Oslo", "Lima", "Łódź"][i % 3] for i in range(n)], pa.string()),
+            "blob": pa.array([None if i % 13 == 0 else bytes([i % 256]) * (i % 4) for i in range(n)], pa.binary()),
+            "large": pa.array(words, pa.large_string()),
+            "x": pa.array(range(n), pa.int64()),
+        }
+    )
+    for name, data in (("arrow", table), ("pandas", table.to_pandas())):
+        path = tmp_path / f"{name}.kpk"
+        kompakt.write_table(data, path, rows_per_group=1000)
+        stored = kompakt.read_table(path, to="arrow")
+        if name == "arrow":
+            assert stored.schema.field("word").type == pa.string()
+        # (pandas 3 deprecates turning Arrow-backed strings off, and warns; it still can.)
+        with pd.option_context("future.infer_string", infer_string):
+            for rows in (None, slice(900, 2100), slice(5, 5)):
+                want = stored.to_pandas() if rows is None else stored.slice(rows.start, rows.stop - rows.start).to_pandas()
+                if rows is not None and name == "pandas":
+                    want.index = pd.RangeIndex(rows.start, rows.stop)
+                got = kompakt.read_table(path, rows=rows)
+                pd.testing.assert_frame_equal(got, want)
+            got = kompakt.read_table(path, ["blob", "word"])
+            pd.testing.assert_frame_equal(got, stored.select(["blob", "word"]).to_pandas())

@@ -10,7 +10,7 @@ use arrow_array::ffi_stream::ArrowArrayStreamReader;
 use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchIterator, RecordBatchOptions, RecordBatchReader};
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::{Schema, SchemaRef};
-use kompakt_table::{append_table_file, write_table_file, SortKey, TableOptions, TableReader};
+use kompakt_table::{append_table_file, write_table_file, SortKey, StringOffsets, TableOptions, TableReader};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -222,7 +222,9 @@ impl Table {
     /// columns that share chunk boundaries form one group and cross as one Arrow stream
     /// (`positions` are their places in the request). Importing each array on its own cost
     /// about 4 us per column, more than decoding a 10,000-row column.
-    #[pyo3(signature = (columns=None, start=0, stop=None, threads=None))]
+    /// `large_strings`: utf8 and binary columns come as large_string and large_binary, which
+    /// pandas' Arrow-backed strings take as they are.
+    #[pyo3(signature = (columns=None, start=0, stop=None, threads=None, large_strings=false))]
     #[allow(clippy::type_complexity)]
     fn read_groups(
         &self,
@@ -231,6 +233,7 @@ impl Table {
         start: u64,
         stop: Option<u64>,
         threads: Option<i64>,
+        large_strings: bool,
     ) -> PyResult<(
         PyArrowType<Schema>,
         Vec<(Vec<usize>, PyArrowType<Box<dyn RecordBatchReader + Send>>)>,
@@ -238,7 +241,14 @@ impl Table {
         let (threads, stop) = self.read_options(threads, stop)?;
         let (schema, groups) = py
             .detach(|| {
-                let (schema, columns) = self.inner.read_columns(columns.as_deref(), start..stop, threads)?;
+                let strings = if large_strings {
+                    StringOffsets::Large
+                } else {
+                    StringOffsets::AsStored
+                };
+                let (schema, columns) =
+                    self.inner
+                        .read_columns_as(columns.as_deref(), start..stop, threads, strings)?;
                 let groups = group_by_chunks(&schema, columns)?;
                 Ok::<_, kompakt::Error>((schema, groups))
             })

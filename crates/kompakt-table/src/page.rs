@@ -830,12 +830,26 @@ pub fn decode_page(dt: &DataType, n: usize, bytes: &[u8]) -> Result<ArrayData> {
 /// rows (after the codec, a 1000-row read of a 16384-row page widens 1000 values, not all);
 /// other types decode the page and slice it.
 pub fn decode_page_rows(dt: &DataType, n: usize, bytes: &[u8], rows: std::ops::Range<usize>) -> Result<ArrayData> {
-    decode_rows_within(dt, n, bytes, rows, MAX_PAGE_DATA)
+    decode_rows_within(dt, false, n, bytes, rows, MAX_PAGE_DATA)
 }
 
-/// [`decode_page_rows`] with `budget` bytes for all the page decodes to.
+/// [`decode_page_rows`], except that a `Utf8` or `Binary` page decodes to `LargeUtf8` or
+/// `LargeBinary`: its offsets widened to 64 bits as they are made, instead of by a cast later
+/// (pandas' Arrow-backed strings hold 64-bit offsets).
+pub fn decode_page_rows_large(
+    dt: &DataType,
+    n: usize,
+    bytes: &[u8],
+    rows: std::ops::Range<usize>,
+) -> Result<ArrayData> {
+    decode_rows_within(dt, true, n, bytes, rows, MAX_PAGE_DATA)
+}
+
+/// [`decode_page_rows`] with `budget` bytes for all the page decodes to; `large`: see
+/// [`decode_page_rows_large`].
 fn decode_rows_within(
     dt: &DataType,
+    large: bool,
     n: usize,
     bytes: &[u8],
     rows: std::ops::Range<usize>,
@@ -851,7 +865,7 @@ fn decode_rows_within(
     let data = if windowed {
         decode_window(dt, n, rows.clone(), &mut c)?
     } else {
-        decode_node(dt, n, &mut c)?
+        decode_node_as(dt, large, n, &mut c)?
     };
     if c.pos != bytes.len() {
         return Err(corrupt(format!("{} bytes after the page's data", bytes.len() - c.pos)));
@@ -947,6 +961,11 @@ fn decode_window_bits(
 }
 
 fn decode_node(dt: &DataType, n: usize, c: &mut Cursor<'_>) -> Result<ArrayData> {
+    decode_node_as(dt, false, n, c)
+}
+
+/// A node of type `dt`; `large`: a `Utf8` or `Binary` node comes out with 64-bit offsets.
+fn decode_node_as(dt: &DataType, large: bool, n: usize, c: &mut Cursor<'_>) -> Result<ArrayData> {
     if *dt == DataType::Null {
         return build(ArrayDataBuilder::new(DataType::Null).len(n));
     }
@@ -984,20 +1003,28 @@ fn decode_node(dt: &DataType, n: usize, c: &mut Cursor<'_>) -> Result<ArrayData>
                     .add_child_data(decode_node(item.data_type(), m, c)?),
             )
         }
+        DataType::Utf8 if large => {
+            let (offsets, data) = decode_strings::<4, 8>(n, c)?;
+            byte_array::<arrow_array::types::LargeUtf8Type>(n, offsets, data, validity)
+        }
+        DataType::Binary if large => {
+            let (offsets, data) = decode_strings::<4, 8>(n, c)?;
+            byte_array::<arrow_array::types::LargeBinaryType>(n, offsets, data, validity)
+        }
         DataType::Utf8 => {
-            let (offsets, data) = decode_strings::<4>(n, c)?;
+            let (offsets, data) = decode_strings::<4, 4>(n, c)?;
             byte_array::<arrow_array::types::Utf8Type>(n, offsets, data, validity)
         }
         DataType::Binary => {
-            let (offsets, data) = decode_strings::<4>(n, c)?;
+            let (offsets, data) = decode_strings::<4, 4>(n, c)?;
             byte_array::<arrow_array::types::BinaryType>(n, offsets, data, validity)
         }
         DataType::LargeUtf8 => {
-            let (offsets, data) = decode_strings::<8>(n, c)?;
+            let (offsets, data) = decode_strings::<8, 8>(n, c)?;
             byte_array::<arrow_array::types::LargeUtf8Type>(n, offsets, data, validity)
         }
         DataType::LargeBinary => {
-            let (offsets, data) = decode_strings::<8>(n, c)?;
+            let (offsets, data) = decode_strings::<8, 8>(n, c)?;
             byte_array::<arrow_array::types::LargeBinaryType>(n, offsets, data, validity)
         }
         DataType::FixedSizeBinary(w) => {
@@ -1297,11 +1324,13 @@ fn widen<const W: usize, const K: usize>(codes: &[u8], base: u64, dst: &mut [[u8
 }
 
 /// Offsets and data buffers of `n` strings with `OW`-byte offsets.
-fn decode_strings<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buffer, Buffer)> {
+/// The offsets and data of a string or binary page of `n` rows whose lengths are stored `SW`
+/// bytes wide (4 for `Utf8`/`Binary`, 8 for the large types), with offsets `OW >= SW` wide.
+fn decode_strings<const SW: usize, const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buffer, Buffer)> {
     let enc = c.u8()?;
     match enc {
         encoding::PLAIN => {
-            let (offsets, total) = offsets_from_lengths::<OW>(n, c)?;
+            let (offsets, total) = offsets_from_lengths::<SW, OW>(n, c)?;
             let data_len = c.u64()?;
             if total != data_len {
                 return Err(corrupt("string lengths do not add up to the data"));
@@ -1315,14 +1344,14 @@ fn decode_strings<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buff
             if d == 0 || d > MAX_STRING_DICT {
                 return Err(corrupt(format!("string dictionary of {d} values")));
             }
-            let lengths = decode_fixed(OW, d, c)?;
+            let lengths = decode_fixed(SW, d, c)?;
             let data_len = c.u64()?;
             let data = c.take(usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?)?;
             let mut starts = Vec::with_capacity(d + 1);
             let mut pos = 0u64;
             starts.push(0usize);
-            for l in lengths.as_slice().as_chunks::<OW>().0 {
-                pos = pos.saturating_add(load::<OW>(l));
+            for l in lengths.as_slice().as_chunks::<SW>().0 {
+                pos = pos.saturating_add(load::<SW>(l));
                 starts.push(pos.min(u64::MAX >> 1) as usize);
             }
             if pos != data.len() as u64 {
@@ -1350,7 +1379,8 @@ fn decode_strings<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buff
                 }
                 total = total.saturating_add((starts[x + 1] - starts[x]) as u64);
             }
-            if total > MAX_PAGE_DATA || (OW == 4 && total > i32::MAX as u64) {
+            // Bounded by the stored type, whatever width the offsets are read into.
+            if total > MAX_PAGE_DATA || (SW == 4 && total > i32::MAX as u64) {
                 return Err(corrupt(format!("page expands to {total} bytes of strings")));
             }
             let total =
@@ -1406,7 +1436,7 @@ fn rebuild_strings<const OW: usize>(
 
 /// List offsets from `n` encoded lengths, and the child's length (their sum).
 fn decode_offsets<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buffer, usize)> {
-    let (offsets, total) = offsets_from_lengths::<OW>(n, c)?;
+    let (offsets, total) = offsets_from_lengths::<OW, OW>(n, c)?;
     // Lengths can claim many child rows in few bytes (runs, 0-bit packing): a hard bound.
     if total > MAX_PAGE_DATA {
         return Err(corrupt(format!("lists of {total} values in one page")));
@@ -1414,23 +1444,36 @@ fn decode_offsets<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buff
     Ok((offsets, total as usize))
 }
 
-/// `n` encoded lengths turned in place into `n + 1` offsets (running sums from 0), and their
-/// total; an error when the total does not fit the offset type.
-fn offsets_from_lengths<const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buffer, u64)> {
+/// `n` encoded lengths, `SW` bytes each, turned into `n + 1` offsets `OW >= SW` bytes wide
+/// (running sums from 0), and their total; an error when the total does not fit the stored
+/// offset type.
+fn offsets_from_lengths<const SW: usize, const OW: usize>(n: usize, c: &mut Cursor<'_>) -> Result<(Buffer, u64)> {
+    const { assert!(SW <= OW) };
     let len = n
         .checked_add(1)
         .and_then(|k| k.checked_mul(OW))
         .ok_or_else(|| corrupt("page too large"))?;
     let mut offsets = c.alloc(len)?;
-    decode_fixed_rows_into(OW, n, 0..n, c, &mut offsets.as_slice_mut()[OW..])?;
     let (words, _) = offsets.as_slice_mut().as_chunks_mut::<OW>();
     let mut at = 0u64;
-    for w in &mut words[1..] {
-        at = at.saturating_add(load::<OW>(w));
-        store::<OW>(at, w);
+    if SW == OW {
+        // In place: each length is replaced by the sum up to it.
+        decode_fixed_rows_into(SW, n, 0..n, c, words[1..].as_flattened_mut())?;
+        for w in &mut words[1..] {
+            at = at.saturating_add(load::<OW>(w));
+            store::<OW>(at, w);
+        }
+    } else {
+        // n * SW <= (n + 1) * OW bytes, already counted against the budget above.
+        let mut lengths = vec![0u8; n * SW];
+        decode_fixed_rows_into(SW, n, 0..n, c, &mut lengths)?;
+        for (l, w) in lengths.as_chunks::<SW>().0.iter().zip(&mut words[1..]) {
+            at = at.saturating_add(load::<SW>(l));
+            store::<OW>(at, w);
+        }
     }
     // The sums only grow, so the last is the largest (and one too large fails the whole page).
-    let limit = if OW == 4 { i32::MAX as u64 } else { i64::MAX as u64 };
+    let limit = if SW == 4 { i32::MAX as u64 } else { i64::MAX as u64 };
     if at > limit {
         return Err(corrupt("lengths overflow the offsets"));
     }
@@ -1474,12 +1517,31 @@ mod tests {
                 arr.slice(a, b - a).as_ref(),
                 "rows {a}..{b}"
             );
+            let large = arrow_array::make_array(decode_page_rows_large(arr.data_type(), n, &page, a..b).unwrap());
+            match widened(arr) {
+                Some(want) => assert_eq!(large.as_ref(), want.slice(a, b - a).as_ref(), "large, rows {a}..{b}"),
+                None => assert_eq!(large.as_ref(), arr.slice(a, b - a).as_ref(), "rows {a}..{b}"),
+            }
         }
         // Every truncation is an error, never a panic.
         for cut in 0..page.len() {
             assert!(decode_page(arr.data_type(), arr.len(), &page[..cut]).is_err());
         }
         summary
+    }
+
+    /// A `Utf8` or `Binary` array as its large type, built value by value; None for others.
+    fn widened(arr: &dyn Array) -> Option<arrow_array::ArrayRef> {
+        use arrow_array::cast::AsArray;
+        match arr.data_type() {
+            DataType::Utf8 => Some(std::sync::Arc::new(LargeStringArray::from_iter(
+                arr.as_string::<i32>().iter(),
+            ))),
+            DataType::Binary => Some(std::sync::Arc::new(arrow_array::LargeBinaryArray::from_iter(
+                arr.as_binary::<i32>().iter(),
+            ))),
+            _ => None,
+        }
     }
 
     #[test]
@@ -1734,6 +1796,8 @@ mod tests {
         .map(String::from);
         let mixed = StringArray::from_iter((0..1000).map(|i| (i % 13 != 0).then(|| values[i * 7 % 6].clone())));
         assert_eq!(round_trip(&mixed), encoding::DICT | SUMMARY_NULLS);
+        let bytes = arrow_array::BinaryArray::from_iter((0..1000u32).map(|i| (i % 5 != 0).then(|| i.to_le_bytes())));
+        assert_eq!(round_trip(&bytes), encoding::PLAIN | SUMMARY_NULLS);
     }
 
     #[test]
@@ -1903,6 +1967,21 @@ mod tests {
             if total > limit {
                 proptest::prop_assert!(got.is_err(), "{total} bytes of strings in a page");
             }
+            // Widened as they decode: the same verdict, the same offsets as 64-bit values.
+            let wide = decode_page_rows_large(&dt, n, &page, 0..n);
+            proptest::prop_assert_eq!(wide.is_ok(), got.is_ok());
+            if let (Ok(narrow), Ok(wide), false) = (&got, &wide, large) {
+                let offsets = |d: &ArrayData, w: usize| -> Vec<u64> {
+                    d.buffers()[0].as_slice().chunks(w).map(|c| {
+                        let mut a = [0u8; 8];
+                        a[..w].copy_from_slice(c);
+                        u64::from_le_bytes(a)
+                    }).take(n + 1).collect()
+                };
+                proptest::prop_assert_eq!(offsets(narrow, 4), offsets(wide, 8));
+                proptest::prop_assert_eq!(wide.data_type(), &DataType::LargeUtf8);
+                proptest::prop_assert_eq!(narrow.buffers()[1].as_slice(), wide.buffers()[1].as_slice());
+            }
             if let Ok(data) = got {
                 let offsets = &data.buffers()[0];
                 if large {
@@ -1933,10 +2012,10 @@ mod tests {
         encode_page(&dt, &[arr.to_data()], &mut page).unwrap();
         // Decoded: 65 + 513 offsets of 4 bytes, 2048 values of 8: the largest part is 16 KiB.
         let total = (65 + 513) * 4 + 2048 * 8;
-        let whole = decode_rows_within(&dt, 64, &page, 0..64, total).unwrap();
+        let whole = decode_rows_within(&dt, false, 64, &page, 0..64, total).unwrap();
         assert_eq!(arrow_array::make_array(whole).as_ref(), &arr as &dyn Array);
         // Enough for each part on its own, not for all of them.
-        let err = decode_rows_within(&dt, 64, &page, 0..64, total - 1).unwrap_err();
+        let err = decode_rows_within(&dt, false, 64, &page, 0..64, total - 1).unwrap_err();
         assert!(err.to_string().contains("the page decodes to more than"), "{err}");
     }
 }

@@ -2,7 +2,7 @@
 //! with a positional read, and decoded in parallel.
 
 use crate::meta::{group_count, TableMeta};
-use crate::page::{decode_page, decode_page_into, decode_page_rows, WindowBits};
+use crate::page::{decode_page, decode_page_into, decode_page_rows, decode_page_rows_large, WindowBits};
 use crate::schema::{from_json, ParsedSchema};
 use crate::writer::with_threads;
 use crate::zeroed::ZeroedBuffer;
@@ -79,6 +79,41 @@ fn set_ones(bitmap: &mut [u8], offset: usize, len: usize) {
     while i < end {
         bitmap[i / 8] |= 1 << (i % 8);
         i += 1;
+    }
+}
+
+/// How a whole-column read hands over `Utf8` and `Binary` columns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StringOffsets {
+    /// With the offsets they are stored with: 32-bit for `Utf8` and `Binary`.
+    #[default]
+    AsStored,
+    /// As `LargeUtf8` and `LargeBinary` (64-bit offsets, widened as the pages decode): what
+    /// pandas' Arrow-backed strings hold, so it takes the columns without a conversion pass.
+    /// Only top-level columns change; strings inside lists, structs or dictionaries do not.
+    Large,
+}
+
+impl StringOffsets {
+    /// `schema` with the types this read hands over.
+    fn schema(self, schema: SchemaRef) -> SchemaRef {
+        let widen = |dt: &DataType| match dt {
+            DataType::Utf8 => Some(DataType::LargeUtf8),
+            DataType::Binary => Some(DataType::LargeBinary),
+            _ => None,
+        };
+        if self == StringOffsets::AsStored || !schema.fields().iter().any(|f| widen(f.data_type()).is_some()) {
+            return schema;
+        }
+        let fields: Vec<_> = schema
+            .fields()
+            .iter()
+            .map(|f| match widen(f.data_type()) {
+                Some(dt) => Arc::new(f.as_ref().clone().with_data_type(dt)),
+                None => f.clone(),
+            })
+            .collect();
+        Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
     }
 }
 
@@ -384,11 +419,34 @@ impl TableReader {
         rows: Range<u64>,
         threads: usize,
     ) -> Result<(SchemaRef, Vec<Vec<ArrayRef>>)> {
+        self.read_columns_as(columns, rows, threads, StringOffsets::AsStored)
+    }
+
+    /// [`read_columns`](Self::read_columns), with string and binary columns handed over as
+    /// `strings` says.
+    pub fn read_columns_as(
+        &self,
+        columns: Option<&[usize]>,
+        rows: Range<u64>,
+        threads: usize,
+        strings: StringOffsets,
+    ) -> Result<(SchemaRef, Vec<Vec<ArrayRef>>)> {
         let (columns, schema) = self.request(columns, &rows)?;
+        let schema = strings.schema(schema);
         if rows.is_empty() || columns.is_empty() {
-            let (schema, batches) = self.read(Some(&columns), rows, threads)?;
+            let (_, batches) = self.read(Some(&columns), rows, threads)?;
             let cols = (0..columns.len())
-                .map(|i| batches.iter().map(|b| b.column(i).clone()).collect())
+                .map(|i| {
+                    let dt = schema.field(i).data_type();
+                    batches
+                        .iter()
+                        .map(|b| match b.column(i) {
+                            // Empty: only its type changes.
+                            a if a.data_type() != dt => arrow_array::new_empty_array(dt),
+                            a => a.clone(),
+                        })
+                        .collect()
+                })
                 .collect();
             return Ok((schema, cols));
         }
@@ -399,13 +457,16 @@ impl TableReader {
         // The pool is entered once for the whole read; the steps inside run on it directly (a
         // hand-off per step cost about 25 us each on the benchmark VM).
         match self.threads_for(&columns, &groups, threads) {
-            1 => self.decode_columns(&columns, schema, &rows, m, groups, 1),
-            threads => with_threads(threads, || self.decode_columns(&columns, schema, &rows, m, groups, 0))?,
+            1 => self.decode_columns(&columns, schema, &rows, m, groups, 1, strings),
+            threads => with_threads(threads, || {
+                self.decode_columns(&columns, schema, &rows, m, groups, 0, strings)
+            })?,
         }
     }
 
     /// The body of [`read_columns`](Self::read_columns) once the request is checked: its steps
     /// run on `threads` threads (1: the calling thread; 0: the pool the caller runs in).
+    #[allow(clippy::too_many_arguments)]
     fn decode_columns(
         &self,
         columns: &[usize],
@@ -414,6 +475,7 @@ impl TableReader {
         m: usize,
         groups: Range<u64>,
         threads: usize,
+        strings: StringOffsets,
     ) -> Result<(SchemaRef, Vec<Vec<ArrayRef>>)> {
         let window = |g: u64| self.window(g, rows);
         // A part is a run of row groups of one column that becomes one array. A fixed-width,
@@ -476,7 +538,7 @@ impl TableReader {
         }
         let pieces: Vec<Result<Piece>> = map_tasks(threads, tasks, |(c, g, dst)| match dst {
             Some(dst) => self.read_page_into(c, g, window(g), dst).map(Piece::Bits),
-            None => self.read_page(c, g, window(g)).map(Piece::Array),
+            None => self.read_page_as(c, g, window(g), strings).map(Piece::Array),
         })?;
         let mut pieces = pieces.into_iter();
         let parts: Vec<(Part, Vec<Result<Piece>>)> = parts
@@ -666,17 +728,22 @@ impl TableReader {
         (self.meta.num_rows.min((g + 1) * r) - g * r) as usize
     }
 
-    /// Reads and decodes page `g` of column `c`.
     /// Reads page `g` of column `c` and decodes its rows `rows` (positions within the group).
     fn read_page(&self, c: usize, g: u64, rows: Range<usize>) -> Result<ArrayData> {
+        self.read_page_as(c, g, rows, StringOffsets::AsStored)
+    }
+
+    /// [`read_page`](Self::read_page), a string or binary page as `strings` says.
+    fn read_page_as(&self, c: usize, g: u64, rows: Range<usize>, strings: StringOffsets) -> Result<ArrayData> {
         let page = self.meta.pages[c][g as usize];
         let field = self.parsed.schema.field(c);
         let n = self.group_rows(g);
         let context = |e: Error| self.in_page(e, c, g);
         let leaf = leaf_type(field.data_type());
         let decoded = self
-            .with_raw(c as u32, page.start, page.end, |raw| {
-                decode_page_rows(leaf, n, raw, rows)
+            .with_raw(c as u32, page.start, page.end, |raw| match strings {
+                StringOffsets::AsStored => decode_page_rows(leaf, n, raw, rows),
+                StringOffsets::Large => decode_page_rows_large(leaf, n, raw, rows),
             })
             .map_err(context)?;
         match field.data_type() {

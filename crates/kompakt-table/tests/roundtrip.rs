@@ -4,7 +4,7 @@
 use arrow_array::types::Int8Type;
 use arrow_array::*;
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
-use kompakt_table::{write_table_file, TableOptions, TableReader, TableWriter};
+use kompakt_table::{write_table_file, StringOffsets, TableOptions, TableReader, TableWriter};
 use proptest::prelude::*;
 use std::sync::Arc;
 
@@ -237,6 +237,35 @@ fn check_read(t: &TableReader, batch: &RecordBatch, cols: &[usize], start: usize
             }
             assert_eq!(at, stop, "read_columns: column {c} has every row");
         }
+    }
+    // With 64-bit string offsets: utf8 and binary columns widen, values and the rest unchanged.
+    let (schema, columns) = t
+        .read_columns_as(Some(cols), start as u64..stop as u64, 2, StringOffsets::Large)
+        .unwrap();
+    for ((chunks, &c), field) in columns.iter().zip(cols).zip(schema.fields()) {
+        let want = widened(batch.column(c));
+        assert_eq!(field.data_type(), want.data_type());
+        let mut at = start;
+        for chunk in chunks {
+            assert_eq!(
+                chunk.as_ref(),
+                want.slice(at, chunk.len()).as_ref(),
+                "large: column {c} rows {at}.."
+            );
+            at += chunk.len();
+        }
+        assert_eq!(at, stop, "large: column {c} has every row");
+    }
+}
+
+/// `a` as a `StringOffsets::Large` read hands it over: utf8 and binary rebuilt value by value
+/// as their large types.
+fn widened(a: &ArrayRef) -> ArrayRef {
+    use arrow_array::cast::AsArray;
+    match a.data_type() {
+        DataType::Utf8 => Arc::new(LargeStringArray::from_iter(a.as_string::<i32>().iter())),
+        DataType::Binary => Arc::new(LargeBinaryArray::from_iter(a.as_binary::<i32>().iter())),
+        _ => a.clone(),
     }
 }
 
