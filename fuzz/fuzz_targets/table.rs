@@ -12,8 +12,8 @@
 use arrow_array::Array;
 use arrow_schema::DataType;
 use kompakt_fuzz::repair;
-use kompakt_table::page::{decode_page, decode_page_into};
-use kompakt_table::TableReader;
+use kompakt_table::page::{decode_page, decode_page_into, decode_page_rows_as};
+use kompakt_table::{StringLayout, TableReader};
 use libfuzzer_sys::fuzz_target;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -64,17 +64,27 @@ fn exercise_table_file() {
                 }
             }
         }
+        for layout in [StringLayout::Large, StringLayout::View] {
+            if let Ok((_, cols)) = t.read_columns_as(None, 0..n, 2, layout) {
+                for a in cols.iter().flatten() {
+                    a.to_data()
+                        .validate_full()
+                        .unwrap_or_else(|e| panic!("read_columns_as({layout:?}) returned an invalid array: {e}"));
+                }
+            }
+        }
     }
 }
 
 fn page_type(b: u8) -> DataType {
-    match b % 10 {
+    match b % 11 {
         0 => DataType::Int32,
         1 => DataType::Int64,
         2 => DataType::Float64,
         3 => DataType::Boolean,
         4 => DataType::Utf8,
         5 => DataType::LargeBinary,
+        10 => DataType::Binary,
         6 => DataType::Int8,
         7 => DataType::UInt16,
         8 => DataType::Decimal128(38, 2),
@@ -119,6 +129,18 @@ fn exercise_page(data: &[u8]) {
         array
             .validate_full()
             .unwrap_or_else(|e| panic!("{dtype}: decode_page returned an invalid array: {e}"));
+    }
+    // Strings with 64-bit offsets and as views (what reads into pandas and polars ask for).
+    if matches!(dtype, DataType::Utf8 | DataType::Binary) {
+        for layout in [StringLayout::Large, StringLayout::View] {
+            if let Ok(array) = decode_page_rows_as(&dtype, layout, n, bytes, n / 3..n) {
+                assert_eq!(array.len(), n - n / 3, "{dtype} {layout:?}: rows decoded");
+                assert_eq!(Some(array.data_type().clone()), layout.read_type(&dtype));
+                array
+                    .validate_full()
+                    .unwrap_or_else(|e| panic!("{dtype} {layout:?}: an invalid array: {e}"));
+            }
+        }
     }
 }
 

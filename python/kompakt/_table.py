@@ -406,14 +406,14 @@ class TableFile:
         start, stop = self._range(rows)
         return self._read_arrow(self._positions(columns), start, stop, threads)
 
-    def _read_arrow(self, positions, start: int, stop: int, threads, large_strings: bool = False):
-        """``large_strings``: utf8 and binary columns as large_string and large_binary."""
+    def _read_arrow(self, positions, start: int, stop: int, threads, strings: str = "stored"):
+        """``strings``: utf8 and binary columns as stored, as ``"large"`` types or as ``"view"`` s."""
         import pyarrow as pa
 
         if positions == [] or not self._names():
             # No columns, but the rows still count: the batch reader carries the row count.
             return self._core.read(positions, start, stop, threads).read_all()
-        schema, groups = self._core.read_groups(positions, start, stop, threads, large_strings)
+        schema, groups = self._core.read_groups(positions, start, stop, threads, strings)
         if len(groups) == 1:
             # Every column cut at the same rows: the stream is the table, in order.
             return groups[0][1].read_all()
@@ -440,13 +440,13 @@ class TableFile:
                         i = self._names().index(name)
                         if i not in positions:
                             positions.append(i)
-        if to != "pandas":
-            table = self._read_arrow(positions, start, stop, threads)
-            if to == "arrow":
-                return table
+        if to == "arrow":
+            return self._read_arrow(positions, start, stop, threads)
+        if to == "polars":
             import polars
 
-            return polars.from_arrow(table)
+            # Strings as views, polars' own layout: it takes them without copying each one.
+            return polars.from_arrow(self._read_arrow(positions, start, stop, threads, strings="view"))
         all_names = self._names()
         wanted = list(range(len(all_names))) if positions is None else positions
         names = [all_names[i] for i in wanted]
@@ -459,7 +459,7 @@ class TableFile:
         # Strings with 64-bit offsets: pandas' Arrow-backed str columns hold them, and
         # to_pandas would otherwise widen every offset in a pass of its own (about 8 ms per
         # 10 M strings); a frame of Python str objects comes out the same either way.
-        table = self._read_arrow(rest if direct else positions, start, stop, threads, large_strings=True)
+        table = self._read_arrow(rest if direct else positions, start, stop, threads, strings="large")
         columns = dict(zip(table.column_names, table.columns))
         columns.update((all_names[i], a) for i, a in direct.items())
         blocks = [(block, [all_names[i] for i in members]) for block, members in blocks]

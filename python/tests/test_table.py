@@ -618,3 +618,30 @@ def test_strings_read_into_pandas_as_pyarrow_converts_them(tmp_path, infer_strin
                 pd.testing.assert_frame_equal(got, want)
             got = kompakt.read_table(path, ["blob", "word"])
             pd.testing.assert_frame_equal(got, stored.select(["blob", "word"]).to_pandas())
+
+
+def test_strings_read_into_polars_as_views_equal_the_stored_strings(tmp_path):
+    # Into polars, utf8 and binary columns are decoded as views (short values inline, long
+    # ones pointing into their page, dictionary pages into their dictionary).
+    pl = pytest.importorskip("polars")
+    n = 5000
+    long = [None if i % 9 == 0 else f"https://example.com/{'ü' * (i % 3)}{i}" for i in range(n)]
+    table = pa.table(
+        {
+            "short": pa.array([None if i % 7 == 0 else "ab"[: i % 3] + str(i % 10) for i in range(n)], pa.string()),
+            "long": pa.array(long, pa.string()),
+            "few": pa.array([["Oslo", "a city with a long name", "Łódź"][i % 3] for i in range(n)], pa.string()),
+            "blob": pa.array([None if i % 13 == 0 else bytes([i % 256]) * (i % 20) for i in range(n)], pa.binary()),
+            "x": pa.array(range(n), pa.int64()),
+        }
+    )
+    path = tmp_path / "s.kpk"
+    kompakt.write_table(table, path, rows_per_group=1000)
+    summary = {c["name"]: c["encodings"] for c in kompakt.TableFile(path).summary()}
+    assert "dict" in summary["few"] and "plain" in summary["long"]
+    for rows in (None, slice(900, 2100), slice(4999, 5000), slice(7, 7)):
+        got = kompakt.read_table(path, rows=rows, to="polars")
+        want = pl.from_arrow(kompakt.read_table(path, rows=rows, to="arrow"))
+        assert got.schema == want.schema
+        assert got.equals(want)
+    assert kompakt.read_table(path, ["blob", "few"], to="polars").equals(pl.from_arrow(table.select(["blob", "few"])))

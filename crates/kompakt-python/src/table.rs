@@ -10,7 +10,7 @@ use arrow_array::ffi_stream::ArrowArrayStreamReader;
 use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchIterator, RecordBatchOptions, RecordBatchReader};
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::{Schema, SchemaRef};
-use kompakt_table::{append_table_file, write_table_file, SortKey, StringOffsets, TableOptions, TableReader};
+use kompakt_table::{append_table_file, write_table_file, SortKey, StringLayout, TableOptions, TableReader};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -222,9 +222,10 @@ impl Table {
     /// columns that share chunk boundaries form one group and cross as one Arrow stream
     /// (`positions` are their places in the request). Importing each array on its own cost
     /// about 4 us per column, more than decoding a 10,000-row column.
-    /// `large_strings`: utf8 and binary columns come as large_string and large_binary, which
-    /// pandas' Arrow-backed strings take as they are.
-    #[pyo3(signature = (columns=None, start=0, stop=None, threads=None, large_strings=false))]
+    /// `strings`: how utf8 and binary columns come: `"stored"` (as stored), `"large"`
+    /// (large_string and large_binary, which pandas' Arrow-backed strings take as they are) or
+    /// `"view"` (string_view and binary_view, polars' own layout).
+    #[pyo3(signature = (columns=None, start=0, stop=None, threads=None, strings="stored"))]
     #[allow(clippy::type_complexity)]
     fn read_groups(
         &self,
@@ -233,19 +234,24 @@ impl Table {
         start: u64,
         stop: Option<u64>,
         threads: Option<i64>,
-        large_strings: bool,
+        strings: &str,
     ) -> PyResult<(
         PyArrowType<Schema>,
         Vec<(Vec<usize>, PyArrowType<Box<dyn RecordBatchReader + Send>>)>,
     )> {
         let (threads, stop) = self.read_options(threads, stop)?;
+        let strings = match strings {
+            "stored" => StringLayout::AsStored,
+            "large" => StringLayout::Large,
+            "view" => StringLayout::View,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "strings must be 'stored', 'large' or 'view', got {other:?}"
+                )))
+            }
+        };
         let (schema, groups) = py
             .detach(|| {
-                let strings = if large_strings {
-                    StringOffsets::Large
-                } else {
-                    StringOffsets::AsStored
-                };
                 let (schema, columns) =
                     self.inner
                         .read_columns_as(columns.as_deref(), start..stop, threads, strings)?;

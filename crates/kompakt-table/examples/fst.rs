@@ -9,7 +9,7 @@
 
 use arrow_array::types::Int8Type;
 use arrow_array::*;
-use kompakt_table::{write_table_file, TableOptions, TableReader};
+use kompakt_table::{write_table_file, TableOptions, TableReader, TableWriter};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -62,6 +62,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
         3,
     );
+    // The same into memory: the encoding and compression alone, no file system.
+    let write_memory = best(
+        &mut || {
+            let mut w = TableWriter::new(Vec::with_capacity(32 << 20), batch.schema(), opts.clone())?;
+            w.write(&batch)?;
+            w.finish()?;
+            Ok(())
+        },
+        3,
+    );
     let size = std::fs::metadata(&path)?.len();
     let table = TableReader::open(&path)?;
     let read = best(
@@ -96,9 +106,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         200,
     );
     println!(
-        "{n} rows: write {:.1} ms, file {:.2} MB, read {:.1} ms (batches) / {:.1} ms (columns), \
+        "{n} rows: write {:.1} ms ({:.1} ms into memory), file {:.2} MB, read {:.1} ms (batches) / {:.1} ms (columns), \
          1000 rows x 2 columns {:.0} us (open file: {:.0} us)",
         write * 1e3,
+        write_memory * 1e3,
         size as f64 / 1e6,
         read * 1e3,
         read_columns * 1e3,

@@ -48,7 +48,7 @@ mod writer;
 mod zeroed;
 
 pub use append::{append_journal_for_tests, append_table_file, journal_path};
-pub use reader::{ColumnSummary, StringOffsets, TableReader};
+pub use reader::{ColumnSummary, StringLayout, TableReader};
 pub use sort::SortKey;
 pub use writer::{write_table_file, TableOptions, TableWriter, DEFAULT_ROWS_PER_GROUP, DEFAULT_STRING_CODEC};
 

@@ -8,6 +8,7 @@
 //! to 256 values with one-byte codes: the codec then entropy-codes bytes, which is where
 //! low-cardinality columns get small.
 
+use crate::reader::StringLayout;
 use crate::zeroed::ZeroedBuffer;
 use arrow_buffer::bit_mask::set_bits;
 use arrow_buffer::{bit_util, Buffer, MutableBuffer};
@@ -830,26 +831,25 @@ pub fn decode_page(dt: &DataType, n: usize, bytes: &[u8]) -> Result<ArrayData> {
 /// rows (after the codec, a 1000-row read of a 16384-row page widens 1000 values, not all);
 /// other types decode the page and slice it.
 pub fn decode_page_rows(dt: &DataType, n: usize, bytes: &[u8], rows: std::ops::Range<usize>) -> Result<ArrayData> {
-    decode_rows_within(dt, false, n, bytes, rows, MAX_PAGE_DATA)
+    decode_rows_within(dt, StringLayout::AsStored, n, bytes, rows, MAX_PAGE_DATA)
 }
 
-/// [`decode_page_rows`], except that a `Utf8` or `Binary` page decodes to `LargeUtf8` or
-/// `LargeBinary`: its offsets widened to 64 bits as they are made, instead of by a cast later
-/// (pandas' Arrow-backed strings hold 64-bit offsets).
-pub fn decode_page_rows_large(
+/// [`decode_page_rows`], a `Utf8` or `Binary` page decoded to the type `strings` asks for
+/// ([`StringLayout::read_type`]) as it decodes, instead of by a cast later.
+pub fn decode_page_rows_as(
     dt: &DataType,
+    strings: StringLayout,
     n: usize,
     bytes: &[u8],
     rows: std::ops::Range<usize>,
 ) -> Result<ArrayData> {
-    decode_rows_within(dt, true, n, bytes, rows, MAX_PAGE_DATA)
+    decode_rows_within(dt, strings, n, bytes, rows, MAX_PAGE_DATA)
 }
 
-/// [`decode_page_rows`] with `budget` bytes for all the page decodes to; `large`: see
-/// [`decode_page_rows_large`].
+/// [`decode_page_rows_as`] with `budget` bytes for all the page decodes to.
 fn decode_rows_within(
     dt: &DataType,
-    large: bool,
+    strings: StringLayout,
     n: usize,
     bytes: &[u8],
     rows: std::ops::Range<usize>,
@@ -865,7 +865,7 @@ fn decode_rows_within(
     let data = if windowed {
         decode_window(dt, n, rows.clone(), &mut c)?
     } else {
-        decode_node_as(dt, large, n, &mut c)?
+        decode_node_as(dt, strings, n, &mut c)?
     };
     if c.pos != bytes.len() {
         return Err(corrupt(format!("{} bytes after the page's data", bytes.len() - c.pos)));
@@ -961,11 +961,11 @@ fn decode_window_bits(
 }
 
 fn decode_node(dt: &DataType, n: usize, c: &mut Cursor<'_>) -> Result<ArrayData> {
-    decode_node_as(dt, false, n, c)
+    decode_node_as(dt, StringLayout::AsStored, n, c)
 }
 
-/// A node of type `dt`; `large`: a `Utf8` or `Binary` node comes out with 64-bit offsets.
-fn decode_node_as(dt: &DataType, large: bool, n: usize, c: &mut Cursor<'_>) -> Result<ArrayData> {
+/// A node of type `dt`, a `Utf8` or `Binary` one as `strings` says.
+fn decode_node_as(dt: &DataType, strings: StringLayout, n: usize, c: &mut Cursor<'_>) -> Result<ArrayData> {
     if *dt == DataType::Null {
         return build(ArrayDataBuilder::new(DataType::Null).len(n));
     }
@@ -1003,11 +1003,16 @@ fn decode_node_as(dt: &DataType, large: bool, n: usize, c: &mut Cursor<'_>) -> R
                     .add_child_data(decode_node(item.data_type(), m, c)?),
             )
         }
-        DataType::Utf8 if large => {
+        DataType::Utf8 | DataType::Binary if strings == StringLayout::View => {
+            let utf8 = *dt == DataType::Utf8;
+            let (views, data) = decode_string_views(n, c, utf8)?;
+            view_array(utf8, n, views, data, validity)
+        }
+        DataType::Utf8 if strings == StringLayout::Large => {
             let (offsets, data) = decode_strings::<4, 8>(n, c)?;
             byte_array::<arrow_array::types::LargeUtf8Type>(n, offsets, data, validity)
         }
-        DataType::Binary if large => {
+        DataType::Binary if strings == StringLayout::Large => {
             let (offsets, data) = decode_strings::<4, 8>(n, c)?;
             byte_array::<arrow_array::types::LargeBinaryType>(n, offsets, data, validity)
         }
@@ -1393,6 +1398,134 @@ fn decode_strings<const SW: usize, const OW: usize>(n: usize, c: &mut Cursor<'_>
     }
 }
 
+/// The views (16 bytes a row) and data of a `Utf8` (`utf8`) or `Binary` page of `n` rows: short
+/// values inline, long ones pointing into the data, which for a dictionary page is its
+/// dictionary. Every value is checked to be UTF-8 for `utf8` pages, as `byte_array` checks.
+fn decode_string_views(n: usize, c: &mut Cursor<'_>, utf8: bool) -> Result<(Buffer, Buffer)> {
+    use arrow_array::builder::make_view;
+    let enc = c.u8()?;
+    match enc {
+        encoding::PLAIN => {
+            let lengths = decode_fixed(4, n, c)?;
+            let data_len = c.u64()?;
+            let data = c.take(usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?)?;
+            if data.len() > i32::MAX as usize {
+                return Err(corrupt("lengths overflow the offsets"));
+            }
+            // Not UTF-8 as a whole: no value is. ASCII: every position is a boundary.
+            let text = match utf8 && !data.is_ascii() {
+                true => Some(std::str::from_utf8(data).map_err(|e| corrupt(format!("invalid array: {e}")))?),
+                false => None,
+            };
+            let mut views = view_buffer(n, c)?;
+            let mut pos = 0usize;
+            for l in lengths.as_slice().as_chunks::<4>().0 {
+                let end = pos
+                    .checked_add(u32::from_le_bytes(*l) as usize)
+                    .filter(|&e| e <= data.len())
+                    .ok_or_else(|| corrupt("string lengths do not add up to the data"))?;
+                if text.is_some_and(|t| !t.is_char_boundary(end)) {
+                    return Err(corrupt(format!(
+                        "invalid array: a string ends inside a character at {end}"
+                    )));
+                }
+                // `pos` <= `data.len()` <= i32::MAX.
+                views.push(make_view(&data[pos..end], 0, pos as u32));
+                pos = end;
+            }
+            if pos != data.len() {
+                return Err(corrupt("string lengths do not add up to the data"));
+            }
+            Ok((Buffer::from_vec(views), Buffer::from(data)))
+        }
+        encoding::DICT => {
+            let d = c.u32()? as usize;
+            if d == 0 || d > MAX_STRING_DICT {
+                return Err(corrupt(format!("string dictionary of {d} values")));
+            }
+            let lengths = decode_fixed(4, d, c)?;
+            let data_len = c.u64()?;
+            let data = c.take(usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?)?;
+            if data.len() > i32::MAX as usize {
+                return Err(corrupt("lengths overflow the offsets"));
+            }
+            let mut values = Vec::with_capacity(d);
+            let mut pos = 0usize;
+            for l in lengths.as_slice().as_chunks::<4>().0 {
+                let end = pos
+                    .checked_add(u32::from_le_bytes(*l) as usize)
+                    .filter(|&e| e <= data.len())
+                    .ok_or_else(|| corrupt("dictionary lengths do not add up to its data"))?;
+                let value = &data[pos..end];
+                if utf8 && std::str::from_utf8(value).is_err() {
+                    return Err(corrupt("invalid array: a dictionary value is not UTF-8"));
+                }
+                values.push(make_view(value, 0, pos as u32));
+                pos = end;
+            }
+            if pos != data.len() {
+                return Err(corrupt("dictionary lengths do not add up to its data"));
+            }
+            let mut views = view_buffer(n, c)?;
+            let out_of_range = || corrupt(format!("a dictionary code is not below the dictionary size {d}"));
+            match c.u8()? {
+                1 => {
+                    for &x in c.take(n)? {
+                        views.push(*values.get(usize::from(x)).ok_or_else(out_of_range)?);
+                    }
+                }
+                2 => {
+                    let src = c.take(n.checked_mul(2).ok_or_else(|| corrupt("page too large"))?)?;
+                    let mut codes = vec![0u8; src.len()];
+                    unshuffle(2, src, &mut codes);
+                    for x in codes.as_chunks::<2>().0 {
+                        views.push(
+                            *values
+                                .get(usize::from(u16::from_le_bytes(*x)))
+                                .ok_or_else(out_of_range)?,
+                        );
+                    }
+                }
+                k => return Err(corrupt(format!("{k}-byte dictionary codes"))),
+            }
+            Ok((Buffer::from_vec(views), Buffer::from(data)))
+        }
+        other => Err(corrupt(format!("unknown string encoding {other}"))),
+    }
+}
+
+/// Room for `n` views, counted against the page's budget; not zeroed, since every view is
+/// pushed (the views are most of what a string page decodes to, 16 bytes a row).
+fn view_buffer(n: usize, c: &mut Cursor<'_>) -> Result<Vec<u128>> {
+    c.charge(n.checked_mul(16).ok_or_else(|| corrupt("page too large"))?)?;
+    let mut views = Vec::new();
+    views.try_reserve_exact(n).map_err(|_| Error::OutOfRange {
+        detail: format!("no memory for {n} string views"),
+    })?;
+    Ok(views)
+}
+
+/// A `Utf8View` (`utf8`) or `BinaryView` array of `n` rows from what [`decode_string_views`]
+/// made.
+fn view_array(utf8: bool, n: usize, views: Buffer, data: Buffer, validity: Option<Buffer>) -> Result<ArrayData> {
+    let dt = if utf8 { DataType::Utf8View } else { DataType::BinaryView };
+    let builder = ArrayDataBuilder::new(dt)
+        .len(n)
+        .null_bit_buffer(validity)
+        .add_buffer(views)
+        .add_buffer(data);
+    #[allow(unsafe_code)]
+    // SAFETY: `build_unchecked` is sound when `build` plus full validation would succeed, which
+    // for views checks (a) n views in the first buffer: `decode_string_views` pushed one per
+    // row into a `Vec<u128>`, so aligned; (b) each view: made by arrow's own `make_view` from a slice
+    // of the one data buffer (index 0) at that slice's offset, so inline padding, buffer
+    // index, bounds and prefix are right by construction; (c) for `Utf8View`, each value is
+    // UTF-8: checked above (ASCII data, or UTF-8 data cut on character boundaries, or each
+    // dictionary value on its own); (d) a validity bitmap of n bits: it was read with n.
+    // `string_views_pass_full_validation` checks all of it on hostile pages.
+    Ok(unsafe { builder.build_unchecked() })
+}
+
 /// The strings of a dictionary page, one per code: offsets (`OW` bytes each, from 0) and data.
 /// `starts` are the dictionary's `d + 1` offsets into `dict`, every code is below `d`, and
 /// `total` is the sum of the coded strings' lengths (all checked by the caller).
@@ -1517,10 +1650,14 @@ mod tests {
                 arr.slice(a, b - a).as_ref(),
                 "rows {a}..{b}"
             );
-            let large = arrow_array::make_array(decode_page_rows_large(arr.data_type(), n, &page, a..b).unwrap());
-            match widened(arr) {
-                Some(want) => assert_eq!(large.as_ref(), want.slice(a, b - a).as_ref(), "large, rows {a}..{b}"),
-                None => assert_eq!(large.as_ref(), arr.slice(a, b - a).as_ref(), "rows {a}..{b}"),
+            for layout in [StringLayout::Large, StringLayout::View] {
+                let got = decode_page_rows_as(arr.data_type(), layout, n, &page, a..b).unwrap();
+                got.validate_full().unwrap();
+                let got = arrow_array::make_array(got);
+                match read_as(arr, layout) {
+                    Some(want) => assert_eq!(got.as_ref(), want.slice(a, b - a).as_ref(), "{layout:?}, rows {a}..{b}"),
+                    None => assert_eq!(got.as_ref(), arr.slice(a, b - a).as_ref(), "rows {a}..{b}"),
+                }
             }
         }
         // Every truncation is an error, never a panic.
@@ -1530,9 +1667,21 @@ mod tests {
         summary
     }
 
-    /// A `Utf8` or `Binary` array as its large type, built value by value; None for others.
-    fn widened(arr: &dyn Array) -> Option<arrow_array::ArrayRef> {
+    /// A `Utf8` or `Binary` array as `layout` hands it over, built value by value; None for
+    /// other types.
+    fn read_as(arr: &dyn Array, layout: StringLayout) -> Option<arrow_array::ArrayRef> {
         use arrow_array::cast::AsArray;
+        if layout == StringLayout::View {
+            return match arr.data_type() {
+                DataType::Utf8 => Some(std::sync::Arc::new(arrow_array::StringViewArray::from_iter(
+                    arr.as_string::<i32>().iter(),
+                ))),
+                DataType::Binary => Some(std::sync::Arc::new(arrow_array::BinaryViewArray::from_iter(
+                    arr.as_binary::<i32>().iter(),
+                ))),
+                _ => None,
+            };
+        }
         match arr.data_type() {
             DataType::Utf8 => Some(std::sync::Arc::new(LargeStringArray::from_iter(
                 arr.as_string::<i32>().iter(),
@@ -1888,7 +2037,78 @@ mod tests {
         }
     }
 
+    /// A `Utf8`/`Binary` page of strings cut from `data` at `lengths` (which add up to it),
+    /// plain, or as a dictionary of those strings indexed by `codes`.
+    fn string_page(data: &[u8], lengths: &[usize], codes: Option<&[u8]>) -> Vec<u8> {
+        let mut page = vec![
+            0u8,
+            if codes.is_some() {
+                encoding::DICT
+            } else {
+                encoding::PLAIN
+            },
+        ];
+        if codes.is_some() {
+            page.extend_from_slice(&(lengths.len() as u32).to_le_bytes());
+        }
+        let raw: Vec<u8> = lengths.iter().flat_map(|&l| (l as u32).to_le_bytes()).collect();
+        let mut shuffled = vec![0u8; raw.len()];
+        shuffle(4, &raw, &mut shuffled);
+        page.push(encoding::PLAIN);
+        page.extend_from_slice(&shuffled);
+        page.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        page.extend_from_slice(data);
+        if let Some(codes) = codes {
+            page.push(1);
+            page.extend_from_slice(codes);
+        }
+        page
+    }
+
     proptest::proptest! {
+        #[test]
+        fn string_views_check_like_try_new_on_any_bytes(
+            data in proptest::collection::vec(proptest::prop_oneof![0u8..0x80, proptest::num::u8::ANY], 0..60),
+            cuts in proptest::collection::vec(0usize..60, 1..8),
+            codes in proptest::collection::vec(0u8..8, 0..30),
+            dictionary in proptest::bool::ANY,
+        ) {
+            // Views of any bytes, cut anywhere (inside characters too, short and long values):
+            // the page decodes as views exactly when `StringArray::try_new` accepts its strings
+            // (for a dictionary page, its values), and what decodes is valid and equal.
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(data.len())).collect();
+            cuts.sort_unstable();
+            cuts.push(data.len());
+            let lengths: Vec<usize> = cuts.iter().scan(0, |at, &c| { let l = c - *at; *at = c; Some(l) }).collect();
+            let mut offsets = vec![0i32];
+            offsets.extend(cuts.iter().map(|&c| c as i32));
+            let values = StringArray::try_new(
+                arrow_buffer::OffsetBuffer::new(offsets.clone().into()), Buffer::from(data.as_slice()), None);
+            let codes: Vec<u8> = codes.iter().map(|&x| x % lengths.len() as u8).collect();
+            let (page, n) = match dictionary {
+                true => (string_page(&data, &lengths, Some(&codes)), codes.len()),
+                false => (string_page(&data, &lengths, None), lengths.len()),
+            };
+            for (dt, utf8) in [(DataType::Utf8, true), (DataType::Binary, false)] {
+                let got = decode_page_rows_as(&dt, StringLayout::View, n, &page, 0..n);
+                proptest::prop_assert_eq!(got.is_ok(), values.is_ok() || !utf8, "{:?}", got.as_ref().err());
+                let Ok(got) = got else { continue };
+                got.validate_full().unwrap();
+                let binary = arrow_array::BinaryArray::new(
+                    arrow_buffer::OffsetBuffer::new(offsets.clone().into()), Buffer::from(data.as_slice()), None);
+                let want: Vec<&[u8]> = match dictionary {
+                    true => codes.iter().map(|&x| binary.value(usize::from(x))).collect(),
+                    false => binary.iter().map(Option::unwrap).collect(),
+                };
+                let got = arrow_array::make_array(got);
+                let got: Vec<&[u8]> = match utf8 {
+                    true => got.as_any().downcast_ref::<arrow_array::StringViewArray>().unwrap().iter().map(|v| v.unwrap().as_bytes()).collect(),
+                    false => got.as_any().downcast_ref::<arrow_array::BinaryViewArray>().unwrap().iter().map(Option::unwrap).collect(),
+                };
+                proptest::prop_assert_eq!(got, want);
+            }
+        }
+
         #[test]
         fn byte_array_checks_like_try_new_on_any_bytes(
             data in proptest::collection::vec(proptest::prop_oneof![0u8..0x80, proptest::num::u8::ANY], 0..40),
@@ -1967,8 +2187,20 @@ mod tests {
             if total > limit {
                 proptest::prop_assert!(got.is_err(), "{total} bytes of strings in a page");
             }
+            // As views: whatever decodes is a valid array; what decodes as stored decodes as
+            // views too, to the same values (views of a dictionary page never expand it, so
+            // they need not fail where the expansion would overflow the offsets).
+            let views = decode_page_rows_as(&dt, StringLayout::View, n, &page, 0..n);
+            if let Ok(v) = &views {
+                v.validate_full().unwrap();
+            }
+            if let (Ok(stored), false) = (&got, large) {
+                let views = arrow_array::make_array(views.unwrap());
+                let want = read_as(arrow_array::make_array(stored.clone()).as_ref(), StringLayout::View).unwrap();
+                proptest::prop_assert_eq!(views.as_ref(), want.as_ref());
+            }
             // Widened as they decode: the same verdict, the same offsets as 64-bit values.
-            let wide = decode_page_rows_large(&dt, n, &page, 0..n);
+            let wide = decode_page_rows_as(&dt, StringLayout::Large, n, &page, 0..n);
             proptest::prop_assert_eq!(wide.is_ok(), got.is_ok());
             if let (Ok(narrow), Ok(wide), false) = (&got, &wide, large) {
                 let offsets = |d: &ArrayData, w: usize| -> Vec<u64> {
@@ -2012,10 +2244,10 @@ mod tests {
         encode_page(&dt, &[arr.to_data()], &mut page).unwrap();
         // Decoded: 65 + 513 offsets of 4 bytes, 2048 values of 8: the largest part is 16 KiB.
         let total = (65 + 513) * 4 + 2048 * 8;
-        let whole = decode_rows_within(&dt, false, 64, &page, 0..64, total).unwrap();
+        let whole = decode_rows_within(&dt, StringLayout::AsStored, 64, &page, 0..64, total).unwrap();
         assert_eq!(arrow_array::make_array(whole).as_ref(), &arr as &dyn Array);
         // Enough for each part on its own, not for all of them.
-        let err = decode_rows_within(&dt, false, 64, &page, 0..64, total - 1).unwrap_err();
+        let err = decode_rows_within(&dt, StringLayout::AsStored, 64, &page, 0..64, total - 1).unwrap_err();
         assert!(err.to_string().contains("the page decodes to more than"), "{err}");
     }
 }

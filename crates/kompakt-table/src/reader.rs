@@ -2,7 +2,7 @@
 //! with a positional read, and decoded in parallel.
 
 use crate::meta::{group_count, TableMeta};
-use crate::page::{decode_page, decode_page_into, decode_page_rows, decode_page_rows_large, WindowBits};
+use crate::page::{decode_page, decode_page_into, decode_page_rows_as, WindowBits};
 use crate::schema::{from_json, ParsedSchema};
 use crate::writer::with_threads;
 use crate::zeroed::ZeroedBuffer;
@@ -82,33 +82,44 @@ fn set_ones(bitmap: &mut [u8], offset: usize, len: usize) {
     }
 }
 
-/// How a whole-column read hands over `Utf8` and `Binary` columns.
+/// How a read hands over the `Utf8` and `Binary` columns of a table (top-level ones; strings
+/// inside lists, structs or dictionaries keep their stored type).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum StringOffsets {
+pub enum StringLayout {
     /// With the offsets they are stored with: 32-bit for `Utf8` and `Binary`.
     #[default]
     AsStored,
     /// As `LargeUtf8` and `LargeBinary` (64-bit offsets, widened as the pages decode): what
     /// pandas' Arrow-backed strings hold, so it takes the columns without a conversion pass.
-    /// Only top-level columns change; strings inside lists, structs or dictionaries do not.
     Large,
+    /// As `Utf8View` and `BinaryView`: 16-byte views, short strings inline, long ones pointing
+    /// into their page's data. Polars' own layout, so it takes the columns without copying
+    /// every string; a dictionary page's rows point into its dictionary, which is not copied
+    /// once per row either.
+    View,
 }
 
-impl StringOffsets {
+impl StringLayout {
+    /// The type a stored column of type `dt` is handed over as, when it changes.
+    pub fn read_type(self, dt: &DataType) -> Option<DataType> {
+        match (self, dt) {
+            (StringLayout::Large, DataType::Utf8) => Some(DataType::LargeUtf8),
+            (StringLayout::Large, DataType::Binary) => Some(DataType::LargeBinary),
+            (StringLayout::View, DataType::Utf8) => Some(DataType::Utf8View),
+            (StringLayout::View, DataType::Binary) => Some(DataType::BinaryView),
+            _ => None,
+        }
+    }
+
     /// `schema` with the types this read hands over.
     fn schema(self, schema: SchemaRef) -> SchemaRef {
-        let widen = |dt: &DataType| match dt {
-            DataType::Utf8 => Some(DataType::LargeUtf8),
-            DataType::Binary => Some(DataType::LargeBinary),
-            _ => None,
-        };
-        if self == StringOffsets::AsStored || !schema.fields().iter().any(|f| widen(f.data_type()).is_some()) {
+        if !schema.fields().iter().any(|f| self.read_type(f.data_type()).is_some()) {
             return schema;
         }
         let fields: Vec<_> = schema
             .fields()
             .iter()
-            .map(|f| match widen(f.data_type()) {
+            .map(|f| match self.read_type(f.data_type()) {
                 Some(dt) => Arc::new(f.as_ref().clone().with_data_type(dt)),
                 None => f.clone(),
             })
@@ -419,7 +430,7 @@ impl TableReader {
         rows: Range<u64>,
         threads: usize,
     ) -> Result<(SchemaRef, Vec<Vec<ArrayRef>>)> {
-        self.read_columns_as(columns, rows, threads, StringOffsets::AsStored)
+        self.read_columns_as(columns, rows, threads, StringLayout::AsStored)
     }
 
     /// [`read_columns`](Self::read_columns), with string and binary columns handed over as
@@ -429,7 +440,7 @@ impl TableReader {
         columns: Option<&[usize]>,
         rows: Range<u64>,
         threads: usize,
-        strings: StringOffsets,
+        strings: StringLayout,
     ) -> Result<(SchemaRef, Vec<Vec<ArrayRef>>)> {
         let (columns, schema) = self.request(columns, &rows)?;
         let schema = strings.schema(schema);
@@ -475,7 +486,7 @@ impl TableReader {
         m: usize,
         groups: Range<u64>,
         threads: usize,
-        strings: StringOffsets,
+        strings: StringLayout,
     ) -> Result<(SchemaRef, Vec<Vec<ArrayRef>>)> {
         let window = |g: u64| self.window(g, rows);
         // A part is a run of row groups of one column that becomes one array. A fixed-width,
@@ -730,20 +741,19 @@ impl TableReader {
 
     /// Reads page `g` of column `c` and decodes its rows `rows` (positions within the group).
     fn read_page(&self, c: usize, g: u64, rows: Range<usize>) -> Result<ArrayData> {
-        self.read_page_as(c, g, rows, StringOffsets::AsStored)
+        self.read_page_as(c, g, rows, StringLayout::AsStored)
     }
 
     /// [`read_page`](Self::read_page), a string or binary page as `strings` says.
-    fn read_page_as(&self, c: usize, g: u64, rows: Range<usize>, strings: StringOffsets) -> Result<ArrayData> {
+    fn read_page_as(&self, c: usize, g: u64, rows: Range<usize>, strings: StringLayout) -> Result<ArrayData> {
         let page = self.meta.pages[c][g as usize];
         let field = self.parsed.schema.field(c);
         let n = self.group_rows(g);
         let context = |e: Error| self.in_page(e, c, g);
         let leaf = leaf_type(field.data_type());
         let decoded = self
-            .with_raw(c as u32, page.start, page.end, |raw| match strings {
-                StringOffsets::AsStored => decode_page_rows(leaf, n, raw, rows),
-                StringOffsets::Large => decode_page_rows_large(leaf, n, raw, rows),
+            .with_raw(c as u32, page.start, page.end, |raw| {
+                decode_page_rows_as(leaf, strings, n, raw, rows)
             })
             .map_err(context)?;
         match field.data_type() {

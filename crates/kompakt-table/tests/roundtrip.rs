@@ -4,7 +4,7 @@
 use arrow_array::types::Int8Type;
 use arrow_array::*;
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
-use kompakt_table::{write_table_file, StringOffsets, TableOptions, TableReader, TableWriter};
+use kompakt_table::{write_table_file, StringLayout, TableOptions, TableReader, TableWriter};
 use proptest::prelude::*;
 use std::sync::Arc;
 
@@ -238,33 +238,36 @@ fn check_read(t: &TableReader, batch: &RecordBatch, cols: &[usize], start: usize
             assert_eq!(at, stop, "read_columns: column {c} has every row");
         }
     }
-    // With 64-bit string offsets: utf8 and binary columns widen, values and the rest unchanged.
-    let (schema, columns) = t
-        .read_columns_as(Some(cols), start as u64..stop as u64, 2, StringOffsets::Large)
-        .unwrap();
-    for ((chunks, &c), field) in columns.iter().zip(cols).zip(schema.fields()) {
-        let want = widened(batch.column(c));
-        assert_eq!(field.data_type(), want.data_type());
-        let mut at = start;
-        for chunk in chunks {
-            assert_eq!(
-                chunk.as_ref(),
-                want.slice(at, chunk.len()).as_ref(),
-                "large: column {c} rows {at}.."
-            );
-            at += chunk.len();
+    // With 64-bit string offsets or as views: utf8 and binary columns change type, not values,
+    // and the other columns do not change at all.
+    for layout in [StringLayout::Large, StringLayout::View] {
+        let (schema, columns) = t
+            .read_columns_as(Some(cols), start as u64..stop as u64, 2, layout)
+            .unwrap();
+        for ((chunks, &c), field) in columns.iter().zip(cols).zip(schema.fields()) {
+            let want = read_as(batch.column(c), layout);
+            assert_eq!(field.data_type(), want.data_type());
+            let mut at = start;
+            for chunk in chunks {
+                chunk.to_data().validate_full().unwrap();
+                let want = want.slice(at, chunk.len());
+                assert_eq!(chunk.as_ref(), want.as_ref(), "{layout:?}: column {c} rows {at}..");
+                at += chunk.len();
+            }
+            assert_eq!(at, stop, "{layout:?}: column {c} has every row");
         }
-        assert_eq!(at, stop, "large: column {c} has every row");
     }
 }
 
-/// `a` as a `StringOffsets::Large` read hands it over: utf8 and binary rebuilt value by value
-/// as their large types.
-fn widened(a: &ArrayRef) -> ArrayRef {
+/// `a` as a read with `layout` hands it over: utf8 and binary rebuilt value by value as the
+/// types it asks for.
+fn read_as(a: &ArrayRef, layout: StringLayout) -> ArrayRef {
     use arrow_array::cast::AsArray;
-    match a.data_type() {
-        DataType::Utf8 => Arc::new(LargeStringArray::from_iter(a.as_string::<i32>().iter())),
-        DataType::Binary => Arc::new(LargeBinaryArray::from_iter(a.as_binary::<i32>().iter())),
+    match (layout, a.data_type()) {
+        (StringLayout::Large, DataType::Utf8) => Arc::new(LargeStringArray::from_iter(a.as_string::<i32>().iter())),
+        (StringLayout::Large, DataType::Binary) => Arc::new(LargeBinaryArray::from_iter(a.as_binary::<i32>().iter())),
+        (StringLayout::View, DataType::Utf8) => Arc::new(StringViewArray::from_iter(a.as_string::<i32>().iter())),
+        (StringLayout::View, DataType::Binary) => Arc::new(BinaryViewArray::from_iter(a.as_binary::<i32>().iter())),
         _ => a.clone(),
     }
 }
