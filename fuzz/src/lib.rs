@@ -319,6 +319,17 @@ pub fn exercise_reader(file: &[u8], verify: bool) -> Option<Vec<Vec<u8>>> {
 /// Both readers must agree. `random` is what [`exercise_reader`] decoded (every stream, or
 /// `None`); the sequential decoder is run here and compared in both directions.
 pub fn cross_check(file: &[u8], verify: bool, random: Option<&[Vec<u8>]>) {
+    if let Some(r) = random {
+        // Blocks decoded where they lie in memory: the same streams as read ones.
+        let mut m = Reader::from_memory(file, read_options(verify))
+            .unwrap_or_else(|e| panic!("Reader::new accepts the file but Reader::from_memory fails: {e}"));
+        for (i, data) in r.iter().enumerate() {
+            match m.read_stream(i as u32) {
+                Ok(w) => assert!(&w == data, "from_memory decodes stream {i} differently"),
+                Err(e) => panic!("Reader decodes stream {i} but from_memory fails: {e}"),
+            }
+        }
+    }
     let sequential = sequential_streams(file, verify);
     match (random, sequential) {
         (Some(r), Ok(Some(s))) => {

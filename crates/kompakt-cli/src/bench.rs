@@ -9,7 +9,7 @@ use crate::{CliError, CliResult};
 use kompakt::stream::resolve_threads;
 use kompakt::{CodecSpec, FilterSpec, ReadOptions, Reader, WriteOptions, Writer};
 use serde_json::json;
-use std::io::{self, Cursor, Write};
+use std::io::{self, Write};
 use std::time::Instant;
 
 struct Row {
@@ -108,7 +108,7 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
                 })?;
                 let read_opts = ReadOptions::default().threads(t);
                 let d = best_time(a.seconds, || {
-                    let mut r = Reader::new(Cursor::new(&packed), read_opts)?;
+                    let mut r = Reader::from_memory(&packed, read_opts)?;
                     r.read_stream_into(0, &mut dst)?;
                     Ok(())
                 })?;

@@ -7,7 +7,6 @@ use kompakt::{ReadOptions, Reader};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use std::io::Cursor;
 
 /// Compresses a bytes-like object into a complete kompakt file (as bytes).
 #[pyfunction]
@@ -43,7 +42,7 @@ pub fn decompress<'py>(
     let buf = Buffer::get(data)?;
     let opts = ReadOptions::default().threads(options::threads(threads)?);
     let buf = &buf;
-    let mut reader = py.detach(|| Reader::new(Cursor::new(buf.as_slice()), opts)).py_err()?;
+    let mut reader = py.detach(|| Reader::from_memory(buf.as_slice(), opts)).py_err()?;
     let streams = reader.streams().len();
     if streams == 0 {
         return Ok(PyBytes::new(py, b""));

@@ -185,6 +185,15 @@ pub enum Source {
 }
 
 impl Source {
+    /// The whole file when it is in memory (bytes, a buffer): reads decode blocks from it in
+    /// place ([`kompakt::stream::Reader::with_memory`]).
+    pub fn in_memory(&self) -> Option<&[u8]> {
+        match self {
+            Source::Memory(m) => Some(m.data.as_slice()),
+            _ => None,
+        }
+    }
+
     pub fn open(py: Python<'_>, target: Target<'_>) -> PyResult<Source> {
         match target {
             Target::Path(path) => Ok(Source::File(

@@ -95,7 +95,9 @@ impl FileReader {
             verify_checksums,
         };
         let source = Source::open(py, Target::classify(source, "read")?)?;
-        let reader = py.detach(|| Reader::new(source, opts)).py_err()?;
+        let reader = py
+            .detach(|| Reader::with_memory(source, opts, Source::in_memory))
+            .py_err()?;
         Ok(FileReader {
             state: Shared::new(State {
                 reader,

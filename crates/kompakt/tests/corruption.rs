@@ -55,11 +55,17 @@ fn read_all(file: &[u8]) -> Vec<Result<Vec<Vec<u8>>, Error>> {
             .map(|s| streams.remove(&s).unwrap_or_default())
             .collect()
     });
-    vec![random, sequential]
+    // In memory: blocks decoded where they lie, not read into buffers of their own.
+    let in_memory = Reader::from_memory(file, opts).and_then(|mut r| {
+        (0..r.streams().len() as u32)
+            .map(|s| r.read_stream(s))
+            .collect::<Result<Vec<_>, _>>()
+    });
+    vec![random, sequential, in_memory]
 }
 
 fn assert_corrupt(file: &[u8], what: &str) {
-    for (reader, r) in ["random-access", "sequential"].iter().zip(read_all(file)) {
+    for (reader, r) in ["random-access", "sequential", "in-memory"].iter().zip(read_all(file)) {
         match r {
             Ok(_) => panic!("{what}: {reader} reader accepted a damaged file"),
             Err(e) => assert!(e.is_corruption(), "{what}: {reader} gave a non-corruption error: {e}"),

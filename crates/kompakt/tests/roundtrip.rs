@@ -44,6 +44,12 @@ fn check_all_paths(data: &[u8], opts: WriteOptions) -> Vec<u8> {
         r.copy_range_to(0, 0, data.len() as u64, &mut copied, &mut |_| {})
             .unwrap();
         assert!(copied == data);
+        let mut m = Reader::from_memory(&file[..], ro).unwrap();
+        assert!(m.read_stream(0).unwrap() == data, "from_memory, {opts:?}");
+        copied.clear();
+        m.copy_range_to(0, 0, data.len() as u64, &mut copied, &mut |_| {})
+            .unwrap();
+        assert!(copied == data, "from_memory copy_range_to, {opts:?}");
     }
     file
 }
@@ -220,6 +226,10 @@ proptest! {
         r.read_range_into(0, lo as u64, &mut buf).unwrap();
         prop_assert_eq!(&buf[..], &data[lo..hi]);
         prop_assert!(r.read_range_into(0, len as u64, &mut [0u8; 1]).is_err());
+        let mut m = Reader::from_memory(file, ReadOptions::default().threads(threads)).unwrap();
+        buf.fill(0);
+        m.read_range_into(0, lo as u64, &mut buf).unwrap();
+        prop_assert_eq!(&buf[..], &data[lo..hi]);
     }
 
     /// `read_at` with a cache, as a file object uses it: any mix of small and large reads at

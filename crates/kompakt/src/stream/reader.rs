@@ -12,8 +12,9 @@ use super::sequential::read_full;
 use crate::codec::CodecId;
 use crate::error::{Error, Result};
 use crate::hash::xxh3_64;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Cursor, Read, Seek, SeekFrom, Write};
 
 /// Options for reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,13 +102,16 @@ pub struct Reader<R> {
     stream_blocks: Vec<Vec<usize>>,
     file_len: u64,
     opts: ReadOptions,
+    /// The whole file, when `inner` holds it in memory ([`Reader::from_memory`]): blocks are
+    /// then decoded where they lie instead of being read into a buffer of their own first.
+    in_memory: for<'x> fn(&'x R) -> Option<&'x [u8]>,
 }
 
-enum Job<'d> {
+enum Job<'d, 's> {
     /// A compressed (or filtered) block to decode into `dst`, from `skip` bytes into the block.
     Decode {
         entry: BlockEntry,
-        bytes: Vec<u8>,
+        bytes: Cow<'s, [u8]>,
         skip: usize,
         dst: &'d mut [u8],
     },
@@ -181,6 +185,7 @@ impl<R: Read + Seek> Reader<R> {
             stream_blocks,
             file_len,
             opts,
+            in_memory: |_| None,
         })
     }
 
@@ -294,11 +299,11 @@ impl<R: Read + Seek> Reader<R> {
         let list = &self.stream_blocks[stream as usize][range];
         let verify = self.opts.verify_checksums;
         let threads = if list.len() <= 1 { 1 } else { self.threads() };
-        let (inner, blocks) = (&mut self.inner, &self.footer.blocks);
+        let mut source = BlockSource::new(&mut self.inner, self.in_memory);
+        let blocks = &self.footer.blocks;
         let mut rest = dst;
         let mut pos = start;
         let mut items = list.iter();
-        let mut seek_to = None;
         ordered_map(
             threads,
             2 * threads,
@@ -310,22 +315,16 @@ impl<R: Read + Seek> Reader<R> {
                 let (dst, tail) = std::mem::take(&mut rest).split_at_mut(take as usize);
                 rest = tail;
                 pos += take;
-                if seek_to != Some(entry.file_offset) {
-                    inner.seek(SeekFrom::Start(entry.file_offset))?;
-                }
-                seek_to = Some(entry.end_offset());
                 let whole = skip == 0 && dst.len() == entry.header.raw_len as usize;
                 if whole && entry.header.codec == CodecId::None && entry.header.filters.is_none() {
-                    // Raw block: read the payload straight into the caller's buffer.
                     let mut header = [0u8; BLOCK_HEADER_LEN];
-                    read_block_part(inner, &mut header, &entry)?;
-                    read_block_part(inner, dst, &entry)?;
-                    return Ok(Some(Job::Check { entry, header, dst }));
+                    if source.read_raw_into(&entry, &mut header, dst)? {
+                        return Ok(Some(Job::Check { entry, header, dst }));
+                    }
                 }
-                let bytes = read_block(inner, &entry)?;
                 Ok(Some(Job::Decode {
                     entry,
-                    bytes,
+                    bytes: source.block(&entry)?,
                     skip,
                     dst,
                 }))
@@ -386,25 +385,20 @@ impl<R: Read + Seek> Reader<R> {
         let threads = self.threads();
         let verify = self.opts.verify_checksums;
         let list = &self.stream_blocks[stream as usize][range];
-        let (inner, blocks) = (&mut self.inner, &self.footer.blocks);
+        let mut source = BlockSource::new(&mut self.inner, self.in_memory);
+        let blocks = &self.footer.blocks;
         let mut items = list.iter();
         let mut written = 0u64;
-        let mut seek_to = None;
         ordered_map(
             threads,
             2 * threads,
             || {
                 let Some(&i) = items.next() else { return Ok(None) };
                 let entry = blocks[i];
-                if seek_to != Some(entry.file_offset) {
-                    inner.seek(SeekFrom::Start(entry.file_offset))?;
-                }
-                seek_to = Some(entry.end_offset());
-                let bytes = read_block(inner, &entry)?;
-                Ok(Some((entry, bytes)))
+                Ok(Some((entry, source.block(&entry)?)))
             },
             super::pool::take_decoder,
-            |dec, (entry, bytes): (BlockEntry, Vec<u8>)| {
+            |dec, (entry, bytes): (BlockEntry, Cow<'_, [u8]>)| {
                 let lo = start.max(entry.raw_offset);
                 let hi = end.min(entry.raw_offset + u64::from(entry.header.raw_len));
                 let mut buf = vec![0u8; (hi - lo) as usize];
@@ -458,7 +452,7 @@ impl<R: Read + Seek> Reader<R> {
     }
 }
 
-fn run_job(dec: &mut BlockDecoder, job: Job<'_>, verify: bool) -> Result<()> {
+fn run_job(dec: &mut BlockDecoder, job: Job<'_, '_>, verify: bool) -> Result<()> {
     match job {
         Job::Check { entry, header, dst } => {
             check_header_matches(&header, &entry)?;
@@ -496,6 +490,99 @@ fn check_header_matches(head: &[u8; BLOCK_HEADER_LEN], entry: &BlockEntry) -> Re
         ));
     }
     Ok(())
+}
+
+impl<T: AsRef<[u8]>> Reader<Cursor<T>> {
+    /// Opens a file held in memory (a `Vec`, bytes borrowed from elsewhere, a memory map):
+    /// reads decode its blocks where they lie, with no copy of each block into a buffer of its
+    /// own first. `Reader::new(Cursor::new(data), opts)` reads the same, copying.
+    pub fn from_memory(data: T, opts: ReadOptions) -> Result<Self> {
+        fn whole<T: AsRef<[u8]>>(c: &Cursor<T>) -> Option<&[u8]> {
+            Some(c.get_ref().as_ref())
+        }
+        Reader::with_memory(Cursor::new(data), opts, whole::<T>)
+    }
+}
+
+impl<R: Read + Seek> Reader<R> {
+    /// [`Reader::new`] over an input that may hold the whole file in memory: `in_memory`
+    /// returns those bytes when it does (they must be what reading `inner` gives), and reads
+    /// then decode blocks where they lie, as with [`Reader::from_memory`].
+    pub fn with_memory(inner: R, opts: ReadOptions, in_memory: for<'x> fn(&'x R) -> Option<&'x [u8]>) -> Result<Self> {
+        let mut reader = Reader::new(inner, opts)?;
+        reader.in_memory = in_memory;
+        Ok(reader)
+    }
+}
+
+/// Where a read gets its blocks: read from `inner` (seeking only when a block does not follow
+/// the last one), or borrowed from the file in memory.
+enum BlockSource<'s, R> {
+    File { inner: &'s mut R, next: Option<u64> },
+    Memory(&'s [u8]),
+}
+
+impl<'s, R: Read + Seek> BlockSource<'s, R> {
+    fn new(inner: &'s mut R, in_memory: for<'x> fn(&'x R) -> Option<&'x [u8]>) -> Self {
+        if in_memory(inner).is_none() {
+            return BlockSource::File { inner, next: None };
+        }
+        let inner: &'s R = inner;
+        BlockSource::Memory(in_memory(inner).expect("checked just above"))
+    }
+
+    /// Positions a file at `entry`'s block.
+    fn seek_to(&mut self, entry: &BlockEntry) -> Result<()> {
+        if let BlockSource::File { inner, next } = self {
+            if *next != Some(entry.file_offset) {
+                inner.seek(SeekFrom::Start(entry.file_offset))?;
+            }
+            *next = Some(entry.end_offset());
+        }
+        Ok(())
+    }
+
+    /// Reads raw block `entry`'s header and payload straight into `header` and `dst` (its
+    /// length); false, with nothing read, for a file in memory, whose raw blocks the decoders
+    /// copy, in parallel.
+    fn read_raw_into(
+        &mut self,
+        entry: &BlockEntry,
+        header: &mut [u8; BLOCK_HEADER_LEN],
+        dst: &mut [u8],
+    ) -> Result<bool> {
+        self.seek_to(entry)?;
+        match self {
+            BlockSource::File { inner, .. } => {
+                read_block_part(inner, header, entry)?;
+                read_block_part(inner, dst, entry)?;
+                Ok(true)
+            }
+            BlockSource::Memory(_) => Ok(false),
+        }
+    }
+
+    /// `entry`'s block: its header and payload.
+    fn block(&mut self, entry: &BlockEntry) -> Result<Cow<'s, [u8]>> {
+        self.seek_to(entry)?;
+        match self {
+            BlockSource::File { inner, .. } => Ok(Cow::Owned(read_block(inner, entry)?)),
+            BlockSource::Memory(file) => {
+                let len = BLOCK_HEADER_LEN + entry.header.stored_len as usize;
+                usize::try_from(entry.file_offset)
+                    .ok()
+                    .and_then(|at| file.get(at..at.checked_add(len)?))
+                    .map(Cow::Borrowed)
+                    .ok_or_else(|| {
+                        Error::corrupt(
+                            "block",
+                            entry.file_offset,
+                            "the file ends inside the block (was it truncated or changed while open?)",
+                        )
+                    })
+            }
+        }
+    }
 }
 
 /// Reads a block's header and payload into a new buffer, without zeroing it first (the
