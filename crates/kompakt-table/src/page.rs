@@ -1418,24 +1418,21 @@ fn decode_string_views(n: usize, c: &mut Cursor<'_>, utf8: bool) -> Result<(Buff
                 false => None,
             };
             let mut views = view_buffer(n, c)?;
-            let mut pos = 0usize;
-            for l in lengths.as_slice().as_chunks::<4>().0 {
-                let end = pos
-                    .checked_add(u32::from_le_bytes(*l) as usize)
-                    .filter(|&e| e <= data.len())
-                    .ok_or_else(|| corrupt("string lengths do not add up to the data"))?;
-                if text.is_some_and(|t| !t.is_char_boundary(end)) {
-                    return Err(corrupt(format!(
-                        "invalid array: a string ends inside a character at {end}"
-                    )));
-                }
-                // `pos` <= `data.len()` <= i32::MAX.
-                views.push(make_view(&data[pos..end], 0, pos as u32));
-                pos = end;
-            }
-            if pos != data.len() {
-                return Err(corrupt("string lengths do not add up to the data"));
-            }
+            cut_values(
+                lengths.as_slice(),
+                data,
+                "string lengths do not add up to the data",
+                |pos, value| {
+                    let end = pos + value.len();
+                    if text.is_some_and(|t| !t.is_char_boundary(end)) {
+                        return Err(corrupt(format!(
+                            "invalid array: a string ends inside a character at {end}"
+                        )));
+                    }
+                    views.push(make_view(value, 0, pos as u32));
+                    Ok(())
+                },
+            )?;
             Ok((Buffer::from_vec(views), Buffer::from(data)))
         }
         encoding::DICT => {
@@ -1450,22 +1447,18 @@ fn decode_string_views(n: usize, c: &mut Cursor<'_>, utf8: bool) -> Result<(Buff
                 return Err(corrupt("lengths overflow the offsets"));
             }
             let mut values = Vec::with_capacity(d);
-            let mut pos = 0usize;
-            for l in lengths.as_slice().as_chunks::<4>().0 {
-                let end = pos
-                    .checked_add(u32::from_le_bytes(*l) as usize)
-                    .filter(|&e| e <= data.len())
-                    .ok_or_else(|| corrupt("dictionary lengths do not add up to its data"))?;
-                let value = &data[pos..end];
-                if utf8 && std::str::from_utf8(value).is_err() {
-                    return Err(corrupt("invalid array: a dictionary value is not UTF-8"));
-                }
-                values.push(make_view(value, 0, pos as u32));
-                pos = end;
-            }
-            if pos != data.len() {
-                return Err(corrupt("dictionary lengths do not add up to its data"));
-            }
+            cut_values(
+                lengths.as_slice(),
+                data,
+                "dictionary lengths do not add up to its data",
+                |pos, value| {
+                    if utf8 && std::str::from_utf8(value).is_err() {
+                        return Err(corrupt("invalid array: a dictionary value is not UTF-8"));
+                    }
+                    values.push(make_view(value, 0, pos as u32));
+                    Ok(())
+                },
+            )?;
             let mut views = view_buffer(n, c)?;
             let out_of_range = || corrupt(format!("a dictionary code is not below the dictionary size {d}"));
             match c.u8()? {
@@ -1492,6 +1485,30 @@ fn decode_string_views(n: usize, c: &mut Cursor<'_>, utf8: bool) -> Result<(Buff
         }
         other => Err(corrupt(format!("unknown string encoding {other}"))),
     }
+}
+
+/// Cuts `data` into consecutive values of the 4-byte `lengths`, handing each to `each` with its
+/// position (at most `data.len()`, which callers keep within i32::MAX); an error (`mismatch`)
+/// unless the lengths cover the data exactly.
+fn cut_values<'d>(
+    lengths: &[u8],
+    data: &'d [u8],
+    mismatch: &str,
+    mut each: impl FnMut(usize, &'d [u8]) -> Result<()>,
+) -> Result<()> {
+    let mut pos = 0usize;
+    for l in lengths.as_chunks::<4>().0 {
+        let end = pos
+            .checked_add(u32::from_le_bytes(*l) as usize)
+            .filter(|&e| e <= data.len())
+            .ok_or_else(|| corrupt(mismatch))?;
+        each(pos, &data[pos..end])?;
+        pos = end;
+    }
+    if pos != data.len() {
+        return Err(corrupt(mismatch));
+    }
+    Ok(())
 }
 
 /// Room for `n` views, counted against the page's budget; not zeroed, since every view is
