@@ -1481,6 +1481,13 @@ fn decode_string_views(n: usize, c: &mut Cursor<'_>, utf8: bool) -> Result<(Buff
                 }
                 k => return Err(corrupt(format!("{k}-byte dictionary codes"))),
             }
+            // The page as a file holds it must still fit 32-bit offsets once expanded (what
+            // a read as stored checks), though views never expand it: the same pages are
+            // corrupt whichever way they are read. A view's low 32 bits are its length.
+            let total: u64 = views.iter().map(|&v| u64::from(v as u32)).sum();
+            if total > i32::MAX as u64 {
+                return Err(corrupt(format!("page expands to {total} bytes of strings")));
+            }
             Ok((Buffer::from_vec(views), Buffer::from(data)))
         }
         other => Err(corrupt(format!("unknown string encoding {other}"))),
@@ -2205,8 +2212,7 @@ mod tests {
                 proptest::prop_assert!(got.is_err(), "{total} bytes of strings in a page");
             }
             // As views: whatever decodes is a valid array; what decodes as stored decodes as
-            // views too, to the same values (views of a dictionary page never expand it, so
-            // they need not fail where the expansion would overflow the offsets).
+            // views too, to the same values.
             let views = decode_page_rows_as(&dt, StringLayout::View, n, &page, 0..n);
             if let Ok(v) = &views {
                 v.validate_full().unwrap();
