@@ -39,12 +39,6 @@ impl SavingBar {
         entropy: FAST_MIN_SAVING,
     };
 
-    /// Largest compressed size of a `raw`-byte block that still saves `repeats` (at least
-    /// one byte less than `raw`).
-    pub fn limit(&self, raw: usize) -> usize {
-        raw.saturating_sub((raw as f64 * self.repeats).ceil().max(1.0) as usize)
-    }
-
     /// The bar for `codec`: FAST for LZ4 and ZSTD levels up to 1, THOROUGH for the rest.
     pub fn for_codec(codec: Codec) -> SavingBar {
         match codec {
@@ -158,9 +152,7 @@ pub const SAMPLES: usize = 8;
 /// Samples of the short entropy-coder trial that follows an LZ4 trial that found nothing.
 pub const ENTROPY_SAMPLES: usize = 2;
 
-/// True when samples of `data` do not shrink by what `bar` asks. False means only that the
-/// block is worth compressing: the caller must still hold the block's own compressed size to
-/// `bar` (see [`SavingBar::limit`]).
+/// True when samples of `data` do not shrink by what `bar` asks.
 ///
 /// Fast LZ4 looks for repeats first (`bar.repeats` saved): it costs about 1/16 of a 1 MiB block
 /// and skips quickly over random data. When it finds too little and `entropy_coded` (the codec
@@ -180,8 +172,8 @@ pub fn looks_incompressible(
     // One sample first: most compressible blocks show it at once, and then the probe costs
     // 1/128 of a 1 MiB block instead of 1/16. A sample that alone clears the bar is enough:
     // 8 KiB give LZ4 little history, so a sample understates what the block saves (on table
-    // columns a sample saves 26 %, the whole block 54 %), and the caller holds the block's own
-    // compression to the same bar, so a sample that misjudges costs time, never ratio.
+    // columns a sample saves 26 %, the whole block 54 %), and asking it for a margin on top
+    // sent most table blocks through eight more samples.
     let first = probe(compressor, LZ4, data, 1, scratch)?;
     if first.sampled > 0 && first.fraction() <= 1.0 - bar.repeats {
         return Ok(false);
@@ -307,6 +299,25 @@ mod tests {
             compressed: 9,
         };
         assert!(!clearly_short(&noise(1 << 20), some, ENTROPY_SAMPLES, FAST_MIN_SAVING));
+    }
+
+    #[test]
+    fn a_first_sample_that_clears_the_bar_decides() {
+        // A quarter of the first 8 KiB repeats, the rest is noise: that sample saves 20-30 %
+        // (clearing the speed-first bar, not the old margin of 10 points above it), and eight
+        // samples would average under the bar. The first sample alone decides, and the
+        // codec's own result on the whole block has the last word.
+        let mut bytes = b"0123456789abcdef".repeat(120);
+        bytes.extend(noise((1 << 20) - bytes.len()));
+        let mut c = Compressor::new();
+        let mut s = Vec::new();
+        let first = probe(&mut c, Codec::Lz4 { acceleration: 1 }, &bytes, 1, &mut s).unwrap();
+        assert!((0.7..=0.8).contains(&first.fraction()), "{first:?}");
+        let eight = probe(&mut c, Codec::Lz4 { acceleration: 1 }, &bytes, SAMPLES, &mut s).unwrap();
+        assert!(eight.fraction() > 1.0 - FAST_MIN_SAVING, "{eight:?}");
+        assert!(!looks_incompressible(&mut c, &bytes, true, false, SavingBar::FAST, &mut s).unwrap());
+        // Without that first sample, the same noise is incompressible.
+        assert!(looks_incompressible(&mut c, &bytes[8192..], true, false, SavingBar::FAST, &mut s).unwrap());
     }
 
     #[test]
