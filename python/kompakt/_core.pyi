@@ -80,6 +80,7 @@ class Store:
         create: bool = True,
         durable: bool = False,
         threads: int | None = None,
+        adapt: bool = False,
     ) -> None: ...
     @property
     def path(self) -> str: ...

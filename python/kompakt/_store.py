@@ -69,6 +69,10 @@ class Store(MutableMapping[str, Any]):
     ``functools.lru_cache``). ``durable``: fsync every commit of the index (default: commits
     are atomic and survive a crash of the process; a power failure may lose the last ones).
     ``trusted=False`` loads values with the restricted unpickler (see ``kompakt.load``).
+    ``adapt=True``: large objects compress only as much as the disk leaves time for, so a
+    ``set`` is about as fast as writing the raw bytes (blocks the compressor cannot keep up
+    with are stored raw; how many depends on disk and cores, so files of equal values may
+    differ in size). Values stay readable by every store.
 
     Keys are any strings. Several threads and processes may use one store at once; the last
     writer of a key wins.
@@ -97,13 +101,18 @@ class Store(MutableMapping[str, Any]):
         durable: bool = False,
         threads: int | None = None,
         trusted: bool = True,
+        adapt: bool = False,
     ) -> None:
         if not isinstance(cache_bytes, int) or cache_bytes < 0:
             raise ValueError(f"cache_bytes must be 0 (no cache) or a positive number of bytes, got {cache_bytes!r}")
-        self._core: Any = _core.Store(os.fspath(path), codec=codec, level=level, durable=durable, threads=threads)
+        self._core: Any = _core.Store(
+            os.fspath(path), codec=codec, level=level, durable=durable, threads=threads, adapt=bool(adapt)
+        )
         self._path = os.fspath(self._core.path)
         _OPEN_STORES[id(self)] = self
-        self._options = dict(namespace=namespace, cache_bytes=cache_bytes, durable=durable, threads=threads, trusted=trusted)
+        self._options = dict(
+            namespace=namespace, cache_bytes=cache_bytes, durable=durable, threads=threads, trusted=trusted, adapt=bool(adapt)
+        )
         self.namespace = _check_namespace(namespace)
         self._trusted = trusted
         self._cache = _LruCache(cache_bytes) if cache_bytes > 0 else None
@@ -349,7 +358,12 @@ def _reopen_after_fork() -> None:
             continue
         _INHERITED.append(store._core)
         try:
-            store._core = _core.Store(store._path, durable=store._options["durable"], threads=store._options["threads"])
+            store._core = _core.Store(
+                store._path,
+                durable=store._options["durable"],
+                threads=store._options["threads"],
+                adapt=store._options["adapt"],
+            )
         except Exception as e:  # noqa: BLE001 - reported on first use instead
             store._core = _Unusable(f"reopening the store at {store._path} after fork failed: {e}")
 

@@ -123,6 +123,20 @@ def test_hash_does_not_depend_on_threads(tmp_path: Path) -> None:
     assert one == many
 
 
+def test_adaptive_stores_keep_values_and_hashes(tmp_path: Path) -> None:
+    x = np.random.default_rng(2).integers(0, 100, 4_000_000)  # 32 MB: the write-back starts
+    plain = kompakt.Store(tmp_path / "s").set("x", x)
+    adaptive = kompakt.Store(tmp_path / "s", adapt=True)
+    assert adaptive.set("y", x) == plain
+    np.testing.assert_array_equal(adaptive["y"], x)
+    np.testing.assert_array_equal(kompakt.Store(tmp_path / "s")["y"], x)
+    assert adaptive.info()["objects"] == 1
+    # The option travels with the store to other processes.
+    again = pickle.loads(pickle.dumps(adaptive))
+    assert again._options["adapt"] is True
+    assert again.set("z", x[:10]) == kompakt.Store(tmp_path / "t").set("z", x[:10])
+
+
 def test_plain_bytes_and_cli_interop(store: kompakt.Store, cli: Path) -> None:
     def run(*args: Any) -> subprocess.CompletedProcess[str]:
         return subprocess.run([str(cli), *map(str, args)], check=True, capture_output=True, text=True)

@@ -93,7 +93,8 @@ impl PyStore {
 #[pymethods]
 impl PyStore {
     #[new]
-    #[pyo3(signature = (path, *, codec=None, level=None, create=true, durable=false, threads=None))]
+    #[pyo3(signature = (path, *, codec=None, level=None, create=true, durable=false, threads=None, adapt=false))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         path: std::path::PathBuf,
@@ -102,12 +103,14 @@ impl PyStore {
         create: bool,
         durable: bool,
         threads: Option<i64>,
+        adapt: bool,
     ) -> PyResult<Self> {
         let opts = StoreOptions {
             codec: codec_override(codec, level)?,
             create,
             durable,
             threads: options::threads(threads)?,
+            adapt,
         };
         let store = py.detach(|| Store::open(&path, opts)).map_err(|e| match e {
             kompakt::Error::Io(io) => crate::errors::os_error(io, &path),
@@ -171,9 +174,12 @@ impl PyStore {
     #[pyo3(signature = (*, codec=None, level=None))]
     fn writer(&self, py: Python<'_>, codec: Option<&str>, level: Option<i64>) -> PyResult<FileWriter> {
         let opts = self.store.write_options(codec_override(codec, level)?);
-        let mut writer = py
-            .detach(|| kompakt::Writer::new(Sink::Spill(self.store.spill()), opts))
-            .py_err()?;
+        let spill = self.store.spill();
+        let progress = spill.progress();
+        let mut writer = py.detach(|| kompakt::Writer::new(Sink::Spill(spill), opts)).py_err()?;
+        if let Some(p) = progress {
+            writer.adapt_to(p);
+        }
         writer.hash_content().py_err()?;
         Ok(FileWriter::from_writer(writer, opts))
     }

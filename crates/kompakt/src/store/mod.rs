@@ -81,6 +81,11 @@ pub struct StoreOptions {
     pub durable: bool,
     /// Compression and decompression threads for large objects; 0 = all cores.
     pub threads: usize,
+    /// Large objects adapt their compression to the disk (default false): a block is stored
+    /// raw when the disk has caught up with the compressor, so a set is never slower than
+    /// writing the raw bytes (see [`Writer::adapt_to`]). Objects kept in the index are always
+    /// compressed with the codec. Not recorded in the configuration: each process chooses.
+    pub adapt: bool,
 }
 
 impl Default for StoreOptions {
@@ -90,6 +95,7 @@ impl Default for StoreOptions {
             create: true,
             durable: false,
             threads: 0,
+            adapt: false,
         }
     }
 }
@@ -247,6 +253,7 @@ pub struct Store {
     /// Commits, deletes and gc, which may wait for another process's write lock.
     writes: Mutex<Connection>,
     threads: usize,
+    adapt: bool,
 }
 
 impl Store {
@@ -266,6 +273,7 @@ impl Store {
             reads: Mutex::new(reads),
             writes: Mutex::new(writes),
             threads: opts.threads,
+            adapt: opts.adapt,
         })
     }
 
@@ -310,15 +318,25 @@ impl Store {
     /// The content hash is computed as the data passes; the file stays in memory while it is
     /// small and moves to a temporary file in the store once it exceeds [`INLINE_MAX`].
     pub fn writer(&self, opts: WriteOptions) -> Result<Writer<Spill>> {
-        let mut w = Writer::new(self.spill(), opts)?;
+        let spill = self.spill();
+        let progress = spill.progress();
+        let mut w = Writer::new(spill, opts)?;
+        if let Some(p) = progress {
+            w.adapt_to(p);
+        }
         w.hash_content()?;
         Ok(w)
     }
 
     /// The output a store object is written to (for writers built by a caller; pass
-    /// [`Writer::hash_content`]'s result to [`PendingObject::new`]).
+    /// [`Writer::hash_content`]'s result to [`PendingObject::new`], and [`Spill::progress`],
+    /// when there is one, to [`Writer::adapt_to`]).
     pub fn spill(&self) -> Spill {
-        Spill::new(self.root.join("tmp"), INLINE_MAX)
+        if self.adapt {
+            Spill::paced(self.root.join("tmp"), INLINE_MAX)
+        } else {
+            Spill::new(self.root.join("tmp"), INLINE_MAX)
+        }
     }
 
     /// Ends an object started with [`Store::writer`].

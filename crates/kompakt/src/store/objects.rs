@@ -2,12 +2,13 @@
 //! written to first.
 
 use crate::error::Result;
-use crate::fs::WritebackFile;
+use crate::fs::{WritebackFile, WritebackProgress};
 use crate::stream::ContentHash;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// `objects/ab/ab12...ef.kpk`: 256 folders by the first hash byte keep folders small.
@@ -34,11 +35,21 @@ pub struct TempObject {
 impl TempObject {
     /// Creates a uniquely named file in `dir` (unique across threads and processes).
     pub fn create(dir: &Path) -> io::Result<TempObject> {
-        Self::create_prefixed(dir, "")
+        Self::create_with(dir, "", None)
+    }
+
+    /// Like [`create`](TempObject::create), written back in small steps that report to
+    /// `progress` (see [`WritebackFile::paced`]).
+    pub fn create_paced(dir: &Path, progress: Arc<WritebackProgress>) -> io::Result<TempObject> {
+        Self::create_with(dir, "", Some(progress))
     }
 
     /// Like [`create`](TempObject::create), with the file name starting with `prefix`.
     pub fn create_prefixed(dir: &Path, prefix: &str) -> io::Result<TempObject> {
+        Self::create_with(dir, prefix, None)
+    }
+
+    fn create_with(dir: &Path, prefix: &str, progress: Option<Arc<WritebackProgress>>) -> io::Result<TempObject> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         loop {
@@ -47,7 +58,10 @@ impl TempObject {
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(file) => {
                     let temp = TempObject {
-                        file: WritebackFile::new(file),
+                        file: match progress {
+                            Some(p) => WritebackFile::paced(file, p),
+                            None => WritebackFile::new(file),
+                        },
                         path,
                         persisted: false,
                     };
@@ -125,6 +139,7 @@ pub struct Spill {
     limit: usize,
     dir: PathBuf,
     file: Option<TempObject>,
+    progress: Option<Arc<WritebackProgress>>,
 }
 
 /// Where a finished object's bytes are.
@@ -144,7 +159,22 @@ impl Spill {
             limit,
             dir,
             file: None,
+            progress: None,
         }
+    }
+
+    /// Like [`new`](Spill::new), for a writer that adapts to the disk: the temporary file
+    /// reports its write-back to [`progress`](Spill::progress).
+    pub fn paced(dir: PathBuf, limit: usize) -> Spill {
+        Spill {
+            progress: Some(Arc::default()),
+            ..Spill::new(dir, limit)
+        }
+    }
+
+    /// The write-back progress of a paced spill, for `Writer::adapt_to`.
+    pub fn progress(&self) -> Option<Arc<WritebackProgress>> {
+        self.progress.clone()
     }
 
     /// Ends the output: memory as it is, or the temporary file, synced.
@@ -172,7 +202,10 @@ impl Write for Spill {
             return Ok(());
         }
         if self.file.is_none() {
-            let mut f = TempObject::create(&self.dir)?;
+            let mut f = match &self.progress {
+                Some(p) => TempObject::create_paced(&self.dir, Arc::clone(p))?,
+                None => TempObject::create(&self.dir)?,
+            };
             f.write_all(&self.memory)?;
             self.memory = Vec::new();
             self.file = Some(f);

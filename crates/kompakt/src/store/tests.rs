@@ -69,6 +69,36 @@ fn equal_content_is_stored_once_whatever_the_codec_or_threads() {
 }
 
 #[test]
+fn an_adaptive_store_keeps_the_content_and_its_hash() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let opts = StoreOptions {
+        adapt: true,
+        ..StoreOptions::default()
+    };
+    let s = Store::open(&path, opts).unwrap();
+    assert!(
+        s.spill().progress().is_some(),
+        "an adaptive store's objects report progress"
+    );
+    // Large enough for the write-back to start (and the writer to adapt) on Linux.
+    let data = big(7, 24 << 20);
+    let hash = s.set_bytes("objects", "big", &data).unwrap();
+    assert_eq!(hash, ContentHash::of(&[&data], b""));
+    assert_eq!(s.get_bytes("objects", "big").unwrap().unwrap(), data);
+    s.set_bytes("objects", "small", b"tiny").unwrap();
+    assert_eq!(s.get_bytes("objects", "small").unwrap().unwrap(), b"tiny");
+    assert_eq!(s.verify(&mut |_| {}).unwrap().problems, Vec::<String>::new());
+    // A plain store reads it, and stores equal content under the same hash (once).
+    drop(s);
+    let plain = Store::open(&path, StoreOptions::default()).unwrap();
+    assert!(plain.spill().progress().is_none());
+    assert_eq!(plain.get_bytes("objects", "big").unwrap().unwrap(), data);
+    assert_eq!(plain.set_bytes("objects", "again", &data).unwrap(), hash);
+    assert_eq!(plain.info().unwrap().file_objects, 1);
+}
+
+#[test]
 fn any_string_is_a_key() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(&dir);
