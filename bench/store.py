@@ -16,7 +16,8 @@ It measures, side by side in one run:
    pickle.dump/load with one file per key. All sets first, then all gets in a shuffled order.
 2. Large objects: time to set and get one float64 array of 10^1 .. 10^8 values (a rounded
    random walk; uniform random values at the largest size too) with kompakt.Store for the
-   codecs zstd:1 (default), lz4, zstd:3 and none, and for the baseline "raw bytes" (write the
+   codecs zstd:1 (default), zstd:1 with ``adapt=True`` (blocks stored raw while the disk waits
+   for the compressor), lz4, zstd:3 and none, and for the baseline "raw bytes" (write the
    array's bytes to a file and fsync it, read them back with readinto). Small arrays are set
    and got many times (distinct arrays, distinct keys) and the mean per object is reported.
 3. Peak RSS of set and get of the largest array, from the same runs.
@@ -81,7 +82,7 @@ TINY_VALUES = {
     "dict": "dict of 40 str keys ('measurement_00'..) -> float (distinct per key)",
 }
 DICT_KEYS = [f"measurement_{j:02d}" for j in range(40)]
-LARGE_METHODS = ["kompakt zstd:1", "kompakt lz4", "kompakt zstd:3", "kompakt none", "raw bytes"]
+LARGE_METHODS = ["kompakt zstd:1", "kompakt zstd:1 adapt", "kompakt lz4", "kompakt zstd:3", "kompakt none", "raw bytes"]
 KINDS = {
     "walk": "random walk: cumulative sum of N(0, 1) steps, rounded to 2 decimals (compressible)",
     "random": "uniform random float64 in [0, 1) (incompressible)",
@@ -289,7 +290,8 @@ def worker_large(a: argparse.Namespace) -> dict[str, Any]:
         os.makedirs(a.dir, exist_ok=True)
         paths = [os.path.join(a.dir, f"a{i}.bin") for i in range(k)]
     else:
-        store = kompakt.Store(a.dir, codec=a.method.split()[1] if a.worker == "set" else None)
+        words = a.method.split()
+        store = kompakt.Store(a.dir, codec=words[1] if a.worker == "set" else None, adapt="adapt" in words[2:])
     arrays: list[Any] = []
     if a.worker == "set":
         base = load_array(a.data_dir, a.kind, a.n)
@@ -474,6 +476,7 @@ def summarize(doc: dict[str, Any]) -> dict[str, Any]:
             for op in ("set", "get"):
                 ok = [r[op] for r in runs if "error" not in r[op]]
                 row[f"{op}_s"] = median_of(ok, "seconds")
+                row[f"{op}_s_best"] = min((r["seconds"] for r in ok), default=None)
                 row[f"{op}_s_all"] = median_of([r[op] for r in all_runs if "error" not in r[op]], "seconds")
                 row[f"{op}_cpu"] = median_of(ok, "cpu_seconds")
                 row[f"{op}_extra"] = max((r[op]["extra"] for r in all_runs if "error" not in r[op]), default=None)
@@ -486,6 +489,11 @@ def summarize(doc: dict[str, Any]) -> dict[str, Any]:
         for op in ("set", "get"):
             if r[f"{op}_s"] and ref.get(f"{op}_s"):
                 r[f"{op}_vs_raw"] = r[f"{op}_s"] / ref[f"{op}_s"]
+            # The raw write's time varies most (2-4x between repeats on the development VM:
+            # its single fsync meets whatever the disk is doing), so the target is also
+            # judged against its best repeat, which flatters kompakt least.
+            if r[f"{op}_s"] and ref.get(f"{op}_s_best"):
+                r[f"{op}_vs_raw_best"] = r[f"{op}_s"] / ref[f"{op}_s_best"]
     return {"tiny": tiny, "large": large}
 
 
@@ -611,16 +619,19 @@ def render(doc: dict[str, Any]) -> str:
             f"{N * 8 / lby[(kind, N, m)]['stored']:.2f}" if lby[(kind, N, m)]["stored"] else "-"
             for m in LARGE_METHODS[:-1]) + " |")
     w("")
-    w("Target: large-object set within 1.1x of writing the raw bytes to disk:\n")
+    w("Target: large-object set within 1.1x of writing the raw bytes to disk. Each method's median "
+      "against the raw write's median, and against its best repeat (judged on the latter):\n")
     for kind, N in plan:
         if N < 10**7 and N != max(p[1] for p in plan):
             continue
+        raw = lby[(kind, N, "raw bytes")]
         parts = []
         for m in LARGE_METHODS[:-1]:
-            x = lby[(kind, N, m)].get("set_vs_raw")
-            if x is not None:
-                parts.append(f"{m} {x:.2f}x ({'met' if x <= 1.1 else 'MISSED'})")
-        w(f"- {kind}, n = {fmt_n(N)}: " + "; ".join(parts) + ".")
+            x, best = lby[(kind, N, m)].get("set_vs_raw"), lby[(kind, N, m)].get("set_vs_raw_best")
+            if x is not None and best is not None:
+                parts.append(f"{m} {x:.2f}x / {best:.2f}x ({'met' if best <= 1.1 else 'MISSED'})")
+        w(f"- {kind}, n = {fmt_n(N)} (raw write: median {fmt_t(raw.get('set_s'))}, best "
+          f"{fmt_t(raw.get('set_s_best'))}): " + "; ".join(parts) + ".")
     w("")
     w("CPU time per object (user + system, all threads) at the largest sizes, to show the threads at work, "
       "and how many repeats were quiet:\n")
@@ -686,8 +697,8 @@ def plot(doc: dict[str, Any], path: str) -> None:
 
     rows = doc["summary"]["large"]
     fig, axes = plt.subplots(1, 2, figsize=(12, 5), sharey=True)
-    styles = dict(zip(LARGE_METHODS, ["o-", "s-", "^-", "v-", "--"]))
-    markers = dict(zip(LARGE_METHODS, "os^vD"))
+    styles = dict(zip(LARGE_METHODS, ["o-", "o:", "s-", "^-", "v-", "--"]))
+    markers = dict(zip(LARGE_METHODS, "oPs^vD"))
     for ax, op in zip(axes, ("set", "get")):
         for m in LARGE_METHODS:
             color = "black" if m == "raw bytes" else None

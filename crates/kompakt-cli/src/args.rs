@@ -90,6 +90,11 @@ pub struct CompressArgs {
     /// Overwrite the output if it exists.
     #[arg(short, long)]
     pub force: bool,
+    /// Compress only as far as the disk leaves time for, like `zstd --adapt`: a block is
+    /// stored raw while the disk waits for the compressor. The output then depends on timing
+    /// (its content does not). Needs an output file.
+    #[arg(long)]
+    pub adapt: bool,
 }
 
 #[derive(Debug, Args)]

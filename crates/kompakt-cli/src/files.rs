@@ -4,12 +4,13 @@ use crate::args::{CatArgs, CompressArgs, DecompressArgs};
 use crate::human::{format_size, parse_range};
 use crate::{progress_bar, write_options, CliError, CliResult};
 use indicatif::ProgressBar;
-use kompakt::fs::AtomicFile;
+use kompakt::fs::{AtomicFile, WritebackProgress};
 use kompakt::stream::{decode_sequential, resolve_threads, Writer, STAGED_BLOCKS};
 use kompakt::{ReadOptions, Reader, WriteOptions};
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 fn is_std(path: &Path) -> bool {
@@ -23,7 +24,8 @@ enum Output {
 }
 
 impl Output {
-    fn open(path: &Path, force: bool, binary: bool) -> CliResult<Output> {
+    /// Opens the output; with `pace`, a file reports its write-back there (see `--adapt`).
+    fn open(path: &Path, force: bool, binary: bool, pace: Option<Arc<WritebackProgress>>) -> CliResult<Output> {
         if is_std(path) {
             if binary && io::stdout().is_terminal() {
                 return Err(CliError::new(
@@ -38,9 +40,12 @@ impl Output {
                 path.display()
             )));
         }
-        AtomicFile::create(path)
-            .map(Output::File)
-            .map_err(|e| CliError::new(format!("cannot create {}: {e}", path.display())))
+        match pace {
+            Some(p) => AtomicFile::create_paced(path, p),
+            None => AtomicFile::create(path),
+        }
+        .map(Output::File)
+        .map_err(|e| CliError::new(format!("cannot create {}: {e}", path.display())))
     }
 
     fn finish(self) -> CliResult {
@@ -107,11 +112,17 @@ pub fn compress(a: CompressArgs, quiet: bool) -> CliResult {
     if same_file(&a.input, &output) {
         return Err(CliError::new("input and output are the same file"));
     }
+    if a.adapt && is_std(&output) {
+        return Err(CliError::new(
+            "--adapt paces the compressor by the disk and needs an output file: use -o FILE",
+        ));
+    }
+    let pace = a.adapt.then(Arc::<WritebackProgress>::default);
     let (input, len) = open_input(&a.input)?;
-    let mut out = Output::open(&output, a.force, true)?;
+    let mut out = Output::open(&output, a.force, true, pace.clone())?;
     let bar = progress_bar(len, quiet, "compressing");
     let start = Instant::now();
-    let (raw, stored) = encode_stream(input, &mut out, opts, &bar)?;
+    let (raw, stored) = encode_stream(input, &mut out, opts, pace, &bar)?;
     out.finish()?;
     bar.finish_and_clear();
     if !quiet {
@@ -143,6 +154,7 @@ fn encode_stream(
     input: Box<dyn Read + Send>,
     out: &mut dyn Write,
     opts: WriteOptions,
+    pace: Option<Arc<WritebackProgress>>,
     bar: &ProgressBar,
 ) -> CliResult<(u64, u64)> {
     let threads = resolve_threads(opts.threads);
@@ -184,6 +196,9 @@ fn encode_stream(
             }
         });
         let mut writer = Writer::new(CountingWriter { inner: out, count: 0 }, opts)?;
+        if let Some(p) = pace {
+            writer.adapt_to(p);
+        }
         let stream = writer.add_stream(None)?;
         for buf in &full_rx {
             let buf = buf?;
@@ -254,7 +269,7 @@ pub fn decompress(a: DecompressArgs, quiet: bool) -> CliResult {
         return Err(CliError::new("input and output are the same file"));
     }
     if is_std(&a.input) {
-        let mut out = Output::open(&output, a.force, false)?;
+        let mut out = Output::open(&output, a.force, false, None)?;
         let bar = progress_bar(None, quiet, "decompressing");
         let footer = decode_sequential(io::stdin().lock(), &read_options(a.threads), |stream, data| {
             if stream == a.stream {
@@ -275,7 +290,7 @@ pub fn decompress(a: DecompressArgs, quiet: bool) -> CliResult {
     }
     let mut reader = open_reader(&a.input, a.threads)?;
     let len = reader.stream_len(a.stream)?;
-    let mut out = Output::open(&output, a.force, false)?;
+    let mut out = Output::open(&output, a.force, false, None)?;
     let bar = progress_bar(Some(len), quiet, "decompressing");
     reader
         .copy_range_to(a.stream, 0, len, &mut out, &mut |n| bar.set_position(n))

@@ -285,3 +285,22 @@ fn a_reader_that_goes_away_is_not_an_error() {
         assert_eq!(status.code(), Some(0), "{args:?}");
     }
 }
+
+#[test]
+fn adaptive_compression_keeps_the_content() {
+    let dir = Dir::new("adapt");
+    // 24 MB: enough for the write-back, and so the pacing, to start.
+    let data: Vec<u8> = (0..24u32 << 18).flat_map(|i| (i / 5).to_le_bytes()).collect();
+    fs::write(dir.path("in.bin"), &data).unwrap();
+    ok(&kompakt(
+        &["compress", "in.bin", "--adapt", "--typesize", "4"],
+        &dir.0,
+        None,
+    ));
+    ok(&kompakt(&["verify", "in.bin.kpk"], &dir.0, None));
+    ok(&kompakt(&["decompress", "in.bin.kpk", "-o", "back.bin"], &dir.0, None));
+    assert!(fs::read(dir.path("back.bin")).unwrap() == data);
+    let refused = kompakt(&["compress", "in.bin", "--adapt", "-o", "-"], &dir.0, None);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("needs an output file"));
+}

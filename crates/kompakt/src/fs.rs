@@ -315,8 +315,18 @@ impl AtomicFile {
     /// when the target exists, the new file gets its permissions, so that saving over a private
     /// file does not make it readable by others.
     pub fn create(target: impl AsRef<Path>) -> io::Result<AtomicFile> {
+        Self::create_with(target.as_ref(), None)
+    }
+
+    /// Like [`create`](AtomicFile::create), written back in small steps that report to
+    /// `progress`, for a writer that adapts to the disk (see [`WritebackFile::paced`]).
+    pub fn create_paced(target: impl AsRef<Path>, progress: Arc<WritebackProgress>) -> io::Result<AtomicFile> {
+        Self::create_with(target.as_ref(), Some(progress))
+    }
+
+    fn create_with(target: &Path, progress: Option<Arc<WritebackProgress>>) -> io::Result<AtomicFile> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let target = resolve_links(target.as_ref())?;
+        let target = resolve_links(target)?;
         let existing = fs::metadata(&target).ok();
         let name = target
             .file_name()
@@ -348,7 +358,10 @@ impl AtomicFile {
                         }
                     }
                     return Ok(AtomicFile {
-                        file: Some(WritebackFile::new(file)),
+                        file: Some(match progress {
+                            Some(p) => WritebackFile::paced(file, p),
+                            None => WritebackFile::new(file),
+                        }),
                         tmp,
                         target,
                     });

@@ -40,10 +40,12 @@ const PARALLEL_HASH_MIN: usize = 8 << 20;
 /// fastest. Holding the backlog near this level keeps the disk busy and spends on compression
 /// the CPU time the disk leaves. It must cover the pipeline's lag: a block chosen raw reaches
 /// the disk only after the compressed blocks in flight before it, about 2 x threads blocks
-/// (4-7 ms for zstd:1 on 1 MiB blocks on the 2-core development VM). Measured there, 80 MB
-/// arrays with zstd:1: a fixed backlog of 2 MiB took 112 ms, 8 MiB 60 ms, 16-32 MiB 54 ms
-/// (the disk writes about 2 GB/s, so 10 ms is about 20 MiB).
-pub const ADAPT_AHEAD: std::time::Duration = std::time::Duration::from_millis(10);
+/// (4-7 ms for zstd:1 on 1 MiB blocks on the 2-core development VM), with a margin, since
+/// feeding the disk takes CPU time too (the copy into the page cache, the content hash).
+/// Measured there, one 80 MB array set with zstd:1 in a fresh process: a fixed backlog of
+/// 2 MiB took 112 ms, 8 MiB 60 ms, 16-32 MiB 54 ms; 10 ms of the measured speed (about
+/// 2.5 GB/s) 46-62 ms, 20 ms 47-55 ms, against 45-47 ms with codec `none`.
+pub const ADAPT_AHEAD: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// The least backlog an adaptive writer keeps, whatever the disk's speed.
 pub const ADAPT_MIN_BACKLOG: u64 = 4 << 20;
@@ -738,9 +740,9 @@ mod tests {
         };
         assert_eq!(adapt_backlog(None), ADAPT_MIN_BACKLOG);
         assert_eq!(at(100 << 20), ADAPT_MIN_BACKLOG, "a slow disk: the floor");
-        assert_eq!(at(2000 << 20), 20 << 20, "10 ms of 2000 MiB/s");
+        assert_eq!(at(1000 << 20), 20 << 20, "20 ms of 1000 MiB/s");
         assert_eq!(at(1 << 40), ADAPT_MAX_BACKLOG, "a RAM disk: the cap");
-        // 6 MiB waiting: compress for a slow disk (floor 4 MiB), not for a fast one (20 MiB).
+        // 6 MiB waiting: compress for a slow disk (floor 4 MiB), not for a fast one (40 MiB).
         let slow = WritebackProgress::simulated(Some((106 << 20, 100 << 20, 1_000_000_000)));
         let fast = WritebackProgress::simulated(Some((2006 << 20, 2000 << 20, 1_000_000_000)));
         assert!(compress_next(Some(&slow)));
