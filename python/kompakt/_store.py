@@ -72,7 +72,8 @@ class Store(MutableMapping[str, Any]):
     ``adapt=True``: large objects compress only as much as the disk leaves time for, so a
     ``set`` is about as fast as writing the raw bytes (blocks the compressor cannot keep up
     with are stored raw; how many depends on disk and cores, so files of equal values may
-    differ in size). Values stay readable by every store.
+    differ in size; Linux only, elsewhere every block is compressed). Values stay readable by
+    every store.
 
     Keys are any strings. Several threads and processes may use one store at once; the last
     writer of a key wins.

@@ -122,11 +122,16 @@ pub fn compress(a: CompressArgs, quiet: bool) -> CliResult {
     let mut out = Output::open(&output, a.force, true, pace.clone())?;
     let bar = progress_bar(len, quiet, "compressing");
     let start = Instant::now();
-    let (raw, stored) = encode_stream(input, &mut out, opts, pace, &bar)?;
+    let adapt = pace.is_some();
+    let (raw, stored, paced_raw) = encode_stream(input, &mut out, opts, pace, &bar)?;
     out.finish()?;
     bar.finish_and_clear();
     if !quiet {
         summary(&a.input, raw, stored, start);
+        if adapt {
+            let blocks = raw.div_ceil(opts.block_size as u64);
+            eprintln!("--adapt: {paced_raw} of {blocks} blocks stored raw while the disk waited");
+        }
     }
     Ok(())
 }
@@ -149,14 +154,14 @@ const MAX_CHUNK: usize = 64 << 20;
 
 /// Reads `input` on a helper thread in chunks of several blocks, so reading the next chunk
 /// overlaps compressing this one, and writes a single-stream file to `out`. Two chunk buffers
-/// circulate. Returns (raw bytes, file bytes).
+/// circulate. Returns (raw bytes, file bytes, blocks stored raw by pacing).
 fn encode_stream(
     input: Box<dyn Read + Send>,
     out: &mut dyn Write,
     opts: WriteOptions,
     pace: Option<Arc<WritebackProgress>>,
     bar: &ProgressBar,
-) -> CliResult<(u64, u64)> {
+) -> CliResult<(u64, u64, u64)> {
     let threads = resolve_threads(opts.threads);
     let chunk = (STAGED_BLOCKS.max(16 * threads) * opts.block_size).min(MAX_CHUNK.max(opts.block_size));
     std::thread::scope(|scope| {
@@ -207,8 +212,9 @@ fn encode_stream(
             let _ = free_tx.try_send(buf);
         }
         let raw = writer.bytes_in();
+        let paced_raw = writer.paced_raw_blocks();
         let stored = writer.finish()?.count;
-        Ok((raw, stored))
+        Ok((raw, stored, paced_raw))
     })
 }
 

@@ -95,6 +95,8 @@ struct Writeback {
     off: bool,
     /// Set for a paced file: published progress, and the step [`PACED_WRITEBACK_EVERY`].
     progress: Option<Arc<WritebackProgress>>,
+    /// The thread's error, once returned (kind and message: `io::Error` is not `Clone`).
+    failed: Option<(io::ErrorKind, String)>,
 }
 
 #[derive(Debug)]
@@ -181,16 +183,21 @@ impl Writeback {
         }
     }
 
-    /// Waits for the write-back thread, if any; returns its first error.
+    /// Waits for the write-back thread, if any; returns its first error, and returns it again
+    /// on every later call: the kernel reports a write-back error once per open file, so the
+    /// final fsync would not see it.
     fn finish(&mut self) -> io::Result<()> {
-        match self.worker.take() {
-            None => Ok(()),
-            Some(w) => {
-                drop(w.requests);
-                let joined = w.join.join();
-                joined.unwrap_or_else(|_| Err(io::Error::other("the write-back thread panicked")))
-            }
+        if let Some((kind, message)) = &self.failed {
+            return Err(io::Error::new(*kind, message.clone()));
         }
+        let Some(w) = self.worker.take() else { return Ok(()) };
+        drop(w.requests);
+        let joined = w.join.join();
+        let result = joined.unwrap_or_else(|_| Err(io::Error::other("the write-back thread panicked")));
+        if let Err(e) = &result {
+            self.failed = Some((e.kind(), e.to_string()));
+        }
+        result
     }
 }
 
@@ -262,6 +269,7 @@ impl WritebackFile {
                 worker: None,
                 off: false,
                 progress: Some(progress),
+                failed: None,
             },
         }
     }
@@ -598,6 +606,7 @@ mod tests {
         let mut w = Writeback::default();
         assert!(w.wrote(&file, every).is_ok(), "the first request starts the thread");
         assert!(w.finish().is_err(), "finish returns the thread's error");
+        assert!(w.finish().is_err(), "and keeps returning it");
 
         // Once the thread has stopped on its error, the next request reports it at once.
         let mut w = Writeback::default();
@@ -606,7 +615,22 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         assert!(w.wrote(&file, every).is_err());
-        assert!(w.finish().is_ok(), "reported once");
+        // Again at the end: the kernel reports a write-back error once, so the final fsync
+        // would succeed and a damaged file would be committed.
+        assert!(w.finish().is_err(), "the error sticks");
+
+        // A paced file's write-back (sync_file_range on a pipe fails with ESPIPE) too.
+        let progress = Arc::new(WritebackProgress::default());
+        let mut w = Writeback {
+            since_last: 0,
+            worker: None,
+            off: false,
+            progress: Some(Arc::clone(&progress)),
+            failed: None,
+        };
+        w.wrote(&file, PACED_WRITEBACK_EVERY as usize).unwrap();
+        assert!(w.finish().is_err());
+        assert_eq!(progress.disk_rate(), None, "a failed step is not timed");
     }
 
     #[cfg(unix)]

@@ -82,9 +82,10 @@ pub struct StoreOptions {
     /// Compression and decompression threads for large objects; 0 = all cores.
     pub threads: usize,
     /// Large objects adapt their compression to the disk (default false): a block is stored
-    /// raw when the disk has caught up with the compressor, so a set is never slower than
-    /// writing the raw bytes (see [`Writer::adapt_to`]). Objects kept in the index are always
-    /// compressed with the codec. Not recorded in the configuration: each process chooses.
+    /// raw when the disk has caught up with the compressor, so that compressing does not make
+    /// a set much slower than writing the raw bytes (see [`Writer::adapt_to`]; Linux only).
+    /// Objects kept in the index are always compressed with the codec. Not recorded in the
+    /// configuration: each process chooses.
     pub adapt: bool,
 }
 

@@ -73,7 +73,8 @@ pub struct WriteOptions {
     /// Raw bytes per block, 64 KiB..=64 MiB (default 1 MiB). Larger blocks compress a little
     /// better; smaller ones make random reads cheaper.
     pub block_size: usize,
-    /// Compression threads; 0 = all available cores. Does not change the bytes written.
+    /// Compression threads; 0 = all available cores. Does not change the bytes written (unless
+    /// the writer adapts to the disk: [`Writer::adapt_to`]).
     pub threads: usize,
 }
 
@@ -243,6 +244,8 @@ pub struct Writer<W: Write> {
     /// Set by [`adapt_to`](Writer::adapt_to): the output's write-back, which decides per block
     /// whether to compress.
     pace: Option<Arc<WritebackProgress>>,
+    /// Blocks stored raw because the disk was waiting (see [`adapt_to`](Writer::adapt_to)).
+    paced_raw_blocks: u64,
     poisoned: bool,
 }
 
@@ -264,6 +267,7 @@ impl<W: Write> Writer<W> {
             metadata: Vec::new(),
             content: None,
             pace: None,
+            paced_raw_blocks: 0,
             poisoned: false,
         })
     }
@@ -298,6 +302,7 @@ impl<W: Write> Writer<W> {
             metadata: Vec::new(),
             content: None,
             pace: None,
+            paced_raw_blocks: 0,
             poisoned: false,
         })
     }
@@ -305,16 +310,31 @@ impl<W: Write> Writer<W> {
     /// Makes the writer adapt to the disk: from now on, a block whose codec would compress it is
     /// stored raw instead when the output's write-back reports that the disk has caught up
     /// (less than [`ADAPT_AHEAD`] of its work waiting), and compressed as usual otherwise. Until
-    /// the write-back starts (the first [`crate::fs::PACED_WRITEBACK_EVERY`] bytes), every
-    /// block is compressed.
+    /// the write-back has timed its first step (after the first
+    /// [`crate::fs::PACED_WRITEBACK_EVERY`] bytes), every block is compressed.
     ///
     /// This is `zstd --adapt`'s idea: compression never makes writing slower than the disk.
     /// On a fast disk with few cores more blocks are stored raw; on a slow disk all are
     /// compressed. The price: **the bytes written depend on timing**, so two writes of the
     /// same data may differ (the content and its [`ContentHash`] do not). `progress` must be
     /// the one of the file this writer writes to ([`crate::fs::WritebackFile::paced`]).
+    ///
+    /// Only Linux reports progress; elsewhere the write-back never starts and every block is
+    /// compressed. A file system where `sync_file_range` does nothing (tmpfs) looks like an
+    /// infinitely fast disk: most blocks are then stored raw.
     pub fn adapt_to(&mut self, progress: Arc<WritebackProgress>) {
         self.pace = Some(progress);
+    }
+
+    /// Whether this writer adapts to the disk ([`adapt_to`](Writer::adapt_to)).
+    pub fn adapts(&self) -> bool {
+        self.pace.is_some()
+    }
+
+    /// Blocks an adaptive writer stored raw because the disk was waiting for the compressor
+    /// (blocks the codec could not shrink are not counted).
+    pub fn paced_raw_blocks(&self) -> u64 {
+        self.paced_raw_blocks
     }
 
     /// Raw bytes written to a stream so far (staged bytes included).
@@ -577,6 +597,7 @@ impl<W: Write> Writer<W> {
             streams,
             blocks,
             pace,
+            paced_raw_blocks,
             ..
         } = self;
         let st = &mut streams[id.0 as usize];
@@ -591,7 +612,12 @@ impl<W: Write> Writer<W> {
         ordered_map(
             threads,
             2 * threads,
-            || Ok(chunks.next().map(|chunk| (chunk, compress_next(pace.as_deref())))),
+            || {
+                let Some(chunk) = chunks.next() else { return Ok(None) };
+                let compress = compress_next(pace.as_deref());
+                *paced_raw_blocks += u64::from(!compress);
+                Ok(Some((chunk, compress)))
+            },
             super::pool::take_encoder,
             |enc, (chunk, compress)| enc.encode(id.0, if compress { &settings } else { &raw }, chunk),
             super::pool::give_encoder,
@@ -616,8 +642,13 @@ impl<W: Write> Writer<W> {
 /// Whether an adaptive writer compresses its next block (see [`ADAPT_AHEAD`]); always, for
 /// a writer that does not adapt.
 fn compress_next(pace: Option<&WritebackProgress>) -> bool {
-    pace.and_then(WritebackProgress::backlog)
-        .is_none_or(|backlog| backlog >= adapt_backlog(pace))
+    let Some(p) = pace else { return true };
+    match (p.backlog(), p.disk_rate()) {
+        // Until a step has been timed nothing is known about the disk: compress, as a writer
+        // that does not adapt would.
+        (Some(backlog), Some(_)) => backlog >= adapt_backlog(pace),
+        _ => true,
+    }
 }
 
 /// A single-stream file as an `io::Write`: everything written becomes stream 0.
@@ -690,7 +721,7 @@ mod tests {
 
     /// Writes 6 blocks of compressible data, adapting to `progress` when given; returns the
     /// file, its content hash and the codec of each block.
-    fn write_paced(progress: Option<WritebackProgress>, threads: usize) -> (Vec<u8>, ContentHash, Vec<CodecId>) {
+    fn write_paced(progress: Option<WritebackProgress>, threads: usize) -> (Vec<u8>, ContentHash, Vec<CodecId>, u64) {
         let data: Vec<u8> = (0..6u32 << 16).flat_map(|i| (i / 7).to_le_bytes()).collect();
         let opts = WriteOptions::default()
             .codec(CodecSpec::Fixed(Codec::Zstd { level: 1 }))
@@ -703,32 +734,39 @@ mod tests {
         w.hash_content().unwrap();
         let s = w.add_stream(None).unwrap();
         w.write(s, &data).unwrap();
+        w.finish_stream(s).unwrap(); // small writes are staged: this encodes them
+        let paced_raw = w.paced_raw_blocks();
         let (file, hash) = w.finish_hashed().unwrap();
         let mut r = Reader::new(Cursor::new(file.clone()), ReadOptions::default()).unwrap();
         assert_eq!(r.read_stream(0).unwrap(), data);
         let codecs = r.blocks().iter().map(|b| b.header.codec).collect();
-        (file, hash.unwrap(), codecs)
+        (file, hash.unwrap(), codecs, paced_raw)
     }
 
     #[test]
     fn an_adaptive_writer_stores_raw_only_while_the_disk_waits() {
         const MS: u64 = 1_000_000; // nanoseconds
-        let (plain, hash, codecs) = write_paced(None, 2);
+        let (plain, hash, codecs, _) = write_paced(None, 2);
         assert!(codecs.iter().all(|&c| c == CodecId::Zstd), "{codecs:?}");
         for threads in [1, 2] {
             // Not started yet: nothing is known, so every block is compressed as usual.
-            let (file, h, _) = write_paced(Some(WritebackProgress::simulated(None)), threads);
-            assert_eq!((file == plain, h), (true, hash), "{threads} threads");
+            let (file, h, _, paced) = write_paced(Some(WritebackProgress::simulated(None)), threads);
+            assert_eq!((file == plain, h, paced), (true, hash, 0), "{threads} threads");
+            // Started, but no step timed yet: still nothing known about the disk.
+            let untimed = WritebackProgress::simulated(Some((2 << 20, 0, 0)));
+            let (file, _, _, paced) = write_paced(Some(untimed), threads);
+            assert_eq!((file == plain, paced), (true, 0));
             // The disk has caught up: it waits for us, so blocks go out raw.
             let idle = WritebackProgress::simulated(Some((64 << 20, 64 << 20, 64 * MS)));
-            let (file, h, codecs) = write_paced(Some(idle), threads);
+            let (file, h, codecs, paced) = write_paced(Some(idle), threads);
             assert!(codecs.iter().all(|&c| c == CodecId::None), "{codecs:?}");
+            assert_eq!(paced, codecs.len() as u64);
             assert!(file.len() > plain.len());
             assert_eq!(h, hash, "the content hash does not depend on the choice");
-            // Far behind (1 GiB waiting): compressing costs no time.
-            let busy = WritebackProgress::simulated(Some((1 << 30, 0, MS)));
-            let (file, h, _) = write_paced(Some(busy), threads);
-            assert_eq!((file == plain, h), (true, hash));
+            // Far behind (1 GiB waiting at about 1 GB/s): compressing costs no time.
+            let busy = WritebackProgress::simulated(Some((1 << 30, 1 << 20, MS)));
+            let (file, h, _, paced) = write_paced(Some(busy), threads);
+            assert_eq!((file == plain, h, paced), (true, hash, 0));
         }
     }
 
