@@ -28,6 +28,10 @@ pub const WRITEBACK_EVERY: u64 = 8 << 20;
 /// writer learns how far the disk got once per step, so the step bounds how late it notices.
 pub const PACED_WRITEBACK_EVERY: u64 = 1 << 20;
 
+/// A paced file's first write-back step comes sooner: until it has been timed the writer knows
+/// nothing of the disk and compresses every block, which costs a fast disk its wait.
+pub const PACED_FIRST_STEP: u64 = 256 << 10;
+
 /// How far a file's background write-back has got: bytes handed to the file, and bytes the
 /// write-back thread has seen reach the disk. Shared with a writer that chooses, block by
 /// block, between compressing and storing raw (see `Writer::adapt_to` in `stream`).
@@ -114,7 +118,11 @@ impl Writeback {
         let step = match &self.progress {
             Some(p) => {
                 p.written.fetch_add(n as u64, Ordering::AcqRel);
-                PACED_WRITEBACK_EVERY
+                if self.worker.is_none() {
+                    PACED_FIRST_STEP
+                } else {
+                    PACED_WRITEBACK_EVERY
+                }
             }
             None => WRITEBACK_EVERY,
         };
@@ -258,7 +266,8 @@ impl WritebackFile {
         }
     }
 
-    /// Like [`new`](Self::new), with write-back every [`PACED_WRITEBACK_EVERY`] bytes and its
+    /// Like [`new`](Self::new), with write-back after the first [`PACED_FIRST_STEP`] bytes,
+    /// then every [`PACED_WRITEBACK_EVERY`] bytes, and its
     /// progress published to `progress`, for a writer that paces itself by the disk. The file
     /// must be new and written from its start: byte counts serve as file offsets.
     pub fn paced(file: File, progress: Arc<WritebackProgress>) -> WritebackFile {
@@ -530,14 +539,14 @@ mod tests {
         let path = temp.path().join("paced.bin");
         let progress = Arc::new(WritebackProgress::default());
         let mut f = WritebackFile::paced(File::create(&path).unwrap(), Arc::clone(&progress));
-        let chunk = vec![3u8; (PACED_WRITEBACK_EVERY / 2) as usize];
-        f.write_all(&chunk).unwrap();
+        let first = (PACED_FIRST_STEP / 2) as usize;
+        f.write_all(&vec![3u8; first]).unwrap();
         assert_eq!(progress.backlog(), None, "nothing is known before the first step");
-        let steps = 6;
-        for _ in 0..2 * steps {
+        let chunk = vec![3u8; (PACED_WRITEBACK_EVERY / 2) as usize];
+        for _ in 0..12 {
             f.write_all(&chunk).unwrap();
         }
-        let total = (2 * steps + 1) * chunk.len() as u64;
+        let total = (first + 12 * chunk.len()) as u64;
         // Joining the thread (part of sync_all) waits for every step it was asked for, so the
         // progress is final here: every byte up to the last step is known to be on disk.
         f.sync_all().unwrap();

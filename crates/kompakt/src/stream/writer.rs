@@ -47,8 +47,13 @@ const PARALLEL_HASH_MIN: usize = 8 << 20;
 /// 2.5 GB/s) 46-62 ms, 20 ms 47-55 ms, against 45-47 ms with codec `none`.
 pub const ADAPT_AHEAD: std::time::Duration = std::time::Duration::from_millis(20);
 
-/// The least backlog an adaptive writer keeps, whatever the disk's speed.
+/// The least backlog an adaptive writer keeps, whatever the disk's speed, and the one it keeps
+/// before the first write-back step has been timed.
 pub const ADAPT_MIN_BACKLOG: u64 = 4 << 20;
+
+/// Writes at least this large to an adaptive writer that has not started its write-back send
+/// their first block raw (see `encode_blocks_inner`).
+const ADAPT_PROBE_MIN: usize = 8 << 20;
 
 /// The most: a disk that seems infinitely fast (a RAM disk) must not hold back a whole file.
 const ADAPT_MAX_BACKLOG: u64 = 64 << 20;
@@ -310,8 +315,9 @@ impl<W: Write> Writer<W> {
     /// Makes the writer adapt to the disk: from now on, a block whose codec would compress it is
     /// stored raw instead when the output's write-back reports that the disk has caught up
     /// (less than [`ADAPT_AHEAD`] of its work waiting), and compressed as usual otherwise. Until
-    /// the write-back has timed its first step (after the first
-    /// [`crate::fs::PACED_WRITEBACK_EVERY`] bytes), every block is compressed.
+    /// the write-back starts (after the first [`crate::fs::PACED_FIRST_STEP`] bytes) every
+    /// block is compressed, except the first block of a write of 8 MiB or more, stored raw to
+    /// start it.
     ///
     /// This is `zstd --adapt`'s idea: compression never makes writing slower than the disk.
     /// On a fast disk with few cores more blocks are stored raw; on a slow disk all are
@@ -606,22 +612,28 @@ impl<W: Write> Writer<W> {
             codec: CodecSpec::Fixed(Codec::None),
             ..settings
         };
+        let pace = pace.as_deref();
+        // A large write to an adaptive writer that knows nothing of the disk yet sends its
+        // first block raw: written at once, it starts the write-back, whose first timed step
+        // then steers the rest (compressing blind would make a fast disk wait).
+        let mut probe = pace.is_some_and(|p| p.backlog().is_none()) && data.len() >= ADAPT_PROBE_MIN;
         let mut chunks = data.chunks(opts.block_size);
         // Small inputs are not worth the threads (DESIGN-NOTES lesson 6).
         let threads = if data.len() <= opts.block_size { 1 } else { *threads };
         ordered_map(
             threads,
             2 * threads,
-            || {
-                let Some(chunk) = chunks.next() else { return Ok(None) };
-                let compress = compress_next(pace.as_deref());
-                *paced_raw_blocks += u64::from(!compress);
-                Ok(Some((chunk, compress)))
-            },
+            || Ok(chunks.next().map(|chunk| (chunk, std::mem::take(&mut probe)))),
             super::pool::take_encoder,
-            |enc, (chunk, compress)| enc.encode(id.0, if compress { &settings } else { &raw }, chunk),
+            // Decided as the block's encoding starts, not as it is queued: the latest news.
+            |enc, (chunk, probe)| {
+                let compress = !probe && compress_next(pace);
+                let block = enc.encode(id.0, if compress { &settings } else { &raw }, chunk)?;
+                Ok((block, !compress))
+            },
             super::pool::give_encoder,
-            |block| {
+            |(block, paced)| {
+                *paced_raw_blocks += u64::from(paced);
                 let payload = block.payload.bytes();
                 out.write_all(&block.header)?;
                 out.write_all(payload)?;
@@ -642,13 +654,10 @@ impl<W: Write> Writer<W> {
 /// Whether an adaptive writer compresses its next block (see [`ADAPT_AHEAD`]); always, for
 /// a writer that does not adapt.
 fn compress_next(pace: Option<&WritebackProgress>) -> bool {
-    let Some(p) = pace else { return true };
-    match (p.backlog(), p.disk_rate()) {
-        // Until a step has been timed nothing is known about the disk: compress, as a writer
-        // that does not adapt would.
-        (Some(backlog), Some(_)) => backlog >= adapt_backlog(pace),
-        _ => true,
-    }
+    // Before the write-back starts (a small file, or the first bytes of a large one) nothing
+    // is known about the disk: compress, as a writer that does not adapt would.
+    pace.and_then(WritebackProgress::backlog)
+        .is_none_or(|backlog| backlog >= adapt_backlog(pace))
 }
 
 /// A single-stream file as an `io::Write`: everything written becomes stream 0.
@@ -752,10 +761,13 @@ mod tests {
             // Not started yet: nothing is known, so every block is compressed as usual.
             let (file, h, _, paced) = write_paced(Some(WritebackProgress::simulated(None)), threads);
             assert_eq!((file == plain, h, paced), (true, hash, 0), "{threads} threads");
-            // Started, but no step timed yet: still nothing known about the disk.
-            let untimed = WritebackProgress::simulated(Some((2 << 20, 0, 0)));
+            // Started, no step timed yet: the least backlog decides (4 MiB).
+            let untimed = WritebackProgress::simulated(Some((8 << 20, 0, 0)));
             let (file, _, _, paced) = write_paced(Some(untimed), threads);
             assert_eq!((file == plain, paced), (true, 0));
+            let untimed = WritebackProgress::simulated(Some((2 << 20, 0, 0)));
+            let (_, _, codecs, paced) = write_paced(Some(untimed), threads);
+            assert_eq!(paced, codecs.len() as u64);
             // The disk has caught up: it waits for us, so blocks go out raw.
             let idle = WritebackProgress::simulated(Some((64 << 20, 64 << 20, 64 * MS)));
             let (file, h, codecs, paced) = write_paced(Some(idle), threads);
@@ -767,6 +779,33 @@ mod tests {
             let busy = WritebackProgress::simulated(Some((1 << 30, 1 << 20, MS)));
             let (file, h, _, paced) = write_paced(Some(busy), threads);
             assert_eq!((file == plain, h, paced), (true, hash, 0));
+        }
+    }
+
+    #[test]
+    fn a_large_first_write_sends_one_block_raw_to_start_the_measurement() {
+        let data: Vec<u8> = (0..10u32 << 18).flat_map(|i| (i / 7).to_le_bytes()).collect();
+        for (threads, progress) in [
+            (1, Some(WritebackProgress::simulated(None))),
+            (2, Some(WritebackProgress::simulated(None))),
+            (2, None),
+        ] {
+            let adapts = progress.is_some();
+            let mut w = Writer::new(Vec::new(), WriteOptions::default().threads(threads)).unwrap();
+            if let Some(p) = progress {
+                w.adapt_to(Arc::new(p));
+            }
+            let s = w.add_stream(None).unwrap();
+            w.write(s, &data).unwrap();
+            // A small write does not probe (in a real file the probe has started the
+            // write-back by now; the simulated one never starts).
+            w.write(s, &data[..1 << 20]).unwrap();
+            assert_eq!(w.paced_raw_blocks(), u64::from(adapts), "{threads} threads");
+            let file = w.finish().unwrap();
+            let r = Reader::new(Cursor::new(file), ReadOptions::default()).unwrap();
+            let codecs: Vec<_> = r.blocks().iter().map(|b| b.header.codec).collect();
+            assert_eq!(codecs[0] == CodecId::None, adapts, "{codecs:?}");
+            assert!(codecs[1..].iter().all(|&c| c != CodecId::None), "{codecs:?}");
         }
     }
 
