@@ -1,6 +1,6 @@
 //! Atomic file output: write to a unique temporary file beside the target, fsync, rename.
 //! A crash or an error mid-write never leaves a half-written file where a good one was.
-//! Large files are written back to disk while they are being written ([`Writeback`], on
+//! Large files are written back to disk while they are being written ([`WritebackFile`], on
 //! Linux), so the final fsync waits for at most the last 8 MiB or so, not the whole file.
 
 use std::fs::{self, File, OpenOptions};
