@@ -7,16 +7,21 @@ fn store(dir: &tempfile::TempDir) -> Store {
 
 /// Compressible but large enough to leave the index.
 fn big(seed: u64, len: usize) -> Vec<u8> {
+    mixed(seed, len, 3, 1000)
+}
+
+/// One byte in `every` is noise; the others count up by one every `run` bytes.
+fn mixed(seed: u64, len: usize, every: usize, run: usize) -> Vec<u8> {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     (0..len)
         .map(|i| {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            if i % 3 == 0 {
+            if i % every == 0 {
                 x as u8
             } else {
-                (i / 1000) as u8
+                (i / run) as u8
             }
         })
         .collect()
@@ -85,19 +90,7 @@ fn an_adaptive_store_keeps_the_content_and_its_hash() {
     // Half noise, half slowly changing: compresses, yet leaves many MiB to write back, so on
     // Linux the write-back starts and the writer adapts (which blocks go raw depends on the
     // disk's speed, so it is not asserted; the decisions are tested in `stream::writer`).
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
-    let data: Vec<u8> = (0..24u32 << 20)
-        .map(|i| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            if i % 2 == 0 {
-                x as u8
-            } else {
-                (i >> 16) as u8
-            }
-        })
-        .collect();
+    let data = mixed(7, 24 << 20, 2, 1 << 16);
     let hash = s.set_bytes("objects", "big", &data).unwrap();
     assert_eq!(hash, ContentHash::of(&[&data], b""));
     assert_eq!(s.get_bytes("objects", "big").unwrap().unwrap(), data);
