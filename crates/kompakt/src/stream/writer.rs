@@ -320,8 +320,9 @@ impl<W: Write> Writer<W> {
     /// start it.
     ///
     /// This is `zstd --adapt`'s idea: compression never makes writing slower than the disk.
-    /// On a fast disk with few cores more blocks are stored raw; on a slow disk all are
-    /// compressed. The price: **the bytes written depend on timing**, so two writes of the
+    /// On a fast disk with few cores more blocks are stored raw; on a slow disk nearly all are
+    /// compressed (the probe block, and up to [`ADAPT_MIN_BACKLOG`] while the disk is first
+    /// measured, go raw). The price: **the bytes written depend on timing**, so two writes of the
     /// same data may differ (the content and its [`ContentHash`] do not). `progress` must be
     /// the one of the file this writer writes to ([`crate::fs::WritebackFile::paced`]).
     ///
@@ -337,8 +338,9 @@ impl<W: Write> Writer<W> {
         self.pace.is_some()
     }
 
-    /// Blocks an adaptive writer stored raw because the disk was waiting for the compressor
-    /// (blocks the codec could not shrink are not counted).
+    /// Blocks an adaptive writer chose to store raw: because the disk was waiting for the
+    /// compressor, or as the probe that starts the measuring (blocks the codec could not
+    /// shrink are not counted).
     pub fn paced_raw_blocks(&self) -> u64 {
         self.paced_raw_blocks
     }
