@@ -111,6 +111,13 @@ struct Worker {
 }
 
 impl Writeback {
+    /// A paced write-back, publishing to `progress`.
+    fn paced(progress: Arc<WritebackProgress>) -> Writeback {
+        let mut w = Writeback::default();
+        w.progress = Some(progress);
+        w
+    }
+
     /// Records `n` more bytes written to `file`; asks for a write-back when enough piled up.
     /// Returns the error of an earlier write-back, if one failed.
     fn wrote(&mut self, file: &File, n: usize) -> io::Result<()> {
@@ -273,13 +280,15 @@ impl WritebackFile {
     pub fn paced(file: File, progress: Arc<WritebackProgress>) -> WritebackFile {
         WritebackFile {
             file,
-            writeback: Writeback {
-                since_last: 0,
-                worker: None,
-                off: false,
-                progress: Some(progress),
-                failed: None,
-            },
+            writeback: Writeback::paced(progress),
+        }
+    }
+
+    /// [`paced`](Self::paced) when `progress` is given, else [`new`](Self::new).
+    pub fn with_progress(file: File, progress: Option<Arc<WritebackProgress>>) -> WritebackFile {
+        match progress {
+            Some(p) => WritebackFile::paced(file, p),
+            None => WritebackFile::new(file),
         }
     }
 
@@ -375,10 +384,7 @@ impl AtomicFile {
                         }
                     }
                     return Ok(AtomicFile {
-                        file: Some(match progress {
-                            Some(p) => WritebackFile::paced(file, p),
-                            None => WritebackFile::new(file),
-                        }),
+                        file: Some(WritebackFile::with_progress(file, progress)),
                         tmp,
                         target,
                     });
@@ -630,13 +636,7 @@ mod tests {
 
         // A paced file's write-back (sync_file_range on a pipe fails with ESPIPE) too.
         let progress = Arc::new(WritebackProgress::default());
-        let mut w = Writeback {
-            since_last: 0,
-            worker: None,
-            off: false,
-            progress: Some(Arc::clone(&progress)),
-            failed: None,
-        };
+        let mut w = Writeback::paced(Arc::clone(&progress));
         w.wrote(&file, PACED_WRITEBACK_EVERY as usize).unwrap();
         assert!(w.finish().is_err());
         assert_eq!(progress.disk_rate(), None, "a failed step is not timed");

@@ -58,10 +58,7 @@ impl TempObject {
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(file) => {
                     let temp = TempObject {
-                        file: match progress {
-                            Some(p) => WritebackFile::paced(file, p),
-                            None => WritebackFile::new(file),
-                        },
+                        file: WritebackFile::with_progress(file, progress),
                         path,
                         persisted: false,
                     };
