@@ -85,6 +85,18 @@ DATASETS = {
 # -------------------------------------------------------------------------------------------
 
 
+def worker_env():
+    """The environment of worker processes. numpy's OpenBLAS starts a thread per core at import
+    that spins for about 50 ms of CPU before it sleeps; a worker timing its first operation
+    right after import (a small array's set, say) would lose one of two cores to it, which
+    costs a multi-threaded writer far more than a single-threaded raw write. No benchmark here
+    calls BLAS, so workers run with one OpenBLAS thread unless the caller chose otherwise.
+    (Not OMP_NUM_THREADS: pyarrow sizes its thread pool from it.)"""
+    env = dict(os.environ)
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    return env
+
+
 def _fsync_dir(path):
     fd = os.open(os.path.dirname(os.path.abspath(path)) or ".", os.O_RDONLY)
     try:
@@ -1068,7 +1080,7 @@ def main():
         if m not in METHODS:
             sys.exit(f"unknown method {m!r}; known: {', '.join(METHODS)}")
 
-    env = dict(os.environ)
+    env = worker_env()
     ksnap = {}
     if not a.no_snapshot:
         snap_dir, ksnap = snapshot_kompakt(os.path.join(a.results, stem, "kompakt_snapshot"), log)

@@ -24,7 +24,8 @@ It measures, side by side in one run:
 
 Every (part, method, value/size, repeat) runs in a fresh worker process (``--worker``) that
 imports a private copy of the kompakt package made at the start of the run (a rebuild during
-the run changes nothing). Peak RSS: the worker resets the kernel's peak counter
+the run changes nothing), with one OpenBLAS thread: numpy's otherwise spin on a core for about
+50 ms after import, which slowed a small array's first set 1.5-3x. Peak RSS: the worker resets the kernel's peak counter
 (``/proc/self/clear_refs``) once its input exists and reads ``VmHWM`` after the operation
 (helpers shared with bench/python_objects.py). Times are medians over the repeats during which
 other processes used at most --busy-max cores (over all repeats, marked *, if none was quiet);
@@ -66,6 +67,7 @@ from python_objects import (
     save_report,
     snapshot_kompakt,
     trim_heap,
+    worker_env,
     wait_idle,
 )
 
@@ -794,7 +796,7 @@ def main() -> None:
     os.makedirs(a.tmp, exist_ok=True)
 
     import_kompakt(log)
-    env = dict(os.environ)
+    env = worker_env()
     ksnap: dict[str, Any] = {}
     if not a.no_snapshot:
         snap_dir, ksnap = snapshot_kompakt(os.path.join(a.results, stem, "kompakt_snapshot"), log)

@@ -118,6 +118,7 @@ from python_objects import (  # noqa: E402
     save_report,
     snapshot_kompakt,
     trim_heap,
+    worker_env,
     wait_idle,
 )
 
@@ -924,7 +925,7 @@ def main() -> None:
     def log(msg: str) -> None:
         print(f"[table {time.time() - t_start:6.0f}s] {msg}", file=sys.stderr, flush=True)
 
-    env = dict(os.environ)
+    env = worker_env()
     ksnap: dict[str, Any] = {}
     if not a.no_snapshot:
         try:
