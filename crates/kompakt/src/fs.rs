@@ -1,7 +1,7 @@
 //! Atomic file output: write to a unique temporary file beside the target, fsync, rename.
 //! A crash or an error mid-write never leaves a half-written file where a good one was.
-//! Large files are written back to disk while they are being written ([`WritebackFile`], on
-//! Linux), so the final fsync waits for at most the last 8 MiB or so, not the whole file.
+//! Files are written back to disk while they are being written ([`WritebackFile`], on Linux),
+//! so the final fsync waits for the last pages, not the whole file.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -31,6 +31,16 @@ pub const PACED_WRITEBACK_EVERY: u64 = 1 << 20;
 /// A paced file's first write-back step comes sooner: until it has been timed the writer knows
 /// nothing of the disk and compresses every block, which costs a fast disk its wait.
 pub const PACED_FIRST_STEP: u64 = 256 << 10;
+
+/// A plain (not paced) file asks the kernel to start writing its dirty pages back each time
+/// this many more bytes were written (`sync_file_range` without waiting; Linux only). Without
+/// it, a file smaller than [`WRITEBACK_EVERY`] went to disk only at its final fsync, after it
+/// had been produced. Measured on the 2-core development VM, a store's set of a float64 array
+/// without compression (fresh process each): 2 MB 4.1-5.0 -> 2.8-3.1 ms, 8 MB 12.3-13.1 ->
+/// 7.7-8.5 ms, 32 MB 23-25 -> 16-21 ms, where writing the raw bytes and one fsync took 2.3,
+/// 5.8-7.5 and 20-26 ms (best repeats). Every 1 MiB gained less (8 MB: 9.2-9.6 ms). Large
+/// files did not suffer: a 2 GB `compress --codec none` took 0.78-0.95 s (0.88-2.13 s before).
+pub const START_WRITEBACK_EVERY: u64 = 256 << 10;
 
 /// How far a file's background write-back has got: bytes handed to the file, and bytes the
 /// write-back thread has seen reach the disk. Shared with a writer that chooses, block by
@@ -95,6 +105,8 @@ impl WritebackProgress {
 #[derive(Debug, Default)]
 struct Writeback {
     since_last: u64,
+    /// Bytes written since the last [`start_writeback`] (plain files only).
+    since_start: u64,
     worker: Option<Worker>,
     off: bool,
     /// Set for a paced file: published progress, and the step [`PACED_WRITEBACK_EVERY`].
@@ -133,6 +145,15 @@ impl Writeback {
             }
             None => WRITEBACK_EVERY,
         };
+        if self.progress.is_none() {
+            self.since_start += n as u64;
+            if self.since_start >= START_WRITEBACK_EVERY {
+                self.since_start = 0;
+                // Best effort: a failed start only leaves more for the final fsync, which
+                // reports any write error the disk had.
+                let _ = start_writeback(file);
+            }
+        }
         if self.since_last < step || self.off || !cfg!(target_os = "linux") {
             return Ok(());
         }
@@ -227,11 +248,9 @@ impl Drop for Writeback {
 /// Writes bytes `from..to` of `file` to disk and waits for them, without `fdatasync`'s flush
 /// of the drive's cache (the final fsync does that): cheap enough to call every
 /// [`PACED_WRITEBACK_EVERY`] bytes, where an `fdatasync` each MiB cost this VM's disk a third of
-/// its speed. Only the thread of a paced file, on Linux, calls it.
+/// its speed. Only the thread of a paced file calls it.
 #[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
 fn write_range(file: &File, from: u64, to: u64) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
     let invalid = |_| io::Error::new(io::ErrorKind::InvalidInput, "file offset beyond i64");
     let offset = i64::try_from(from).map_err(invalid)?;
     let len = i64::try_from(to.saturating_sub(from)).map_err(invalid)?;
@@ -239,6 +258,24 @@ fn write_range(file: &File, from: u64, to: u64) -> io::Result<()> {
         return Ok(());
     }
     let flags = libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE | libc::SYNC_FILE_RANGE_WAIT_AFTER;
+    sync_file_range(file, offset, len, flags)
+}
+
+/// Asks the kernel to start writing every dirty page of `file` to disk, and returns without
+/// waiting. A plain file calls it every [`START_WRITEBACK_EVERY`] bytes from the writing
+/// thread: the disk then works while the file is still being produced, and the final fsync
+/// waits for the last pages and the journal only.
+#[cfg(target_os = "linux")]
+fn start_writeback(file: &File) -> io::Result<()> {
+    // Offset 0 and length 0: the whole file. Pages already on their way are skipped.
+    sync_file_range(file, 0, 0, libc::SYNC_FILE_RANGE_WRITE)
+}
+
+/// `sync_file_range(2)`: the crate's one `unsafe` call (no maintained safe wrapper has it).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn sync_file_range(file: &File, offset: i64, len: i64, flags: libc::c_uint) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
     // SAFETY: sync_file_range takes plain integers and touches none of this process's memory;
     // `file` is borrowed, so its descriptor stays open for the call. Bad arguments come back
     // as an error code, which is returned.
@@ -251,11 +288,17 @@ fn write_range(file: &File, from: u64, to: u64) -> io::Result<()> {
 }
 
 #[cfg(not(target_os = "linux"))]
+fn start_writeback(_file: &File) -> io::Result<()> {
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
 fn write_range(_file: &File, _from: u64, _to: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// An open file whose data is written back to disk while it grows (see [`WRITEBACK_EVERY`]):
+/// An open file whose data is written back to disk while it grows (see
+/// [`START_WRITEBACK_EVERY`] and [`WRITEBACK_EVERY`]):
 /// what [`AtomicFile`] and the store's temporary objects write through, and a table's append
 /// (which writes in place).
 #[derive(Debug)]
@@ -582,6 +625,39 @@ mod tests {
         let (reader, _writer) = std::io::pipe().unwrap();
         let pipe = File::from(std::os::fd::OwnedFd::from(reader));
         assert!(write_range(&pipe, 0, 10).is_err());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn start_writeback_starts_on_files_and_reports_the_kernels_errors() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("s.bin");
+        let mut file = File::create(&path).unwrap();
+        file.write_all(&[3u8; 8192]).unwrap();
+        start_writeback(&file).unwrap();
+        start_writeback(&file).unwrap(); // pages already on their way are skipped
+        let (reader, _writer) = std::io::pipe().unwrap();
+        let pipe = File::from(std::os::fd::OwnedFd::from(reader));
+        assert!(start_writeback(&pipe).is_err());
+    }
+
+    #[test]
+    fn plain_files_start_their_write_back_every_step() {
+        let temp = tempfile::tempdir().unwrap();
+        let mut f = WritebackFile::new(File::create(temp.path().join("p.bin")).unwrap());
+        let step = START_WRITEBACK_EVERY as usize;
+        f.write_all(&vec![1u8; step - 1]).unwrap();
+        assert_eq!(f.writeback.since_start, step as u64 - 1);
+        f.write_all(&[2u8; 2]).unwrap();
+        assert_eq!(f.writeback.since_start, 0, "a start was asked for");
+        assert!(f.writeback.worker.is_none(), "no thread below WRITEBACK_EVERY");
+        f.sync_all().unwrap();
+        // A paced file leaves the write-back to its thread.
+        let progress = Arc::new(WritebackProgress::default());
+        let mut p = WritebackFile::paced(File::create(temp.path().join("q.bin")).unwrap(), progress);
+        p.write_all(&vec![1u8; step + 1]).unwrap();
+        assert_eq!(p.writeback.since_start, 0);
+        p.sync_all().unwrap();
     }
 
     #[test]

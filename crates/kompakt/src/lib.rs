@@ -20,7 +20,7 @@
 //! # Ok::<(), kompakt::Error>(())
 //! ```
 #![deny(missing_docs)]
-// One audited exception, `fs::write_range` (a system call without a safe wrapper crate);
+// One audited exception, `fs::sync_file_range` (a system call without a safe wrapper crate);
 // everything else is safe code.
 #![deny(unsafe_code)]
 

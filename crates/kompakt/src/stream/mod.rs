@@ -3,7 +3,7 @@
 //! A file holds numbered streams, each cut into blocks of a fixed raw size. Every block carries
 //! its codec, filters, sizes and an XXH3 checksum; a footer indexes all blocks, so a reader can
 //! decode any byte range of any stream by reading only the blocks that cover it. The layout is
-//! specified byte by byte in `docs/FORMAT.md` and in [`format`].
+//! specified byte by byte in `docs/FORMAT.md` and in [`format`](mod@format).
 //!
 //! - [`Writer`] / [`Encoder`]: write (multi-threaded, never seeking, deterministic output);
 //! - [`Reader`] / [`StreamReader`]: random access over `Read + Seek`;
