@@ -267,6 +267,10 @@ pub struct StorePutArgs {
     /// Namespace (default: objects).
     #[arg(short, long, default_value = "objects")]
     pub namespace: String,
+    /// Compress only as far as the disk leaves time for (as `compress --adapt`): blocks are
+    /// stored raw while the disk waits for the compressor. The content hash is the same.
+    #[arg(long)]
+    pub adapt: bool,
 }
 
 #[derive(Debug, Args)]

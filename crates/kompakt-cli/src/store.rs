@@ -22,10 +22,16 @@ pub fn run(a: StoreArgs, quiet: bool) -> CliResult<u8> {
 }
 
 fn open(path: &Path, create: bool) -> CliResult<Store> {
-    let opts = StoreOptions {
-        create,
-        ..StoreOptions::default()
-    };
+    open_with(
+        path,
+        StoreOptions {
+            create,
+            ..StoreOptions::default()
+        },
+    )
+}
+
+fn open_with(path: &Path, opts: StoreOptions) -> CliResult<Store> {
     Store::open(path, opts).map_err(|e| CliError::from(e).context(path.display()))
 }
 
@@ -87,7 +93,12 @@ fn get(a: StoreGetArgs) -> CliResult {
 }
 
 fn put(a: StorePutArgs, quiet: bool) -> CliResult {
-    let store = open(&a.store, true)?;
+    let opts = StoreOptions {
+        create: true,
+        adapt: a.adapt,
+        ..StoreOptions::default()
+    };
+    let store = open_with(&a.store, opts)?;
     let (mut input, len): (Box<dyn Read>, Option<u64>) = if a.input.as_os_str() == "-" {
         (Box::new(io::stdin().lock()), None)
     } else {
@@ -110,11 +121,16 @@ fn put(a: StorePutArgs, quiet: bool) -> CliResult {
         writer.write(stream, &buf[..n])?;
         bar.inc(n as u64);
     }
+    let paced_raw = writer.paced_raw_blocks();
+    let blocks = writer.bytes_in().div_ceil(opts.block_size as u64);
     let object = store.finish(writer)?;
     let hash = store.commit(&a.namespace, &a.key, object)?;
     bar.finish_and_clear();
     if !quiet {
         eprintln!("{}: {} -> {hash}", a.store.display(), a.key);
+        if a.adapt {
+            eprintln!("--adapt: {paced_raw} of {blocks} blocks stored raw while the disk waited");
+        }
     }
     Ok(())
 }
