@@ -36,6 +36,7 @@ class FileWriter:
         typesize: int | None = None,
         filter: str | None = None,
         block_size: int | None = None,
+        adapt: bool = False,
     ) -> None: ...
     def add_stream(
         self, *, codec: str | None = None, level: int | None = None, typesize: int | None = None, filter: str | None = None

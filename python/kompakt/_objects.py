@@ -155,6 +155,7 @@ def save(
     codec: str | None = None,
     level: int | None = None,
     threads: int | None = None,
+    adapt: bool = False,
 ) -> None:
     """Saves any picklable object to a kompakt file.
 
@@ -163,7 +164,9 @@ def save(
     Large buffers (numpy arrays, pandas columns, Arrow buffers) are compressed straight from
     the object's memory, on ``threads`` threads (default: all cores), with the GIL released:
     memory use stays near the size of the object itself. ``codec``/``level`` are those of
-    ``kompakt.compress``.
+    ``kompakt.compress``. ``adapt=True`` (a path only) compresses only as far as the disk
+    leaves time for, as ``Store(adapt=True)`` does: the save takes about as long as writing
+    the raw bytes, and the file's size depends on the disk's speed (Linux only).
 
     >>> import kompakt, numpy, os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "result.kpk")
@@ -171,7 +174,7 @@ def save(
     >>> kompakt.load(path)["weights"].shape
     (1000, 100)
     """
-    writer = _core.FileWriter(file, codec=codec, level=level, threads=threads)
+    writer = _core.FileWriter(file, codec=codec, level=level, threads=threads, adapt=adapt)
     try:
         _write_object(writer, obj)
     except BaseException:

@@ -199,6 +199,19 @@ class Unpicklable:
         raise RuntimeError("cannot pickle this")
 
 
+def test_adaptive_saves_keep_the_value_and_need_a_path(tmp_path):
+    # 32 MB that compresses: enough for the write-back to start and steer the compressor.
+    x = np.repeat(np.arange(4_000_000 // 16, dtype=np.float64), 16)
+    path = tmp_path / "adapt.kpk"
+    kompakt.save({"x": x}, path, adapt=True)
+    np.testing.assert_array_equal(kompakt.load(path)["x"], x)
+    assert not [p for p in os.listdir(tmp_path) if p != "adapt.kpk"], "no temporary file left"
+    with pytest.raises(ValueError, match="needs a path"):
+        kompakt.save(x, io.BytesIO(), adapt=True)
+    with pytest.raises(ValueError, match="needs a path"):
+        kompakt._core.FileWriter(None, adapt=True)
+
+
 def test_failed_save_keeps_the_previous_file_and_leaves_no_temp(tmp_path):
     path = tmp_path / "result.kpk"
     kompakt.save({"good": np.arange(300_000)}, path)

@@ -5,12 +5,13 @@ use crate::errors::IntoPy;
 use crate::guard::Shared;
 use crate::options;
 use crate::pyfile::{PyFile, Sink, Target};
-use kompakt::fs::AtomicFile;
+use kompakt::fs::{AtomicFile, WritebackProgress};
 use kompakt::stream::StreamId;
 use kompakt::{WriteOptions, Writer};
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+use std::sync::Arc;
 
 /// Writes a kompakt file to a path (atomically), a binary file object, or memory.
 ///
@@ -43,11 +44,16 @@ impl FileWriter {
     }
 }
 
+fn needs_a_path() -> PyErr {
+    PyValueError::new_err("adapt=True paces the compressor by the disk and needs a path to write to")
+}
+
 #[pymethods]
 impl FileWriter {
     /// `target`: a path (`str` or `os.PathLike`), a binary file object, or None for memory.
     #[new]
-    #[pyo3(signature = (target=None, *, codec=None, level=None, threads=None, typesize=None, filter=None, block_size=None))]
+    /// `adapt`: compress only as far as the disk leaves time for (a path only; see `Store`).
+    #[pyo3(signature = (target=None, *, codec=None, level=None, threads=None, typesize=None, filter=None, block_size=None, adapt=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -58,15 +64,22 @@ impl FileWriter {
         typesize: Option<i64>,
         filter: Option<&str>,
         block_size: Option<i64>,
+        adapt: bool,
     ) -> PyResult<Self> {
         let opts = options::write_options(codec, level, threads, typesize, filter, block_size)?;
+        let pace = adapt.then(Arc::<WritebackProgress>::default);
         let sink = match target {
+            None if adapt => return Err(needs_a_path()),
             None => Sink::Memory(Vec::new()),
             Some(t) => match Target::classify(t, "write")? {
                 Target::Path(path) => Sink::Atomic(
-                    py.detach(|| AtomicFile::create(&path))
-                        .map_err(|e| crate::errors::os_error(e, &path))?,
+                    py.detach(|| match &pace {
+                        Some(p) => AtomicFile::create_paced(&path, Arc::clone(p)),
+                        None => AtomicFile::create(&path),
+                    })
+                    .map_err(|e| crate::errors::os_error(e, &path))?,
                 ),
+                Target::FileObject(_) if adapt => return Err(needs_a_path()),
                 Target::FileObject(obj) => Sink::Python(PyFile::new(obj)),
                 Target::Data(obj) => {
                     return Err(PyTypeError::new_err(format!(
@@ -76,7 +89,10 @@ impl FileWriter {
                 }
             },
         };
-        let writer = py.detach(|| Writer::new(sink, opts)).py_err()?;
+        let mut writer = py.detach(|| Writer::new(sink, opts)).py_err()?;
+        if let Some(p) = pace {
+            writer.adapt_to(p);
+        }
         Ok(FileWriter {
             state: Shared::new(writer),
             opts,
