@@ -127,11 +127,11 @@ def _read_bytes(path):
         return f.read()
 
 
-def kompakt_save(codec):
+def kompakt_save(codec, adapt=False):
     def save(obj, path):
         import kompakt
 
-        kompakt.save(obj, path, codec=codec)
+        kompakt.save(obj, path, codec=codec, adapt=adapt)
 
     return save
 
@@ -250,6 +250,8 @@ def blosc2_load(path):
 METHODS = {
     "kompakt": ("all", kompakt_save(None), kompakt_load, "kpk", True, "all cores",
                 "kompakt.save(obj, path) / kompakt.load(path), default settings"),
+    "kompakt adapt": ("all", kompakt_save(None, adapt=True), kompakt_load, "kpk", True, "all cores",
+                      "kompakt.save(obj, path, adapt=True): blocks stored raw while the disk waits"),
     "kompakt lz4": ("all", kompakt_save("lz4"), kompakt_load, "kpk", True, "all cores",
                     'kompakt.save(obj, path, codec="lz4")'),
     "kompakt zstd:3": ("all", kompakt_save("zstd:3"), kompakt_load, "kpk", True, "all cores",
