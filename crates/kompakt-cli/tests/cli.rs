@@ -314,7 +314,11 @@ fn adaptive_store_puts_keep_the_content() {
     let adapted = hash(&said).expect("put reports the hash");
     assert_eq!(Some(adapted), hash(&String::from_utf8_lossy(&ok(&plain).stderr)));
     ok(&kompakt(&["store", "verify", "st"], &dir.0, None));
-    ok(&kompakt(&["store", "get", "st", "big", "--decompress", "-o", "back.bin"], &dir.0, None));
+    ok(&kompakt(
+        &["store", "get", "st", "big", "--decompress", "-o", "back.bin"],
+        &dir.0,
+        None,
+    ));
     assert!(fs::read(dir.path("back.bin")).unwrap() == data);
 }
 
