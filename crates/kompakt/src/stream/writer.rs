@@ -52,8 +52,11 @@ pub const ADAPT_AHEAD: std::time::Duration = std::time::Duration::from_millis(20
 pub const ADAPT_MIN_BACKLOG: u64 = 4 << 20;
 
 /// Writes at least this large to an adaptive writer that has not started its write-back store
-/// their blocks raw until it starts (see `encode_blocks_inner`).
-const ADAPT_PROBE_MIN: usize = 8 << 20;
+/// their blocks raw until it starts (see `encode_blocks_inner`). On the 2-core development VM
+/// an 8 MB array's set took 17-25 ms with 8 MiB here (it compressed its first four blocks
+/// blind), 9-16 ms with 4 MiB; `none` took 8-10 ms. On a slow disk the 4 MiB backlog floor
+/// stores about as much of such a value raw either way.
+const ADAPT_PROBE_MIN: usize = 4 << 20;
 
 /// The most: a disk that seems infinitely fast (a RAM disk) must not hold back a whole file.
 const ADAPT_MAX_BACKLOG: u64 = 64 << 20;
@@ -316,7 +319,7 @@ impl<W: Write> Writer<W> {
     /// stored raw instead when the output's write-back reports that the disk has caught up
     /// (less than [`ADAPT_AHEAD`] of its work waiting), and compressed as usual otherwise. Until
     /// the write-back starts (after the first [`crate::fs::PACED_FIRST_STEP`] bytes) every
-    /// block is compressed, except in a write of 8 MiB or more, which stores its blocks raw
+    /// block is compressed, except in a write of 4 MiB or more, which stores its blocks raw
     /// until the write-back has started.
     ///
     /// This is `zstd --adapt`'s idea: compression never makes writing slower than the disk.
