@@ -174,7 +174,7 @@ def save(
     >>> kompakt.load(path)["weights"].shape
     (1000, 100)
     """
-    writer = _core.FileWriter(file, codec=codec, level=level, threads=threads, adapt=adapt)
+    writer = _core.FileWriter(file, codec=codec, level=level, threads=threads, adapt=bool(adapt))
     try:
         _write_object(writer, obj)
     except BaseException:

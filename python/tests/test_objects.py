@@ -206,6 +206,11 @@ def test_adaptive_saves_keep_the_value_and_need_a_path(tmp_path):
     kompakt.save({"x": x}, path, adapt=True)
     np.testing.assert_array_equal(kompakt.load(path)["x"], x)
     assert not [p for p in os.listdir(tmp_path) if p != "adapt.kpk"], "no temporary file left"
+    adaptive = kompakt._core.FileWriter(tmp_path / "w.kpk", adapt=True)
+    plain = kompakt._core.FileWriter(tmp_path / "v.kpk")
+    assert adaptive.adapts and not plain.adapts
+    adaptive.abort()
+    plain.abort()
     with pytest.raises(ValueError, match="needs a path"):
         kompakt.save(x, io.BytesIO(), adapt=True)
     with pytest.raises(ValueError, match="needs a path"):

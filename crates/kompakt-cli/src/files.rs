@@ -211,6 +211,8 @@ fn encode_stream(
             bar.inc(buf.len() as u64);
             let _ = free_tx.try_send(buf);
         }
+        // The stream's last blocks are written as it ends: count its raw blocks after that.
+        writer.finish_stream(stream)?;
         let raw = writer.bytes_in();
         let paced_raw = writer.paced_raw_blocks();
         let stored = writer.finish()?.count;

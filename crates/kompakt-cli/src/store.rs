@@ -121,6 +121,8 @@ fn put(a: StorePutArgs, quiet: bool) -> CliResult {
         writer.write(stream, &buf[..n])?;
         bar.inc(n as u64);
     }
+    // The stream's last blocks are written as it ends: count its raw blocks after that.
+    writer.finish_stream(stream)?;
     let paced_raw = writer.paced_raw_blocks();
     let blocks = writer.bytes_in().div_ceil(opts.block_size as u64);
     let object = store.finish(writer)?;

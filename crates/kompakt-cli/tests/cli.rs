@@ -297,6 +297,30 @@ fn half_noise() -> Vec<u8> {
         .collect()
 }
 
+/// The raw blocks `compress --adapt` or `store put --adapt` reported, checked against the
+/// file: every raw block of this data is the pacing's (its blocks all compress), and on Linux
+/// the write's first blocks are raw, as the write-back has not started yet.
+fn check_raw_report(said: &str, file: &Path, dir: &Path) {
+    let reported: usize = said
+        .split("--adapt: ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {said:?}"));
+    let out = kompakt(&["inspect", file.to_str().unwrap(), "--blocks", "--json"], dir, None);
+    let v: serde_json::Value = serde_json::from_slice(&ok(&out).stdout).unwrap();
+    let raw = v["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["codec"] == "none")
+        .count();
+    assert_eq!(reported, raw, "{said}");
+    if cfg!(target_os = "linux") {
+        assert!(raw >= 1, "the probe stores the first blocks raw: {said}");
+    }
+}
+
 #[test]
 fn adaptive_store_puts_keep_the_content() {
     let dir = Dir::new("adapt-put");
@@ -304,6 +328,7 @@ fn adaptive_store_puts_keep_the_content() {
     fs::write(dir.path("in.bin"), &data).unwrap();
     let out = kompakt(&["store", "put", "st", "big", "in.bin", "--adapt"], &dir.0, None);
     let said = String::from_utf8_lossy(&ok(&out).stderr).into_owned();
+    let said_big = said.clone();
     assert!(
         said.contains("--adapt: ") && said.contains(" of 32 blocks stored raw"),
         "{said}"
@@ -320,6 +345,19 @@ fn adaptive_store_puts_keep_the_content() {
         None,
     ));
     assert!(fs::read(dir.path("back.bin")).unwrap() == data);
+    // From stdin, 12 MiB: the last blocks are written as the stream ends, and counted too.
+    let part = &data[..12 << 20];
+    let piped = kompakt(&["store", "put", "st", "piped", "-", "--adapt"], &dir.0, Some(part));
+    let said = String::from_utf8_lossy(&ok(&piped).stderr).into_owned();
+    assert!(said.contains(" of 12 blocks stored raw"), "{said}");
+    ok(&kompakt(
+        &["store", "get", "st", "piped", "-o", "piped.kpk"],
+        &dir.0,
+        None,
+    ));
+    check_raw_report(&said, &dir.path("piped.kpk"), &dir.0);
+    ok(&kompakt(&["store", "get", "st", "big", "-o", "big.kpk"], &dir.0, None));
+    check_raw_report(&said_big, &dir.path("big.kpk"), &dir.0);
 }
 
 #[test]
@@ -333,6 +371,7 @@ fn adaptive_compression_keeps_the_content() {
         said.contains("--adapt: ") && said.contains(" of 32 blocks stored raw"),
         "{said}"
     );
+    check_raw_report(&said, &dir.path("in.bin.kpk"), &dir.0);
     ok(&kompakt(&["verify", "in.bin.kpk"], &dir.0, None));
     ok(&kompakt(&["decompress", "in.bin.kpk", "-o", "back.bin"], &dir.0, None));
     assert!(fs::read(dir.path("back.bin")).unwrap() == data);

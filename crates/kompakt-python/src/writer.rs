@@ -14,6 +14,7 @@ use pyo3::types::PyBytes;
 use std::sync::Arc;
 
 /// Writes a kompakt file to a path (atomically), a binary file object, or memory.
+/// `adapt=True` (a path only) compresses only as far as the disk leaves time for.
 ///
 /// Low level: `kompakt.save`, `kompakt.dumps` and `kompakt.open(..., "wb")` are built on it.
 /// Nothing is visible at a path before `close()`; `abort()` (or an error) discards the file.
@@ -51,8 +52,8 @@ fn needs_a_path() -> PyErr {
 #[pymethods]
 impl FileWriter {
     /// `target`: a path (`str` or `os.PathLike`), a binary file object, or None for memory.
-    #[new]
     /// `adapt`: compress only as far as the disk leaves time for (a path only; see `Store`).
+    #[new]
     #[pyo3(signature = (target=None, *, codec=None, level=None, threads=None, typesize=None, filter=None, block_size=None, adapt=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -136,6 +137,12 @@ impl FileWriter {
     #[getter]
     fn bytes_in(&self, py: Python<'_>) -> PyResult<u64> {
         self.with_writer(py, |w| Ok(w.bytes_in()))
+    }
+
+    /// True when this writer adapts its compression to the disk (`adapt=True`).
+    #[getter]
+    fn adapts(&self, py: Python<'_>) -> PyResult<bool> {
+        self.with_writer(py, |w| Ok(w.adapts()))
     }
 
     /// True once `close()` or `abort()` ran.

@@ -319,8 +319,9 @@ impl<W: Write> Writer<W> {
     /// stored raw instead when the output's write-back reports that the disk has caught up
     /// (less than [`ADAPT_AHEAD`] of its work waiting), and compressed as usual otherwise. Until
     /// the write-back starts (after the first [`crate::fs::PACED_FIRST_STEP`] bytes) every
-    /// block is compressed, except in a write of 4 MiB or more, which stores its first blocks
-    /// (at most two per thread) raw until the write-back has started.
+    /// block is compressed, except in a batch of 4 MiB or more handed to the compressor (a large
+    /// write, or a full staging buffer), which stores its first blocks (those in flight, and
+    /// the write-back's first step) raw until the write-back has started.
     ///
     /// This is `zstd --adapt`'s idea: compression never makes writing slower than the disk.
     /// On a fast disk with few cores more blocks are stored raw; on a slow disk nearly all are
@@ -625,12 +626,14 @@ impl<W: Write> Writer<W> {
         // first blocks raw until the write-back has started: written at once, they start it,
         // and its timed steps then steer the rest. Compressing blind would make a fast disk
         // wait: in a fresh process the first two zstd:1 blocks took 14 ms on 2 cores, and the
-        // busy cores delayed the write-back thread's start by as much again. At most the
-        // blocks in flight probe: by then the first one has been written, and a write-back that
-        // has still not started never will (no thread), so the rest is compressed.
+        // busy cores delayed the write-back thread's start by as much again. The probe ends
+        // once the blocks in flight and the write-back's first step have been handed out: by
+        // then a write-back that has still not started never will (it could not get a thread),
+        // and the rest is compressed.
         let probing =
             cfg!(target_os = "linux") && pace.is_some_and(|p| p.backlog().is_none()) && data.len() >= ADAPT_PROBE_MIN;
-        let mut probes = if probing { 2 * threads } else { 0 };
+        let first_step = crate::fs::PACED_FIRST_STEP.div_ceil(opts.block_size as u64) as usize;
+        let mut probes = if probing { 2 * threads + first_step } else { 0 };
         ordered_map(
             threads,
             2 * threads,
@@ -819,10 +822,11 @@ mod tests {
             // A small write does not probe (in a real file the probe has started the
             // write-back by now; the simulated one never starts).
             w.write(s, &data[..1 << 20]).unwrap();
-            // The simulated write-back never starts: the blocks in flight (2 per thread) probe,
-            // and the rest is compressed. Elsewhere than on Linux nothing probes.
+            // The simulated write-back never starts: the blocks in flight (2 per thread) and
+            // the first write-back step (one 1 MiB block) probe, and the rest is compressed.
+            // Elsewhere than on Linux nothing probes.
             let probes = if adapts && cfg!(target_os = "linux") {
-                2 * threads
+                2 * threads + 1
             } else {
                 0
             };
@@ -854,6 +858,10 @@ mod tests {
         assert!(
             compress_next(None, true),
             "a writer that does not adapt always compresses"
+        );
+        assert!(
+            compress_next(Some(&slow), true),
+            "a started write-back decides, not the probe"
         );
         let not_started = WritebackProgress::simulated(None);
         assert!(compress_next(Some(&not_started), false));
