@@ -40,12 +40,9 @@ impl Output {
                 path.display()
             )));
         }
-        match pace {
-            Some(p) => AtomicFile::create_paced(path, p),
-            None => AtomicFile::create(path),
-        }
-        .map(Output::File)
-        .map_err(|e| CliError::new(format!("cannot create {}: {e}", path.display())))
+        AtomicFile::with_progress(path, pace)
+            .map(Output::File)
+            .map_err(|e| CliError::new(format!("cannot create {}: {e}", path.display())))
     }
 
     fn finish(self) -> CliResult {

@@ -74,11 +74,8 @@ impl FileWriter {
             None => Sink::Memory(Vec::new()),
             Some(t) => match Target::classify(t, "write")? {
                 Target::Path(path) => Sink::Atomic(
-                    py.detach(|| match &pace {
-                        Some(p) => AtomicFile::create_paced(&path, Arc::clone(p)),
-                        None => AtomicFile::create(&path),
-                    })
-                    .map_err(|e| crate::errors::os_error(e, &path))?,
+                    py.detach(|| AtomicFile::with_progress(&path, pace.clone()))
+                        .map_err(|e| crate::errors::os_error(e, &path))?,
                 ),
                 Target::FileObject(_) if adapt => return Err(needs_a_path()),
                 Target::FileObject(obj) => Sink::Python(PyFile::new(obj)),

@@ -35,13 +35,12 @@ pub const PACED_FIRST_STEP: u64 = 256 << 10;
 /// A plain (not paced) file asks the kernel to start writing its dirty pages back each time
 /// this many more bytes were written (`sync_file_range` without waiting; Linux only), until
 /// its write-back thread starts at [`WRITEBACK_EVERY`]. Without it, a file smaller than that
-/// went to disk only at its final fsync, after it had been produced. Measured on the 2-core development VM, a store's set of a float64 array
-/// without compression (fresh process each): 2 MB 4.1-5.0 -> 2.8-3.1 ms, 8 MB 12.3-13.1 ->
-/// 7.7-8.5 ms, 32 MB 23-25 -> 16-21 ms, where writing the raw bytes and one fsync took 2.3,
-/// 5.8-7.5 and 20-26 ms (best repeats). Every 1 MiB gained less (8 MB: 9.2-9.6 ms). Going
-/// on after the thread starts gained nothing measurable (32 and 80 MB sets) and moved the
-/// kernel's work into the writing thread: a single-threaded lz4 `compress` of 310 MB took
-/// about 5 % longer.
+/// went to disk only at its final fsync, after it had been produced. Measured on the 2-core
+/// development VM, a store's set of a float64 array without compression (fresh process
+/// each): 2 MB 4.1-5.0 -> 2.8-3.1 ms, 8 MB 12.3-13.1 -> 7.7-8.5 ms, 32 MB 23-25 -> 16-21 ms,
+/// where writing the raw bytes and one fsync took 2.3, 5.8-7.5 and 20-26 ms (best repeats).
+/// Every 1 MiB gained less (8 MB: 9.2-9.6 ms). Going on after the thread starts gained nothing
+/// measurable (32 and 80 MB sets) and moved the kernel's work into the writing thread.
 pub const START_WRITEBACK_EVERY: u64 = 256 << 10;
 
 /// How far a file's background write-back has got: bytes handed to the file, and bytes the
@@ -388,18 +387,14 @@ impl AtomicFile {
     /// when the target exists, the new file gets its permissions, so that saving over a private
     /// file does not make it readable by others.
     pub fn create(target: impl AsRef<Path>) -> io::Result<AtomicFile> {
-        Self::create_with(target.as_ref(), None)
+        Self::with_progress(target, None)
     }
 
-    /// Like [`create`](AtomicFile::create), written back in small steps that report to
-    /// `progress`, for a writer that adapts to the disk (see [`WritebackFile::paced`]).
-    pub fn create_paced(target: impl AsRef<Path>, progress: Arc<WritebackProgress>) -> io::Result<AtomicFile> {
-        Self::create_with(target.as_ref(), Some(progress))
-    }
-
-    fn create_with(target: &Path, progress: Option<Arc<WritebackProgress>>) -> io::Result<AtomicFile> {
+    /// Like [`create`](AtomicFile::create); with `progress`, written back in small steps that
+    /// report there, for a writer that adapts to the disk (see [`WritebackFile::paced`]).
+    pub fn with_progress(target: impl AsRef<Path>, progress: Option<Arc<WritebackProgress>>) -> io::Result<AtomicFile> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let target = resolve_links(target)?;
+        let target = resolve_links(target.as_ref())?;
         let existing = fs::metadata(&target).ok();
         let name = target
             .file_name()

@@ -38,12 +38,6 @@ impl TempObject {
         Self::create_with(dir, "", None)
     }
 
-    /// Like [`create`](TempObject::create), written back in small steps that report to
-    /// `progress` (see [`WritebackFile::paced`]).
-    pub fn create_paced(dir: &Path, progress: Arc<WritebackProgress>) -> io::Result<TempObject> {
-        Self::create_with(dir, "", Some(progress))
-    }
-
     /// Like [`create`](TempObject::create), with the file name starting with `prefix`.
     pub fn create_prefixed(dir: &Path, prefix: &str) -> io::Result<TempObject> {
         Self::create_with(dir, prefix, None)
@@ -199,10 +193,8 @@ impl Write for Spill {
             return Ok(());
         }
         if self.file.is_none() {
-            let mut f = match &self.progress {
-                Some(p) => TempObject::create_paced(&self.dir, Arc::clone(p))?,
-                None => TempObject::create(&self.dir)?,
-            };
+            // Paced from its first byte when the spill is (see `WritebackFile::paced`).
+            let mut f = TempObject::create_with(&self.dir, "", self.progress.clone())?;
             f.write_all(&self.memory)?;
             self.memory = Vec::new();
             self.file = Some(f);
