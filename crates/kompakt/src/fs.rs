@@ -8,9 +8,9 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// A file gets its data written back once this many bytes were written since the last time.
 ///
@@ -43,16 +43,51 @@ pub const PACED_FIRST_STEP: u64 = 256 << 10;
 /// measurable (32 and 80 MB sets) and moved the kernel's work into the writing thread.
 pub const START_WRITEBACK_EVERY: u64 = 256 << 10;
 
-/// How far a file's background write-back has got: bytes handed to the file, and bytes the
-/// write-back thread has seen reach the disk. Shared with a writer that chooses, block by
-/// block, between compressing and storing raw (see `Writer::adapt_to` in `stream`).
-#[derive(Debug, Default)]
+/// How far a file's background write-back has got: bytes handed to the file, bytes the
+/// write-back thread has seen reach the disk, and the disk's recent speed. Shared with a writer
+/// that chooses, block by block, between compressing and storing raw (see `Writer::adapt_to`
+/// in `stream`).
+#[derive(Debug)]
 pub struct WritebackProgress {
     written: AtomicU64,
     synced: AtomicU64,
     started: AtomicBool,
-    /// Time the thread spent writing `synced` bytes back, in nanoseconds.
-    busy_nanos: AtomicU64,
+    /// The disk's speed while it was writing this file back, in bytes per second, as `f64`
+    /// bits; 0 before the first piece. One word, so a reader never sees the bytes of one
+    /// update with the time of another.
+    rate_bits: AtomicU64,
+    /// When the thread started writing back its current range, in nanoseconds since `epoch`
+    /// plus one; 0 while it is not writing back.
+    waiting_since: AtomicU64,
+    /// The length of that range. Read after `waiting_since`, it may already be the next
+    /// range's: a longer range, which only makes the bound in `disk_rate` looser.
+    waiting_for: AtomicU64,
+    epoch: Instant,
+    /// The file's device, once known, and the speed this process last measured for it
+    /// (`f64` bits, 0 for none): see `DEVICE_RATES`.
+    device: OnceLock<u64>,
+    remembered_bits: AtomicU64,
+}
+
+/// The write-back of a paced file waits for the disk in pieces of this size, so that its
+/// progress and speed are known every piece even when one step covers many MiB: a disk that
+/// takes 400 ms for a 44 MB step must not look as fast as its first, cached, MiB until then.
+const RATE_PIECE: u64 = PACED_WRITEBACK_EVERY;
+
+impl Default for WritebackProgress {
+    fn default() -> WritebackProgress {
+        WritebackProgress {
+            written: AtomicU64::new(0),
+            synced: AtomicU64::new(0),
+            started: AtomicBool::new(false),
+            rate_bits: AtomicU64::new(0),
+            waiting_since: AtomicU64::new(0),
+            waiting_for: AtomicU64::new(0),
+            epoch: Instant::now(),
+            device: OnceLock::new(),
+            remembered_bits: AtomicU64::new(0),
+        }
+    }
 }
 
 impl WritebackProgress {
@@ -66,12 +101,106 @@ impl WritebackProgress {
         Some(self.written.load(Ordering::Acquire).saturating_sub(synced))
     }
 
-    /// The disk's measured speed in bytes per second, while it was writing: `None` before the
-    /// first step was written back.
+    /// The disk's speed in bytes per second, while it was writing: the lower of what this
+    /// file has measured and what the last paced file on the same device measured (the
+    /// process remembers one speed per device); `None` before either is known. While a range
+    /// is being written back, no more than the whole range over the time so far: a disk that
+    /// stalls is seen to be slow before any of the range comes back. (Not a single piece over the time: a fast disk
+    /// with a deep queue may return the whole range at once, and its first piece would make it
+    /// look slow.)
     pub fn disk_rate(&self) -> Option<f64> {
-        let busy = self.busy_nanos.load(Ordering::Acquire);
-        let synced = self.synced.load(Ordering::Acquire);
-        (busy > 0 && synced > 0).then(|| synced as f64 * 1e9 / busy as f64)
+        let measured = positive(f64::from_bits(self.rate_bits.load(Ordering::Acquire)));
+        let remembered = self.remembered_rate();
+        let rate = match (measured, remembered) {
+            (Some(m), Some(r)) => m.min(r),
+            (m, r) => m.or(r)?,
+        };
+        let since = self.waiting_since.load(Ordering::Acquire);
+        if since == 0 {
+            return Some(rate);
+        }
+        let range = self.waiting_for.load(Ordering::Acquire);
+        let waited = self.nanos_since_epoch().saturating_sub(since - 1).max(1);
+        Some(rate.min(range as f64 * 1e9 / waited as f64))
+    }
+
+    /// The speed the last paced file on this file's device measured in this process, if any.
+    pub fn remembered_rate(&self) -> Option<f64> {
+        positive(f64::from_bits(self.remembered_bits.load(Ordering::Acquire)))
+    }
+
+    /// A record for a file that will be created at `path` or in the folder `path`: the speed
+    /// remembered for its device is known before the file exists (a store's value first goes
+    /// to memory, and its writer decides how to start before the file is created).
+    pub fn on_device_of(path: &Path) -> WritebackProgress {
+        let progress = WritebackProgress::default();
+        if let Some(device) = fs::metadata(path).ok().and_then(|m| device_id(&m)) {
+            progress.set_device(device);
+        }
+        progress
+    }
+
+    /// Notes the device `file` is on, and the speed remembered for it.
+    fn learn_device(&self, file: &File) {
+        if let Some(device) = file.metadata().ok().and_then(|m| device_id(&m)) {
+            self.set_device(device);
+        }
+    }
+
+    fn set_device(&self, device: u64) {
+        if self.device.set(device).is_ok() {
+            if let Some(rate) = remembered_rate(device) {
+                self.remembered_bits.store(rate.to_bits(), Ordering::Release);
+            }
+        }
+    }
+
+    /// Remembers what this file measured for its device, for the next paced file there.
+    fn remember(&self, meter: &RateMeter) {
+        if let Some(&device) = self.device.get() {
+            if meter.bytes >= REMEMBER_AFTER {
+                remember_rate(device, meter.rate());
+            }
+        }
+    }
+
+    fn nanos_since_epoch(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX - 1)
+    }
+
+    /// Writes bytes `synced..written` back and waits for them (the write-back thread's work):
+    /// all of them are started at once, so the device gets a deep queue, then waited for piece
+    /// by piece, each piece timed into `meter`.
+    fn write_back(&self, file: &File, meter: &mut RateMeter) -> io::Result<()> {
+        // Counted before the write, so every byte counted is covered.
+        let (from, to) = (
+            self.synced.load(Ordering::Acquire),
+            self.written.load(Ordering::Acquire),
+        );
+        if to <= from {
+            return Ok(());
+        }
+        self.waiting_for.store(to.saturating_sub(from), Ordering::Release);
+        self.waiting_since
+            .store(self.nanos_since_epoch() + 1, Ordering::Release);
+        let written = self.write_pieces(file, meter, from, to);
+        self.waiting_since.store(0, Ordering::Release);
+        written
+    }
+
+    fn write_pieces(&self, file: &File, meter: &mut RateMeter, from: u64, to: u64) -> io::Result<()> {
+        start_range(file, from, to)?;
+        let mut at = from;
+        while at < to {
+            let end = to.min(at + RATE_PIECE);
+            let started = Instant::now();
+            write_range(file, at, end)?;
+            meter.add(end - at, started.elapsed());
+            self.rate_bits.store(meter.rate().to_bits(), Ordering::Release);
+            self.synced.store(end, Ordering::Release);
+            at = end;
+        }
+        Ok(())
     }
 
     /// A progress record in a given state, for tests of the writers that read it: `None`
@@ -84,9 +213,87 @@ impl WritebackProgress {
             p.started.store(true, Ordering::Release);
             p.written.store(written, Ordering::Release);
             p.synced.store(synced, Ordering::Release);
-            p.busy_nanos.store(nanos, Ordering::Release);
+            if synced > 0 && nanos > 0 {
+                let rate = synced as f64 * 1e9 / nanos as f64;
+                p.rate_bits.store(rate.to_bits(), Ordering::Release);
+            }
         }
         p
+    }
+
+    /// The same, as if an earlier file on its device had measured `rate`.
+    #[cfg(test)]
+    pub(crate) fn remembering(self, rate: f64) -> WritebackProgress {
+        self.remembered_bits.store(rate.to_bits(), Ordering::Release);
+        self
+    }
+}
+
+fn positive(rate: f64) -> Option<f64> {
+    (rate > 0.0 && rate.is_finite()).then_some(rate)
+}
+
+/// The write-back speed the last paced file on each device measured, in this process: a
+/// paced file starts from it instead of knowing nothing. Why: a device that is fast at first
+/// and slow after (a throttled cloud volume's burst allowance, a drive's write cache) looks
+/// fast for its first MiB, and a writer that trusted those stored them raw; a store writes
+/// many objects to one device, and all but the first now know better. A few devices at most;
+/// the oldest is forgotten past [`DEVICES_REMEMBERED`].
+static DEVICE_RATES: Mutex<Vec<(u64, f64)>> = Mutex::new(Vec::new());
+
+const DEVICES_REMEMBERED: usize = 16;
+
+/// A file's measurement is remembered only if it covered this much: one piece written while
+/// a cache absorbed it says little about the device.
+const REMEMBER_AFTER: u64 = 2 * RATE_PIECE;
+
+fn remembered_rate(device: u64) -> Option<f64> {
+    let rates = DEVICE_RATES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    rates.iter().find(|(d, _)| *d == device).map(|&(_, rate)| rate)
+}
+
+fn remember_rate(device: u64, rate: f64) {
+    let Some(rate) = positive(rate) else { return };
+    let mut rates = DEVICE_RATES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    rates.retain(|(d, _)| *d != device);
+    if rates.len() >= DEVICES_REMEMBERED {
+        rates.remove(0);
+    }
+    rates.push((device, rate));
+}
+
+#[cfg(unix)]
+fn device_id(metadata: &fs::Metadata) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    Some(metadata.dev())
+}
+
+#[cfg(not(unix))]
+fn device_id(_metadata: &fs::Metadata) -> Option<u64> {
+    None
+}
+
+/// Bytes a write-back thread saw reach the disk, and the time it waited for them.
+#[derive(Debug, Default)]
+struct RateMeter {
+    bytes: u64,
+    nanos: u64,
+}
+
+impl RateMeter {
+    fn add(&mut self, bytes: u64, took: Duration) {
+        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX).max(1);
+        self.bytes = self.bytes.saturating_add(bytes);
+        self.nanos = self.nanos.saturating_add(nanos);
+    }
+
+    /// Bytes per second; 0 before the first piece.
+    fn rate(&self) -> f64 {
+        if self.nanos == 0 {
+            0.0
+        } else {
+            self.bytes as f64 * 1e9 / self.nanos as f64
+        }
     }
 }
 
@@ -174,22 +381,18 @@ impl Writeback {
             let spawned = std::thread::Builder::new()
                 .name("kompakt-writeback".into())
                 .spawn(move || {
+                    let mut meter = RateMeter::default();
                     for () in rx {
                         if stop.load(Ordering::Relaxed) {
                             break;
                         }
                         match &progress {
                             None => handle.sync_data()?,
-                            Some(p) => {
-                                // Counted before the write, so every byte counted is covered.
-                                let (from, to) = (p.synced.load(Ordering::Acquire), p.written.load(Ordering::Acquire));
-                                let started = std::time::Instant::now();
-                                write_range(&handle, from, to)?;
-                                let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                                p.busy_nanos.fetch_add(nanos.max(1), Ordering::AcqRel);
-                                p.synced.store(to, Ordering::Release);
-                            }
+                            Some(p) => p.write_back(&handle, &mut meter)?,
                         }
+                    }
+                    if let Some(p) = &progress {
+                        p.remember(&meter);
                     }
                     Ok(())
                 });
@@ -254,14 +457,30 @@ impl Drop for Writeback {
 /// its speed. Only the thread of a paced file calls it.
 #[cfg(target_os = "linux")]
 fn write_range(file: &File, from: u64, to: u64) -> io::Result<()> {
-    let invalid = |_| io::Error::new(io::ErrorKind::InvalidInput, "file offset beyond i64");
-    let offset = i64::try_from(from).map_err(invalid)?;
-    let len = i64::try_from(to.saturating_sub(from)).map_err(invalid)?;
+    let (offset, len) = file_range(from, to)?;
     if len == 0 {
         return Ok(());
     }
     let flags = libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE | libc::SYNC_FILE_RANGE_WAIT_AFTER;
     sync_file_range(file, offset, len, flags)
+}
+
+/// Asks the kernel to start writing bytes `from..to` of `file` back, without waiting.
+#[cfg(target_os = "linux")]
+fn start_range(file: &File, from: u64, to: u64) -> io::Result<()> {
+    let (offset, len) = file_range(from, to)?;
+    if len == 0 {
+        return Ok(());
+    }
+    sync_file_range(file, offset, len, libc::SYNC_FILE_RANGE_WRITE)
+}
+
+#[cfg(target_os = "linux")]
+fn file_range(from: u64, to: u64) -> io::Result<(i64, i64)> {
+    let invalid = |_| io::Error::new(io::ErrorKind::InvalidInput, "file offset beyond i64");
+    let offset = i64::try_from(from).map_err(invalid)?;
+    let len = i64::try_from(to.saturating_sub(from)).map_err(invalid)?;
+    Ok((offset, len))
 }
 
 /// Asks the kernel to start writing every dirty page of `file` to disk, and returns without
@@ -296,6 +515,11 @@ fn start_writeback(_file: &File) -> io::Result<()> {
 }
 
 #[cfg(not(target_os = "linux"))]
+fn start_range(_file: &File, _from: u64, _to: u64) -> io::Result<()> {
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
 fn write_range(_file: &File, _from: u64, _to: u64) -> io::Result<()> {
     Ok(())
 }
@@ -324,6 +548,7 @@ impl WritebackFile {
     /// progress published to `progress`, for a writer that paces itself by the disk. The file
     /// must be new and written from its start: byte counts serve as file offsets.
     pub fn paced(file: File, progress: Arc<WritebackProgress>) -> WritebackFile {
+        progress.learn_device(&file);
         WritebackFile {
             file,
             writeback: Writeback::paced(progress),
@@ -605,6 +830,106 @@ mod tests {
             assert!(rate.is_finite() && rate > 0.0, "rate {rate}");
         }
         assert_eq!(fs::read(&path).unwrap().len() as u64, total);
+    }
+
+    #[test]
+    fn a_long_step_is_waited_for_piece_by_piece() {
+        let temp = tempfile::tempdir().unwrap();
+        let mut file = File::create(temp.path().join("w.bin")).unwrap();
+        let len = 5 * RATE_PIECE + 123;
+        file.write_all(&vec![7u8; len as usize]).unwrap();
+        let progress = WritebackProgress::simulated(Some((len, 0, 0)));
+        let mut meter = RateMeter::default();
+        progress.write_back(&file, &mut meter).unwrap();
+        assert_eq!(progress.backlog(), Some(0), "every byte counted is on disk");
+        if cfg!(target_os = "linux") {
+            assert_eq!(meter.bytes, len, "each piece was timed");
+            let rate = progress.disk_rate().expect("timed");
+            assert_eq!(rate, meter.rate());
+        }
+        // Nothing new: nothing to do, and the speed stands.
+        progress.write_back(&file, &mut meter).unwrap();
+        assert_eq!(progress.backlog(), Some(0));
+    }
+
+    #[test]
+    fn a_range_waited_for_too_long_shows_a_slower_disk() {
+        // 1 GB/s measured: a 1 MiB piece should take about 1 ms.
+        let p = WritebackProgress::simulated(Some((64 << 20, 1 << 30, 1_000_000_000)));
+        let measured = p.disk_rate().unwrap();
+        assert!((measured - (1u64 << 30) as f64).abs() < 1.0);
+        // Writing 1 MiB back for 20 ms or more: no faster than 1 MiB per 20 ms.
+        p.waiting_for.store(RATE_PIECE, Ordering::Release);
+        p.waiting_since.store(1, Ordering::Release);
+        std::thread::sleep(Duration::from_millis(20));
+        let stalled = p.disk_rate().unwrap();
+        assert!(stalled <= RATE_PIECE as f64 / 0.020, "{stalled}");
+        // A wait shorter than the measured speed allows changes nothing.
+        p.waiting_since.store(p.nanos_since_epoch() + 1, Ordering::Release);
+        assert_eq!(p.disk_rate().unwrap(), measured);
+        p.waiting_since.store(0, Ordering::Release);
+        assert_eq!(p.disk_rate().unwrap(), measured);
+    }
+
+    #[test]
+    fn each_device_keeps_its_last_measured_speed() {
+        // Device numbers no real file system uses here: other tests remember real ones.
+        let base = u64::MAX - 100;
+        assert_eq!(remembered_rate(base), None);
+        remember_rate(base, 100e6);
+        remember_rate(base + 1, 2e9);
+        remember_rate(base, 50e6);
+        assert_eq!(remembered_rate(base), Some(50e6), "the last measurement");
+        assert_eq!(remembered_rate(base + 1), Some(2e9));
+        remember_rate(base + 2, 0.0);
+        remember_rate(base + 2, f64::NAN);
+        assert_eq!(remembered_rate(base + 2), None, "no speed is not a speed");
+        // A file measured now is the lower of its own speed and the remembered one.
+        let p = WritebackProgress::simulated(Some((0, 1 << 30, 1_000_000_000)));
+        p.set_device(base);
+        assert_eq!(p.disk_rate(), Some(50e6));
+        let unmeasured = WritebackProgress::default();
+        unmeasured.set_device(base + 1);
+        assert_eq!(unmeasured.disk_rate(), Some(2e9), "known before the first piece");
+    }
+
+    #[test]
+    fn a_progress_record_learns_its_device_from_a_folder_or_a_file() {
+        let temp = tempfile::tempdir().unwrap();
+        let folder = WritebackProgress::on_device_of(temp.path());
+        let file = File::create(temp.path().join("f")).unwrap();
+        let from_file = WritebackProgress::default();
+        from_file.learn_device(&file);
+        assert_eq!(folder.device.get(), from_file.device.get());
+        assert_eq!(folder.device.get().is_some(), cfg!(unix));
+        let missing = WritebackProgress::on_device_of(&temp.path().join("nothing/here"));
+        assert_eq!(missing.device.get(), None, "no device, no memory: still usable");
+        assert_eq!(missing.remembered_rate(), None);
+    }
+
+    #[test]
+    fn a_paced_file_remembers_its_speed_for_the_next() {
+        let mut meter = RateMeter::default();
+        let p = WritebackProgress::default();
+        let device = u64::MAX - 200;
+        p.set_device(device);
+        meter.add(RATE_PIECE, Duration::from_millis(1));
+        p.remember(&meter);
+        assert_eq!(remembered_rate(device), None, "one piece says little");
+        meter.add(RATE_PIECE, Duration::from_millis(1));
+        p.remember(&meter);
+        assert_eq!(remembered_rate(device), Some(meter.rate()));
+    }
+
+    #[test]
+    fn the_rate_meter_sums_bytes_and_time() {
+        let mut m = RateMeter::default();
+        assert_eq!(m.rate(), 0.0, "nothing measured");
+        m.add(1 << 20, Duration::from_millis(1));
+        m.add(3 << 20, Duration::from_millis(3));
+        assert!((m.rate() - (1u64 << 20) as f64 * 1000.0).abs() < 1.0);
+        m.add(1, Duration::ZERO); // a piece that took no measurable time still counts as 1 ns
+        assert!(m.rate().is_finite());
     }
 
     #[cfg(target_os = "linux")]

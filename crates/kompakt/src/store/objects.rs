@@ -158,7 +158,7 @@ impl Spill {
     /// reports its write-back to [`progress`](Spill::progress).
     pub fn paced(dir: PathBuf, limit: usize) -> Spill {
         Spill {
-            progress: Some(Arc::default()),
+            progress: Some(Arc::new(WritebackProgress::on_device_of(&dir))),
             ..Spill::new(dir, limit)
         }
     }

@@ -47,9 +47,15 @@ const PARALLEL_HASH_MIN: usize = 8 << 20;
 /// 2.5 GB/s) 46-62 ms, 20 ms 47-55 ms, against 45-47 ms with codec `none`.
 pub const ADAPT_AHEAD: std::time::Duration = std::time::Duration::from_millis(20);
 
-/// The least backlog an adaptive writer keeps, whatever the disk's speed, and the one it keeps
-/// before the first write-back step has been timed.
+/// The backlog an adaptive writer keeps before it knows the disk's speed (the first
+/// write-back step has not been timed, and no earlier file on the disk was).
 pub const ADAPT_MIN_BACKLOG: u64 = 4 << 20;
+
+/// The least backlog it keeps once the speed is known: one block. Why not
+/// [`ADAPT_MIN_BACKLOG`]: on a disk of 20 MB/s, 4 MiB is 200 ms of its work, and an 8 MB value
+/// never piled that much up, so it went almost all raw (380 ms a set, against 100 ms for
+/// zstd:1, on a throttled loop device).
+const ADAPT_LEAST_BACKLOG: u64 = 1 << 20;
 
 /// Writes at least this large to an adaptive writer that has not started its write-back store
 /// their first blocks raw until it starts (see `encode_blocks_inner`). On the 2-core development VM
@@ -61,12 +67,20 @@ const ADAPT_PROBE_MIN: usize = 4 << 20;
 /// The most: a disk that seems infinitely fast (a RAM disk) must not hold back a whole file.
 const ADAPT_MAX_BACKLOG: u64 = 64 << 20;
 
+/// Whether an earlier paced file on this disk found it slow: [`ADAPT_AHEAD`] of its speed is
+/// less than [`ADAPT_MIN_BACKLOG`].
+fn known_slow(pace: &WritebackProgress) -> bool {
+    pace.remembered_rate()
+        .is_some_and(|rate| rate * ADAPT_AHEAD.as_secs_f64() < ADAPT_MIN_BACKLOG as f64)
+}
+
 /// The backlog below which an adaptive writer stores blocks raw: [`ADAPT_AHEAD`] of the disk's
-/// measured speed, within [`ADAPT_MIN_BACKLOG`]..=64 MiB.
+/// speed, within [`ADAPT_LEAST_BACKLOG`]..=64 MiB; [`ADAPT_MIN_BACKLOG`] while it is unknown.
 fn adapt_backlog(pace: Option<&WritebackProgress>) -> u64 {
-    let rate = pace.and_then(WritebackProgress::disk_rate).unwrap_or(0.0);
-    let ahead = (rate * ADAPT_AHEAD.as_secs_f64()) as u64;
-    ahead.clamp(ADAPT_MIN_BACKLOG, ADAPT_MAX_BACKLOG)
+    match pace.and_then(WritebackProgress::disk_rate) {
+        None => ADAPT_MIN_BACKLOG,
+        Some(rate) => ((rate * ADAPT_AHEAD.as_secs_f64()) as u64).clamp(ADAPT_LEAST_BACKLOG, ADAPT_MAX_BACKLOG),
+    }
 }
 
 /// Largest metadata a writer accepts (the whole footer must stay under 1 GiB).
@@ -254,7 +268,30 @@ pub struct Writer<W: Write> {
     pace: Option<Arc<WritebackProgress>>,
     /// Blocks stored raw because the disk was waiting (see [`adapt_to`](Writer::adapt_to)).
     paced_raw_blocks: u64,
+    /// How fast this writer's threads compress, measured on the blocks an adaptive writer
+    /// compressed.
+    compressor: CompressorSpeed,
     poisoned: bool,
+}
+
+/// Raw bytes an adaptive writer compressed, and the time one thread took for them.
+#[derive(Debug, Default)]
+struct CompressorSpeed(std::sync::Mutex<(u64, u64)>);
+
+impl CompressorSpeed {
+    fn add(&self, bytes: usize, took: std::time::Duration) {
+        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX).max(1);
+        let mut sums = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        sums.0 = sums.0.saturating_add(bytes as u64);
+        sums.1 = sums.1.saturating_add(nanos);
+    }
+
+    /// Raw bytes per second of `threads` threads compressing at once; `None` before the
+    /// first compressed block.
+    fn of(&self, threads: usize) -> Option<f64> {
+        let (bytes, nanos) = *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        (nanos > 0).then(|| bytes as f64 * 1e9 / nanos as f64 * threads as f64)
+    }
 }
 
 impl<W: Write> Writer<W> {
@@ -276,6 +313,7 @@ impl<W: Write> Writer<W> {
             content: None,
             pace: None,
             paced_raw_blocks: 0,
+            compressor: CompressorSpeed::default(),
             poisoned: false,
         })
     }
@@ -311,6 +349,7 @@ impl<W: Write> Writer<W> {
             content: None,
             pace: None,
             paced_raw_blocks: 0,
+            compressor: CompressorSpeed::default(),
             poisoned: false,
         })
     }
@@ -323,10 +362,13 @@ impl<W: Write> Writer<W> {
     /// write, or a full staging buffer), which stores its first blocks (those in flight, and
     /// the write-back's first step) raw until the write-back has started.
     ///
+    /// A disk slower than the writer's threads compress (both measured) gets every block
+    /// compressed, whatever its backlog.
+    ///
     /// This is `zstd --adapt`'s idea: compression never makes writing slower than the disk.
     /// On a fast disk with few cores more blocks are stored raw; on a slow disk nearly all are
     /// compressed (the probe blocks, and up to [`ADAPT_MIN_BACKLOG`] while the disk is first
-    /// measured, go raw). The price: **the bytes written depend on timing**, so two writes of the
+    /// measured, go raw; a disk an earlier file in this process measured is known at once). The price: **the bytes written depend on timing**, so two writes of the
     /// same data may differ (the content and its [`ContentHash`] do not). `progress` must be
     /// the one of the file this writer writes to ([`crate::fs::WritebackFile::paced`]).
     ///
@@ -610,6 +652,7 @@ impl<W: Write> Writer<W> {
             blocks,
             pace,
             paced_raw_blocks,
+            compressor,
             ..
         } = self;
         let st = &mut streams[id.0 as usize];
@@ -630,8 +673,10 @@ impl<W: Write> Writer<W> {
         // once the blocks in flight and the write-back's first step have been handed out: by
         // then a write-back that has still not started never will (it could not get a thread),
         // and the rest is compressed.
-        let probing =
-            cfg!(target_os = "linux") && pace.is_some_and(|p| p.backlog().is_none()) && data.len() >= ADAPT_PROBE_MIN;
+        // A disk an earlier file found slow needs no probe: compressing cannot make it wait.
+        let probing = cfg!(target_os = "linux")
+            && pace.is_some_and(|p| p.backlog().is_none() && !known_slow(p))
+            && data.len() >= ADAPT_PROBE_MIN;
         let first_step = crate::fs::PACED_FIRST_STEP.div_ceil(opts.block_size as u64) as usize;
         let mut probes = if probing { 2 * threads + first_step } else { 0 };
         ordered_map(
@@ -645,9 +690,16 @@ impl<W: Write> Writer<W> {
             super::pool::take_encoder,
             // Decided as the block's encoding starts, not as it is queued: the latest news.
             |enc, (chunk, probe)| {
-                let compress = compress_next(pace, probe);
-                let block = enc.encode(id.0, if compress { &settings } else { &raw }, chunk)?;
-                Ok((block, !compress))
+                let compress = compress_next(pace, probe, compressor.of(threads));
+                if !compress {
+                    return Ok((enc.encode(id.0, &raw, chunk)?, true));
+                }
+                let started = std::time::Instant::now();
+                let block = enc.encode(id.0, &settings, chunk)?;
+                if pace.is_some() {
+                    compressor.add(chunk.len(), started.elapsed());
+                }
+                Ok((block, false))
             },
             super::pool::give_encoder,
             |(block, paced)| {
@@ -670,15 +722,24 @@ impl<W: Write> Writer<W> {
 }
 
 /// Whether an adaptive writer compresses its next block (see [`ADAPT_AHEAD`]); always, for
-/// a writer that does not adapt.
-fn compress_next(pace: Option<&WritebackProgress>, probe: bool) -> bool {
+/// a writer that does not adapt. `compressor`: how fast the writer's threads compress
+/// together, once measured.
+fn compress_next(pace: Option<&WritebackProgress>, probe: bool, compressor: Option<f64>) -> bool {
     match pace.map(WritebackProgress::backlog) {
         None => true,
         // Before the write-back starts (a small file, or the first bytes of a large one)
         // nothing is known about the disk: compress, as a writer that does not adapt would,
         // unless the block is one of a large write's first, which start the write-back.
         Some(None) => !probe,
-        Some(Some(backlog)) => backlog >= adapt_backlog(pace),
+        // A disk slower than the compressor is the bottleneck even when it has caught up:
+        // the block it waits for a little longer costs it a fraction of the raw block's time.
+        // (On a 20 MB/s disk the backlog was often under one block, and an 8 MB value went
+        // 30 % raw.)
+        Some(Some(backlog)) => {
+            let disk = pace.and_then(WritebackProgress::disk_rate);
+            let outpaced = matches!((disk, compressor), (Some(d), Some(c)) if d < c);
+            outpaced || backlog >= adapt_backlog(pace)
+        }
     }
 }
 
@@ -840,31 +901,73 @@ mod tests {
     }
 
     #[test]
+    fn a_disk_known_to_be_slow_is_not_probed() {
+        let data: Vec<u8> = (0..10u32 << 18).flat_map(|i| (i / 7).to_le_bytes()).collect();
+        for (rate, probes) in [(20e6, 0), (2e9, 5)] {
+            let progress = WritebackProgress::simulated(None).remembering(rate);
+            let mut w = Writer::new(Vec::new(), WriteOptions::default().threads(2)).unwrap();
+            w.adapt_to(Arc::new(progress));
+            let s = w.add_stream(None).unwrap();
+            w.write(s, &data).unwrap();
+            let expected = if cfg!(target_os = "linux") { probes } else { 0 };
+            assert_eq!(w.paced_raw_blocks(), expected, "remembered {rate} B/s");
+        }
+    }
+
+    #[test]
+    fn a_disk_slower_than_the_compressor_gets_every_block_compressed() {
+        // 20 MB/s, caught up (nothing waiting): raw, unless the compressor is known to be faster.
+        let caught_up = WritebackProgress::simulated(Some((20 << 20, 20 << 20, 1_000_000_000)));
+        assert!(
+            !compress_next(Some(&caught_up), false, None),
+            "compressor not measured yet"
+        );
+        assert!(
+            compress_next(Some(&caught_up), false, Some(400e6)),
+            "zstd:1 on a thread or two"
+        );
+        assert!(
+            !compress_next(Some(&caught_up), false, Some(10e6)),
+            "zstd:19 does not keep up"
+        );
+        // A fast disk is not outpaced by zstd:1.
+        let fast = WritebackProgress::simulated(Some((2000 << 20, 2000 << 20, 1_000_000_000)));
+        assert!(!compress_next(Some(&fast), false, Some(800e6)));
+        let speed = CompressorSpeed::default();
+        assert_eq!(speed.of(2), None);
+        speed.add(1 << 20, std::time::Duration::from_millis(2));
+        speed.add(1 << 20, std::time::Duration::from_millis(2));
+        let two = speed.of(2).unwrap();
+        assert!((two - 2.0 * (1u64 << 20) as f64 / 0.002).abs() < 1.0, "{two}");
+    }
+
+    #[test]
     fn the_backlog_kept_follows_the_disk_speed_within_bounds() {
         let at = |bytes_per_s: u64| {
             let p = WritebackProgress::simulated(Some((0, bytes_per_s, 1_000_000_000)));
             adapt_backlog(Some(&p))
         };
-        assert_eq!(adapt_backlog(None), ADAPT_MIN_BACKLOG);
-        assert_eq!(at(100 << 20), ADAPT_MIN_BACKLOG, "a slow disk: the floor");
+        assert_eq!(adapt_backlog(None), ADAPT_MIN_BACKLOG, "unknown speed");
+        assert_eq!(at(100 << 20), 2 << 20, "20 ms of 100 MiB/s");
+        assert_eq!(at(20 << 20), ADAPT_LEAST_BACKLOG, "a very slow disk: one block");
         assert_eq!(at(1000 << 20), 20 << 20, "20 ms of 1000 MiB/s");
         assert_eq!(at(1 << 40), ADAPT_MAX_BACKLOG, "a RAM disk: the cap");
-        // 6 MiB waiting: compress for a slow disk (floor 4 MiB), not for a fast one (40 MiB).
+        // 6 MiB waiting: compress for a slow disk (2 MiB), not for a fast one (40 MiB).
         let slow = WritebackProgress::simulated(Some((106 << 20, 100 << 20, 1_000_000_000)));
         let fast = WritebackProgress::simulated(Some((2006 << 20, 2000 << 20, 1_000_000_000)));
-        assert!(compress_next(Some(&slow), false));
-        assert!(!compress_next(Some(&fast), false));
-        assert!(compress_next(None, false));
+        assert!(compress_next(Some(&slow), false, None));
+        assert!(!compress_next(Some(&fast), false, None));
+        assert!(compress_next(None, false, None));
         assert!(
-            compress_next(None, true),
+            compress_next(None, true, None),
             "a writer that does not adapt always compresses"
         );
         assert!(
-            compress_next(Some(&slow), true),
+            compress_next(Some(&slow), true, None),
             "a started write-back decides, not the probe"
         );
         let not_started = WritebackProgress::simulated(None);
-        assert!(compress_next(Some(&not_started), false));
-        assert!(!compress_next(Some(&not_started), true));
+        assert!(compress_next(Some(&not_started), false, None));
+        assert!(!compress_next(Some(&not_started), true, None));
     }
 }
