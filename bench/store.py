@@ -16,8 +16,9 @@ It measures, side by side in one run:
    pickle.dump/load with one file per key. All sets first, then all gets in a shuffled order.
 2. Large objects: time to set and get one float64 array of 10^1 .. 10^8 values (a rounded
    random walk; uniform random values at the largest size too) with kompakt.Store for the
-   codecs zstd:1 (default), zstd:1 with ``adapt=True`` (blocks stored raw while the disk waits
-   for the compressor), lz4, zstd:3 and none, and for the baseline "raw bytes" (write the
+   codecs zstd:1 with ``adapt=True`` (the store's default: blocks stored raw while the disk
+   waits for the compressor), zstd:1, lz4, zstd:3 and none with ``adapt=False`` (every block
+   compressed with the codec), and for the baseline "raw bytes" (write the
    array's bytes to a file and fsync it, read them back with readinto). Small arrays are set
    and got many times (distinct arrays, distinct keys) and the mean per object is reported.
 3. Peak RSS of set and get of the largest array, from the same runs.
@@ -293,6 +294,7 @@ def worker_large(a: argparse.Namespace) -> dict[str, Any]:
         paths = [os.path.join(a.dir, f"a{i}.bin") for i in range(k)]
     else:
         words = a.method.split()
+        # Explicit either way: with the default codec a store adapts unless told not to.
         store = kompakt.Store(a.dir, codec=words[1] if a.worker == "set" else None, adapt="adapt" in words[2:])
     arrays: list[Any] = []
     if a.worker == "set":

@@ -69,11 +69,14 @@ class Store(MutableMapping[str, Any]):
     ``functools.lru_cache``). ``durable``: fsync every commit of the index (default: commits
     are atomic and survive a crash of the process; a power failure may lose the last ones).
     ``trusted=False`` loads values with the restricted unpickler (see ``kompakt.load``).
-    ``adapt=True``: large objects compress only as much as the disk leaves time for, so a
+    ``adapt``: whether large objects compress only as much as the disk leaves time for, so a
     ``set`` is about as fast as writing the raw bytes (blocks the compressor cannot keep up
     with are stored raw; how many depends on disk and cores, so files of equal values may
-    differ in size; Linux only, elsewhere every block is compressed). Values stay readable by
-    every store.
+    differ in size; Linux only, elsewhere every block is compressed). ``None`` (the default):
+    a store whose codec is kompakt's default (zstd:1, a speed-first choice) adapts, a store
+    with a codec someone chose compresses every block with it; ``store.adapts`` says which.
+    ``adapt=False`` gives files that do not depend on timing. Values stay readable by every
+    store, and the content hash is the same either way.
 
     Keys are any strings. Several threads and processes may use one store at once; the last
     writer of a key wins.
@@ -102,17 +105,18 @@ class Store(MutableMapping[str, Any]):
         durable: bool = False,
         threads: int | None = None,
         trusted: bool = True,
-        adapt: bool = False,
+        adapt: bool | None = None,
     ) -> None:
         if not isinstance(cache_bytes, int) or cache_bytes < 0:
             raise ValueError(f"cache_bytes must be 0 (no cache) or a positive number of bytes, got {cache_bytes!r}")
+        adapt = None if adapt is None else bool(adapt)
         self._core: Any = _core.Store(
-            os.fspath(path), codec=codec, level=level, durable=durable, threads=threads, adapt=bool(adapt)
+            os.fspath(path), codec=codec, level=level, durable=durable, threads=threads, adapt=adapt
         )
         self._path = os.fspath(self._core.path)
         _OPEN_STORES[id(self)] = self
         self._options = dict(
-            namespace=namespace, cache_bytes=cache_bytes, durable=durable, threads=threads, trusted=trusted, adapt=bool(adapt)
+            namespace=namespace, cache_bytes=cache_bytes, durable=durable, threads=threads, trusted=trusted, adapt=adapt
         )
         self.namespace = _check_namespace(namespace)
         self._trusted = trusted
@@ -275,6 +279,12 @@ class Store(MutableMapping[str, Any]):
     def codec(self) -> str:
         """The default codec of new objects."""
         return str(self._core.codec)
+
+    @property
+    def adapts(self) -> bool:
+        """Whether new objects with the default codec adapt their compression to the disk
+        (see ``adapt`` in ``Store``)."""
+        return bool(self._core.adapts)
 
     def memoize(self, func: F | None = None, *, namespace: str | None = None, ignore: Iterable[str] = ()) -> Any:
         """Decorator caching a function's results in this store; see ``kompakt.memoize``."""

@@ -123,9 +123,23 @@ def test_hash_does_not_depend_on_threads(tmp_path: Path) -> None:
     assert one == many
 
 
+def test_by_default_only_a_store_with_the_default_codec_adapts(tmp_path: Path) -> None:
+    assert kompakt.Store(tmp_path / "default").adapts
+    assert not kompakt.Store(tmp_path / "default", adapt=False).adapts
+    assert not kompakt.Store(tmp_path / "zstd9", codec="zstd:9").adapts
+    assert not kompakt.Store(tmp_path / "zstd9").adapts, "the recorded codec counts"
+    assert kompakt.Store(tmp_path / "zstd9", adapt=True).adapts
+    assert kompakt.Store(tmp_path / "default")._options["adapt"] is None
+    # A value set with adapt=False compresses every block (here 32 of them).
+    x = np.random.default_rng(3).integers(0, 100, 4_000_000)
+    fixed = kompakt.Store(tmp_path / "fixed", adapt=False)
+    fixed.set("x", x)
+    assert fixed.info()["stored_bytes"] < x.nbytes / 2
+
+
 def test_adaptive_stores_keep_values_and_hashes(tmp_path: Path) -> None:
     x = np.random.default_rng(2).integers(0, 100, 4_000_000)  # 32 MB: the write-back starts
-    plain = kompakt.Store(tmp_path / "s").set("x", x)
+    plain = kompakt.Store(tmp_path / "s", adapt=False).set("x", x)
     adaptive = kompakt.Store(tmp_path / "s", adapt=True)
     assert adaptive.set("y", x) == plain
     np.testing.assert_array_equal(adaptive["y"], x)

@@ -269,8 +269,13 @@ pub struct StorePutArgs {
     pub namespace: String,
     /// Compress only as far as the disk leaves time for (as `compress --adapt`): blocks are
     /// stored raw while the disk waits for the compressor. The content hash is the same.
-    #[arg(long)]
+    /// Without this or --no-adapt, a store with the default codec adapts, others do not.
+    #[arg(long, conflicts_with = "no_adapt")]
     pub adapt: bool,
+    /// Compress every block with the store's codec, however fast the disk (the file's bytes
+    /// then do not depend on timing).
+    #[arg(long)]
+    pub no_adapt: bool,
 }
 
 #[derive(Debug, Args)]

@@ -95,7 +95,11 @@ fn get(a: StoreGetArgs) -> CliResult {
 fn put(a: StorePutArgs, quiet: bool) -> CliResult {
     let opts = StoreOptions {
         create: true,
-        adapt: a.adapt,
+        adapt: match (a.adapt, a.no_adapt) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        },
         ..StoreOptions::default()
     };
     let store = open_with(&a.store, opts)?;
@@ -124,6 +128,7 @@ fn put(a: StorePutArgs, quiet: bool) -> CliResult {
     // The stream's last blocks are written as it ends: count its raw blocks after that.
     writer.finish_stream(stream)?;
     let paced_raw = writer.paced_raw_blocks();
+    let writer_adapted = writer.adapts();
     let blocks = writer.bytes_in().div_ceil(opts.block_size as u64);
     let object = store.finish(writer)?;
     let hash = store.commit(&a.namespace, &a.key, object)?;
@@ -132,6 +137,10 @@ fn put(a: StorePutArgs, quiet: bool) -> CliResult {
         eprintln!("{}: {} -> {hash}", a.store.display(), a.key);
         if a.adapt {
             eprintln!("--adapt: {paced_raw} of {blocks} blocks stored raw while the disk waited");
+        } else if writer_adapted && paced_raw > 0 {
+            eprintln!(
+                "{paced_raw} of {blocks} blocks stored raw while the disk waited (--no-adapt compresses them all)"
+            );
         }
     }
     Ok(())

@@ -93,7 +93,7 @@ impl PyStore {
 #[pymethods]
 impl PyStore {
     #[new]
-    #[pyo3(signature = (path, *, codec=None, level=None, create=true, durable=false, threads=None, adapt=false))]
+    #[pyo3(signature = (path, *, codec=None, level=None, create=true, durable=false, threads=None, adapt=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -103,7 +103,7 @@ impl PyStore {
         create: bool,
         durable: bool,
         threads: Option<i64>,
-        adapt: bool,
+        adapt: Option<bool>,
     ) -> PyResult<Self> {
         let opts = StoreOptions {
             codec: codec_override(codec, level)?,
@@ -129,6 +129,12 @@ impl PyStore {
     #[getter]
     fn codec(&self) -> String {
         self.store.config().codec.to_string()
+    }
+
+    /// Whether objects written with the default codec adapt to the disk.
+    #[getter]
+    fn adapts(&self) -> bool {
+        self.store.adapts(&self.store.write_options(None))
     }
 
     /// Records a new default codec in the store's configuration.
@@ -174,7 +180,7 @@ impl PyStore {
     #[pyo3(signature = (*, codec=None, level=None))]
     fn writer(&self, py: Python<'_>, codec: Option<&str>, level: Option<i64>) -> PyResult<FileWriter> {
         let opts = self.store.write_options(codec_override(codec, level)?);
-        let spill = self.store.spill();
+        let spill = self.store.spill(&opts);
         let progress = spill.progress();
         let mut writer = py.detach(|| kompakt::Writer::new(Sink::Spill(spill), opts)).py_err()?;
         if let Some(p) = progress {

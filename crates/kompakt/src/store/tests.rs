@@ -74,16 +74,54 @@ fn equal_content_is_stored_once_whatever_the_codec_or_threads() {
 }
 
 #[test]
+fn by_default_only_the_default_codec_adapts() {
+    let dir = tempfile::tempdir().unwrap();
+    let zstd9: CodecSpec = "zstd:9".parse().unwrap();
+    let s = Store::open(dir.path().join("default"), StoreOptions::default()).unwrap();
+    assert_eq!(s.config().codec, CodecSpec::default());
+    assert!(s.adapts(&s.write_options(None)), "the speed-first default adapts");
+    assert!(s.writer(s.write_options(None)).unwrap().adapts());
+    assert!(!s.adapts(&s.write_options(Some(zstd9))), "a chosen codec is kept");
+    assert!(!s.writer(s.write_options(Some(zstd9))).unwrap().adapts());
+    // A store created with another default codec does not adapt, unless asked to.
+    let chosen = StoreOptions {
+        codec: Some(zstd9),
+        ..StoreOptions::default()
+    };
+    let s = Store::open(dir.path().join("chosen"), chosen).unwrap();
+    assert!(!s.adapts(&s.write_options(None)));
+    drop(s);
+    let reopened = Store::open(dir.path().join("chosen"), StoreOptions::default()).unwrap();
+    assert!(
+        !reopened.adapts(&reopened.write_options(None)),
+        "the recorded codec counts"
+    );
+    let asked = StoreOptions {
+        adapt: Some(true),
+        ..StoreOptions::default()
+    };
+    let s = Store::open(dir.path().join("chosen"), asked).unwrap();
+    assert!(s.adapts(&s.write_options(None)));
+    let never = StoreOptions {
+        adapt: Some(false),
+        ..StoreOptions::default()
+    };
+    let s = Store::open(dir.path().join("default"), never).unwrap();
+    assert!(!s.adapts(&s.write_options(None)));
+}
+
+#[test]
 fn an_adaptive_store_keeps_the_content_and_its_hash() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
     let opts = StoreOptions {
-        adapt: true,
+        adapt: Some(true),
+        codec: Some("zstd:3".parse().unwrap()),
         ..StoreOptions::default()
     };
     let s = Store::open(&path, opts).unwrap();
     assert!(
-        s.spill().progress().is_some(),
+        s.spill(&s.write_options(None)).progress().is_some(),
         "an adaptive store's objects report progress"
     );
     assert!(s.writer(s.write_options(None)).unwrap().adapts());
@@ -99,8 +137,12 @@ fn an_adaptive_store_keeps_the_content_and_its_hash() {
     assert_eq!(s.verify(&mut |_| {}).unwrap().problems, Vec::<String>::new());
     // A plain store reads it, and stores equal content under the same hash (once).
     drop(s);
-    let plain = Store::open(&path, StoreOptions::default()).unwrap();
-    assert!(plain.spill().progress().is_none());
+    let never = StoreOptions {
+        adapt: Some(false),
+        ..StoreOptions::default()
+    };
+    let plain = Store::open(&path, never).unwrap();
+    assert!(plain.spill(&plain.write_options(None)).progress().is_none());
     assert!(!plain.writer(plain.write_options(None)).unwrap().adapts());
     assert_eq!(plain.get_bytes("objects", "big").unwrap().unwrap(), data);
     assert_eq!(plain.set_bytes("objects", "again", &data).unwrap(), hash);
