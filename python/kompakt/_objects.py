@@ -137,7 +137,37 @@ class _Pickler(pickle.Pickler):
             order = "C" if obj.flags.c_contiguous else "F"
             ints = obj.view(np.int64)
             return _time_array, (pickle.PickleBuffer(ints), obj.dtype, obj.shape, order)
+        # numpy also pickles ndarray subclasses in-band (np.memmap, say that of np.load's
+        # mmap_mode, np.recarray): a full copy through the pickle. One that keeps ndarray's own
+        # pickling loses nothing as a plain view of its data, sent out of band, and a view as
+        # the subclass on load, which is what unpickling it would rebuild.
+        if (
+            np is not None
+            and isinstance(obj, np.ndarray)
+            and type(obj) is not np.ndarray
+            and obj.nbytes >= OUT_OF_BAND_MIN
+            and _pickles_as_ndarray(type(obj), np)
+        ):
+            return _subclass_array, (obj.view(np.ndarray), type(obj))
         return NotImplemented
+
+
+def _pickles_as_ndarray(cls: type, np: Any) -> bool:
+    return (
+        cls.__reduce_ex__ is np.ndarray.__reduce_ex__
+        and cls.__reduce__ is np.ndarray.__reduce__
+        and cls.__setstate__ is np.ndarray.__setstate__
+    )
+
+
+def _subclass_array(array: Any, cls: type) -> Any:
+    """Rebuilds an ndarray subclass saved by kompakt as a view of its data (named in files:
+    keep it)."""
+    import numpy
+
+    if not (isinstance(cls, type) and issubclass(cls, numpy.ndarray)):
+        raise pickle.UnpicklingError(f"not an ndarray subclass: {cls!r}")
+    return array.view(cls)
 
 
 def _time_array(buffer: Any, dtype: Any, shape: tuple[int, ...], order: str) -> Any:

@@ -164,6 +164,34 @@ def test_many_small_and_a_few_huge_buffers():
     assert len(kompakt.info(blob)["object"]["buffers"]) == 2
 
 
+def test_large_ndarray_subclasses_go_out_of_band_and_keep_their_type(tmp_path):
+    arr = np.random.default_rng(4).random(200_000)
+    np.save(tmp_path / "a.npy", arr)
+    mapped = np.load(tmp_path / "a.npy", mmap_mode="r")
+    rec = np.rec.fromarrays([arr, arr.astype(np.int64)], names="x,n")
+    for obj, cls in [(mapped, np.memmap), (mapped[1000:], np.memmap), (rec, np.recarray)]:
+        blob = kompakt.dumps(obj)
+        meta = kompakt.info(blob)["object"]
+        assert len(meta["buffers"]) == 1, "the data travels out of band"
+        assert kompakt.info(blob)["streams"][meta["pickle"]["stream"]]["raw_size"] < 4096
+        back = kompakt.loads(blob)
+        assert type(back) is type(pickle.loads(pickle.dumps(obj, protocol=5))) is cls
+        np.testing.assert_array_equal(back, obj)
+        assert back.dtype == obj.dtype
+    # A subclass with pickling of its own keeps it (a masked array keeps its mask).
+    masked = np.ma.masked_array(arr, mask=arr < 0.5)
+    back = kompakt.loads(kompakt.dumps(masked))
+    assert type(back) is np.ma.MaskedArray
+    np.testing.assert_array_equal(back.mask, masked.mask)
+    # Untrusted loads refuse the class as they would in a plain pickle.
+    with pytest.raises(pickle.UnpicklingError, match="refuses"):
+        kompakt.loads(kompakt.dumps(mapped), trusted=False)
+    from kompakt._objects import _subclass_array
+
+    with pytest.raises(pickle.UnpicklingError, match="not an ndarray subclass"):
+        _subclass_array(arr, dict)
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     obj=st.recursive(
