@@ -26,9 +26,12 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
+from typing import Any, Callable
 
 WORKER = r"""
 import json, os, sys, time
@@ -50,18 +53,24 @@ print(json.dumps(rows))
 """
 
 
-def run(cmd: list[str], **kw) -> str:
-    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout.strip()
+def run(cmd: list[str], **kw: Any) -> str:
+    done = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:3])}... failed ({done.returncode}):\n{done.stderr.strip()}")
+    return done.stdout.strip()
 
 
 class SlowDisk:
-    """A throttled loop device mounted at a temporary folder; removed on exit."""
+    """A throttled loop device mounted at a temporary folder under `where`; everything it set
+    up is undone on exit, step by step, even when a step fails (and on SIGTERM or SIGHUP)."""
 
     THROTTLE = "/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device"
 
-    def __init__(self, size_mb: int):
+    def __init__(self, size_mb: int, where: str):
         self.size_mb = size_mb
-        self.image = self.device = self.mount = None
+        self.where = where
+        self.undo: list[tuple[str, Callable[[], None]]] = []
+        self.majmin = ""
 
     def __enter__(self) -> "SlowDisk":
         problems = []
@@ -74,33 +83,58 @@ class SlowDisk:
                 problems.append(f"{tool} not found")
         if problems:
             sys.exit("slow_disk.py: " + "; ".join(problems))
-        fd, self.image = tempfile.mkstemp(prefix="kompakt-slowdisk-", suffix=".img")
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, lambda *_: sys.exit("slow_disk.py: stopped by signal; cleaning up"))
+        try:
+            self._set_up()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _set_up(self) -> None:
+        # On the machine's own disk, not /tmp, which may be a RAM disk.
+        fd, image = tempfile.mkstemp(prefix="kompakt-slowdisk-", suffix=".img", dir=self.where)
+        self.undo.append((f"rm {image}", lambda: os.unlink(image)))
         os.ftruncate(fd, self.size_mb << 20)
         os.close(fd)
-        self.device = run(["losetup", "-f", "--show", self.image])
-        run(["mkfs.ext4", "-q", self.device])
-        self.mount = tempfile.mkdtemp(prefix="kompakt-slowdisk-")
-        run(["mount", self.device, self.mount])
-        st = os.stat(self.device)
+        device = run(["losetup", "-f", "--show", image])
+        self.undo.append((f"losetup -d {device}", lambda: run(["losetup", "-d", device])))
+        # Initialised now, so that no lazy initialisation writes during the measurements.
+        run(["mkfs.ext4", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0", device])
+        self.mount = tempfile.mkdtemp(prefix="kompakt-slowdisk-mnt-", dir=self.where)
+        mount = self.mount
+        self.undo.append((f"rmdir {mount}", lambda: os.rmdir(mount)))
+        run(["mount", device, mount])
+        self.undo.append((f"umount {mount}", lambda: umount(mount)))
+        st = os.stat(device)
         self.majmin = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
-        return self
+        # Undone first: a loop device keeps its number after losetup -d, and whatever uses
+        # it next would stay throttled.
+        self.undo.append((f"echo '{self.majmin} 0' > {self.THROTTLE}", lambda: self.throttle(0)))
 
     def throttle(self, bytes_per_s: int) -> None:
         with open(self.THROTTLE, "w") as f:
-            f.write(f"{self.majmin} {bytes_per_s}\n")
+            f.write(f"{self.majmin} {bytes_per_s}\n")  # 0 removes the limit
 
-    def __exit__(self, *exc) -> None:
-        try:
-            if self.device:
-                self.throttle(0)  # 0 removes the limit
-        finally:
-            if self.mount:
-                subprocess.run(["umount", self.mount], check=False)
-                os.rmdir(self.mount)
-            if self.device:
-                subprocess.run(["losetup", "-d", self.device], check=False)
-            if self.image:
-                os.unlink(self.image)
+    def __exit__(self, *exc: object) -> None:
+        failed = []
+        while self.undo:
+            what, step = self.undo.pop()
+            try:
+                step()
+            except BaseException as e:  # noqa: BLE001 - every step gets its chance
+                failed.append(f"{what}  # {e}")
+        if failed:
+            print("slow_disk.py: could not undo, do it by hand:\n  " + "\n  ".join(failed), file=sys.stderr)
+
+
+def umount(path: str) -> None:
+    for attempt in range(5):
+        if subprocess.run(["umount", path], capture_output=True).returncode == 0:
+            return
+        time.sleep(0.5 * (attempt + 1))
+    run(["umount", "-l", path])  # lazy: detached now, freed when no longer busy
 
 
 def measure(n: int, count: int, method: str, where: str) -> list[tuple[float, float]]:
@@ -128,7 +162,7 @@ def main() -> None:
     need_mb = 2 * a.count * max(sizes) * 8 // 10**6 + 256
     os.makedirs(a.fast, exist_ok=True)
     print("ms per set / ratio, sets in order (the first one knows nothing of the disk)")
-    with SlowDisk(need_mb) as disk:
+    with SlowDisk(need_mb, a.fast) as disk:
         for rate in rates + [None]:
             if rate is not None:
                 disk.throttle(rate << 20)

@@ -73,8 +73,9 @@ class Store(MutableMapping[str, Any]):
     ``set`` is about as fast as writing the raw bytes (blocks the compressor cannot keep up
     with are stored raw; how many depends on disk and cores, so files of equal values may
     differ in size; Linux only, elsewhere every block is compressed). ``None`` (the default):
-    a store whose codec is kompakt's default (zstd:1, a speed-first choice) adapts, a store
-    with a codec someone chose compresses every block with it; ``store.adapts`` says which.
+    objects written with kompakt's default codec (zstd:1, a speed-first choice, whether named
+    or not) adapt, objects written with any other codec get every block compressed with it;
+    ``store.adapts`` says which applies to the store's codec.
     ``adapt=False`` gives files that do not depend on timing. Values stay readable by every
     store, and the content hash is the same either way.
 
@@ -282,8 +283,8 @@ class Store(MutableMapping[str, Any]):
 
     @property
     def adapts(self) -> bool:
-        """Whether new objects with the default codec adapt their compression to the disk
-        (see ``adapt`` in ``Store``)."""
+        """Whether new objects written with the store's codec adapt their compression to the
+        disk (see ``adapt`` in ``Store``)."""
         return bool(self._core.adapts)
 
     def memoize(self, func: F | None = None, *, namespace: str | None = None, ignore: Iterable[str] = ()) -> Any:

@@ -44,7 +44,7 @@ pub const PACED_FIRST_STEP: u64 = 256 << 10;
 pub const START_WRITEBACK_EVERY: u64 = 256 << 10;
 
 /// How far a file's background write-back has got: bytes handed to the file, bytes the
-/// write-back thread has seen reach the disk, and the disk's recent speed. Shared with a writer
+/// write-back thread has seen reach the disk, and the disk's speed. Shared with a writer
 /// that chooses, block by block, between compressing and storing raw (see `Writer::adapt_to`
 /// in `stream`).
 #[derive(Debug)]
@@ -59,8 +59,8 @@ pub struct WritebackProgress {
     /// When the thread started writing back its current range, in nanoseconds since `epoch`
     /// plus one; 0 while it is not writing back.
     waiting_since: AtomicU64,
-    /// The length of that range. Read after `waiting_since`, it may already be the next
-    /// range's: a longer range, which only makes the bound in `disk_rate` looser.
+    /// The length of that range. Stored before `waiting_since`, so a reader that finds
+    /// `waiting_since` unchanged after reading it has the length of that same range.
     waiting_for: AtomicU64,
     epoch: Instant,
     /// The file's device, once known, and the speed this process last measured for it
@@ -120,6 +120,9 @@ impl WritebackProgress {
             return Some(rate);
         }
         let range = self.waiting_for.load(Ordering::Acquire);
+        if self.waiting_since.load(Ordering::Acquire) != since {
+            return Some(rate); // that range just ended: its length may be the next one's
+        }
         let waited = self.nanos_since_epoch().saturating_sub(since - 1).max(1);
         Some(rate.min(range as f64 * 1e9 / waited as f64))
     }
@@ -189,11 +192,16 @@ impl WritebackProgress {
     }
 
     fn write_pieces(&self, file: &File, meter: &mut RateMeter, from: u64, to: u64) -> io::Result<()> {
+        // Timed from before the range is started: on a congested device starting it may block
+        // while the requests are queued, and the pieces then come back at once.
+        let mut started = Instant::now();
         start_range(file, from, to)?;
         let mut at = from;
         while at < to {
             let end = to.min(at + RATE_PIECE);
-            let started = Instant::now();
+            if at > from {
+                started = Instant::now();
+            }
             write_range(file, at, end)?;
             meter.add(end - at, started.elapsed());
             self.rate_bits.store(meter.rate().to_bits(), Ordering::Release);
@@ -388,10 +396,17 @@ impl Writeback {
                         }
                         match &progress {
                             None => handle.sync_data()?,
-                            Some(p) => p.write_back(&handle, &mut meter)?,
+                            Some(p) => match p.write_back(&handle, &mut meter) {
+                                // A file system without sync_file_range: stop pacing, and let
+                                // the final fsync do the work. The writer then sees the backlog
+                                // grow and compresses, as a writer that does not adapt would.
+                                Err(e) if unsupported(&e) => break,
+                                done => done?,
+                            },
                         }
                     }
-                    if let Some(p) = &progress {
+                    // A cancelled file (its write failed) may have been cut short: not remembered.
+                    if let Some(p) = progress.filter(|_| !stop.load(Ordering::Relaxed)) {
                         p.remember(&meter);
                     }
                     Ok(())
@@ -491,6 +506,23 @@ fn file_range(from: u64, to: u64) -> io::Result<(i64, i64)> {
 fn start_writeback(file: &File) -> io::Result<()> {
     // Offset 0 and length 0: the whole file. Pages already on their way are skipped.
     sync_file_range(file, 0, 0, libc::SYNC_FILE_RANGE_WRITE)
+}
+
+/// Whether an error of `sync_file_range` says the file or file system cannot do it, rather
+/// than that writing failed.
+fn unsupported(e: &io::Error) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        matches!(
+            e.raw_os_error(),
+            Some(libc::EINVAL | libc::ESPIPE | libc::ENOSYS | libc::EOPNOTSUPP)
+        )
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = e;
+        false
+    }
 }
 
 /// `sync_file_range(2)`: the crate's one `unsafe` call (no maintained safe wrapper has it).
@@ -864,7 +896,9 @@ mod tests {
         std::thread::sleep(Duration::from_millis(20));
         let stalled = p.disk_rate().unwrap();
         assert!(stalled <= RATE_PIECE as f64 / 0.020, "{stalled}");
-        // A wait shorter than the measured speed allows changes nothing.
+        // A wait shorter than the measured speed allows changes nothing (a range so long that
+        // no wait on a busy machine could make it look slow).
+        p.waiting_for.store(1 << 50, Ordering::Release);
         p.waiting_since.store(p.nanos_since_epoch() + 1, Ordering::Release);
         assert_eq!(p.disk_rate().unwrap(), measured);
         p.waiting_since.store(0, Ordering::Release);
@@ -919,6 +953,23 @@ mod tests {
         meter.add(RATE_PIECE, Duration::from_millis(1));
         p.remember(&meter);
         assert_eq!(remembered_rate(device), Some(meter.rate()));
+    }
+
+    #[test]
+    fn only_errors_of_an_unable_file_system_stop_the_pacing() {
+        if cfg!(target_os = "linux") {
+            for code in [libc::EINVAL, libc::ESPIPE, libc::ENOSYS, libc::EOPNOTSUPP] {
+                assert!(unsupported(&io::Error::from_raw_os_error(code)), "{code}");
+            }
+            for code in [libc::EIO, libc::ENOSPC, libc::EDQUOT, libc::EBADF] {
+                assert!(!unsupported(&io::Error::from_raw_os_error(code)), "{code}");
+            }
+            // A pipe cannot be synced: that is the error a paced write-back stops on.
+            let (reader, _writer) = std::io::pipe().unwrap();
+            let pipe = File::from(std::os::fd::OwnedFd::from(reader));
+            assert!(unsupported(&write_range(&pipe, 0, 10).unwrap_err()));
+        }
+        assert!(!unsupported(&io::Error::other("x")));
     }
 
     #[test]
@@ -1041,12 +1092,15 @@ mod tests {
         // would succeed and a damaged file would be committed.
         assert!(w.finish().is_err(), "the error sticks");
 
-        // A paced file's write-back (sync_file_range on a pipe fails with ESPIPE) too.
+        // A paced file's write-back stops pacing instead when the file cannot be synced
+        // that way (sync_file_range on a pipe: ESPIPE); the final fsync still reports what
+        // matters, and the writer, seeing no progress, compresses every block.
         let progress = Arc::new(WritebackProgress::default());
         let mut w = Writeback::paced(Arc::clone(&progress));
         w.wrote(&file, PACED_WRITEBACK_EVERY as usize).unwrap();
-        assert!(w.finish().is_err());
+        assert!(w.finish().is_ok());
         assert_eq!(progress.disk_rate(), None, "a failed step is not timed");
+        assert_eq!(progress.backlog(), Some(PACED_WRITEBACK_EVERY), "and nothing is synced");
     }
 
     #[cfg(unix)]
