@@ -105,9 +105,9 @@ impl WritebackProgress {
     /// file has measured and what the last paced file on the same device measured (the
     /// process remembers one speed per device); `None` before either is known. While a range
     /// is being written back, no more than the whole range over the time so far: a disk that
-    /// stalls is seen to be slow before any of the range comes back. (Not a single piece over the time: a fast disk
-    /// with a deep queue may return the whole range at once, and its first piece would make it
-    /// look slow.)
+    /// stalls is seen to be slow before any of the range comes back. (Not a single piece over
+    /// the time: a fast disk with a deep queue may return the whole range at once, and its
+    /// first piece would make it look slow.)
     pub fn disk_rate(&self) -> Option<f64> {
         let measured = positive(f64::from_bits(self.rate_bits.load(Ordering::Acquire)));
         let remembered = self.remembered_rate();
@@ -472,30 +472,26 @@ impl Drop for Writeback {
 /// its speed. Only the thread of a paced file calls it.
 #[cfg(target_os = "linux")]
 fn write_range(file: &File, from: u64, to: u64) -> io::Result<()> {
-    let (offset, len) = file_range(from, to)?;
-    if len == 0 {
-        return Ok(());
-    }
     let flags = libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE | libc::SYNC_FILE_RANGE_WAIT_AFTER;
-    sync_file_range(file, offset, len, flags)
+    sync_range(file, from, to, flags)
 }
 
 /// Asks the kernel to start writing bytes `from..to` of `file` back, without waiting.
 #[cfg(target_os = "linux")]
 fn start_range(file: &File, from: u64, to: u64) -> io::Result<()> {
-    let (offset, len) = file_range(from, to)?;
-    if len == 0 {
-        return Ok(());
-    }
-    sync_file_range(file, offset, len, libc::SYNC_FILE_RANGE_WRITE)
+    sync_range(file, from, to, libc::SYNC_FILE_RANGE_WRITE)
 }
 
+/// `sync_file_range` with `flags` on bytes `from..to`; nothing for an empty range.
 #[cfg(target_os = "linux")]
-fn file_range(from: u64, to: u64) -> io::Result<(i64, i64)> {
+fn sync_range(file: &File, from: u64, to: u64, flags: libc::c_uint) -> io::Result<()> {
     let invalid = |_| io::Error::new(io::ErrorKind::InvalidInput, "file offset beyond i64");
     let offset = i64::try_from(from).map_err(invalid)?;
     let len = i64::try_from(to.saturating_sub(from)).map_err(invalid)?;
-    Ok((offset, len))
+    if len == 0 {
+        return Ok(());
+    }
+    sync_file_range(file, offset, len, flags)
 }
 
 /// Asks the kernel to start writing every dirty page of `file` to disk, and returns without

@@ -368,9 +368,10 @@ impl<W: Write> Writer<W> {
     /// This is `zstd --adapt`'s idea: compression never makes writing slower than the disk.
     /// On a fast disk with few cores more blocks are stored raw; on a slow disk nearly all are
     /// compressed (the probe blocks, and up to [`ADAPT_MIN_BACKLOG`] while the disk is first
-    /// measured, go raw; a disk an earlier file in this process measured is known at once). The price: **the bytes written depend on timing**, so two writes of the
-    /// same data may differ (the content and its [`ContentHash`] do not). `progress` must be
-    /// the one of the file this writer writes to ([`crate::fs::WritebackFile::paced`]).
+    /// measured, go raw; a disk an earlier file in this process measured is known at once).
+    /// The price: **the bytes written depend on timing**, so two writes of the same data may
+    /// differ (the content and its [`ContentHash`] do not). `progress` must be the one of the
+    /// file this writer writes to ([`crate::fs::WritebackFile::paced`]).
     ///
     /// Only Linux reports progress; elsewhere the write-back never starts and every block is
     /// compressed. A file system where `sync_file_range` does nothing (tmpfs) looks like an
