@@ -191,6 +191,11 @@ pub struct BenchArgs {
     /// Seconds to spend on each measurement (the best run counts; at least one run).
     #[arg(long, default_value_t = 1.0)]
     pub seconds: f64,
+    /// Also time decompression without checking the blocks' checksums: the work `zstd -b`
+    /// and `lz4 -b` measure (their benchmarks check none), and so the checksums' price.
+    /// Every read checks them by default, and so does the main decompression figure.
+    #[arg(long)]
+    pub unverified: bool,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,

@@ -1,7 +1,8 @@
 //! `bench`: ratio and speed of codecs on the user's files, at several thread counts, in memory
 //! (so the figures measure kompakt, not the disk). Speeds are raw MB/s (10^6 bytes per second),
 //! as `zstd -b` and `lz4 -b` report them; each figure is the best of the runs made in
-//! `--seconds`.
+//! `--seconds`. Decompression checks every block's checksum, as every read does;
+//! `--unverified` adds a figure without the checks, the work the C tools' benchmarks measure.
 
 use crate::args::BenchArgs;
 use crate::human::{format_size, parse_size};
@@ -20,6 +21,8 @@ struct Row {
     stored: u64,
     compress_mbps: f64,
     decompress_mbps: f64,
+    /// Decompression without checksum checks (`--unverified`).
+    unverified_mbps: Option<f64>,
 }
 
 /// Runs `f` repeatedly for about `seconds`, at least twice, and returns the best time.
@@ -89,6 +92,7 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
             stored: data.len() as u64,
             compress_mbps: mbps(data.len(), copy),
             decompress_mbps: mbps(data.len(), copy),
+            unverified_mbps: a.unverified.then(|| mbps(data.len(), copy)),
         });
         let mut packed = Vec::with_capacity(data.len() + (1 << 20));
         for spec in &specs {
@@ -111,15 +115,23 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
                     packed = w.finish()?;
                     Ok(())
                 })?;
-                let read_opts = ReadOptions::default().threads(t);
-                let d = best_time(a.seconds, || {
-                    let mut r = Reader::from_memory(&packed, read_opts)?;
-                    r.read_stream_into(0, &mut dst)?;
-                    Ok(())
-                })?;
-                if dst != data {
-                    return Err(CliError::new(format!("round trip of {name} with {spec} lost data")));
-                }
+                let mut decompress = |verify_checksums: bool| -> CliResult<f64> {
+                    let read_opts = ReadOptions {
+                        verify_checksums,
+                        ..ReadOptions::default().threads(t)
+                    };
+                    let d = best_time(a.seconds, || {
+                        let mut r = Reader::from_memory(&packed, read_opts)?;
+                        r.read_stream_into(0, &mut dst)?;
+                        Ok(())
+                    })?;
+                    if dst != data {
+                        return Err(CliError::new(format!("round trip of {name} with {spec} lost data")));
+                    }
+                    Ok(d)
+                };
+                let d = decompress(true)?;
+                let unverified = if a.unverified { Some(decompress(false)?) } else { None };
                 rows.push(Row {
                     file: name.clone(),
                     codec: spec.to_string(),
@@ -128,6 +140,7 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
                     stored: packed.len() as u64,
                     compress_mbps: mbps(data.len(), c),
                     decompress_mbps: mbps(data.len(), d),
+                    unverified_mbps: unverified.map(|u| mbps(data.len(), u)),
                 });
             }
         }
@@ -141,27 +154,43 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
                     "file": r.file, "codec": r.codec, "threads": r.threads, "raw_size": r.raw,
                     "compressed_size": r.stored, "ratio": r.raw as f64 / r.stored.max(1) as f64,
                     "compress_mb_s": r.compress_mbps, "decompress_mb_s": r.decompress_mbps,
+                    "decompress_unverified_mb_s": r.unverified_mbps,
                 })
             })
             .collect();
         writeln!(out, "{}", serde_json::to_string_pretty(&v).expect("json"))?;
     } else {
+        let unverified = |text: String| {
+            if a.unverified {
+                format!(" {text:>16}")
+            } else {
+                String::new()
+            }
+        };
         writeln!(
             out,
-            "{:<28} {:<12} {:>7} {:>12} {:>8} {:>14} {:>14}",
-            "file", "codec", "threads", "compressed", "ratio", "compress MB/s", "decompr. MB/s"
+            "{:<28} {:<12} {:>7} {:>12} {:>8} {:>14} {:>14}{}",
+            "file",
+            "codec",
+            "threads",
+            "compressed",
+            "ratio",
+            "compress MB/s",
+            "decompr. MB/s",
+            unverified("unverified MB/s".into())
         )?;
         for r in &rows {
             writeln!(
                 out,
-                "{:<28} {:<12} {:>7} {:>12} {:>8.3} {:>14.1} {:>14.1}",
+                "{:<28} {:<12} {:>7} {:>12} {:>8.3} {:>14.1} {:>14.1}{}",
                 truncate(&r.file, 28),
                 r.codec,
                 r.threads,
                 format_size(r.stored),
                 r.raw as f64 / r.stored.max(1) as f64,
                 r.compress_mbps,
-                r.decompress_mbps
+                r.decompress_mbps,
+                unverified(r.unverified_mbps.map_or_else(String::new, |u| format!("{u:.1}")))
             )?;
         }
     }

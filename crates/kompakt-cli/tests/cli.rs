@@ -218,6 +218,46 @@ fn bench_reports_every_codec_as_json() {
     for r in rows {
         assert!(r["ratio"].as_f64().unwrap() >= 1.0);
         assert!(r["compress_mb_s"].as_f64().unwrap() > 0.0);
+        assert!(
+            r["decompress_unverified_mb_s"].is_null(),
+            "measured only when asked: {r}"
+        );
+    }
+}
+
+#[test]
+fn bench_can_also_time_unverified_decompression() {
+    let d = Dir::new("bench-unverified");
+    fs::write(d.path("data.bin"), sample()).unwrap();
+    let args = [
+        "bench",
+        "data.bin",
+        "--codecs",
+        "lz4,none",
+        "-T",
+        "1",
+        "--seconds",
+        "0",
+        "--unverified",
+    ];
+    let json = ok(&kompakt(&[&args[..], &["--json", "-q"]].concat(), &d.0, None))
+        .stdout
+        .clone();
+    let rows: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 3, "memcpy + 2 codecs");
+    for r in rows {
+        assert!(r["decompress_mb_s"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["decompress_unverified_mb_s"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    let table = String::from_utf8(ok(&kompakt(&[&args[..], &["-q"]].concat(), &d.0, None)).stdout.clone()).unwrap();
+    let header = table.lines().next().unwrap();
+    assert!(header.ends_with("unverified MB/s"), "{table}");
+    let rows: Vec<_> = table.lines().skip(1).collect();
+    assert_eq!(rows.len(), 3, "{table}");
+    for row in rows {
+        let last = row.split_whitespace().last().unwrap();
+        assert!(last.parse::<f64>().unwrap() > 0.0, "{table}");
     }
 }
 
