@@ -85,11 +85,11 @@ pub struct StoreOptions {
     /// the disk has caught up with the compressor, so that compressing does not make a set
     /// much slower than writing the raw bytes (see [`Writer::adapt_to`]; Linux only). `None`
     /// (the default): objects written with the library's default codec (zstd:1, whether named
-    /// or not) adapt, objects written with any other codec do not ([`Store::adapts`]). Why: the default codec is a
-    /// speed-first choice, and on a fast disk with few cores even zstd:1 made an 80 MB set
-    /// 3-4x slower than writing the raw bytes; a chosen codec is a choice of ratio. Objects
-    /// kept in the index are always compressed with the codec. Not recorded in the
-    /// configuration: each process chooses.
+    /// or not) adapt, objects written with any other codec do not ([`Store::adapts`]). Why:
+    /// the default codec is a speed-first choice, and on a fast disk with few cores even
+    /// zstd:1 made an 80 MB set 3-4x slower than writing the raw bytes; a chosen codec is a
+    /// choice of ratio. Objects kept in the index are always compressed with the codec. Not
+    /// recorded in the configuration: each process chooses.
     pub adapt: Option<bool>,
 }
 
