@@ -20,11 +20,13 @@
 //! # Ok::<(), kompakt::Error>(())
 //! ```
 #![deny(missing_docs)]
-// One audited exception, `fs::sync_file_range` (a system call without a safe wrapper crate);
-// everything else is safe code.
+// Two audited exceptions, `fs::sync_file_range` (a system call without a safe wrapper crate)
+// and `copy::copy_uncached` (streaming stores, which std does not offer safely); everything
+// else is safe code.
 #![deny(unsafe_code)]
 
 pub mod codec;
+mod copy;
 mod error;
 pub mod filter;
 pub mod fs;

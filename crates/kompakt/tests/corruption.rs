@@ -226,3 +226,42 @@ fn an_impossible_stream_size_is_an_error_not_an_abort() {
         .unwrap_err();
     assert!(e.is_corruption(), "{e}");
 }
+
+/// Reads larger than the caches copy raw blocks of a file in memory by a path of their own
+/// (streaming stores): it must check checksums and return the data exactly as the others do.
+#[test]
+fn a_large_read_of_raw_blocks_in_memory_checks_every_block() {
+    let block = 1 << 20;
+    let data: Vec<u8> = (0..40 * block as u64)
+        .map(|i| (i.wrapping_mul(0x9E37_79B9) >> 7) as u8)
+        .collect();
+    let opts = WriteOptions::default()
+        .codec(CodecSpec::parse("none").unwrap())
+        .block_size(block)
+        .threads(2);
+    let mut file = kompakt::compress(&data, &opts).unwrap();
+    for threads in [1, 2] {
+        let mut r = Reader::from_memory(&file, ReadOptions::default().threads(threads)).unwrap();
+        assert!(r.read_stream(0).unwrap() == data, "{threads} threads");
+    }
+    // A bit flip inside the 21st block's payload: caught, unless checks are off.
+    let at = block_offset(&file, 20) + 24 + 1000;
+    file[at] ^= 0x10;
+    let e = Reader::from_memory(&file, ReadOptions::default().threads(2))
+        .and_then(|mut r| r.read_stream(0))
+        .unwrap_err();
+    assert!(e.is_corruption(), "{e}");
+    let unchecked = ReadOptions {
+        verify_checksums: false,
+        ..ReadOptions::default()
+    };
+    let back = Reader::from_memory(&file, unchecked).unwrap().read_stream(0).unwrap();
+    let flipped = 20 * block + 1000;
+    assert_eq!(back[flipped], data[flipped] ^ 0x10);
+    assert!(back[..flipped] == data[..flipped] && back[flipped + 1..] == data[flipped + 1..]);
+}
+
+fn block_offset(file: &[u8], block: usize) -> usize {
+    let r = Reader::from_memory(file, ReadOptions::default()).unwrap();
+    r.blocks()[block].file_offset as usize
+}

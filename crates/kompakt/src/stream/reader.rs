@@ -115,6 +115,13 @@ enum Job<'d, 's> {
         skip: usize,
         dst: &'d mut [u8],
     },
+    /// A whole raw block of a file in memory, to copy into `dst`, a part of a read too large
+    /// for the caches (see [`crate::copy`]).
+    Copy {
+        entry: BlockEntry,
+        bytes: &'s [u8],
+        dst: &'d mut [u8],
+    },
     /// A raw block already read straight into `dst`; only its checksum is left to check.
     Check {
         entry: BlockEntry,
@@ -299,6 +306,7 @@ impl<R: Read + Seek> Reader<R> {
         let list = &self.stream_blocks[stream as usize][range];
         let verify = self.opts.verify_checksums;
         let threads = if list.len() <= 1 { 1 } else { self.threads() };
+        let uncached = dst.len() >= crate::copy::UNCACHED_READ_MIN;
         let mut source = BlockSource::new(&mut self.inner, self.in_memory);
         let blocks = &self.footer.blocks;
         let mut rest = dst;
@@ -320,6 +328,11 @@ impl<R: Read + Seek> Reader<R> {
                     let mut header = [0u8; BLOCK_HEADER_LEN];
                     if source.read_raw_into(&entry, &mut header, dst)? {
                         return Ok(Some(Job::Check { entry, header, dst }));
+                    }
+                    if uncached {
+                        if let Cow::Borrowed(bytes) = source.block(&entry)? {
+                            return Ok(Some(Job::Copy { entry, bytes, dst }));
+                        }
                     }
                 }
                 Ok(Some(Job::Decode {
@@ -454,6 +467,23 @@ impl<R: Read + Seek> Reader<R> {
 
 fn run_job(dec: &mut BlockDecoder, job: Job<'_, '_>, verify: bool) -> Result<()> {
     match job {
+        Job::Copy { entry, bytes, dst } => {
+            let (head, payload) = bytes.split_at(BLOCK_HEADER_LEN);
+            let head: &[u8; BLOCK_HEADER_LEN] = head.try_into().expect("header length");
+            check_header_matches(head, &entry)?;
+            if verify {
+                verify_block(head, payload, entry.file_offset)?;
+            }
+            if payload.len() != dst.len() {
+                return Err(Error::corrupt(
+                    "block",
+                    entry.file_offset,
+                    "raw block length differs from its declared size",
+                ));
+            }
+            crate::copy::copy_uncached(dst, payload);
+            Ok(())
+        }
         Job::Check { entry, header, dst } => {
             check_header_matches(&header, &entry)?;
             if verify {
