@@ -109,7 +109,7 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
                 opts.validate()?;
                 let c = best_time(a.seconds, || {
                     packed.clear();
-                    let mut w = Writer::new(std::mem::take(&mut packed), opts)?;
+                    let mut w = Writer::to_memory(std::mem::take(&mut packed), opts)?;
                     let s = w.add_stream(None)?;
                     w.write(s, &data)?;
                     packed = w.finish()?;

@@ -116,6 +116,16 @@ pub enum Sink {
     Spill(kompakt::store::Spill),
 }
 
+impl Sink {
+    /// The bytes of an in-memory sink, which a writer compresses into directly.
+    pub fn memory(&mut self) -> Option<&mut Vec<u8>> {
+        match self {
+            Sink::Memory(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
 impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {

@@ -87,7 +87,7 @@ impl FileWriter {
                 }
             },
         };
-        let mut writer = py.detach(|| Writer::new(sink, opts)).py_err()?;
+        let mut writer = py.detach(|| Writer::with_memory(sink, opts, Sink::memory)).py_err()?;
         if let Some(p) = pace {
             writer.adapt_to(p);
         }

@@ -20,9 +20,10 @@
 //! # Ok::<(), kompakt::Error>(())
 //! ```
 #![deny(missing_docs)]
-// Two audited exceptions, `fs::sync_file_range` (a system call without a safe wrapper crate)
-// and `copy::copy_uncached` (streaming stores, which std does not offer safely); everything
-// else is safe code.
+// Three audited exceptions: `fs::sync_file_range` (a system call without a safe wrapper
+// crate), `copy::copy_uncached` (streaming stores, which std does not offer safely) and
+// `codec::lz4_append` (LZ4 into a Vec's spare capacity, which the lz4 crate cannot do);
+// everything else is safe code.
 #![deny(unsafe_code)]
 
 pub mod codec;
@@ -41,7 +42,7 @@ pub use stream::{Encoder, ReadOptions, Reader, WriteOptions, Writer};
 
 /// Compresses `data` into a complete single-stream kompakt file in memory.
 pub fn compress(data: &[u8], opts: &WriteOptions) -> Result<Vec<u8>> {
-    let mut w = Writer::new(Vec::with_capacity(data.len() / 2 + 64), *opts)?;
+    let mut w = Writer::to_memory(Vec::with_capacity(data.len() / 2 + 64), *opts)?;
     let s = w.add_stream(None)?;
     w.write(s, data)?;
     w.finish()

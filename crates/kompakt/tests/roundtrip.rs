@@ -121,6 +121,44 @@ fn output_is_identical_whatever_the_thread_count() {
     }
 }
 
+/// A writer to memory compresses single-thread batches straight into its `Vec`; a writer to
+/// any other sink, or on several threads, stages each block. The bytes must not differ.
+#[test]
+fn writing_to_memory_gives_the_same_bytes_as_any_sink() {
+    let data = typed_data(700_001, 5);
+    for codec in CODECS {
+        for filter in [FilterSpec::None, FilterSpec::Shuffle, FilterSpec::Auto] {
+            let opts = WriteOptions::default()
+                .codec(codec.parse().unwrap())
+                .filter(filter)
+                .typesize(4)
+                .block_size(MIN_BLOCK_SIZE);
+            let staged = |threads: usize| {
+                let mut w = Writer::new(Cursor::new(Vec::new()), opts.threads(threads)).unwrap();
+                let s = w.add_stream(None).unwrap();
+                w.write(s, &data).unwrap();
+                w.finish().unwrap().into_inner()
+            };
+            // After bytes already in the buffer, which stay.
+            let mut w = Writer::to_memory(b"kept".to_vec(), opts.threads(1)).unwrap();
+            let s = w.add_stream(None).unwrap();
+            w.write(s, &data).unwrap();
+            let direct = w.finish().unwrap();
+            assert!(direct.starts_with(b"kept"), "{codec} {filter:?}");
+            let direct = &direct[4..];
+            assert!(direct == staged(1), "{codec} {filter:?}, 1 thread");
+            assert!(direct == staged(3), "{codec} {filter:?}, 3 threads");
+            assert!(
+                Reader::from_memory(direct, ReadOptions::default())
+                    .unwrap()
+                    .read_stream(0)
+                    .unwrap()
+                    == data
+            );
+        }
+    }
+}
+
 #[test]
 fn interleaved_streams_and_metadata() {
     let a = typed_data(500_000, 1);

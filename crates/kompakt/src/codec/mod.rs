@@ -204,22 +204,7 @@ impl Compressor {
                 dst,
             )),
             Codec::Zstd { level } => {
-                match self.zstd.iter().position(|(l, _)| *l == level) {
-                    Some(0) => {}
-                    Some(i) => {
-                        let c = self.zstd.remove(i);
-                        self.zstd.insert(0, c);
-                    }
-                    None => {
-                        let c = zstd::bulk::Compressor::new(level).map_err(|e| Error::Codec {
-                            codec: "zstd",
-                            detail: e.to_string(),
-                        })?;
-                        self.zstd.truncate(ZSTD_CONTEXTS - 1);
-                        self.zstd.insert(0, (level, c));
-                    }
-                }
-                let cctx = &mut self.zstd[0].1;
+                let cctx = self.zstd_context(level)?;
                 // zstd's only failure on a valid context is "destination too small".
                 Ok(cctx.compress_to_buffer(src, dst).ok())
             }
@@ -227,6 +212,127 @@ impl Compressor {
             Codec::Zlib { level } => deflate_compress(Compress::new(Compression::new(level.into()), true), src, dst),
         }
     }
+
+    /// Compresses `src` and appends the result to `dst` when it takes at most `limit` bytes,
+    /// returning its length; `None`, with `dst` as it was, when it does not fit. The output
+    /// goes straight into `dst`'s spare capacity: no zeroing first and no staging copy, which
+    /// is what lets a writer compress into its output's memory (see
+    /// [`Writer::to_memory`](crate::stream::Writer::to_memory)).
+    pub fn compress_append(
+        &mut self,
+        codec: Codec,
+        src: &[u8],
+        dst: &mut Vec<u8>,
+        limit: usize,
+    ) -> Result<Option<usize>> {
+        if src.is_empty() || limit == 0 {
+            return Ok(None);
+        }
+        let start = dst.len();
+        dst.reserve(limit);
+        let written = match codec {
+            Codec::None => None,
+            Codec::Lz4 { acceleration } => lz4_append(
+                src,
+                Lz4Mode::Fast(i32::try_from(acceleration).unwrap_or(i32::MAX)),
+                dst,
+                limit,
+            ),
+            Codec::Lz4Hc { level } => lz4_append(src, Lz4Mode::High(level.into()), dst, limit),
+            Codec::Zstd { level } => {
+                let cctx = self.zstd_context(level)?;
+                // The cursor makes zstd write after the bytes already there, into the spare
+                // capacity, and set the length to cover what it wrote. zstd may use more room
+                // than `limit` (the spare capacity can be larger); the check below decides.
+                let mut tail = std::io::Cursor::new(&mut *dst);
+                tail.set_position(start as u64);
+                cctx.compress_to_buffer(src, &mut tail).ok()
+            }
+            Codec::Gzip { level } => deflate_append(Compress::new_gzip(Compression::new(level.into()), 15), src, dst)?,
+            Codec::Zlib { level } => deflate_append(Compress::new(Compression::new(level.into()), true), src, dst)?,
+        };
+        match written {
+            Some(n) if n <= limit && dst.len() == start + n => Ok(Some(n)),
+            _ => {
+                dst.truncate(start);
+                Ok(None)
+            }
+        }
+    }
+
+    /// The zstd context for `level`, moved to the front of the kept ones (made if missing).
+    fn zstd_context(&mut self, level: i32) -> Result<&mut zstd::bulk::Compressor<'static>> {
+        match self.zstd.iter().position(|(l, _)| *l == level) {
+            Some(0) => {}
+            Some(i) => {
+                let c = self.zstd.remove(i);
+                self.zstd.insert(0, c);
+            }
+            None => {
+                let c = zstd::bulk::Compressor::new(level).map_err(|e| Error::Codec {
+                    codec: "zstd",
+                    detail: e.to_string(),
+                })?;
+                self.zstd.truncate(ZSTD_CONTEXTS - 1);
+                self.zstd.insert(0, (level, c));
+            }
+        }
+        Ok(&mut self.zstd[0].1)
+    }
+}
+
+enum Lz4Mode {
+    Fast(i32),
+    High(i32),
+}
+
+/// LZ4 into `dst`'s spare capacity, which holds at least `limit` bytes; the length written.
+#[allow(unsafe_code)]
+fn lz4_append(src: &[u8], mode: Lz4Mode, dst: &mut Vec<u8>, limit: usize) -> Option<usize> {
+    use lz4::liblz4::{LZ4_compress_HC, LZ4_compress_fast};
+    use std::ffi::c_char;
+    // LZ4's own input limit (LZ4_MAX_INPUT_SIZE); blocks are at most 64 MiB.
+    const MAX_INPUT: usize = 0x7E00_0000;
+    if src.len() > MAX_INPUT {
+        return None;
+    }
+    let capacity = limit.min(dst.capacity() - dst.len()).min(i32::MAX as usize);
+    let out = dst.spare_capacity_mut().as_mut_ptr().cast::<c_char>();
+    // SAFETY: `src` is a live slice of `src.len()` bytes, which fits an i32 (checked above).
+    // `out` points at `dst`'s spare capacity, which holds at least `capacity` bytes (the
+    // `min` above), and `dst` is borrowed mutably, so nothing else touches that memory. LZ4
+    // writes at most `dstCapacity` bytes and returns how many it wrote, or 0 when the output
+    // does not fit: it never writes past the buffer (its documented contract, the same the
+    // `lz4` crate's `compress_to_buffer` relies on). Input and output cannot overlap: one is
+    // a shared borrow, the other inside a unique one.
+    let n = unsafe {
+        match mode {
+            Lz4Mode::Fast(acceleration) => LZ4_compress_fast(
+                src.as_ptr().cast::<c_char>(),
+                out,
+                src.len() as i32,
+                capacity as i32,
+                acceleration,
+            ),
+            Lz4Mode::High(level) => LZ4_compress_HC(
+                src.as_ptr().cast::<c_char>(),
+                out,
+                src.len() as i32,
+                capacity as i32,
+                level,
+            ),
+        }
+    };
+    let n = usize::try_from(n).ok().filter(|&n| n > 0 && n <= capacity)?;
+    // SAFETY: LZ4 initialized the first `n` bytes of the spare capacity, and `n` is at most
+    // `capacity`, which is within it.
+    unsafe { dst.set_len(dst.len() + n) };
+    Some(n)
+}
+
+fn deflate_append(mut enc: Compress, src: &[u8], dst: &mut Vec<u8>) -> Result<Option<usize>> {
+    let status = enc.compress_vec(src, dst, FlushCompress::Finish);
+    deflate_finished(&enc, status)
 }
 
 fn lz4_compress(src: &[u8], mode: lz4::block::CompressionMode, dst: &mut [u8]) -> Option<usize> {
@@ -235,7 +341,16 @@ fn lz4_compress(src: &[u8], mode: lz4::block::CompressionMode, dst: &mut [u8]) -
 }
 
 fn deflate_compress(mut enc: Compress, src: &[u8], dst: &mut [u8]) -> Result<Option<usize>> {
-    match enc.compress(src, dst, FlushCompress::Finish) {
+    let status = enc.compress(src, dst, FlushCompress::Finish);
+    deflate_finished(&enc, status)
+}
+
+/// The length of a finished deflate stream; `None` when the output filled up first.
+fn deflate_finished(
+    enc: &Compress,
+    status: std::result::Result<Status, flate2::CompressError>,
+) -> Result<Option<usize>> {
+    match status {
         Ok(Status::StreamEnd) => Ok(Some(enc.total_out() as usize)),
         Ok(_) => Ok(None),
         Err(e) => Err(Error::Codec {
@@ -352,6 +467,43 @@ mod tests {
             d.decompress_into(codec.id(), &buf[..n], &mut out).unwrap();
             assert_eq!(out, src, "{codec}");
         }
+    }
+
+    #[test]
+    fn appending_gives_the_bytes_compressing_into_a_slice_gives() {
+        let src = sample();
+        let mut c = Compressor::new();
+        for codec in ALL {
+            let mut buf = vec![0u8; src.len()];
+            let n = c.compress_into(codec, &src, &mut buf).unwrap().unwrap();
+            let mut dst = b"head".to_vec();
+            assert_eq!(
+                c.compress_append(codec, &src, &mut dst, src.len()).unwrap(),
+                Some(n),
+                "{codec}"
+            );
+            assert_eq!(&dst[..4], b"head");
+            assert_eq!(&dst[4..], &buf[..n], "{codec}");
+        }
+    }
+
+    #[test]
+    fn an_append_that_does_not_fit_leaves_the_buffer_as_it_was() {
+        let src: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        let mut c = Compressor::new();
+        for codec in ALL {
+            // With and without spare room beyond the limit (zstd and deflate may use it).
+            for spare in [0, 1 << 16] {
+                let mut dst = Vec::with_capacity(3 + spare);
+                dst.extend_from_slice(b"abc");
+                assert_eq!(c.compress_append(codec, &src, &mut dst, 16).unwrap(), None, "{codec}");
+                assert_eq!(dst, b"abc", "{codec}");
+            }
+        }
+        let mut dst = Vec::new();
+        assert_eq!(c.compress_append(Codec::None, &src, &mut dst, 8192).unwrap(), None);
+        assert_eq!(c.compress_append(ALL[0], &[], &mut dst, 8192).unwrap(), None);
+        assert!(dst.is_empty());
     }
 
     #[test]

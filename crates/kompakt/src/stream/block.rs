@@ -93,6 +93,53 @@ impl BlockEncoder {
 
     /// Encodes `data` (1..=64 MiB) as one block of `stream`.
     pub fn encode<'a>(&mut self, stream: u32, settings: &BlockSettings, data: &'a [u8]) -> Result<EncodedBlock<'a>> {
+        let mut out = Vec::new();
+        match self.compress(stream, settings, data, &mut out)? {
+            Some(fields) => Ok(EncodedBlock {
+                header: fields.encode(&out),
+                fields,
+                payload: Payload::Owned(out, fields.stored_len as usize),
+            }),
+            None => Ok(raw_block(stream, data)),
+        }
+    }
+
+    /// Encodes `data` (1..=64 MiB) as one block of `stream` and appends its header and
+    /// payload to `out`, compressing straight into `out`'s memory; returns the header's fields.
+    pub fn encode_append(
+        &mut self,
+        stream: u32,
+        settings: &BlockSettings,
+        data: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<BlockHeader> {
+        let start = out.len();
+        out.extend_from_slice(&[0; BLOCK_HEADER_LEN]);
+        let fields = match self.compress(stream, settings, data, out) {
+            Ok(Some(fields)) => fields,
+            Ok(None) => {
+                out.extend_from_slice(data);
+                raw_fields(stream, data)
+            }
+            Err(e) => {
+                out.truncate(start);
+                return Err(e);
+            }
+        };
+        let header = fields.encode(&out[start + BLOCK_HEADER_LEN..]);
+        out[start..start + BLOCK_HEADER_LEN].copy_from_slice(&header);
+        Ok(fields)
+    }
+
+    /// Compresses `data` as its settings say and appends the payload to `out`, returning the
+    /// block's header fields; `None`, with nothing appended, when the block is stored raw.
+    fn compress(
+        &mut self,
+        stream: u32,
+        settings: &BlockSettings,
+        data: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<Option<BlockHeader>> {
         // `auto` and chosen filters probe while choosing; fixed settings probe below.
         let (codec, filters, probed) = match settings.codec {
             CodecSpec::Fixed(Codec::None) => (Codec::None, FilterSet::NONE, true),
@@ -107,7 +154,7 @@ impl BlockEncoder {
             }
         };
         if codec == Codec::None {
-            return Ok(raw_block(stream, data));
+            return Ok(None);
         }
         let input: &[u8] = if filters.is_none() {
             data
@@ -130,7 +177,7 @@ impl BlockEncoder {
                 &mut self.scratch,
             )?
         {
-            return Ok(raw_block(stream, data));
+            return Ok(None);
         }
         let limit = if small && !probed {
             let bar = SavingBar::for_codec(codec).repeats;
@@ -138,7 +185,6 @@ impl BlockEncoder {
         } else {
             worthwhile_limit(data.len())
         };
-        let mut out = vec![0u8; limit];
         let mut codec = codec;
         let mut stored = None;
         if small && !probed && data.len() <= TINY_BLOCK && is_fast_zstd(codec) {
@@ -146,32 +192,22 @@ impl BlockEncoder {
             // outweighs the work; LZ4 takes about 1 us. A speed-first zstd level keeps LZ4's
             // result when it clears the bar (`limit`), and runs zstd only when it does not.
             const LZ4: Codec = Codec::Lz4 { acceleration: 1 };
-            stored = self.compressor.compress_into(LZ4, input, &mut out)?;
+            stored = self.compressor.compress_append(LZ4, input, out, limit)?;
             if stored.is_some() {
                 codec = LZ4;
             }
         }
         if stored.is_none() {
-            stored = self.compressor.compress_into(codec, input, &mut out)?;
+            stored = self.compressor.compress_append(codec, input, out, limit)?;
         }
-        match stored {
-            Some(n) => {
-                let fields = BlockHeader {
-                    codec: codec.id(),
-                    filters,
-                    typesize: settings.typesize,
-                    stream,
-                    raw_len: data.len() as u32,
-                    stored_len: n as u32,
-                };
-                Ok(EncodedBlock {
-                    header: fields.encode(&out[..n]),
-                    fields,
-                    payload: Payload::Owned(out, n),
-                })
-            }
-            None => Ok(raw_block(stream, data)),
-        }
+        Ok(stored.map(|n| BlockHeader {
+            codec: codec.id(),
+            filters,
+            typesize: settings.typesize,
+            stream,
+            raw_len: data.len() as u32,
+            stored_len: n as u32,
+        }))
     }
 
     /// The filter whose samples compress best under LZ4, with that trial's result and the
@@ -310,15 +346,19 @@ fn gather_samples(data: &[u8], typesize: usize) -> Vec<u8> {
         .collect()
 }
 
-fn raw_block(stream: u32, data: &[u8]) -> EncodedBlock<'_> {
-    let fields = BlockHeader {
+fn raw_fields(stream: u32, data: &[u8]) -> BlockHeader {
+    BlockHeader {
         codec: CodecId::None,
         filters: FilterSet::NONE,
         typesize: 1,
         stream,
         raw_len: data.len() as u32,
         stored_len: data.len() as u32,
-    };
+    }
+}
+
+fn raw_block(stream: u32, data: &[u8]) -> EncodedBlock<'_> {
+    let fields = raw_fields(stream, data);
     EncodedBlock {
         header: fields.encode(data),
         fields,

@@ -25,6 +25,6 @@ pub use parallel::{resolve_threads, MAX_THREADS};
 pub use reader::{filter_label, BlockCache, ReadOptions, Reader, StreamReader, StreamSummary, VerifyReport};
 pub use sequential::decode_sequential;
 pub use writer::{
-    Encoder, StreamId, StreamOptions, WriteOptions, Writer, ADAPT_AHEAD, ADAPT_MIN_BACKLOG, DEFAULT_BLOCK_SIZE,
-    MAX_METADATA_LEN, STAGED_BLOCKS,
+    Encoder, InMemory, StreamId, StreamOptions, WriteOptions, Writer, ADAPT_AHEAD, ADAPT_MIN_BACKLOG,
+    DEFAULT_BLOCK_SIZE, MAX_METADATA_LEN, STAGED_BLOCKS,
 };

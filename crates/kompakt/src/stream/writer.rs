@@ -7,8 +7,8 @@
 use super::block::BlockSettings;
 use super::content::{ContentHash, ContentHasher};
 use super::format::{
-    BlockEntry, FileHeader, Footer, StreamInfo, Trailer, BLOCK_HEADER_LEN, FOOTER_HEADER_LEN, MAX_BLOCK_SIZE,
-    MAX_FOOTER_LEN, MIN_BLOCK_SIZE,
+    BlockEntry, BlockHeader, FileHeader, Footer, StreamInfo, Trailer, BLOCK_HEADER_LEN, FOOTER_HEADER_LEN,
+    MAX_BLOCK_SIZE, MAX_FOOTER_LEN, MIN_BLOCK_SIZE,
 };
 use super::parallel::{ordered_map, resolve_threads};
 use crate::codec::{Codec, CodecSpec};
@@ -234,6 +234,9 @@ struct StreamState {
     open: bool,
 }
 
+/// How a [`Writer::with_memory`] finds the `Vec` its output keeps its bytes in, if any.
+pub type InMemory<W> = fn(&mut W) -> Option<&mut Vec<u8>>;
+
 /// Writes a kompakt file with one or more streams to any `Write`.
 ///
 /// Blocks are compressed on `threads` threads; at most about 2 x threads blocks are in flight,
@@ -271,6 +274,9 @@ pub struct Writer<W: Write> {
     /// How fast this writer's threads compress, measured on the blocks an adaptive writer
     /// compressed.
     compressor: CompressorSpeed,
+    /// Set by [`with_memory`](Writer::with_memory): the output's bytes when they are a `Vec`,
+    /// which single-thread batches then compress into directly.
+    in_memory: Option<InMemory<W>>,
     poisoned: bool,
 }
 
@@ -294,6 +300,24 @@ impl CompressorSpeed {
     }
 }
 
+impl Writer<Vec<u8>> {
+    /// A writer whose file is built in `out` (after what it holds), compressing straight into
+    /// it (see [`with_memory`](Writer::with_memory)).
+    ///
+    /// ```
+    /// use kompakt::stream::{WriteOptions, Writer};
+    /// let mut w = Writer::to_memory(Vec::new(), WriteOptions::default())?;
+    /// let s = w.add_stream(None)?;
+    /// w.write(s, &b"kompakt ".repeat(1000))?;
+    /// let file = w.finish()?;
+    /// assert_eq!(kompakt::decompress(&file)?, b"kompakt ".repeat(1000));
+    /// # Ok::<(), kompakt::Error>(())
+    /// ```
+    pub fn to_memory(out: Vec<u8>, opts: WriteOptions) -> Result<Self> {
+        Self::with_memory(out, opts, |v| Some(v))
+    }
+}
+
 impl<W: Write> Writer<W> {
     /// Validates the options and writes the file header.
     pub fn new(out: W, opts: WriteOptions) -> Result<Self> {
@@ -314,8 +338,21 @@ impl<W: Write> Writer<W> {
             pace: None,
             paced_raw_blocks: 0,
             compressor: CompressorSpeed::default(),
+            in_memory: None,
             poisoned: false,
         })
+    }
+
+    /// Like [`new`](Writer::new), for an output that holds its bytes in a `Vec` (all of the
+    /// time, or for a while, as a buffer that spills to a file does): `in_memory` returns that
+    /// `Vec` while there is one. A batch compressed on one thread then goes straight into the
+    /// `Vec`'s memory instead of through a buffer of its own, saving a copy of every
+    /// compressed block (3 % of LZ4's time on the benchmark's mixed table). The bytes written
+    /// are the same either way.
+    pub fn with_memory(out: W, opts: WriteOptions, in_memory: InMemory<W>) -> Result<Self> {
+        let mut writer = Self::new(out, opts)?;
+        writer.in_memory = Some(in_memory);
+        Ok(writer)
     }
 
     /// Continues a file whose footer and trailer were cut off: `out` is positioned where the
@@ -350,6 +387,7 @@ impl<W: Write> Writer<W> {
             pace: None,
             paced_raw_blocks: 0,
             compressor: CompressorSpeed::default(),
+            in_memory: None,
             poisoned: false,
         })
     }
@@ -654,6 +692,7 @@ impl<W: Write> Writer<W> {
             pace,
             paced_raw_blocks,
             compressor,
+            in_memory,
             ..
         } = self;
         let st = &mut streams[id.0 as usize];
@@ -680,42 +719,76 @@ impl<W: Write> Writer<W> {
             && data.len() >= ADAPT_PROBE_MIN;
         let first_step = crate::fs::PACED_FIRST_STEP.div_ceil(opts.block_size as u64) as usize;
         let mut probes = if probing { 2 * threads + first_step } else { 0 };
+        let mut next = || {
+            let probe = probes > 0;
+            probes = probes.saturating_sub(1);
+            chunks.next().map(|chunk| (chunk, probe))
+        };
+        // Decided as the block's encoding starts, not as it is queued: the latest news.
+        // Whether the block was stored raw for the disk's sake comes back with it.
+        let encode = |probe: bool,
+                      chunk: &[u8],
+                      encode: &mut dyn FnMut(&BlockSettings) -> Result<BlockHeader>|
+         -> Result<(BlockHeader, bool)> {
+            if !compress_next(pace, probe, compressor.of(threads)) {
+                return Ok((encode(&raw)?, true));
+            }
+            let started = std::time::Instant::now();
+            let fields = encode(&settings)?;
+            if pace.is_some() {
+                compressor.add(chunk.len(), started.elapsed());
+            }
+            Ok((fields, false))
+        };
+        let mut record = |fields: BlockHeader, paced: bool| {
+            *paced_raw_blocks += u64::from(paced);
+            blocks.push(BlockEntry {
+                file_offset: *offset,
+                raw_offset: st.info.raw_len,
+                header: fields,
+            });
+            *offset += (BLOCK_HEADER_LEN + fields.stored_len as usize) as u64;
+            st.info.raw_len += u64::from(fields.raw_len);
+            st.info.block_count += 1;
+        };
+        if threads == 1 {
+            if let Some(in_memory) = *in_memory {
+                out.flush()?;
+                if let Some(file) = in_memory(out.get_mut()) {
+                    let mut enc = super::pool::take_encoder();
+                    let result = (|| {
+                        while let Some((chunk, probe)) = next() {
+                            let (fields, paced) =
+                                encode(probe, chunk, &mut |s| enc.encode_append(id.0, s, chunk, file))?;
+                            record(fields, paced);
+                        }
+                        Ok(())
+                    })();
+                    super::pool::give_encoder(enc);
+                    return result;
+                }
+            }
+        }
         ordered_map(
             threads,
             2 * threads,
-            || {
-                let probe = probes > 0;
-                probes = probes.saturating_sub(1);
-                Ok(chunks.next().map(|chunk| (chunk, probe)))
-            },
+            || Ok(next()),
             super::pool::take_encoder,
-            // Decided as the block's encoding starts, not as it is queued: the latest news.
             |enc, (chunk, probe)| {
-                let compress = compress_next(pace, probe, compressor.of(threads));
-                if !compress {
-                    return Ok((enc.encode(id.0, &raw, chunk)?, true));
-                }
-                let started = std::time::Instant::now();
-                let block = enc.encode(id.0, &settings, chunk)?;
-                if pace.is_some() {
-                    compressor.add(chunk.len(), started.elapsed());
-                }
-                Ok((block, false))
+                let mut block = None;
+                let (_, paced) = encode(probe, chunk, &mut |s| {
+                    let b = enc.encode(id.0, s, chunk)?;
+                    let fields = b.fields;
+                    block = Some(b);
+                    Ok(fields)
+                })?;
+                Ok((block.expect("encoded just above"), paced))
             },
             super::pool::give_encoder,
             |(block, paced)| {
-                *paced_raw_blocks += u64::from(paced);
-                let payload = block.payload.bytes();
                 out.write_all(&block.header)?;
-                out.write_all(payload)?;
-                blocks.push(BlockEntry {
-                    file_offset: *offset,
-                    raw_offset: st.info.raw_len,
-                    header: block.fields,
-                });
-                *offset += (BLOCK_HEADER_LEN + payload.len()) as u64;
-                st.info.raw_len += u64::from(block.fields.raw_len);
-                st.info.block_count += 1;
+                out.write_all(block.payload.bytes())?;
+                record(block.fields, paced);
                 Ok(())
             },
         )
