@@ -697,10 +697,6 @@ impl<W: Write> Writer<W> {
         } = self;
         let st = &mut streams[id.0 as usize];
         let settings = st.settings;
-        let raw = BlockSettings {
-            codec: CodecSpec::Fixed(Codec::None),
-            ..settings
-        };
         let pace = pace.as_deref();
         let mut chunks = data.chunks(opts.block_size);
         // Small inputs are not worth the threads (DESIGN-NOTES lesson 6).
@@ -724,21 +720,10 @@ impl<W: Write> Writer<W> {
             probes = probes.saturating_sub(1);
             chunks.next().map(|chunk| (chunk, probe))
         };
-        // Decided as the block's encoding starts, not as it is queued: the latest news.
-        // Whether the block was stored raw for the disk's sake comes back with it.
-        let encode = |probe: bool,
-                      chunk: &[u8],
-                      encode: &mut dyn FnMut(&BlockSettings) -> Result<BlockHeader>|
-         -> Result<(BlockHeader, bool)> {
-            if !compress_next(pace, probe, compressor.of(threads)) {
-                return Ok((encode(&raw)?, true));
-            }
-            let started = std::time::Instant::now();
-            let fields = encode(&settings)?;
-            if pace.is_some() {
-                compressor.add(chunk.len(), started.elapsed());
-            }
-            Ok((fields, false))
+        let pacing = Pacing {
+            pace,
+            compressor,
+            threads,
         };
         let mut record = |fields: BlockHeader, paced: bool| {
             *paced_raw_blocks += u64::from(paced);
@@ -758,8 +743,9 @@ impl<W: Write> Writer<W> {
                     let mut enc = super::pool::take_encoder();
                     let result = (|| {
                         while let Some((chunk, probe)) = next() {
-                            let (fields, paced) =
-                                encode(probe, chunk, &mut |s| enc.encode_append(id.0, s, chunk, file))?;
+                            let (fields, paced) = pacing.encode(probe, &settings, chunk.len(), |s| {
+                                enc.encode_append(id.0, s, chunk, file)
+                            })?;
                             record(fields, paced);
                         }
                         Ok(())
@@ -774,16 +760,7 @@ impl<W: Write> Writer<W> {
             2 * threads,
             || Ok(next()),
             super::pool::take_encoder,
-            |enc, (chunk, probe)| {
-                let mut block = None;
-                let (_, paced) = encode(probe, chunk, &mut |s| {
-                    let b = enc.encode(id.0, s, chunk)?;
-                    let fields = b.fields;
-                    block = Some(b);
-                    Ok(fields)
-                })?;
-                Ok((block.expect("encoded just above"), paced))
-            },
+            |enc, (chunk, probe)| pacing.encode(probe, &settings, chunk.len(), |s| enc.encode(id.0, s, chunk)),
             super::pool::give_encoder,
             |(block, paced)| {
                 out.write_all(&block.header)?;
@@ -792,6 +769,40 @@ impl<W: Write> Writer<W> {
                 Ok(())
             },
         )
+    }
+}
+
+/// What decides, block by block, whether an adaptive writer compresses.
+struct Pacing<'a> {
+    pace: Option<&'a WritebackProgress>,
+    compressor: &'a CompressorSpeed,
+    threads: usize,
+}
+
+impl Pacing<'_> {
+    /// Encodes a block of `len` bytes with `encode`, given `settings`, or raw settings when
+    /// the disk is waiting (decided as the block's encoding starts, not as it is queued: the
+    /// latest news); also says whether it was stored raw for the disk's sake.
+    fn encode<T>(
+        &self,
+        probe: bool,
+        settings: &BlockSettings,
+        len: usize,
+        encode: impl FnOnce(&BlockSettings) -> Result<T>,
+    ) -> Result<(T, bool)> {
+        if !compress_next(self.pace, probe, self.compressor.of(self.threads)) {
+            let raw = BlockSettings {
+                codec: CodecSpec::Fixed(Codec::None),
+                ..*settings
+            };
+            return Ok((encode(&raw)?, true));
+        }
+        let started = std::time::Instant::now();
+        let encoded = encode(settings)?;
+        if self.pace.is_some() {
+            self.compressor.add(len, started.elapsed());
+        }
+        Ok((encoded, false))
     }
 }
 
