@@ -7,9 +7,10 @@
 #
 # Environment:
 #   FUZZ_TARGETS    space-separated targets to run (default: all seven)
-#   FUZZ_SANITIZER  cargo-fuzz sanitizer (default: none; the core crate forbids unsafe code
-#                   and the C codecs are not instrumented by cargo-fuzz, so ASan mostly costs
-#                   speed here; use "address" for a deeper run)
+#   FUZZ_SANITIZER  cargo-fuzz sanitizer (default: none; the core crate's three audited
+#                   unsafe blocks are small and unit-tested, and the C codecs are not
+#                   instrumented by cargo-fuzz, so ASan mostly costs speed here; use
+#                   "address" for a deeper run)
 #
 # Crash inputs land in fuzz/artifacts/<target>/; logs in fuzz/target/smoke/<target>.log.
 set -euo pipefail

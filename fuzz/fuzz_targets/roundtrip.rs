@@ -116,6 +116,8 @@ fuzz_target!(|data: &[u8]| {
 
     let file = write_file(opts, second, &parts, chunk, meta);
     if second.is_none() && chunk == usize::MAX && meta.is_empty() {
+        // `compress` writes to memory: on one thread it compresses straight into its `Vec`,
+        // where `write_file` stages every block.
         let one_shot = kompakt::compress(input, &opts).expect("compress");
         assert!(
             one_shot == file,
