@@ -38,6 +38,7 @@ mod x86_64 {
     pub(super) fn copy(dst: &mut [u8], src: &[u8]) {
         // Bytes before the first 16-byte aligned destination address (streaming stores need
         // that alignment), then whole lines, then the tail: the ends go through memcpy.
+        // (`align_offset` may answer usize::MAX, "no offset"; then all of it is the head.)
         let head = dst.as_ptr().align_offset(16).min(dst.len());
         let body = (dst.len() - head) / LINE * LINE;
         let (dst_head, rest) = dst.split_at_mut(head);
