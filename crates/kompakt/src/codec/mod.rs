@@ -290,7 +290,7 @@ enum Lz4Mode {
 #[allow(unsafe_code)]
 fn lz4_append(src: &[u8], mode: Lz4Mode, dst: &mut Vec<u8>, limit: usize) -> Option<usize> {
     use lz4::liblz4::{LZ4_compress_HC, LZ4_compress_fast};
-    use std::ffi::c_char;
+    use std::ffi::{c_char, c_int};
     // LZ4's own input limit (LZ4_MAX_INPUT_SIZE); blocks are at most 64 MiB.
     const MAX_INPUT: usize = 0x7E00_0000;
     if src.len() > MAX_INPUT {
@@ -298,6 +298,13 @@ fn lz4_append(src: &[u8], mode: Lz4Mode, dst: &mut Vec<u8>, limit: usize) -> Opt
     }
     let capacity = limit.min(dst.capacity() - dst.len()).min(i32::MAX as usize);
     let out = dst.spare_capacity_mut().as_mut_ptr().cast::<c_char>();
+    // The fast and the HC entry points take the same arguments; the last is the acceleration
+    // or the level.
+    type Lz4Compress = unsafe extern "C" fn(*const c_char, *mut c_char, c_int, c_int, c_int) -> c_int;
+    let (compress, parameter): (Lz4Compress, i32) = match mode {
+        Lz4Mode::Fast(acceleration) => (LZ4_compress_fast, acceleration),
+        Lz4Mode::High(level) => (LZ4_compress_HC, level),
+    };
     // SAFETY: `src` is a live slice of `src.len()` bytes, which fits an i32 (checked above).
     // `out` points at `dst`'s spare capacity, which holds at least `capacity` bytes (the
     // `min` above), and `dst` is borrowed mutably, so nothing else touches that memory. LZ4
@@ -306,22 +313,13 @@ fn lz4_append(src: &[u8], mode: Lz4Mode, dst: &mut Vec<u8>, limit: usize) -> Opt
     // `lz4` crate's `compress_to_buffer` relies on). Input and output cannot overlap: one is
     // a shared borrow, the other inside a unique one.
     let n = unsafe {
-        match mode {
-            Lz4Mode::Fast(acceleration) => LZ4_compress_fast(
-                src.as_ptr().cast::<c_char>(),
-                out,
-                src.len() as i32,
-                capacity as i32,
-                acceleration,
-            ),
-            Lz4Mode::High(level) => LZ4_compress_HC(
-                src.as_ptr().cast::<c_char>(),
-                out,
-                src.len() as i32,
-                capacity as i32,
-                level,
-            ),
-        }
+        compress(
+            src.as_ptr().cast::<c_char>(),
+            out,
+            src.len() as i32,
+            capacity as i32,
+            parameter,
+        )
     };
     let n = usize::try_from(n).ok().filter(|&n| n > 0 && n <= capacity)?;
     // SAFETY: LZ4 initialized the first `n` bytes of the spare capacity, and `n` is at most
