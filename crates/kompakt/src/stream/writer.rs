@@ -343,12 +343,13 @@ impl<W: Write> Writer<W> {
         })
     }
 
-    /// Like [`new`](Writer::new), for an output that holds its bytes in a `Vec` (all of the
-    /// time, or for a while, as a buffer that spills to a file does): `in_memory` returns that
-    /// `Vec` while there is one. A batch compressed on one thread then goes straight into the
-    /// `Vec`'s memory instead of through a buffer of its own, saving a copy of every
-    /// compressed block (3 % of LZ4's time on the benchmark's mixed table). The bytes written
-    /// are the same either way.
+    /// Like [`new`](Writer::new), for an output that holds its bytes in a `Vec`, always or in
+    /// some of its states (the Python writer's sink is a file or a `Vec`): `in_memory` returns
+    /// that `Vec` when there is one. A batch compressed on one thread then goes straight into
+    /// the `Vec`'s memory, the whole batch, instead of through a buffer of its own, saving a
+    /// copy of every compressed block (3 % of LZ4's time on the benchmark's mixed table). The
+    /// bytes written are the same either way. A sink that must see every write (one that
+    /// spills to a file past a size) should not offer its `Vec`.
     pub fn with_memory(out: W, opts: WriteOptions, in_memory: InMemory<W>) -> Result<Self> {
         let mut writer = Self::new(out, opts)?;
         writer.in_memory = Some(in_memory);
