@@ -187,30 +187,14 @@ impl Compressor {
 
     /// Compresses `src` into `dst`, returning the compressed length, or `None` when the result
     /// would not fit in `dst` (the caller sizes `dst` to the largest output worth keeping).
+    /// [`compress_append`](Self::compress_append) does the same without the copy into `dst`.
     pub fn compress_into(&mut self, codec: Codec, src: &[u8], dst: &mut [u8]) -> Result<Option<usize>> {
-        if src.is_empty() {
-            return Ok(None);
+        let mut out = Vec::new();
+        let stored = self.compress_append(codec, src, &mut out, dst.len())?;
+        if let Some(n) = stored {
+            dst[..n].copy_from_slice(&out);
         }
-        match codec {
-            Codec::None => Ok(None),
-            Codec::Lz4 { acceleration } => Ok(lz4_compress(
-                src,
-                lz4::block::CompressionMode::FAST(acceleration as i32),
-                dst,
-            )),
-            Codec::Lz4Hc { level } => Ok(lz4_compress(
-                src,
-                lz4::block::CompressionMode::HIGHCOMPRESSION(level as i32),
-                dst,
-            )),
-            Codec::Zstd { level } => {
-                let cctx = self.zstd_context(level)?;
-                // zstd's only failure on a valid context is "destination too small".
-                Ok(cctx.compress_to_buffer(src, dst).ok())
-            }
-            Codec::Gzip { level } => deflate_compress(Compress::new_gzip(Compression::new(level.into()), 15), src, dst),
-            Codec::Zlib { level } => deflate_compress(Compress::new(Compression::new(level.into()), true), src, dst),
-        }
+        Ok(stored)
     }
 
     /// Compresses `src` and appends the result to `dst` when it takes at most `limit` bytes,
@@ -329,26 +313,7 @@ fn lz4_append(src: &[u8], mode: Lz4Mode, dst: &mut Vec<u8>, limit: usize) -> Opt
 }
 
 fn deflate_append(mut enc: Compress, src: &[u8], dst: &mut Vec<u8>) -> Result<Option<usize>> {
-    let status = enc.compress_vec(src, dst, FlushCompress::Finish);
-    deflate_finished(&enc, status)
-}
-
-fn lz4_compress(src: &[u8], mode: lz4::block::CompressionMode, dst: &mut [u8]) -> Option<usize> {
-    // LZ4 stops early and fails when `dst` is full, which is exactly the "does not shrink" signal.
-    lz4::block::compress_to_buffer(src, Some(mode), false, dst).ok()
-}
-
-fn deflate_compress(mut enc: Compress, src: &[u8], dst: &mut [u8]) -> Result<Option<usize>> {
-    let status = enc.compress(src, dst, FlushCompress::Finish);
-    deflate_finished(&enc, status)
-}
-
-/// The length of a finished deflate stream; `None` when the output filled up first.
-fn deflate_finished(
-    enc: &Compress,
-    status: std::result::Result<Status, flate2::CompressError>,
-) -> Result<Option<usize>> {
-    match status {
+    match enc.compress_vec(src, dst, FlushCompress::Finish) {
         Ok(Status::StreamEnd) => Ok(Some(enc.total_out() as usize)),
         Ok(_) => Ok(None),
         Err(e) => Err(Error::Codec {

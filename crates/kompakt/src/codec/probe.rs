@@ -82,10 +82,10 @@ pub fn probe(
         sampled: 0,
         compressed: 0,
     };
-    scratch.resize(SAMPLE_LEN.min(data.len()), 0);
     for sample in samples(data, max_samples) {
+        scratch.clear();
         let n = compressor
-            .compress_into(codec, sample, scratch)?
+            .compress_append(codec, sample, scratch, sample.len())?
             .unwrap_or(sample.len());
         result.sampled += sample.len();
         result.compressed += n.min(sample.len());
