@@ -35,11 +35,7 @@ BUSY_MAX = 0.25  # above this, an attempt's figures are dropped when a quieter a
 # ----------------------------------------------------------------------------------------------
 def paired_ratio(a, b, key):
     """Median over runs of a[key][i] / b[key][i] (the lists are aligned run by run)."""
-    pairs = sorted(x / y for x, y in zip(a.get(key, []), b.get(key, [])) if y)
-    if not pairs:
-        return None
-    n = len(pairs)
-    return pairs[n // 2] if n % 2 else (pairs[n // 2 - 1] + pairs[n // 2]) / 2
+    return median([x / y for x, y in zip(a.get(key, []), b.get(key, [])) if y])
 
 
 def median(values):
