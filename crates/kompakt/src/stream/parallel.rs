@@ -1,8 +1,8 @@
 //! An ordered, bounded parallel map: the one engine behind parallel writing and reading.
 //!
-//! The calling thread produces jobs and consumes results in job order; worker threads run the
-//! jobs. At most `window` jobs are in flight, so memory is bounded by the window, not by the
-//! input. Scoped threads let jobs borrow the caller's buffers (no copy of the input, and
+//! The calling thread produces jobs and consumes results in job order; it and `threads - 1`
+//! worker threads run the jobs. At most `window` jobs are in flight, so memory is bounded by
+//! the window, not by the input. Scoped threads let jobs borrow the caller's buffers (no copy of the input, and
 //! decoding straight into the caller's output).
 
 use crate::error::{Error, Result};
@@ -60,22 +60,22 @@ where
     std::thread::scope(|scope| {
         let (job_tx, job_rx) = bounded::<(u64, J)>(window);
         let (res_tx, res_rx) = unbounded::<(u64, Result<O>)>();
-        for _ in 0..threads {
+        // The calling thread is one of the `threads`: it works on queued jobs while the next
+        // result in order is not ready, instead of sleeping on a core a worker could use and
+        // waking that worker's core up for every result.
+        for _ in 1..threads {
             let (job_rx, res_tx) = (job_rx.clone(), res_tx.clone());
             let (init, work, done) = (&init, &work, &done);
             scope.spawn(move || {
                 let mut state = init();
                 for (seq, job) in job_rx {
-                    // A panic in a codec must not leave the producer waiting forever; the worker's
-                    // state may be broken after one, so it is not pooled again.
-                    match catch_unwind(AssertUnwindSafe(|| work(&mut state, job))) {
+                    match run_caught(&work, &mut state, job) {
                         Ok(result) => {
                             if res_tx.send((seq, result)).is_err() {
                                 break;
                             }
                         }
-                        Err(_) => {
-                            let panicked = Error::Usage("internal error: a worker thread panicked".into());
+                        Err(panicked) => {
                             let _ = res_tx.send((seq, Err(panicked)));
                             return;
                         }
@@ -84,16 +84,17 @@ where
                 done(state);
             });
         }
-        drop((job_rx, res_tx));
+        drop(res_tx);
+        let ended = || Error::Usage("internal error: worker threads ended early".into());
+        let mut own: Option<S> = None;
         let (mut sent, mut next, mut exhausted) = (0u64, 0u64, false);
         let mut ready = BTreeMap::new();
         let result = (|| loop {
             while !exhausted && sent - next < window as u64 {
                 match produce()? {
                     Some(job) => {
-                        job_tx
-                            .send((sent, job))
-                            .map_err(|_| Error::Usage("internal error: worker threads ended early".into()))?;
+                        // Never blocks: the queue holds at most the `window` jobs in flight.
+                        job_tx.send((sent, job)).map_err(|_| ended())?;
                         sent += 1;
                     }
                     None => exhausted = true,
@@ -102,18 +103,48 @@ where
             if next == sent {
                 return Ok(());
             }
-            let (seq, result) = res_rx
-                .recv()
-                .map_err(|_| Error::Usage("internal error: worker threads ended early".into()))?;
-            ready.insert(seq, result);
+            while let Ok((seq, result)) = res_rx.try_recv() {
+                ready.insert(seq, result);
+            }
+            if !ready.contains_key(&next) {
+                match job_rx.try_recv() {
+                    Ok((seq, job)) => {
+                        let state = own.get_or_insert_with(&init);
+                        let result = run_caught(&work, state, job).unwrap_or_else(|panicked| {
+                            // Its state may be broken after a panic: not pooled again.
+                            own = None;
+                            Err(panicked)
+                        });
+                        ready.insert(seq, result);
+                    }
+                    Err(_) => {
+                        let (seq, result) = res_rx.recv().map_err(|_| ended())?;
+                        ready.insert(seq, result);
+                    }
+                }
+            }
             while let Some(out) = ready.remove(&next) {
                 consume(out?)?;
                 next += 1;
             }
         })();
         drop(job_tx);
+        if let Some(state) = own {
+            done(state);
+        }
         result
     })
+}
+
+/// Runs one job, turning a panic in it into an error: a panic in a codec must not leave the
+/// caller waiting forever for its result.
+fn run_caught<S, J, O>(
+    work: &impl Fn(&mut S, J) -> Result<O>,
+    state: &mut S,
+    job: J,
+) -> std::result::Result<Result<O>, Error> {
+    catch_unwind(AssertUnwindSafe(|| work(state, job)))
+        .map_err(|_| Error::Usage("internal error: a worker thread panicked".into()))
 }
 
 #[cfg(test)]
@@ -179,6 +210,47 @@ mod tests {
         );
         assert!(r.is_err());
         assert!(peak.load(Ordering::SeqCst) <= 4);
+    }
+
+    #[test]
+    fn the_caller_is_one_of_the_threads_that_run_jobs() {
+        // Job 0 waits until three other jobs are done. Whichever thread runs it, the other
+        // jobs need another thread; with `threads` 2 that is the caller or the one worker, so
+        // the caller runs a job either way, and no third thread ever does.
+        let caller = std::thread::current().id();
+        let ran_on = std::sync::Mutex::new(std::collections::HashSet::new());
+        let done = AtomicUsize::new(0);
+        let mut n = 0;
+        ordered_map(
+            2,
+            4,
+            || {
+                n += 1;
+                Ok((n <= 40).then_some(n - 1))
+            },
+            || (),
+            |_, j: usize| {
+                ran_on.lock().unwrap().insert(std::thread::current().id());
+                if j == 0 {
+                    let waited = std::time::Instant::now();
+                    while done.load(Ordering::SeqCst) < 3 {
+                        assert!(
+                            waited.elapsed().as_secs() < 30,
+                            "no other thread ran the jobs after job 0"
+                        );
+                        std::thread::yield_now();
+                    }
+                }
+                done.fetch_add(1, Ordering::SeqCst);
+                Ok(j)
+            },
+            |_| (),
+            |_| Ok(()),
+        )
+        .unwrap();
+        let ran_on = ran_on.into_inner().unwrap();
+        assert!(ran_on.contains(&caller), "the caller ran no job");
+        assert_eq!(ran_on.len(), 2);
     }
 
     #[test]
