@@ -11,7 +11,7 @@
 #
 # Environment knobs (defaults in brackets):
 #   BENCH_SECONDS [0.5]    --seconds per kompakt bench measurement (best run counts) for the
-#                          filter and level-curve runs
+#                          filter and level-curve runs; six times that per codec timed alone
 #   BENCH_TOOL_SECONDS [1] -i for zstd -b / lz4 -b (minimum evaluation seconds), and --seconds of
 #                          the kompakt runs paired with them (same budget on both sides)
 #   BENCH_SIZE_MB [256]    size of the typed inputs (mixed.bin: 10M rows at 256)
@@ -134,6 +134,15 @@ if [[ -z $REMEASURE ]]; then
     # Measure a private copy: a rebuild by someone else during the run must not change the binary.
     cp "$ROOT/target/release/kompakt" "$RAW/bin/kompakt"
     K=$RAW/bin/kompakt
+    # The codecs alone (section d's yardstick) is a bench target of the core crate; cargo names
+    # its binary.
+    bench_bin=$(cd "$ROOT" && cargo bench -p kompakt --bench codec_scaling --no-run --message-format=json |
+        "$PY" -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "codec_scaling" and m.get("executable"):
+        print(m["executable"])')
+    cp "$bench_bin" "$RAW/bin/codec_scaling"
     {
         echo "kompakt_version=$("$K" --version)"
         echo "git_head=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -199,6 +208,13 @@ kompakt_pair() {
             break
         fi
     done
+}
+
+# The codecs alone at 1 and 2 threads, in alternating rounds: how far this machine lets 2 threads
+# scale at all, with no block stream around the codec (the yardstick of section d).
+codec_scaling() {
+    "$RAW/bin/codec_scaling" --seconds "$(awk -v s="$SECS" 'BEGIN { print 6 * s }')" "$DATA/mixed.bin" \
+        "$DATA/int64_sorted.bin" >"$RAW/codec_scaling.$ATT.json"
 }
 
 kompakt_filters() {
@@ -320,6 +336,7 @@ for PAIR_FILE in "${FILES[@]}"; do
         measure "pair ${PAIR_FILE%.bin} $PAIR_CODEC" kompakt_pair
     done
 done
+measure codec-scaling codec_scaling
 measure kompakt-filters kompakt_filters
 measure c-tools-T2 c_tools_t2
 measure incompressible incompressible
