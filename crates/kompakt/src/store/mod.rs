@@ -797,11 +797,7 @@ fn open_config(root: &Path, opts: &StoreOptions) -> Result<Config> {
                     root.display()
                 )));
             }
-            check_creatable(root)?;
-            fs::create_dir_all(root)?;
-            // The index first: the configuration makes the store visible, so it comes last.
-            drop(index::open(root, true, opts.durable)?);
-            create_config(root, &Config::new(opts.codec.unwrap_or_default()))?
+            create_store(root, opts)?
         }
     };
     if let Some(codec) = opts.codec {
@@ -816,6 +812,28 @@ fn open_config(root: &Path, opts: &StoreOptions) -> Result<Config> {
         }
     }
     Ok(config)
+}
+
+/// Creates a store at `root`, where no configuration was found a moment ago, and returns its
+/// configuration.
+fn create_store(root: &Path, opts: &StoreOptions) -> Result<Config> {
+    match check_creatable(root) {
+        Ok(()) => {
+            fs::create_dir_all(root)?;
+            // The index first: the configuration makes the store visible, so it comes last.
+            drop(index::open(root, true, opts.durable)?);
+            create_config(root, &Config::new(opts.codec.unwrap_or_default()))
+        }
+        // Another creator may have finished the store (and started filling it) since the
+        // configuration was looked for: then the folder is that store.
+        Err(not_creatable) => {
+            let path = root.join(CONFIG_FILE);
+            match read_config(&path)? {
+                Some(bytes) => Config::parse(&bytes, &path),
+                None => Err(not_creatable),
+            }
+        }
+    }
 }
 
 /// A store is created only in a missing or empty folder, or one holding what another

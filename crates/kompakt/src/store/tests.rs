@@ -593,6 +593,31 @@ fn many_creators_agree_on_one_store() {
 }
 
 #[test]
+fn a_creator_that_finds_the_store_made_meanwhile_joins_it() {
+    // The race behind many_creators_agree_on_one_store, made certain: this creator found no
+    // configuration, and by the time it looks at the folder another one has created the store
+    // and written to it.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("s");
+    let zstd5: CodecSpec = "zstd:5".parse().unwrap();
+    let opts = StoreOptions {
+        codec: Some(zstd5),
+        ..StoreOptions::default()
+    };
+    Store::open(&root, opts)
+        .unwrap()
+        .set_bytes("objects", "k", b"v")
+        .unwrap();
+    assert_eq!(create_store(&root, &StoreOptions::default()).unwrap().codec, zstd5);
+    // A folder that holds something else is still refused.
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), b"mine").unwrap();
+    let err = create_store(&other, &StoreOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("not empty and not a kompakt store"), "{err}");
+}
+
+#[test]
 fn a_missing_index_is_an_error_not_an_empty_store() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(&dir);
