@@ -5,7 +5,7 @@
 //! Neither may panic, hang or allocate without bound; a damaged object must be reported.
 #![no_main]
 
-use kompakt::store::{Config, Store, StoreOptions};
+use kompakt_store::{Config, Store, StoreOptions};
 use libfuzzer_sys::fuzz_target;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -4,9 +4,9 @@ use crate::args::{CatArgs, CompressArgs, DecompressArgs};
 use crate::human::{format_size, parse_range};
 use crate::{progress_bar, write_options, CliError, CliResult};
 use indicatif::ProgressBar;
-use kompakt::fs::{AtomicFile, WritebackProgress};
-use kompakt::stream::{decode_sequential, resolve_threads, Writer, STAGED_BLOCKS};
+use kompakt::stream::{decode_sequential, resolve_threads, STAGED_BLOCKS};
 use kompakt::{ReadOptions, Reader, WriteOptions};
+use kompakt_fs::{AtomicFile, PacedOutput, WritebackProgress};
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -24,8 +24,8 @@ enum Output {
 }
 
 impl Output {
-    /// Opens the output; with `pace`, a file reports its write-back there (see `--adapt`).
-    fn open(path: &Path, force: bool, binary: bool, pace: Option<Arc<WritebackProgress>>) -> CliResult<Output> {
+    /// Opens the output; with `paced`, a file paces the writer by its disk (see `--adapt`).
+    fn open(path: &Path, force: bool, binary: bool, paced: bool) -> CliResult<Output> {
         if is_std(path) {
             if binary && io::stdout().is_terminal() {
                 return Err(CliError::new(
@@ -40,7 +40,7 @@ impl Output {
                 path.display()
             )));
         }
-        AtomicFile::with_progress(path, pace)
+        AtomicFile::with_pacing(path, paced)
             .map(Output::File)
             .map_err(|e| CliError::new(format!("cannot create {}: {e}", path.display())))
     }
@@ -114,18 +114,16 @@ pub fn compress(a: CompressArgs, quiet: bool) -> CliResult {
             "--adapt paces the compressor by the disk and needs an output file: use -o FILE",
         ));
     }
-    let pace = a.adapt.then(Arc::<WritebackProgress>::default);
     let (input, len) = open_input(&a.input)?;
-    let mut out = Output::open(&output, a.force, true, pace.clone())?;
+    let mut out = Output::open(&output, a.force, true, a.adapt)?;
     let bar = progress_bar(len, quiet, "compressing");
     let start = Instant::now();
-    let adapt = pace.is_some();
-    let (raw, stored, paced_raw) = encode_stream(input, &mut out, opts, pace, &bar)?;
+    let (raw, stored, paced_raw) = encode_stream(input, &mut out, opts, &bar)?;
     out.finish()?;
     bar.finish_and_clear();
     if !quiet {
         summary(&a.input, raw, stored, start);
-        if adapt {
+        if a.adapt {
             let blocks = raw.div_ceil(opts.block_size as u64);
             eprintln!("--adapt: {paced_raw} of {blocks} blocks stored raw while the disk waited");
         }
@@ -154,9 +152,8 @@ const MAX_CHUNK: usize = 64 << 20;
 /// circulate. Returns (raw bytes, file bytes, blocks stored raw by pacing).
 fn encode_stream(
     input: Box<dyn Read + Send>,
-    out: &mut dyn Write,
+    out: &mut Output,
     opts: WriteOptions,
-    pace: Option<Arc<WritebackProgress>>,
     bar: &ProgressBar,
 ) -> CliResult<(u64, u64, u64)> {
     let threads = resolve_threads(opts.threads);
@@ -196,10 +193,7 @@ fn encode_stream(
                 }
             }
         });
-        let mut writer = Writer::new(CountingWriter { inner: out, count: 0 }, opts)?;
-        if let Some(p) = pace {
-            writer.adapt_to(p);
-        }
+        let mut writer = kompakt_fs::writer(CountingWriter { inner: out, count: 0 }, opts, None)?;
         let stream = writer.add_stream(None)?;
         for buf in &full_rx {
             let buf = buf?;
@@ -214,6 +208,21 @@ fn encode_stream(
         let stored = writer.finish()?.count;
         Ok((raw, stored, paced_raw))
     })
+}
+
+impl PacedOutput for Output {
+    fn progress(&self) -> Option<Arc<WritebackProgress>> {
+        match self {
+            Output::Stdout(_) => None,
+            Output::File(f) => f.progress(),
+        }
+    }
+}
+
+impl<W: PacedOutput> PacedOutput for CountingWriter<W> {
+    fn progress(&self) -> Option<Arc<WritebackProgress>> {
+        self.inner.progress()
+    }
 }
 
 /// Counts the bytes that pass through, for the summary line.
@@ -286,7 +295,7 @@ pub fn decompress(a: DecompressArgs, quiet: bool) -> CliResult {
         return Err(CliError::new("input and output are the same file"));
     }
     if is_std(&a.input) {
-        let mut out = Output::open(&output, a.force, false, None)?;
+        let mut out = Output::open(&output, a.force, false, false)?;
         let bar = progress_bar(None, quiet, "decompressing");
         let footer = decode_sequential(io::stdin().lock(), &read_options(a.threads), |stream, data| {
             if stream == a.stream {
@@ -307,7 +316,7 @@ pub fn decompress(a: DecompressArgs, quiet: bool) -> CliResult {
     }
     let mut reader = open_reader(&a.input, a.threads)?;
     let len = reader.stream_len(a.stream)?;
-    let mut out = Output::open(&output, a.force, false, None)?;
+    let mut out = Output::open(&output, a.force, false, false)?;
     let bar = progress_bar(Some(len), quiet, "decompressing");
     reader
         .copy_range_to(a.stream, 0, len, &mut out, &mut |n| bar.set_position(n))

@@ -59,6 +59,15 @@ impl From<kompakt::Error> for CliError {
     }
 }
 
+impl From<kompakt_store::Error> for CliError {
+    fn from(e: kompakt_store::Error) -> Self {
+        match e {
+            kompakt_store::Error::Format(e) => e.into(),
+            e => CliError::new(e.to_string()),
+        }
+    }
+}
+
 impl From<io::Error> for CliError {
     fn from(e: io::Error) -> Self {
         if e.kind() == io::ErrorKind::BrokenPipe {

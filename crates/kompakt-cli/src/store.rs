@@ -3,9 +3,9 @@
 use crate::args::{StoreArgs, StoreCommand, StoreGetArgs, StoreInfoArgs, StoreLsArgs, StorePathArgs, StorePutArgs};
 use crate::human::format_size;
 use crate::{progress_bar, CliError, CliResult};
-use kompakt::fs::AtomicFile;
-use kompakt::store::{Store, StoreOptions};
 use kompakt::Reader;
+use kompakt_fs::AtomicFile;
+use kompakt_store::{Store, StoreOptions};
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::Path;

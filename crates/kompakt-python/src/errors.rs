@@ -22,6 +22,16 @@ pub fn to_py(err: kompakt::Error) -> PyErr {
     }
 }
 
+/// Store errors: the format's as above; a folder that is not a store, or a failing index,
+/// `ValueError`; a handle poisoned by an earlier panic, `RuntimeError`.
+pub fn store_to_py(err: kompakt_store::Error) -> PyErr {
+    match err {
+        kompakt_store::Error::Format(e) => to_py(e),
+        kompakt_store::Error::Poisoned => poisoned(()),
+        e => PyValueError::new_err(e.to_string()),
+    }
+}
+
 /// Extension for `kompakt::Result`.
 pub trait IntoPy<T> {
     fn py_err(self) -> pyo3::PyResult<T>;
@@ -30,6 +40,12 @@ pub trait IntoPy<T> {
 impl<T> IntoPy<T> for kompakt::Result<T> {
     fn py_err(self) -> pyo3::PyResult<T> {
         self.map_err(to_py)
+    }
+}
+
+impl<T> IntoPy<T> for kompakt_store::Result<T> {
+    fn py_err(self) -> pyo3::PyResult<T> {
+        self.map_err(store_to_py)
     }
 }
 

@@ -1,7 +1,7 @@
 //! Where bytes come from and go to: a path, a Python file object, or memory.
 
 use crate::buffers::Buffer;
-use kompakt::fs::AtomicFile;
+use kompakt_fs::{AtomicFile, PacedOutput, WritebackProgress};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
@@ -113,7 +113,7 @@ pub enum Sink {
     Python(PyFile),
     Memory(Vec<u8>),
     /// A store object: memory while small, then a temporary file in the store.
-    Spill(kompakt::store::Spill),
+    Spill(kompakt_store::Spill),
 }
 
 impl Sink {
@@ -122,6 +122,16 @@ impl Sink {
         match self {
             Sink::Memory(v) => Some(v),
             _ => None,
+        }
+    }
+}
+
+impl PacedOutput for Sink {
+    fn progress(&self) -> Option<std::sync::Arc<WritebackProgress>> {
+        match self {
+            Sink::Atomic(f) => f.progress(),
+            Sink::Spill(s) => s.progress(),
+            Sink::Python(_) | Sink::Memory(_) => None,
         }
     }
 }
@@ -191,7 +201,7 @@ pub enum Source {
     Python(PyFile),
     Memory(MemoryFile),
     /// An object of a store.
-    Object(kompakt::store::ObjectSource),
+    Object(kompakt_store::ObjectSource),
 }
 
 impl Source {

@@ -4,14 +4,14 @@
 //! calls these methods; keys, hashing, transactions and files are handled in the core crate.
 
 use crate::buffers::Buffer;
-use crate::errors::{to_py, IntoPy};
+use crate::errors::IntoPy;
 use crate::options;
 use crate::pyfile::{Sink, Source};
 use crate::reader::FileReader;
 use crate::writer::FileWriter;
-use kompakt::store::{PendingObject, Store, StoreOptions};
 use kompakt::stream::{ContentHasher, StreamOptions};
 use kompakt::{FilterSpec, ReadOptions, Reader};
+use kompakt_store::{PendingObject, Store, StoreOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
@@ -113,8 +113,8 @@ impl PyStore {
             adapt,
         };
         let store = py.detach(|| Store::open(&path, opts)).map_err(|e| match e {
-            kompakt::Error::Io(io) => crate::errors::os_error(io, &path),
-            e => to_py(e),
+            kompakt_store::Error::Format(kompakt::Error::Io(io)) => crate::errors::os_error(io, &path),
+            e => crate::errors::store_to_py(e),
         })?;
         Ok(PyStore { store })
     }
@@ -181,11 +181,9 @@ impl PyStore {
     fn writer(&self, py: Python<'_>, codec: Option<&str>, level: Option<i64>) -> PyResult<FileWriter> {
         let opts = self.store.write_options(codec_override(codec, level)?);
         let spill = self.store.spill(&opts);
-        let progress = spill.progress();
-        let mut writer = py.detach(|| kompakt::Writer::new(Sink::Spill(spill), opts)).py_err()?;
-        if let Some(p) = progress {
-            writer.adapt_to(p);
-        }
+        let mut writer = py
+            .detach(|| kompakt_fs::writer(Sink::Spill(spill), opts, None))
+            .py_err()?;
         writer.hash_content().py_err()?;
         Ok(FileWriter::from_writer(writer, opts))
     }
@@ -197,14 +195,15 @@ impl PyStore {
             .ok_or_else(|| PyValueError::new_err("this writer is already closed"))?;
         let raw = writer.bytes_in();
         let object = py
-            .detach(|| -> kompakt::Result<PendingObject> {
+            .detach(|| -> kompakt_store::Result<Option<PendingObject>> {
                 let (sink, hash) = writer.finish_hashed()?;
                 let (Sink::Spill(spill), Some(hash)) = (sink, hash) else {
-                    return Err(kompakt::Error::Usage("not a store writer".into()));
+                    return Ok(None);
                 };
-                PendingObject::new(spill, hash, raw)
+                PendingObject::new(spill, hash, raw).map(Some)
             })
-            .py_err()?;
+            .py_err()?
+            .ok_or_else(|| PyValueError::new_err("this writer was not made by the store's writer()"))?;
         Ok(Pending::new(object))
     }
 
@@ -238,7 +237,7 @@ impl PyStore {
             Reader(String, Reader<Source>),
         }
         let found = py
-            .detach(|| -> kompakt::Result<Option<Found>> {
+            .detach(|| -> kompakt_store::Result<Option<Found>> {
                 let Some(object) = self.store.get(namespace, key)? else {
                     return Ok(None);
                 };

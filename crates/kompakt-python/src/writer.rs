@@ -5,13 +5,12 @@ use crate::errors::IntoPy;
 use crate::guard::Shared;
 use crate::options;
 use crate::pyfile::{PyFile, Sink, Target};
-use kompakt::fs::{AtomicFile, WritebackProgress};
 use kompakt::stream::StreamId;
 use kompakt::{WriteOptions, Writer};
+use kompakt_fs::AtomicFile;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use std::sync::Arc;
 
 /// Writes a kompakt file to a path (atomically), a binary file object, or memory.
 /// `adapt=True` (a path only) compresses only as far as the disk leaves time for.
@@ -68,13 +67,12 @@ impl FileWriter {
         adapt: bool,
     ) -> PyResult<Self> {
         let opts = options::write_options(codec, level, threads, typesize, filter, block_size)?;
-        let pace = adapt.then(Arc::<WritebackProgress>::default);
         let sink = match target {
             None if adapt => return Err(needs_a_path()),
             None => Sink::Memory(Vec::new()),
             Some(t) => match Target::classify(t, "write")? {
                 Target::Path(path) => Sink::Atomic(
-                    py.detach(|| AtomicFile::with_progress(&path, pace.clone()))
+                    py.detach(|| AtomicFile::with_pacing(&path, adapt))
                         .map_err(|e| crate::errors::os_error(e, &path))?,
                 ),
                 Target::FileObject(_) if adapt => return Err(needs_a_path()),
@@ -87,10 +85,9 @@ impl FileWriter {
                 }
             },
         };
-        let mut writer = py.detach(|| Writer::with_memory(sink, opts, Sink::memory)).py_err()?;
-        if let Some(p) = pace {
-            writer.adapt_to(p);
-        }
+        let writer = py
+            .detach(|| kompakt_fs::writer(sink, opts, Some(Sink::memory)))
+            .py_err()?;
         Ok(FileWriter {
             state: Shared::new(writer),
             opts,

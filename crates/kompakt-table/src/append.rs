@@ -10,9 +10,9 @@
 
 use crate::{TableOptions, TableReader, TableWriter};
 use arrow_array::RecordBatch;
-use kompakt::fs::WritebackFile;
 use kompakt::hash::xxh3_64;
 use kompakt::{Error, Result};
+use kompakt_fs::WritebackFile;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -28,7 +28,7 @@ pub fn journal_path(path: &Path) -> PathBuf {
 
 fn sync_parent(path: &Path) -> Result<()> {
     #[cfg(unix)]
-    kompakt::fs::sync_parent_dir(path)?;
+    kompakt_fs::sync_parent_dir(path)?;
     let _ = path;
     Ok(())
 }

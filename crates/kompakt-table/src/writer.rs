@@ -570,7 +570,7 @@ pub fn write_table_file(
     batches: impl IntoIterator<Item = Result<RecordBatch>>,
     opts: TableOptions,
 ) -> Result<u64> {
-    let mut file = kompakt::fs::AtomicFile::create(path)?;
+    let mut file = kompakt_fs::AtomicFile::create(path)?;
     let mut w = TableWriter::new(&mut file, schema, opts)?;
     for b in batches {
         w.write(&b?)?;

@@ -100,14 +100,6 @@ pub enum Error {
         detail: String,
     },
 
-    /// A store folder is missing, is not a store, or contradicts what the caller asked for.
-    #[error("{0}")]
-    Store(String),
-
-    /// The store's index (SQLite) reported an error.
-    #[error("store index error: {0}")]
-    Index(String),
-
     /// The API was used in a way it does not allow (writing to a finished stream, ...).
     #[error("usage error: {0}")]
     Usage(String),

@@ -7,8 +7,10 @@
 //! - [`filter`]: byte shuffle and delta for typed data;
 //! - [`stream`]: the block-stream file format: multi-threaded writer, random-access and
 //!   sequential readers, checksums everywhere;
-//! - [`store`]: a content-addressed key-value cache of objects in a folder;
-//! - [`fs`]: atomic file output.
+//!
+//! This crate is the format and nothing else: it reads and writes any `Read + Seek` / `Write`.
+//! Files on disk (atomic output, write-back, pacing the compressor by the disk) are
+//! `kompakt-fs`'s job; the object store is `kompakt-store`'s; tables are `kompakt-table`'s.
 //!
 //! One-shot helpers for in-memory data:
 //!
@@ -20,19 +22,16 @@
 //! # Ok::<(), kompakt::Error>(())
 //! ```
 #![deny(missing_docs)]
-// Three audited exceptions: `fs::sync_file_range` (a system call without a safe wrapper
-// crate), `copy::copy_uncached` (streaming stores, which std does not offer safely) and
-// `codec::lz4_append` (LZ4 into a Vec's spare capacity, which the lz4 crate cannot do);
-// everything else is safe code.
+// Two audited exceptions: `copy::copy_uncached` (streaming stores, which std does not offer
+// safely) and `codec::lz4_append` (LZ4 into a Vec's spare capacity, which the lz4 crate cannot
+// do); everything else is safe code.
 #![deny(unsafe_code)]
 
 pub mod codec;
 mod copy;
 mod error;
 pub mod filter;
-pub mod fs;
 pub mod hash;
-pub mod store;
 pub mod stream;
 
 pub use codec::{Codec, CodecId, CodecSpec};

@@ -12,6 +12,7 @@
 mod block;
 mod content;
 pub mod format;
+mod pace;
 mod parallel;
 mod pool;
 mod reader;
@@ -21,10 +22,11 @@ mod writer;
 pub use block::{BlockDecoder, BlockEncoder, BlockSettings, EncodedBlock, Payload};
 pub use content::{ContentHash, ContentHasher};
 pub use format::{BlockEntry, BlockHeader, Footer, StreamInfo, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE};
+pub use pace::Pace;
 pub use parallel::{resolve_threads, MAX_THREADS};
 pub use reader::{filter_label, BlockCache, ReadOptions, Reader, StreamReader, StreamSummary, VerifyReport};
 pub use sequential::decode_sequential;
 pub use writer::{
-    Encoder, InMemory, StreamId, StreamOptions, WriteOptions, Writer, ADAPT_AHEAD, ADAPT_MIN_BACKLOG,
-    DEFAULT_BLOCK_SIZE, MAX_METADATA_LEN, STAGED_BLOCKS,
+    Encoder, InMemory, StreamId, StreamOptions, WriteOptions, Writer, DEFAULT_BLOCK_SIZE, MAX_METADATA_LEN,
+    STAGED_BLOCKS,
 };

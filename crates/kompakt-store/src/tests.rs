@@ -1,5 +1,6 @@
 use super::*;
-use crate::codec::CodecSpec;
+use kompakt::codec::CodecSpec;
+use kompakt_fs::PacedOutput;
 
 fn store(dir: &tempfile::TempDir) -> Store {
     Store::open(dir.path().join("s"), StoreOptions::default()).unwrap()

@@ -1,16 +1,15 @@
-//! Atomic file output: write to a unique temporary file beside the target, fsync, rename.
-//! A crash or an error mid-write never leaves a half-written file where a good one was.
-//! Files are written back to disk while they are being written ([`WritebackFile`], on Linux),
-//! so the final fsync waits for the last pages, not the whole file.
+//! Files written back to disk while they are being written ([`WritebackFile`], on Linux), so
+//! the final fsync waits for the last pages, not the whole file; and, for a paced file, how
+//! far the disk got and how fast it is ([`WritebackProgress`]), remembered per device.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// A file gets its data written back once this many bytes were written since the last time.
 ///
@@ -45,8 +44,7 @@ pub const START_WRITEBACK_EVERY: u64 = 256 << 10;
 
 /// How far a file's background write-back has got: bytes handed to the file, bytes the
 /// write-back thread has seen reach the disk, and the disk's speed. Shared with a writer
-/// that chooses, block by block, between compressing and storing raw (see `Writer::adapt_to`
-/// in `stream`).
+/// that chooses, block by block, between compressing and storing raw (see [`DiskPace`](crate::DiskPace)).
 #[derive(Debug)]
 pub struct WritebackProgress {
     written: AtomicU64,
@@ -319,20 +317,20 @@ impl RateMeter {
 /// Linux only: elsewhere `sync_data` is a full drive-cache flush (`F_FULLFSYNC` on macOS,
 /// `FlushFileBuffers` on Windows), too dear to run every 8 MiB, and `wrote` does nothing.
 #[derive(Debug, Default)]
-struct Writeback {
+pub(crate) struct Writeback {
     since_last: u64,
     /// Bytes written since the last [`start_writeback`] (plain files only).
     since_start: u64,
-    worker: Option<Worker>,
+    pub(crate) worker: Option<Worker>,
     off: bool,
     /// Set for a paced file: published progress, and the step [`PACED_WRITEBACK_EVERY`].
-    progress: Option<Arc<WritebackProgress>>,
+    pub(crate) progress: Option<Arc<WritebackProgress>>,
     /// The thread's error, once returned (kind and message: `io::Error` is not `Clone`).
     failed: Option<(io::ErrorKind, String)>,
 }
 
 #[derive(Debug)]
-struct Worker {
+pub(crate) struct Worker {
     requests: SyncSender<()>,
     cancelled: Arc<AtomicBool>,
     join: JoinHandle<io::Result<()>>,
@@ -554,12 +552,12 @@ fn write_range(_file: &File, _from: u64, _to: u64) -> io::Result<()> {
 
 /// An open file whose data is written back to disk while it grows (see
 /// [`START_WRITEBACK_EVERY`] and [`WRITEBACK_EVERY`]):
-/// what [`AtomicFile`] and the store's temporary objects write through, and a table's append
+/// what [`AtomicFile`](crate::AtomicFile) and the store's temporary objects write through, and a table's append
 /// (which writes in place).
 #[derive(Debug)]
 pub struct WritebackFile {
     file: File,
-    writeback: Writeback,
+    pub(crate) writeback: Writeback,
 }
 
 impl WritebackFile {
@@ -624,215 +622,10 @@ impl Write for WritebackFile {
     }
 }
 
-/// A file that appears at its target path only when [`commit`](AtomicFile::commit) succeeds.
-/// Dropped without commit, the temporary file is removed and the target is untouched.
-#[derive(Debug)]
-pub struct AtomicFile {
-    file: Option<WritebackFile>,
-    tmp: PathBuf,
-    target: PathBuf,
-}
-
-impl AtomicFile {
-    /// Creates a uniquely named temporary file in the target's folder.
-    ///
-    /// When the target is a symbolic link, the file it points to is replaced (the link stays);
-    /// when the target exists, the new file gets its permissions, so that saving over a private
-    /// file does not make it readable by others.
-    pub fn create(target: impl AsRef<Path>) -> io::Result<AtomicFile> {
-        Self::with_progress(target, None)
-    }
-
-    /// Like [`create`](AtomicFile::create); with `progress`, written back in small steps that
-    /// report there, for a writer that adapts to the disk (see [`WritebackFile::paced`]).
-    pub fn with_progress(target: impl AsRef<Path>, progress: Option<Arc<WritebackProgress>>) -> io::Result<AtomicFile> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let target = resolve_links(target.as_ref())?;
-        let existing = fs::metadata(&target).ok();
-        let name = target
-            .file_name()
-            .ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("{} is not a file path", target.display()),
-                )
-            })?
-            .to_string_lossy()
-            .into_owned();
-        let dir = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        for _ in 0..100 {
-            // pid + per-process counter + clock: unique across threads and processes.
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let tmp = dir.join(format!(".{name}.{}.{n}.{nanos:x}.tmp", std::process::id()));
-            match OpenOptions::new().write(true).create_new(true).open(&tmp) {
-                Ok(file) => {
-                    if let Some(meta) = &existing {
-                        if let Err(e) = file.set_permissions(meta.permissions()) {
-                            let _ = fs::remove_file(&tmp);
-                            return Err(e);
-                        }
-                    }
-                    return Ok(AtomicFile {
-                        file: Some(WritebackFile::with_progress(file, progress)),
-                        tmp,
-                        target,
-                    });
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            "could not create a unique temporary file",
-        ))
-    }
-
-    /// The path the file will have after commit.
-    pub fn target(&self) -> &Path {
-        &self.target
-    }
-
-    /// The open temporary file. Bytes written straight to it are not counted towards the
-    /// early write-back: write through the `Write` impl of `AtomicFile` instead.
-    pub fn file(&mut self) -> &mut File {
-        self.open().get_mut()
-    }
-
-    fn open(&mut self) -> &mut WritebackFile {
-        self.file.as_mut().expect("file is open until commit")
-    }
-
-    /// Flushes, fsyncs, renames over the target and fsyncs the folder. On failure the
-    /// temporary file is removed and the target is untouched.
-    pub fn commit(mut self) -> io::Result<()> {
-        self.open().sync_all()?;
-        fs::rename(&self.tmp, &self.target)?;
-        // Renamed: from here on there is no temporary file for Drop to remove.
-        self.file = None;
-        // Makes the rename itself durable; not possible on every platform, so best effort.
-        let _ = sync_parent_dir(&self.target);
-        Ok(())
-    }
-}
-
-/// Fsyncs the folder holding `path`, which makes a rename, creation or removal of `path`
-/// durable (on platforms where folders can be opened and synced).
-pub fn sync_parent_dir(path: &Path) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    File::open(dir)?.sync_all()
-}
-
-/// The path a write to `path` must replace: `path` itself, or, for a symbolic link, the file
-/// it points to (following chains of links; a dangling link resolves to its target's path).
-fn resolve_links(path: &Path) -> io::Result<PathBuf> {
-    let mut current = path.to_path_buf();
-    for _ in 0..40 {
-        match fs::symlink_metadata(&current) {
-            Ok(m) if m.file_type().is_symlink() => {
-                let to = fs::read_link(&current)?;
-                current = match current.parent() {
-                    Some(dir) if to.is_relative() => dir.join(to),
-                    _ => to,
-                };
-            }
-            _ => return Ok(current),
-        }
-    }
-    Err(io::Error::other(format!(
-        "{}: too many levels of symbolic links",
-        path.display()
-    )))
-}
-
-impl Write for AtomicFile {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.open().write(buf)
-    }
-    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.open().write_all(buf)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.open().flush()
-    }
-}
-
-impl Drop for AtomicFile {
-    fn drop(&mut self) {
-        if self.file.take().is_some() {
-            let _ = fs::remove_file(&self.tmp);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn target_appears_only_on_commit() {
-        let temp = tempfile::tempdir().unwrap();
-        let dir = temp.path();
-        let target = dir.join("out.bin");
-        fs::write(&target, b"old").unwrap();
-        {
-            let mut f = AtomicFile::create(&target).unwrap();
-            f.write_all(b"half").unwrap();
-            // dropped: simulated failure
-        }
-        assert_eq!(fs::read(&target).unwrap(), b"old");
-        let mut f = AtomicFile::create(&target).unwrap();
-        f.write_all(b"new").unwrap();
-        f.commit().unwrap();
-        assert_eq!(fs::read(&target).unwrap(), b"new");
-        let leftovers = fs::read_dir(dir).unwrap().count();
-        assert_eq!(leftovers, 1, "no temporary files left behind");
-        // A commit that cannot rename (the target is a folder) fails and cleans up.
-        let folder = dir.join("folder");
-        fs::create_dir(&folder).unwrap();
-        let mut f = AtomicFile::create(&folder).unwrap();
-        f.write_all(b"x").unwrap();
-        assert!(f.commit().is_err());
-        assert_eq!(
-            fs::read_dir(dir).unwrap().count(),
-            2,
-            "temporary file removed after a failed commit"
-        );
-    }
-
-    #[test]
-    fn large_files_are_written_back_while_written() {
-        let temp = tempfile::tempdir().unwrap();
-        let dir = temp.path();
-        let target = dir.join("big.bin");
-        let chunk: Vec<u8> = (0..1 << 20).map(|i: u32| (i % 251) as u8).collect();
-        let mut f = AtomicFile::create(&target).unwrap();
-        f.write_all(b"head").unwrap();
-        assert!(f.open().writeback.worker.is_none(), "no thread for a small file");
-        let linux = cfg!(target_os = "linux");
-        let chunks = (WRITEBACK_EVERY as usize / chunk.len()) * 2 + 1;
-        for _ in 0..chunks {
-            f.write_all(&chunk).unwrap();
-        }
-        assert_eq!(
-            f.open().writeback.worker.is_some(),
-            linux,
-            "a thread once WRITEBACK_EVERY bytes were written (on Linux)"
-        );
-        f.commit().unwrap();
-        let back = fs::read(&target).unwrap();
-        assert_eq!(back.len(), 4 + chunks * chunk.len());
-        assert!(back[4..].chunks(chunk.len()).all(|c| c == &chunk[..]));
-    }
+    use std::fs::OpenOptions;
 
     #[test]
     fn a_paced_file_reports_how_far_the_disk_got() {
@@ -1097,27 +890,5 @@ mod tests {
         assert!(w.finish().is_ok());
         assert_eq!(progress.disk_rate(), None, "a failed step is not timed");
         assert_eq!(progress.backlog(), Some(PACED_WRITEBACK_EVERY), "and nothing is synced");
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn keeps_permissions_and_replaces_through_symlinks() {
-        use std::os::unix::fs::{symlink, PermissionsExt};
-        let temp = tempfile::tempdir().unwrap();
-        let dir = temp.path();
-        let real = dir.join("real.bin");
-        fs::write(&real, b"old").unwrap();
-        fs::set_permissions(&real, fs::Permissions::from_mode(0o600)).unwrap();
-        let link = dir.join("link.bin");
-        symlink("real.bin", &link).unwrap();
-        let mut f = AtomicFile::create(&link).unwrap();
-        f.write_all(b"new").unwrap();
-        f.commit().unwrap();
-        assert!(
-            fs::symlink_metadata(&link).unwrap().file_type().is_symlink(),
-            "the link stays a link"
-        );
-        assert_eq!(fs::read(&real).unwrap(), b"new");
-        assert_eq!(fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o600);
     }
 }

@@ -1,7 +1,7 @@
 //! `kompakt-store.json`: the settings a store was created with, checked on every open.
 
-use crate::codec::CodecSpec;
 use crate::error::{Error, Result};
+use kompakt::codec::CodecSpec;
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -9,7 +9,7 @@ use std::path::Path;
 pub const CONFIG_FILE: &str = "kompakt-store.json";
 /// Layout version this build writes and reads.
 pub const STORE_VERSION: u64 = 1;
-/// How objects are addressed (see [`ContentHash`](crate::stream::ContentHash)).
+/// How objects are addressed (see [`ContentHash`](kompakt::stream::ContentHash)).
 pub const HASH_ALGORITHM: &str = "xxh3-128/content-1";
 /// How keys are held: UTF-8 text in the index, so any string is a valid key.
 pub const KEY_ENCODING: &str = "utf-8";

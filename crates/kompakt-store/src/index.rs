@@ -5,7 +5,7 @@
 //! row and the key index), not a file system round trip.
 
 use crate::error::{Error, Result};
-use crate::stream::ContentHash;
+use kompakt::stream::ContentHash;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::Path;
 use std::time::Duration;
@@ -49,7 +49,7 @@ impl From<rusqlite::Error> for Error {
         use rusqlite::ErrorCode as C;
         match e.sqlite_error_code() {
             Some(C::DatabaseCorrupt | C::NotADatabase) => Error::corrupt("store index", 0, e.to_string()),
-            Some(C::DatabaseBusy | C::DatabaseLocked) => Error::Io(std::io::Error::new(
+            Some(C::DatabaseBusy | C::DatabaseLocked) => Error::from(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
                 format!("the store stayed locked by another writer: {e}"),
             )),
@@ -253,7 +253,7 @@ pub fn lookup(conn: &Connection, namespace: &str, key: &str) -> Result<Option<Ob
         // look again.
         seen = Some(hash);
     }
-    Err(Error::Io(std::io::Error::other(format!(
+    Err(Error::from(std::io::Error::other(format!(
         "key {key:?} kept changing while it was read"
     ))))
 }

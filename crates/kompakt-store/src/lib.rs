@@ -4,7 +4,7 @@
 //! file addressed by its [`ContentHash`], so equal values are stored once whatever codec wrote
 //! them (except values of at most [`KEY_VALUE_MAX`] bytes stored, kept in their key's row: once
 //! per key). Small objects live inside the index (SQLite, WAL mode), the smallest in their key's
-//! row; large ones are files in a fan-out folder. The layout is specified in docs/FORMAT.md ("Object store").
+//! row; large ones are files in a fan-out folder. The layout is specified in the repository's `docs/FORMAT.md` ("Object store").
 //!
 //! ```text
 //! store/
@@ -20,7 +20,7 @@
 //! object a concurrent writer is about to reference.
 //!
 //! ```
-//! use kompakt::store::{Store, StoreOptions};
+//! use kompakt_store::{Store, StoreOptions};
 //! let dir = tempfile::tempdir()?;
 //! let store = Store::open(dir.path().join("cache"), StoreOptions::default())?;
 //! store.set_bytes("objects", "greeting", b"hello")?;
@@ -29,17 +29,18 @@
 //! ```
 
 mod config;
+mod error;
 mod index;
 mod objects;
 
 pub use config::{Config, CONFIG_FILE, HASH_ALGORITHM, KEY_ENCODING, STORE_VERSION};
+pub use error::{Error, Result};
 pub use index::{Entry, INDEX_FILE, INDEX_VERSION};
 pub use objects::{Spill, Spilled, TempObject};
 
-use crate::codec::CodecSpec;
-use crate::error::{Error, Result};
-use crate::stream::{ContentHash, ContentHasher, ReadOptions, Reader, StreamOptions, WriteOptions, Writer};
 use index::ObjectRow;
+use kompakt::codec::CodecSpec;
+use kompakt::stream::{ContentHash, ContentHasher, ReadOptions, Reader, StreamOptions, WriteOptions, Writer};
 use rusqlite::{Connection, TransactionBehavior};
 use std::fs;
 use std::io::{self, Cursor, Read, Seek, SeekFrom};
@@ -297,15 +298,12 @@ impl Store {
     /// Changes the default codec recorded in the configuration. Objects already stored keep
     /// their own codec; other processes see the change when they next open the store.
     pub fn set_default_codec(&self, codec: CodecSpec) -> Result<()> {
-        let mut current = self
-            .config
-            .lock()
-            .map_err(|_| Error::Usage("an earlier call panicked while using this store".into()))?;
+        let mut current = self.config.lock().map_err(|_| Error::Poisoned)?;
         let config = Config {
             codec,
             ..current.clone()
         };
-        let mut file = crate::fs::AtomicFile::create(self.root.join(CONFIG_FILE))?;
+        let mut file = kompakt_fs::AtomicFile::create(self.root.join(CONFIG_FILE))?;
         io::Write::write_all(&mut file, &config.to_json())?;
         file.commit()?;
         *current = config;
@@ -323,12 +321,7 @@ impl Store {
     /// The content hash is computed as the data passes; the file stays in memory while it is
     /// small and moves to a temporary file in the store once it exceeds [`INLINE_MAX`].
     pub fn writer(&self, opts: WriteOptions) -> Result<Writer<Spill>> {
-        let spill = self.spill(&opts);
-        let progress = spill.progress();
-        let mut w = Writer::new(spill, opts)?;
-        if let Some(p) = progress {
-            w.adapt_to(p);
-        }
+        let mut w = kompakt_fs::writer(self.spill(&opts), opts, None)?;
         w.hash_content()?;
         Ok(w)
     }
@@ -340,9 +333,9 @@ impl Store {
         self.adapt.unwrap_or_else(|| opts.stream.codec == CodecSpec::default())
     }
 
-    /// The output an object written with `opts` goes to (for writers built by a caller; pass
-    /// [`Writer::hash_content`]'s result to [`PendingObject::new`], and [`Spill::progress`],
-    /// when there is one, to [`Writer::adapt_to`]).
+    /// The output an object written with `opts` goes to, for writers built by a caller: build
+    /// them with [`kompakt_fs::writer`] (so that a paced spill paces them), and pass
+    /// [`Writer::hash_content`]'s result to [`PendingObject::new`].
     pub fn spill(&self, opts: &WriteOptions) -> Spill {
         if self.adapts(opts) {
             Spill::paced(self.root.join("tmp"), INLINE_MAX)
@@ -453,7 +446,7 @@ impl Store {
         if r.streams().is_empty() {
             return Ok(Some(Vec::new()));
         }
-        r.read_stream(0).map(Some)
+        Ok(Some(r.read_stream(0)?))
     }
 
     /// The object under `key`, open for reading; None if the key does not exist.
@@ -501,7 +494,7 @@ impl Store {
                 source,
             }));
         }
-        Err(Error::Io(io::Error::other(format!(
+        Err(Error::from(io::Error::other(format!(
             "key {key:?} kept changing while it was read"
         ))))
     }
@@ -773,7 +766,12 @@ fn read_config(path: &Path) -> Result<Option<Vec<u8>>> {
     let file = match fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::Io(io::Error::new(e.kind(), format!("{}: {e}", path.display())))),
+        Err(e) => {
+            return Err(Error::from(io::Error::new(
+                e.kind(),
+                format!("{}: {e}", path.display()),
+            )))
+        }
     };
     let mut bytes = Vec::new();
     file.take(MAX_CONFIG_LEN + 1).read_to_end(&mut bytes)?;
@@ -876,7 +874,7 @@ fn create_config(root: &Path, config: &Config) -> Result<Config> {
 }
 
 fn poisoned() -> Error {
-    Error::Usage("an earlier call panicked while using this store".into())
+    Error::Poisoned
 }
 
 fn remove_if_present(path: &Path) -> io::Result<()> {

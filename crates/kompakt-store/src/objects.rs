@@ -2,8 +2,8 @@
 //! written to first.
 
 use crate::error::Result;
-use crate::fs::{WritebackFile, WritebackProgress};
-use crate::stream::ContentHash;
+use kompakt::stream::ContentHash;
+use kompakt_fs::{PacedOutput, WritebackFile, WritebackProgress};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -82,7 +82,7 @@ impl TempObject {
         }
         fs::rename(&self.path, target)?;
         self.persisted = true;
-        let _ = crate::fs::sync_parent_dir(target);
+        let _ = kompakt_fs::sync_parent_dir(target);
         Ok(())
     }
 }
@@ -163,11 +163,6 @@ impl Spill {
         }
     }
 
-    /// The write-back progress of a paced spill, for `Writer::adapt_to`.
-    pub fn progress(&self) -> Option<Arc<WritebackProgress>> {
-        self.progress.clone()
-    }
-
     /// Ends the output: memory as it is, or the temporary file, synced.
     pub fn finish(mut self) -> Result<Spilled> {
         match self.file.take() {
@@ -207,6 +202,13 @@ impl Write for Spill {
             Some(f) => f.flush(),
             None => Ok(()),
         }
+    }
+}
+
+impl PacedOutput for Spill {
+    /// A paced spill's write-back progress, which [`kompakt_fs::writer`] paces its writer by.
+    fn progress(&self) -> Option<Arc<WritebackProgress>> {
+        self.progress.clone()
     }
 }
 

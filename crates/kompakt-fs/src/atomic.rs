@@ -1,0 +1,254 @@
+//! Atomic file output: write to a unique temporary file beside the target, fsync, rename.
+//! A crash or an error mid-write never leaves a half-written file where a good one was.
+
+use crate::writeback::{WritebackFile, WritebackProgress};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A file that appears at its target path only when [`commit`](AtomicFile::commit) succeeds.
+/// Dropped without commit, the temporary file is removed and the target is untouched.
+#[derive(Debug)]
+pub struct AtomicFile {
+    file: Option<WritebackFile>,
+    tmp: PathBuf,
+    target: PathBuf,
+}
+
+impl AtomicFile {
+    /// Creates a uniquely named temporary file in the target's folder.
+    ///
+    /// When the target is a symbolic link, the file it points to is replaced (the link stays);
+    /// when the target exists, the new file gets its permissions, so that saving over a private
+    /// file does not make it readable by others.
+    pub fn create(target: impl AsRef<Path>) -> io::Result<AtomicFile> {
+        Self::with_progress(target, None)
+    }
+
+    /// Like [`create`](AtomicFile::create); with `paced`, written back in small steps whose
+    /// progress a writer built by [`writer`](crate::writer) adapts to.
+    pub fn with_pacing(target: impl AsRef<Path>, paced: bool) -> io::Result<AtomicFile> {
+        Self::with_progress(target, paced.then(Arc::<WritebackProgress>::default))
+    }
+
+    /// Like [`create`](AtomicFile::create); with `progress`, written back in small steps that
+    /// report there, for a writer that adapts to the disk (see [`WritebackFile::paced`]).
+    pub fn with_progress(target: impl AsRef<Path>, progress: Option<Arc<WritebackProgress>>) -> io::Result<AtomicFile> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let target = resolve_links(target.as_ref())?;
+        let existing = fs::metadata(&target).ok();
+        let name = target
+            .file_name()
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{} is not a file path", target.display()),
+                )
+            })?
+            .to_string_lossy()
+            .into_owned();
+        let dir = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        for _ in 0..100 {
+            // pid + per-process counter + clock: unique across threads and processes.
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let tmp = dir.join(format!(".{name}.{}.{n}.{nanos:x}.tmp", std::process::id()));
+            match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+                Ok(file) => {
+                    if let Some(meta) = &existing {
+                        if let Err(e) = file.set_permissions(meta.permissions()) {
+                            let _ = fs::remove_file(&tmp);
+                            return Err(e);
+                        }
+                    }
+                    return Ok(AtomicFile {
+                        file: Some(WritebackFile::with_progress(file, progress)),
+                        tmp,
+                        target,
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "could not create a unique temporary file",
+        ))
+    }
+
+    /// The path the file will have after commit.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// The open temporary file. Bytes written straight to it are not counted towards the
+    /// early write-back: write through the `Write` impl of `AtomicFile` instead.
+    pub fn file(&mut self) -> &mut File {
+        self.open().get_mut()
+    }
+
+    pub(crate) fn writeback_file(&self) -> Option<&WritebackFile> {
+        self.file.as_ref()
+    }
+
+    fn open(&mut self) -> &mut WritebackFile {
+        self.file.as_mut().expect("file is open until commit")
+    }
+
+    /// Flushes, fsyncs, renames over the target and fsyncs the folder. On failure the
+    /// temporary file is removed and the target is untouched.
+    pub fn commit(mut self) -> io::Result<()> {
+        self.open().sync_all()?;
+        fs::rename(&self.tmp, &self.target)?;
+        // Renamed: from here on there is no temporary file for Drop to remove.
+        self.file = None;
+        // Makes the rename itself durable; not possible on every platform, so best effort.
+        let _ = sync_parent_dir(&self.target);
+        Ok(())
+    }
+}
+
+/// Fsyncs the folder holding `path`, which makes a rename, creation or removal of `path`
+/// durable (on platforms where folders can be opened and synced).
+pub fn sync_parent_dir(path: &Path) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(dir)?.sync_all()
+}
+
+/// The path a write to `path` must replace: `path` itself, or, for a symbolic link, the file
+/// it points to (following chains of links; a dangling link resolves to its target's path).
+fn resolve_links(path: &Path) -> io::Result<PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&current) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = fs::read_link(&current)?;
+                current = match current.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(io::Error::other(format!(
+        "{}: too many levels of symbolic links",
+        path.display()
+    )))
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.open().write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.open().write_all(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.open().flush()
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::writeback::WRITEBACK_EVERY;
+
+    #[test]
+    fn target_appears_only_on_commit() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path();
+        let target = dir.join("out.bin");
+        fs::write(&target, b"old").unwrap();
+        {
+            let mut f = AtomicFile::create(&target).unwrap();
+            f.write_all(b"half").unwrap();
+            // dropped: simulated failure
+        }
+        assert_eq!(fs::read(&target).unwrap(), b"old");
+        let mut f = AtomicFile::create(&target).unwrap();
+        f.write_all(b"new").unwrap();
+        f.commit().unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"new");
+        let leftovers = fs::read_dir(dir).unwrap().count();
+        assert_eq!(leftovers, 1, "no temporary files left behind");
+        // A commit that cannot rename (the target is a folder) fails and cleans up.
+        let folder = dir.join("folder");
+        fs::create_dir(&folder).unwrap();
+        let mut f = AtomicFile::create(&folder).unwrap();
+        f.write_all(b"x").unwrap();
+        assert!(f.commit().is_err());
+        assert_eq!(
+            fs::read_dir(dir).unwrap().count(),
+            2,
+            "temporary file removed after a failed commit"
+        );
+    }
+
+    #[test]
+    fn large_files_are_written_back_while_written() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path();
+        let target = dir.join("big.bin");
+        let chunk: Vec<u8> = (0..1 << 20).map(|i: u32| (i % 251) as u8).collect();
+        let mut f = AtomicFile::create(&target).unwrap();
+        f.write_all(b"head").unwrap();
+        assert!(f.open().writeback.worker.is_none(), "no thread for a small file");
+        let linux = cfg!(target_os = "linux");
+        let chunks = (WRITEBACK_EVERY as usize / chunk.len()) * 2 + 1;
+        for _ in 0..chunks {
+            f.write_all(&chunk).unwrap();
+        }
+        assert_eq!(
+            f.open().writeback.worker.is_some(),
+            linux,
+            "a thread once WRITEBACK_EVERY bytes were written (on Linux)"
+        );
+        f.commit().unwrap();
+        let back = fs::read(&target).unwrap();
+        assert_eq!(back.len(), 4 + chunks * chunk.len());
+        assert!(back[4..].chunks(chunk.len()).all(|c| c == &chunk[..]));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn keeps_permissions_and_replaces_through_symlinks() {
+        use std::os::unix::fs::{symlink, PermissionsExt};
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path();
+        let real = dir.join("real.bin");
+        fs::write(&real, b"old").unwrap();
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o600)).unwrap();
+        let link = dir.join("link.bin");
+        symlink("real.bin", &link).unwrap();
+        let mut f = AtomicFile::create(&link).unwrap();
+        f.write_all(b"new").unwrap();
+        f.commit().unwrap();
+        assert!(
+            fs::symlink_metadata(&link).unwrap().file_type().is_symlink(),
+            "the link stays a link"
+        );
+        assert_eq!(fs::read(&real).unwrap(), b"new");
+        assert_eq!(fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+}

@@ -1,0 +1,23 @@
+//! kompakt's files on disk: the I/O policy kept out of the format crate.
+//!
+//! - [`AtomicFile`]: output that appears at its path only when complete (temporary file
+//!   beside the target, fsync, rename), so a crash or an error never leaves half a file;
+//! - [`WritebackFile`]: files written back to disk while they grow (Linux), so the final
+//!   fsync waits for the last pages only; a paced one reports how far the disk got
+//!   ([`WritebackProgress`]) and the process remembers each device's speed;
+//! - [`DiskPace`] and [`writer`]: a kompakt writer that stores blocks raw while the disk
+//!   would otherwise wait for the compressor.
+#![deny(missing_docs)]
+// One audited exception: `writeback::sync_file_range`, a system call without a safe wrapper
+// crate; everything else is safe code.
+#![deny(unsafe_code)]
+
+mod atomic;
+mod pace;
+mod writeback;
+
+pub use atomic::{sync_parent_dir, AtomicFile};
+pub use pace::{writer, DiskPace, PacedOutput, ADAPT_AHEAD, ADAPT_MIN_BACKLOG};
+pub use writeback::{
+    WritebackFile, WritebackProgress, PACED_FIRST_STEP, PACED_WRITEBACK_EVERY, START_WRITEBACK_EVERY, WRITEBACK_EVERY,
+};
