@@ -1,6 +1,6 @@
 """Which zstd levels the unified levels 21-100 may use: ratios of zstd 1-22 on five slices of the
 benchmark's table data, at 1 MiB blocks, and a check of the mapping in
-`crates/kompakt/src/codec/spec.rs` (docs/FORMAT.md, "Unified level").
+`crates/kompakt/src/codec/spec.rs` (docs/DESIGN.md, "Unified levels").
 
     python3 bench/zstd_levels.py [--kompakt target/release/kompakt] [--data bench/data]
 

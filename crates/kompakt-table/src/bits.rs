@@ -1,4 +1,4 @@
-//! Bit packing of unsigned codes, least significant bit first (docs/FORMAT.md, "Table pages":
+//! Bit packing of unsigned codes, least significant bit first (docs/FORMAT.md, "Pages":
 //! `count` codes of `b` bits take `ceil(count * b / 8)` bytes).
 //!
 //! Unpacking works on groups of 8 codes, which always span exactly `b` bytes. A kernel per

@@ -1,5 +1,5 @@
 //! Pages: the rows of one column in one row group, encoded before the codec
-//! (docs/FORMAT.md, "Table pages").
+//! (docs/FORMAT.md, "Pages").
 //!
 //! A page is a validity byte (and bitmap) then a body whose layout the column type decides.
 //! Fixed-width values choose per page between runs (long runs of equal values), plain
@@ -302,7 +302,7 @@ fn store<const W: usize>(v: u64, dst: &mut [u8; W]) {
     dst.copy_from_slice(&v.to_le_bytes()[..W]);
 }
 
-/// Encodes fixed-width values as the data suggests (docs/FORMAT.md, "What kompakt's table
+/// Encodes fixed-width values as the data suggests (docs/DESIGN.md, "What kompakt's table
 /// writer chooses"); returns the encoding and raises `layout` to what it needs.
 fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Vec<u8>, cx: &mut Ctx) -> u8 {
     let (enc, needs) = choose_words::<W>(vals, kind, cx.runs, out);

@@ -1,5 +1,5 @@
 //! Sort keys: the columns a table's rows are ordered by. They are recorded in the schema JSON
-//! (docs/FORMAT.md, "Sort keys") and checked as rows are written, appends included, so a file
+//! (docs/FORMAT.md, "Table schema (JSON)", `sorted_by`) and checked as rows are written, appends included, so a file
 //! that names sort keys is sorted by them.
 
 use arrow_array::cast::AsArray;

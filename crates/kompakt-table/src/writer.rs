@@ -18,9 +18,9 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
-/// Rows per row group when the caller does not choose (see README, "Tables", for the
-/// measurements behind it): small enough that a 1000-row read decodes little, large enough
-/// that each page compresses well.
+/// Rows per row group when the caller does not choose: small enough that a 1000-row read
+/// decodes little, large enough that each page compresses well (not measured against other
+/// sizes yet).
 pub const DEFAULT_ROWS_PER_GROUP: u32 = 16 * 1024;
 
 /// Row groups encoded per parallel round: enough pages to keep every core busy, few enough

@@ -18,8 +18,9 @@ use crate::hash::{xxh3_64, xxh3_64_parts};
 pub const MAGIC: [u8; 4] = *b"KMPK";
 /// Major format version written and read by this build. A reader refuses other majors.
 pub const VERSION_MAJOR: u16 = 1;
-/// Minor format version written by this build. Minor versions only add what old readers can
-/// safely ignore, so every minor of the supported major is read.
+/// Minor format version written by this build. Every minor of the supported major is read as
+/// 1.0: a reader refuses unknown flags, codecs, filters and reserved fields as damage, so a
+/// minor version may change only what writers choose; anything new takes a new major.
 pub const VERSION_MINOR: u16 = 0;
 
 /// Largest raw block a file may declare (and the largest a writer may be asked for).

@@ -19,7 +19,7 @@ use crate::hash::xxh3_64;
 use std::io::{self, BufWriter, Write};
 use std::sync::Arc;
 
-/// Default block size: 1 MiB (see README, "Choosing the defaults", for the measurements).
+/// Default block size: 1 MiB (`docs/DESIGN.md`, "Block size: 1 MiB", says why).
 pub const DEFAULT_BLOCK_SIZE: usize = 1 << 20;
 
 /// Full blocks a stream buffers from small writes before compressing them together.
