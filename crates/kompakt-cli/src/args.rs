@@ -59,11 +59,12 @@ pub enum Command {
 pub struct EncodeArgs {
     /// Codec: none, auto, lz4[:ACCEL], lz4hc[:1-12], zstd[:-50..22], gzip[:1-9], zlib[:1-9],
     /// or a unified level 0-100. Default: unified level 21 (zstd:1).
-    #[arg(short, long, value_name = "SPEC", conflicts_with = "level")]
+    #[arg(short, long, value_name = "SPEC")]
     pub codec: Option<String>,
-    /// Unified level 0-100 (0 = store raw, 100 = smallest).
-    #[arg(short, long, value_name = "0-100", value_parser = clap::value_parser!(u8).range(0..=100))]
-    pub level: Option<u8>,
+    /// Alone, a unified level 0-100 (0 = store raw, 100 = smallest); with a bare codec name
+    /// (--codec zstd), that codec's own level (--codec zstd --level 9 is zstd:9).
+    #[arg(short, long, value_name = "LEVEL", allow_negative_numbers = true)]
+    pub level: Option<i64>,
     /// Element size of the data in bytes (8 for float64/int64): enables the shuffle filter.
     #[arg(short, long, default_value_t = 1, value_name = "BYTES", value_parser = clap::value_parser!(u8).range(1..))]
     pub typesize: u8,

@@ -99,11 +99,7 @@ pub type CliResult<T = ()> = Result<T, CliError>;
 
 /// Builds validated write options from the shared encoding flags.
 pub fn write_options(a: &EncodeArgs, threads: usize) -> CliResult<WriteOptions> {
-    let codec = match (&a.codec, a.level) {
-        (Some(spec), _) => spec.parse::<CodecSpec>()?,
-        (None, Some(level)) => CodecSpec::level(level)?,
-        (None, None) => CodecSpec::default(),
-    };
+    let codec = CodecSpec::from_options(a.codec.as_deref(), a.level)?;
     let block_size = human::parse_size(&a.block_size)?;
     let opts = WriteOptions::default()
         .codec(codec)

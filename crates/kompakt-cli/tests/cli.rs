@@ -166,6 +166,25 @@ fn damaged_files_fail_cleanly_and_leave_no_output() {
 }
 
 #[test]
+fn a_bare_codec_with_a_level_is_that_codecs_level() {
+    let d = Dir::new("codec-level");
+    fs::write(d.path("data.bin"), sample()).unwrap();
+    for (args, out) in [
+        (vec!["--codec", "zstd", "--level", "9"], "a.kpk"),
+        (vec!["--codec", "zstd:9"], "b.kpk"),
+        (vec!["--codec", "zstd", "--level", "-3"], "c.kpk"),
+        (vec!["--codec", "zstd:-3"], "d.kpk"),
+    ] {
+        let mut all = vec!["compress", "data.bin", "-q", "-o", out];
+        all.extend(args);
+        ok(&kompakt(&all, &d.0, None));
+    }
+    assert!(fs::read(d.path("a.kpk")).unwrap() == fs::read(d.path("b.kpk")).unwrap());
+    assert!(fs::read(d.path("c.kpk")).unwrap() == fs::read(d.path("d.kpk")).unwrap());
+    assert!(fs::read(d.path("a.kpk")).unwrap() != fs::read(d.path("c.kpk")).unwrap());
+}
+
+#[test]
 fn bad_options_name_the_valid_choices() {
     let d = Dir::new("options");
     fs::write(d.path("x.bin"), b"x").unwrap();
@@ -179,7 +198,15 @@ fn bad_options_name_the_valid_choices() {
         (vec!["decompress", "x.bin"], "-o"),
         (vec!["compress", "missing.bin"], "cannot open"),
         (vec!["compress", "x.bin", "--typesize", "0"], "1..=255"),
-        (vec!["compress", "x.bin", "--level", "300"], "0..=100"),
+        (vec!["compress", "x.bin", "--level", "300"], "0-100"),
+        (
+            vec!["compress", "x.bin", "--codec", "zstd:3", "--level", "9"],
+            "already sets a level",
+        ),
+        (
+            vec!["compress", "x.bin", "--codec", "auto", "--level", "9"],
+            "takes no level",
+        ),
         (vec!["bench", "x.bin", "--seconds", "nan"], "0 to 3600"),
     ] {
         let out = kompakt(&args, &d.0, None);

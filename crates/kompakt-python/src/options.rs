@@ -6,30 +6,9 @@ use kompakt::{CodecSpec, FilterSpec, WriteOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-/// `codec` is a spec (`"zstd"`, `"zstd:9"`, `"lz4hc"`, `"auto"`, ...). `level` is the unified
-/// level 0-100 when no codec is named, or the codec's own level when `codec` names one
-/// without a level (`codec="zstd", level=9` is `"zstd:9"`).
+/// `codec` and `level` as every front end reads them: [`CodecSpec::from_options`].
 pub fn codec_spec(codec: Option<&str>, level: Option<i64>) -> PyResult<CodecSpec> {
-    match (codec, level) {
-        (None, None) => Ok(CodecSpec::default()),
-        (None, Some(level)) => {
-            let level = u8::try_from(level)
-                .map_err(|_| PyValueError::new_err(format!("level must be a unified level 0-100, got {level}")))?;
-            CodecSpec::level(level).py_err()
-        }
-        (Some(spec), None) => CodecSpec::parse(spec).py_err(),
-        (Some(spec), Some(level)) => {
-            if spec.contains(':') || spec.trim().parse::<u8>().is_ok() {
-                return Err(PyValueError::new_err(format!(
-                    "codec {spec:?} already sets a level; pass level= only with a bare codec name such as \"zstd\""
-                )));
-            }
-            if matches!(spec.trim().to_ascii_lowercase().as_str(), "none" | "raw" | "auto") {
-                return Err(PyValueError::new_err(format!("codec {spec:?} takes no level")));
-            }
-            CodecSpec::parse(&format!("{spec}:{level}")).py_err()
-        }
-    }
+    CodecSpec::from_options(codec, level).py_err()
 }
 
 pub fn threads(threads: Option<i64>) -> PyResult<usize> {

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
 
-/// The unified level used when none is given (see README, "Choosing the default").
+/// The unified level used when none is given (`docs/DESIGN.md`, "Default level: 21 (zstd:1)").
 pub const DEFAULT_LEVEL: u8 = 21;
 
 const VALID: &str = "one of: none, auto, lz4[:ACCEL 1-65537], lz4hc[:1-12], zstd[:-50..22], \
@@ -60,6 +60,50 @@ impl CodecSpec {
             _ => return Err(Error::invalid("level", level.to_string(), "a unified level 0-100")),
         };
         Ok(CodecSpec::Fixed(codec))
+    }
+
+    /// The one meaning of a `codec` option and a `level` option, shared by every front end
+    /// (the CLI's `--codec`/`--level`, Python's and R's `codec=`/`level=`):
+    ///
+    /// - neither: the default, unified level [`DEFAULT_LEVEL`];
+    /// - `level` alone: a unified level 0-100;
+    /// - `codec` alone: a spec ([`parse`](CodecSpec::parse));
+    /// - a bare codec name and `level`: that codec's own level (`zstd` and 9 is `zstd:9`);
+    /// - a codec that already sets its level (`zstd:3`, `60`), or `none` / `auto`, with a
+    ///   level: an error naming both.
+    ///
+    /// ```
+    /// use kompakt::codec::{Codec, CodecSpec};
+    /// assert_eq!(CodecSpec::from_options(Some("zstd"), Some(9))?, CodecSpec::Fixed(Codec::Zstd { level: 9 }));
+    /// assert_eq!(CodecSpec::from_options(None, Some(21))?, CodecSpec::default());
+    /// assert!(CodecSpec::from_options(Some("zstd:3"), Some(9)).is_err());
+    /// # Ok::<(), kompakt::Error>(())
+    /// ```
+    pub fn from_options(codec: Option<&str>, level: Option<i64>) -> Result<CodecSpec> {
+        match (codec, level) {
+            (None, None) => Ok(CodecSpec::default()),
+            (None, Some(level)) => {
+                let unified = u8::try_from(level)
+                    .map_err(|_| Error::invalid("level", level.to_string(), "a unified level 0-100"))?;
+                CodecSpec::level(unified)
+            }
+            (Some(spec), None) => CodecSpec::parse(spec),
+            (Some(spec), Some(level)) => {
+                let name = spec.trim().to_ascii_lowercase();
+                let takes_level = matches!(name.as_str(), "lz4" | "lz4hc" | "zstd" | "zst" | "gzip" | "gz" | "zlib");
+                if !takes_level {
+                    let why = if matches!(name.as_str(), "none" | "raw" | "auto") {
+                        format!("codec {spec:?} takes no level")
+                    } else if name.contains(':') || name.parse::<u8>().is_ok() {
+                        format!("codec {spec:?} already sets a level; give a level only with a bare codec name such as \"zstd\"")
+                    } else {
+                        return CodecSpec::parse(spec);
+                    };
+                    return Err(Error::invalid("level", level.to_string(), why));
+                }
+                CodecSpec::parse(&format!("{name}:{level}"))
+            }
+        }
     }
 
     /// Parses `zstd`, `zstd:3`, `lz4`, `lz4hc:9`, `gzip:6`, `none`, `auto` or `0`..`100`.
@@ -131,6 +175,49 @@ mod tests {
     use super::*;
 
     #[test]
+    fn codec_and_level_options_have_one_meaning() {
+        let opt = CodecSpec::from_options;
+        assert_eq!(opt(None, None).unwrap(), CodecSpec::default());
+        assert_eq!(opt(None, Some(60)).unwrap(), CodecSpec::level(60).unwrap());
+        assert_eq!(
+            opt(Some("lz4hc:4"), None).unwrap(),
+            CodecSpec::Fixed(Codec::Lz4Hc { level: 4 })
+        );
+        assert_eq!(opt(Some("60"), None).unwrap(), CodecSpec::level(60).unwrap());
+        assert_eq!(
+            opt(Some("zstd"), Some(9)).unwrap(),
+            CodecSpec::Fixed(Codec::Zstd { level: 9 })
+        );
+        assert_eq!(
+            opt(Some(" ZSTD "), Some(-5)).unwrap(),
+            CodecSpec::Fixed(Codec::Zstd { level: -5 })
+        );
+        assert_eq!(
+            opt(Some("lz4"), Some(8)).unwrap(),
+            CodecSpec::Fixed(Codec::Lz4 { acceleration: 8 })
+        );
+        assert_eq!(
+            opt(Some("gz"), Some(9)).unwrap(),
+            CodecSpec::Fixed(Codec::Gzip { level: 9 })
+        );
+        for (codec, level, says) in [
+            (Some("zstd:3"), Some(9), "already sets a level"),
+            (Some("60"), Some(9), "already sets a level"),
+            (Some("none"), Some(1), "takes no level"),
+            (Some("auto"), Some(1), "takes no level"),
+            (Some("brotli"), Some(1), "one of: none, auto"),
+            (Some("zstd"), Some(99), "-50..=22"),
+            (None, Some(101), "a unified level 0-100"),
+            (None, Some(-1), "a unified level 0-100"),
+        ] {
+            let err = opt(codec, level).unwrap_err().to_string();
+            assert!(err.contains(says), "{codec:?} {level:?}: {err}");
+        }
+        let err = opt(Some("zstd:3"), Some(9)).unwrap_err().to_string();
+        assert!(err.contains("\"9\"") && err.contains("zstd:3"), "names both: {err}");
+    }
+
+    #[test]
     fn parses_what_users_type() {
         let cases = [
             ("zstd", Codec::Zstd { level: 3 }),
@@ -186,7 +273,7 @@ mod tests {
             assert!(r >= prev, "level {level}");
             prev = r;
         }
-        // The zstd decades documented in docs/FORMAT.md.
+        // The zstd decades documented in docs/DESIGN.md ("Unified levels").
         let zstd = |level: u8| match CodecSpec::level(level).unwrap() {
             CodecSpec::Fixed(Codec::Zstd { level }) => level,
             other => panic!("level {level}: {other:?}"),
