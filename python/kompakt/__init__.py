@@ -22,7 +22,8 @@ files are readable by the ``kompakt`` command line and the reverse.
 Loading runs pickle: only load files you trust, or pass ``trusted=False``.
 """
 
-from kompakt._core import DEFAULT_BLOCK_SIZE, DEFAULT_LEVEL, FORMAT_VERSION, CorruptError, __version__
+from kompakt._core import DEFAULT_BLOCK_SIZE, DEFAULT_LEVEL, FORMAT_VERSION, __version__
+from kompakt._errors import CorruptError, KompaktError, OptionError, StoreError, UsageError
 from kompakt._data import compress, decompress, info, verify
 from kompakt._file import KompaktFile, open
 from kompakt._objects import dump, dumps, load, loads, save
@@ -34,9 +35,13 @@ __all__ = [
     "DEFAULT_BLOCK_SIZE",
     "DEFAULT_LEVEL",
     "FORMAT_VERSION",
+    "KompaktError",
     "KompaktFile",
+    "OptionError",
     "Store",
+    "StoreError",
     "TableFile",
+    "UsageError",
     "__version__",
     "append_table",
     "compress",

@@ -3,6 +3,8 @@
 import os
 from typing import IO, Any, Union
 
+from kompakt._errors import CorruptError as CorruptError
+
 _Path = Union[str, os.PathLike[str]]
 _Buffer = Any  # any object with the buffer protocol
 
@@ -10,8 +12,6 @@ __version__: str
 FORMAT_VERSION: str
 DEFAULT_LEVEL: int
 DEFAULT_BLOCK_SIZE: int
-
-class CorruptError(ValueError): ...
 
 def compress(
     data: _Buffer,

@@ -19,6 +19,7 @@ from typing import IO, Any, Union
 
 from kompakt import _core
 from kompakt._data import _object_metadata
+from kompakt._errors import CorruptError
 from kompakt._file import KompaktFile
 from kompakt._safe import RestrictedUnpickler
 
@@ -246,8 +247,8 @@ def _empty(size: int) -> Any:
 
 
 def _check_layout(meta: dict[str, Any], lengths: list[int]) -> tuple[int, list[int]]:
-    def bad(why: str) -> _core.CorruptError:
-        return _core.CorruptError(f"the object description in this file is invalid: {why}")
+    def bad(why: str) -> CorruptError:
+        return CorruptError(f"the object description in this file is invalid: {why}")
 
     version = meta.get("version")
     if not isinstance(version, int) or version < 1:

@@ -1,34 +1,90 @@
-//! Mapping kompakt errors onto Python exceptions.
+//! Mapping kompakt errors onto Python exceptions, in one place.
+//!
+//! The exception classes are defined in Python (`kompakt._errors`), where a class can have
+//! two bases: `CorruptError` is both a `KompaktError` and a `ValueError`.
 
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyType;
 use pyo3::PyErr;
 use std::path::Path;
 
-pyo3::create_exception!(
-    kompakt,
-    CorruptError,
-    PyValueError,
-    "The data is not a valid kompakt file: it is damaged (a checksum failed, it was truncated) or \
-     was never one. A subclass of ValueError."
-);
+/// The Python classes of `kompakt._errors`.
+#[derive(Clone, Copy)]
+pub enum Kind {
+    Corrupt,
+    Option,
+    Store,
+    Usage,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Corrupt => "CorruptError",
+            Kind::Option => "OptionError",
+            Kind::Store => "StoreError",
+            Kind::Usage => "UsageError",
+        }
+    }
+
+    /// The class, imported once per kind.
+    pub fn class(self, py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+        static CLASSES: [PyOnceLock<Py<PyType>>; 4] = [const { PyOnceLock::new() }; 4];
+        CLASSES[self as usize].import(py, "kompakt._errors", self.name())
+    }
+
+    /// An exception of this kind; `args` are its constructor's (the message first).
+    pub fn err<A>(self, args: A) -> PyErr
+    where
+        A: for<'py> IntoPyObject<'py, Target = pyo3::types::PyTuple> + Send + Sync + 'static,
+    {
+        Python::attach(|py| match self.class(py) {
+            Ok(class) => PyErr::from_type(class.clone(), args),
+            Err(e) => e,
+        })
+    }
+}
+
+/// A `CorruptError` with what is known of where: the file, the structure, its offset.
+pub fn corrupt(message: impl Into<String>, path: Option<&Path>, what: Option<&str>, offset: Option<u64>) -> PyErr {
+    let path = path.map(|p| p.display().to_string());
+    Kind::Corrupt.err((message.into(), path, what.map(str::to_string), offset))
+}
 
 /// `Error::Io` becomes `OSError` (or, when it came from a Python file object, the exception
-/// that object raised); damage becomes `CorruptError`; bad options and ranges `ValueError`.
+/// that object raised); damage becomes `CorruptError`; bad options and ranges `OptionError`,
+/// misuse `UsageError` (all three `ValueError`s); a fault of kompakt's own `RuntimeError`.
 pub fn to_py(err: kompakt::Error) -> PyErr {
+    to_py_at(err, None)
+}
+
+/// [`to_py`], for an error about the file at `path` (named by a `CorruptError`).
+pub fn to_py_at(err: kompakt::Error, path: Option<&Path>) -> PyErr {
+    use kompakt::Error as E;
+    let message = err.to_string();
     match err {
-        kompakt::Error::Io(io) => PyErr::from(io),
-        e if e.is_corruption() => CorruptError::new_err(e.to_string()),
-        e => PyValueError::new_err(e.to_string()),
+        E::Io(io) => PyErr::from(io),
+        E::Corrupt { what, offset, .. } | E::ChecksumMismatch { what, offset } => {
+            corrupt(message, path, Some(what), Some(offset))
+        }
+        E::Truncated { what, .. } | E::BadMagic { what, .. } => corrupt(message, path, Some(what), None),
+        e if e.is_corruption() => corrupt(message, path, None, None),
+        E::InvalidOption { .. } | E::OutOfRange { .. } => Kind::Option.err((message,)),
+        E::Usage(_) => Kind::Usage.err((message,)),
+        E::Internal(_) => PyRuntimeError::new_err(message),
+        _ => PyValueError::new_err(message),
     }
 }
 
 /// Store errors: the format's as above; a folder that is not a store, or a failing index,
-/// `ValueError`; a handle poisoned by an earlier panic, `RuntimeError`.
+/// `StoreError`; a handle poisoned by an earlier panic, `RuntimeError`.
 pub fn store_to_py(err: kompakt_store::Error) -> PyErr {
     match err {
         kompakt_store::Error::Format(e) => to_py(e),
         kompakt_store::Error::Poisoned => poisoned(()),
-        e => PyValueError::new_err(e.to_string()),
+        e => Kind::Store.err((e.to_string(),)),
     }
 }
 

@@ -29,7 +29,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
-    m.add("CorruptError", py.get_type::<errors::CorruptError>())?;
+    // Kept for code that names it here; the class lives in `kompakt._errors`.
+    m.add("CorruptError", errors::Kind::Corrupt.class(py)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     let header = kompakt::stream::format::FileHeader::CURRENT;
     let (major, minor) = (header.major, header.minor);

@@ -14,6 +14,8 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 struct State {
     reader: Reader<Source>,
     cache: BlockCache,
+    /// The file's path, for errors, when it was opened by path.
+    path: Option<std::path::PathBuf>,
 }
 
 /// Reads a kompakt file from a path, a seekable binary file object, or bytes-like data.
@@ -32,6 +34,7 @@ impl FileReader {
             state: Shared::new(State {
                 reader,
                 cache: BlockCache::new(),
+                path: None,
             }),
         }
     }
@@ -41,7 +44,10 @@ impl FileReader {
         py: Python<'_>,
         f: impl FnOnce(&mut State) -> kompakt::Result<T> + Send,
     ) -> PyResult<T> {
-        self.state.with(py, |st| f(st).py_err())
+        self.state.with(py, |st| {
+            let path = st.path.clone();
+            f(st).map_err(|e| crate::errors::to_py_at(e, path.as_deref()))
+        })
     }
 
     fn stream_len(&self, py: Python<'_>, stream: u32) -> PyResult<u64> {
@@ -94,14 +100,20 @@ impl FileReader {
             threads: options::threads(threads)?,
             verify_checksums,
         };
-        let source = Source::open(py, Target::classify(source, "read")?)?;
+        let target = Target::classify(source, "read")?;
+        let path = match &target {
+            Target::Path(path) => Some(path.clone()),
+            _ => None,
+        };
+        let source = Source::open(py, target)?;
         let reader = py
             .detach(|| Reader::with_memory(source, opts, Source::in_memory))
-            .py_err()?;
+            .map_err(|e| crate::errors::to_py_at(e, path.as_deref()))?;
         Ok(FileReader {
             state: Shared::new(State {
                 reader,
                 cache: BlockCache::new(),
+                path,
             }),
         })
     }
@@ -159,8 +171,11 @@ impl FileReader {
         })?;
         if got < n {
             // The index promised n bytes: only a file changed underneath us gets here.
-            return Err(crate::errors::CorruptError::new_err(
+            return Err(crate::errors::corrupt(
                 "stream ended before its indexed length",
+                None,
+                Some("stream"),
+                None,
             ));
         }
         Ok(bytes)

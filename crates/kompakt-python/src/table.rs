@@ -4,7 +4,7 @@
 //! layer (`kompakt/_table.py`) turns pandas and polars frames into Arrow and back.
 
 use crate::buffers::WritableBuffer;
-use crate::errors::{os_error, to_py, IntoPy};
+use crate::errors::{os_error, to_py, to_py_at, IntoPy};
 use crate::options;
 use arrow_array::ffi_stream::ArrowArrayStreamReader;
 use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchIterator, RecordBatchOptions, RecordBatchReader};
@@ -21,7 +21,7 @@ use std::sync::Arc;
 fn io_or(err: kompakt::Error, path: &std::path::Path) -> PyErr {
     match err {
         kompakt::Error::Io(e) => os_error(e, path),
-        e => to_py(e),
+        e => to_py_at(e, Some(path)),
     }
 }
 

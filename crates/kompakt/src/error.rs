@@ -103,6 +103,10 @@ pub enum Error {
     /// The API was used in a way it does not allow (writing to a finished stream, ...).
     #[error("usage error: {0}")]
     Usage(String),
+
+    /// A fault of kompakt itself, not of the data or the caller (a worker thread panicked).
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 impl Error {

@@ -85,7 +85,7 @@ where
             });
         }
         drop(res_tx);
-        let ended = || Error::Usage("internal error: worker threads ended early".into());
+        let ended = || Error::Internal("worker threads ended early".into());
         let mut own: Option<S> = None;
         let (mut sent, mut next, mut exhausted) = (0u64, 0u64, false);
         let mut ready = BTreeMap::new();
@@ -143,8 +143,7 @@ fn run_caught<S, J, O>(
     state: &mut S,
     job: J,
 ) -> std::result::Result<Result<O>, Error> {
-    catch_unwind(AssertUnwindSafe(|| work(state, job)))
-        .map_err(|_| Error::Usage("internal error: a worker thread panicked".into()))
+    catch_unwind(AssertUnwindSafe(|| work(state, job))).map_err(|_| Error::Internal("a worker thread panicked".into()))
 }
 
 #[cfg(test)]

@@ -382,7 +382,7 @@ impl<W: Write> Writer<W> {
                         self.content = Some(h);
                         result
                     }
-                    Err(_) => Err(Error::Usage("internal error: the hashing thread panicked".into())),
+                    Err(_) => Err(Error::Internal("the hashing thread panicked".into())),
                 }
             })
         } else {
