@@ -1,4 +1,6 @@
-//! The `kompakt` command line.
+//! The `kompakt` command line, as a library: [`run`] takes the arguments and returns the exit
+//! code. The `kompakt` binary calls it, and so does the Python package's `kompakt` command
+//! (through its extension module), so both are the same program.
 
 mod args;
 mod bench;
@@ -13,12 +15,11 @@ use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use kompakt::{CodecSpec, FilterSpec, WriteOptions};
 use std::io;
-use std::process::ExitCode;
 
 /// An error for the user: printed once, then the process exits with `code`
 /// (1: the data is damaged; 2: anything else, such as a bad option or an I/O failure).
 #[derive(Debug)]
-pub struct CliError {
+pub(crate) struct CliError {
     message: String,
     code: u8,
     broken_pipe: bool,
@@ -95,10 +96,10 @@ impl From<human::ParseSizeError> for CliError {
 }
 
 /// Result of a command.
-pub type CliResult<T = ()> = Result<T, CliError>;
+pub(crate) type CliResult<T = ()> = Result<T, CliError>;
 
 /// Builds validated write options from the shared encoding flags.
-pub fn write_options(a: &EncodeArgs, threads: usize) -> CliResult<WriteOptions> {
+pub(crate) fn write_options(a: &EncodeArgs, threads: usize) -> CliResult<WriteOptions> {
     let codec = CodecSpec::from_options(a.codec.as_deref(), a.level)?;
     let block_size = human::parse_size(&a.block_size)?;
     let opts = WriteOptions::default()
@@ -112,7 +113,7 @@ pub fn write_options(a: &EncodeArgs, threads: usize) -> CliResult<WriteOptions> 
 }
 
 /// A byte progress bar on stderr; hidden when stderr is not a terminal or with `--quiet`.
-pub fn progress_bar(len: Option<u64>, quiet: bool, what: &str) -> ProgressBar {
+pub(crate) fn progress_bar(len: Option<u64>, quiet: bool, what: &str) -> ProgressBar {
     if quiet {
         return ProgressBar::hidden();
     }
@@ -130,7 +131,7 @@ pub fn progress_bar(len: Option<u64>, quiet: bool, what: &str) -> ProgressBar {
     bar
 }
 
-fn run(cli: Cli) -> CliResult<u8> {
+fn run_command(cli: Cli) -> CliResult<u8> {
     let quiet = cli.quiet;
     match cli.command {
         Command::Compress(a) => files::compress(a, quiet).map(|_| 0),
@@ -144,15 +145,28 @@ fn run(cli: Cli) -> CliResult<u8> {
     }
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli) {
-        Ok(code) => ExitCode::from(code),
+/// Runs the command line on `args` (the program's name first, as `std::env::args_os` gives
+/// them) and returns the exit code: 0 done, 1 damaged data, 2 any other error.
+pub fn run<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version print to stdout and succeed; usage errors go to stderr.
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    match run_command(cli) {
+        Ok(code) => code,
         // The reader of our output went away (`| head`): not an error of ours.
-        Err(e) if e.broken_pipe => ExitCode::SUCCESS,
+        Err(e) if e.broken_pipe => 0,
         Err(e) => {
             eprintln!("kompakt: {}", e.message);
-            ExitCode::from(e.code)
+            e.code
         }
     }
 }

@@ -48,5 +48,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(table::append_table, m)?)?;
     m.add_function(wrap_pyfunction!(oneshot::compress, m)?)?;
     m.add_function(wrap_pyfunction!(oneshot::decompress, m)?)?;
+    m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     Ok(())
+}
+
+/// Runs the `kompakt` command line on `args` (the program's name first) and returns its exit
+/// code: the same program as the `kompakt` binary, for the command pip installs.
+#[pyfunction]
+fn run_cli(py: Python<'_>, args: Vec<std::ffi::OsString>) -> u8 {
+    py.detach(|| kompakt_cli::run(args))
 }
