@@ -13,7 +13,7 @@ rm -rf "$OUT" && mkdir -p "$OUT"
 cd "$OUT"
 
 echo "== generating data in $OUT"
-python3 "$OLDPWD/scripts/gen_demo_data.py" data --rows "${KOMPAKT_DEMO_ROWS:-2000000}"
+"$PY" "$OLDPWD/scripts/gen_demo_data.py" data --rows "${KOMPAKT_DEMO_ROWS:-2000000}"
 ls -l data
 
 echo; echo "== compress with the default level (21 = zstd:1), all cores"
@@ -30,7 +30,7 @@ echo; echo "== inspect"
 
 echo; echo "== random access: bytes 10,000,000..10,000,040 of the table, decoding one block"
 "$K" cat table.bin.kpk --range 10000000:10000040 | od -A d -t x1 | head -3
-python3 - "$OUT" <<'PY'
+"$PY" - "$OUT" <<'PY'
 import subprocess, sys
 out = sys.argv[1]
 want = open(f"{out}/data/table.bin", "rb").read()[10_000_000:10_000_040]
@@ -48,7 +48,7 @@ cmp data/table.bin table.out && echo "table.bin: identical"
 echo; echo "== verify; then flip one byte and verify again (exit code 1 = damaged)"
 "$K" verify table.bin.kpk ids-delta.kpk
 cp table.bin.kpk damaged.kpk
-python3 -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[len(b)//2]^=1; open(p,'wb').write(b)" damaged.kpk
+"$PY" -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[len(b)//2]^=1; open(p,'wb').write(b)" damaged.kpk
 set +e; "$K" verify damaged.kpk; rc=$?; set -e
 echo "verify exit code: $rc"
 [ "$rc" = 1 ]
@@ -56,6 +56,6 @@ echo "verify exit code: $rc"
 echo; echo "== bench: codecs on the table's column bytes (in memory, 1 and 2 threads)"
 "$K" bench data/table.bin --codecs lz4,zstd:1,zstd:3,auto --typesize 1 --seconds 0.3 -q
 echo; echo "== Python: pip install . (builds the extension), then save/load objects"
-python3 -m pip install --quiet --disable-pip-version-check "$OLDPWD[test]"
-python3 "$OLDPWD/scripts/demo_python.py" "$OUT" "${KOMPAKT_DEMO_ROWS:-2000000}"
+"$PY" -m pip install --quiet "$OLDPWD[test]"
+"$PY" "$OLDPWD/scripts/demo_python.py" "$OUT" "${KOMPAKT_DEMO_ROWS:-2000000}"
 echo; echo "demo done: outputs in $OUT"

@@ -2,7 +2,8 @@
 # Every test of the project, as CI runs it:
 #   bash scripts/test.sh
 # formatting, lints, unit/property/golden/corruption/CLI tests (release build: the same artifacts
-# as the demo), then a short run of every fuzz target.
+# as the demo), then a short run of every fuzz target. Python runs in the project's venv, .venv/
+# (made by scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -15,12 +16,12 @@ cargo clippy --workspace --all-targets --release --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --release --locked
 echo "== Python package: pip install .[test], then pytest"
-python3 -m pip install --quiet --disable-pip-version-check ".[test]"
-KOMPAKT_BIN="$PWD/target/release/kompakt" python3 -m pytest -q python/tests
+"$PY" -m pip install --quiet ".[test]"
+KOMPAKT_BIN="$PWD/target/release/kompakt" "$PY" -m pytest -q python/tests
 echo "== Python fuzz smoke run (atheris: object decoder and KompaktFile)"
-python3 -m pip install --quiet --disable-pip-version-check atheris
+"$PY" -m pip install --quiet atheris
 mkdir -p fuzz/corpus/python-objects
-python3 fuzz/python/objects.py fuzz/corpus/python-objects -max_total_time="${KOMPAKT_FUZZ_SECONDS:-20}" \
+"$PY" fuzz/python/objects.py fuzz/corpus/python-objects -max_total_time="${KOMPAKT_FUZZ_SECONDS:-20}" \
   -rss_limit_mb=4096 -max_len=16384 -print_final_stats=0 2>&1 | tail -n 3
 echo "== fuzz smoke run"
 bash fuzz/smoke.sh "${KOMPAKT_FUZZ_SECONDS:-20}"
