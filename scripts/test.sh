@@ -5,9 +5,15 @@
 # as the demo), then a short run of every fuzz target. Python runs in the project's venv, .venv/
 # (made by scripts/setup.sh).
 set -euo pipefail
+CALLER_DIR="$PWD"
 cd "$(dirname "$0")/.."
+# A relative CARGO_TARGET_DIR is taken from where the script was started.
+case "${CARGO_TARGET_DIR:-}" in "" | /*) ;; *) export CARGO_TARGET_DIR="$CALLER_DIR/$CARGO_TARGET_DIR" ;; esac
 source scripts/setup.sh
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
+# The cargo target folder (CARGO_TARGET_DIR, a cargo config's build.target-dir, or target/):
+# the tests run the kompakt binary built there.
+TARGET_DIR="$(cargo metadata --format-version 1 --no-deps --locked | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
 
 echo "== cargo fmt --check"
 cargo fmt --all --check
@@ -15,9 +21,9 @@ echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --release --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --release --locked
-echo "== Python package: pip install .[test], then pytest"
-"$PY" -m pip install --quiet ".[test]"
-KOMPAKT_BIN="$PWD/target/release/kompakt" "$PY" -m pytest -q python/tests
+echo "== Python package: pip install .[test] (maturin builds the extension: minutes the first time), then pytest"
+"$PY" -m pip install -v ".[test]"
+KOMPAKT_BIN="$TARGET_DIR/release/kompakt" "$PY" -m pytest -q python/tests
 echo "== Python fuzz smoke run (atheris: object decoder and KompaktFile)"
 "$PY" -m pip install --quiet atheris
 mkdir -p fuzz/corpus/python-objects
