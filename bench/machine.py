@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Machine-state helpers for bench/core.sh (Linux /proc only, no dependencies).
 
-  machine.py idle MAX_SECONDS     wait until other processes use < 0.25 core (checked over 1 s
-                                  windows), at most MAX_SECONDS; prints the busy cores seen last
-  machine.py snap PID             prints "wall busy_ticks total_ticks children_ticks": the machine's
-                                  busy and total CPU ticks, and the CPU ticks of PID's waited-for
-                                  children (cutime + cstime), for working out how much CPU *other*
-                                  processes used while a section of the benchmark ran
-  machine.py other START END      given two "snap" lines, prints the average cores used by
-                                  processes other than PID's children between them
-  machine.py env                  prints a JSON object describing the machine
+machine.py idle MAX_SECONDS     wait until other processes use < 0.25 core (checked over 1 s
+                                windows), at most MAX_SECONDS; prints the busy cores seen last
+machine.py snap PID             prints "wall busy_ticks total_ticks children_ticks": the machine's
+                                busy and total CPU ticks, and the CPU ticks of PID's waited-for
+                                children (cutime + cstime), for working out how much CPU *other*
+                                processes used while a section of the benchmark ran
+machine.py other START END      given two "snap" lines, prints the average cores used by
+                                processes other than PID's children between them
+machine.py env                  prints a JSON object describing the machine
 """
 
 import json
@@ -34,7 +34,7 @@ def cpu_ticks():
 def children_ticks(pid):
     with open(f"/proc/{pid}/stat") as f:
         data = f.read()
-    fields = data[data.rindex(")") + 2:].split()
+    fields = data[data.rindex(")") + 2 :].split()
     # fields[0] is field 3 (state); cutime and cstime are fields 16 and 17.
     return int(fields[13]) + int(fields[14])
 

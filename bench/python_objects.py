@@ -73,8 +73,8 @@ DATASETS = {
         "kind": "frame",
         "file": "dataframe.pkl",
         "describe": "pandas DataFrame, {rows:,} rows: flag (nullable 'boolean', ~10 % NA), "
-                    "qty (int64 1..100), price (float64, one of 20 prices), "
-                    "city (category of 70 city names, Zipf-like frequencies)",
+        "qty (int64 1..100), price (float64, one of 20 prices), "
+        "city (category of 70 city names, Zipf-like frequencies)",
     },
 }
 
@@ -248,33 +248,110 @@ def blosc2_load(path):
 
 # name -> (applies to, save, load, extension, compressed, threads, description)
 METHODS = {
-    "kompakt": ("all", kompakt_save(None), kompakt_load, "kpk", True, "all cores",
-                "kompakt.save(obj, path) / kompakt.load(path), default settings"),
-    "kompakt adapt": ("all", kompakt_save(None, adapt=True), kompakt_load, "kpk", True, "all cores",
-                      "kompakt.save(obj, path, adapt=True): blocks stored raw while the disk waits"),
-    "kompakt lz4": ("all", kompakt_save("lz4"), kompakt_load, "kpk", True, "all cores",
-                    'kompakt.save(obj, path, codec="lz4")'),
-    "kompakt zstd:3": ("all", kompakt_save("zstd:3"), kompakt_load, "kpk", True, "all cores",
-                       'kompakt.save(obj, path, codec="zstd:3")'),
-    "pickle": ("all", pickle_save, pickle_load, "pkl", False, "1",
-               "pickle.dump(obj, f, protocol=5) to an open file / pickle.load(f)"),
-    "numpy": ("array", numpy_save, numpy_load, "npy", False, "1",
-              "numpy.save(f, arr) to an open file / numpy.load(path)"),
-    "pickle+zstd:3": ("all", pickle_zstd_save, pickle_zstd_load, "pkl.zst", True, "1",
-                      "pickle.dumps(protocol=5), zstandard.ZstdCompressor(level=3).compress "
-                      "(library default: single-threaded), write / read, decompress, pickle.loads"),
-    "pickle+lz4": ("all", pickle_lz4_save, pickle_lz4_load, "pkl.lz4", True, "1",
-                   "pickle.dumps(protocol=5), lz4.frame.compress (defaults: level 0), write / "
-                   "read, lz4.frame.decompress, pickle.loads"),
-    "joblib lz4:3": ("all", joblib_save(("lz4", 3)), joblib_load, "joblib", True, "1",
-                     'joblib.dump(obj, path, compress=("lz4", 3)) / joblib.load(path)'),
-    "joblib zlib:3": ("all", joblib_save(("zlib", 3)), joblib_load, "joblib", True, "1",
-                      'joblib.dump(obj, path, compress=("zlib", 3)) / joblib.load(path)'),
-    "blosc2": ("all", blosc2_save, blosc2_load, "bl2", True, "blosc2 default (all cores)",
-               "arrays: blosc2.save_array(arr, path, mode='w') / blosc2.load_array(path), "
-               "library defaults; DataFrame: pickle.dumps(protocol=5) into "
-               "blosc2.SChunk(data=..., urlpath=path), defaults / blosc2.open(path)[:], "
-               "pickle.loads"),
+    "kompakt": (
+        "all",
+        kompakt_save(None),
+        kompakt_load,
+        "kpk",
+        True,
+        "all cores",
+        "kompakt.save(obj, path) / kompakt.load(path), default settings",
+    ),
+    "kompakt adapt": (
+        "all",
+        kompakt_save(None, adapt=True),
+        kompakt_load,
+        "kpk",
+        True,
+        "all cores",
+        "kompakt.save(obj, path, adapt=True): blocks stored raw while the disk waits",
+    ),
+    "kompakt lz4": (
+        "all",
+        kompakt_save("lz4"),
+        kompakt_load,
+        "kpk",
+        True,
+        "all cores",
+        'kompakt.save(obj, path, codec="lz4")',
+    ),
+    "kompakt zstd:3": (
+        "all",
+        kompakt_save("zstd:3"),
+        kompakt_load,
+        "kpk",
+        True,
+        "all cores",
+        'kompakt.save(obj, path, codec="zstd:3")',
+    ),
+    "pickle": (
+        "all",
+        pickle_save,
+        pickle_load,
+        "pkl",
+        False,
+        "1",
+        "pickle.dump(obj, f, protocol=5) to an open file / pickle.load(f)",
+    ),
+    "numpy": (
+        "array",
+        numpy_save,
+        numpy_load,
+        "npy",
+        False,
+        "1",
+        "numpy.save(f, arr) to an open file / numpy.load(path)",
+    ),
+    "pickle+zstd:3": (
+        "all",
+        pickle_zstd_save,
+        pickle_zstd_load,
+        "pkl.zst",
+        True,
+        "1",
+        "pickle.dumps(protocol=5), zstandard.ZstdCompressor(level=3).compress "
+        "(library default: single-threaded), write / read, decompress, pickle.loads",
+    ),
+    "pickle+lz4": (
+        "all",
+        pickle_lz4_save,
+        pickle_lz4_load,
+        "pkl.lz4",
+        True,
+        "1",
+        "pickle.dumps(protocol=5), lz4.frame.compress (defaults: level 0), write / "
+        "read, lz4.frame.decompress, pickle.loads",
+    ),
+    "joblib lz4:3": (
+        "all",
+        joblib_save(("lz4", 3)),
+        joblib_load,
+        "joblib",
+        True,
+        "1",
+        'joblib.dump(obj, path, compress=("lz4", 3)) / joblib.load(path)',
+    ),
+    "joblib zlib:3": (
+        "all",
+        joblib_save(("zlib", 3)),
+        joblib_load,
+        "joblib",
+        True,
+        "1",
+        'joblib.dump(obj, path, compress=("zlib", 3)) / joblib.load(path)',
+    ),
+    "blosc2": (
+        "all",
+        blosc2_save,
+        blosc2_load,
+        "bl2",
+        True,
+        "blosc2 default (all cores)",
+        "arrays: blosc2.save_array(arr, path, mode='w') / blosc2.load_array(path), "
+        "library defaults; DataFrame: pickle.dumps(protocol=5) into "
+        "blosc2.SChunk(data=..., urlpath=path), defaults / blosc2.open(path)[:], "
+        "pickle.loads",
+    ),
 }
 COMPRESSED_ALTERNATIVES = [m for m, spec in METHODS.items() if spec[4] and not m.startswith("kompakt")]
 KOMPAKT_METHODS = [m for m in METHODS if m.startswith("kompakt")]
@@ -397,7 +474,10 @@ def digest(obj):
             f"crc32={zlib.crc32(memoryview(np.ascontiguousarray(hashes)).cast('B')):08x}",
         ]
         if "city" in obj.columns and hasattr(obj["city"], "cat"):
-            parts.append("categories=" + hashlib.sha1("\x00".join(map(str, obj["city"].cat.categories)).encode()).hexdigest()[:12])
+            parts.append(
+                "categories="
+                + hashlib.sha1("\x00".join(map(str, obj["city"].cat.categories)).encode()).hexdigest()[:12]
+            )
         return "DataFrame " + " ".join(parts)
     return f"{type(obj).__name__} (no digest)"
 
@@ -434,8 +514,12 @@ def ensure_data(data_dir, size, names, log):
         }
         path = os.path.join(data_dir, DATASETS[name]["file"])
         have = manifest.get(name)
-        if have and all(have.get(k) == v for k, v in spec.items()) and os.path.exists(path) \
-                and os.path.getsize(path) == have.get("file_bytes"):
+        if (
+            have
+            and all(have.get(k) == v for k, v in spec.items())
+            and os.path.exists(path)
+            and os.path.getsize(path) == have.get("file_bytes")
+        ):
             log(f"data: {name} is up to date ({path})")
             continue
         t = time.time()
@@ -452,8 +536,10 @@ def ensure_data(data_dir, size, names, log):
         if DATASETS[name]["kind"] == "array":
             spec.update(dtype=obj.dtype.str, shape=list(obj.shape))
         else:
-            spec.update(dtypes={c: str(obj[c].dtype) for c in obj.columns},
-                        na={c: int(obj[c].isna().sum()) for c in obj.columns})
+            spec.update(
+                dtypes={c: str(obj[c].dtype) for c in obj.columns},
+                na={c: int(obj[c].isna().sum()) for c in obj.columns},
+            )
         del obj
         gc.collect()
         manifest[name] = spec
@@ -582,8 +668,20 @@ def children_cpu():
 
 
 def run_worker(a, op, method, dataset, path, env):
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", op, "--method", method,
-           "--dataset", dataset, "--file", path, "--data-dir", a.data_dir]
+    cmd = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--worker",
+        op,
+        "--method",
+        method,
+        "--dataset",
+        dataset,
+        "--file",
+        path,
+        "--data-dir",
+        a.data_dir,
+    ]
     b0, t0 = cpu_ticks()
     c0 = children_cpu()
     w0 = time.time()
@@ -602,11 +700,17 @@ def run_worker(a, op, method, dataset, path, env):
     result = None
     for line in stdout.splitlines():
         if line.startswith("RESULT "):
-            result = json.loads(line[len("RESULT "):])
+            result = json.loads(line[len("RESULT ") :])
     if result is None or rc != 0:
         tail = "\n".join((stderr or "").strip().splitlines()[-6:])
-        return {"op": op, "method": method, "dataset": dataset, "error": f"exit {rc}: {tail}",
-                "worker_wall": wall, "other_cores": round(other, 2)}
+        return {
+            "op": op,
+            "method": method,
+            "dataset": dataset,
+            "error": f"exit {rc}: {tail}",
+            "worker_wall": wall,
+            "other_cores": round(other, 2),
+        }
     result["worker_wall"] = wall
     result["other_cores"] = round(other, 2)
     return result
@@ -670,8 +774,11 @@ def git_state():
     return {
         "commit": run("rev-parse", "--short", "HEAD").strip(),
         "commit_date": run("log", "-1", "--format=%ci").strip(),
-        "dirty_paths": [line[3:] for line in run("status", "--porcelain").splitlines()
-                        if line[3:] and not line[3:].startswith("bench/")],
+        "dirty_paths": [
+            line[3:]
+            for line in run("status", "--porcelain").splitlines()
+            if line[3:] and not line[3:].startswith("bench/")
+        ],
     }
 
 
@@ -725,27 +832,34 @@ def summarize(doc):
             loads = [r["load"] for r in runs if r.get("load") and "error" not in r["load"]]
             errors = [r[k]["error"] for r in runs for k in ("save", "load") if r.get(k) and "error" in r[k]]
             bad = [r for r in loads if not r.get("correct")]
-            row.update(repeats=len(runs), save_ok=len(saves), load_ok=len(loads), errors=errors,
-                       wrong=len(bad))
+            row.update(repeats=len(runs), save_ok=len(saves), load_ok=len(loads), errors=errors, wrong=len(bad))
             if saves:
                 st = [r["seconds"] for r in saves]
-                row.update(save_s=statistics.median(st), save_min=min(st), save_max=max(st),
-                           save_cpu=statistics.median(r["cpu_seconds"] for r in saves),
-                           size=statistics.median(r["file_bytes"] for r in saves),
-                           save_extra=max(r["extra"] for r in saves),
-                           save_extra_median=statistics.median(r["extra"] for r in saves),
-                           save_other=max(r["other_cores"] for r in saves))
+                row.update(
+                    save_s=statistics.median(st),
+                    save_min=min(st),
+                    save_max=max(st),
+                    save_cpu=statistics.median(r["cpu_seconds"] for r in saves),
+                    size=statistics.median(r["file_bytes"] for r in saves),
+                    save_extra=max(r["extra"] for r in saves),
+                    save_extra_median=statistics.median(r["extra"] for r in saves),
+                    save_other=max(r["other_cores"] for r in saves),
+                )
                 row["ratio"] = N / row["size"]
                 if "kompakt_streams" in saves[-1]:
                     row["kompakt_streams"] = saves[-1]["kompakt_streams"]
             if loads:
                 lt = [r["seconds"] for r in loads]
-                row.update(load_s=statistics.median(lt), load_min=min(lt), load_max=max(lt),
-                           load_cpu=statistics.median(r["cpu_seconds"] for r in loads),
-                           load_extra=max(r["extra"] for r in loads),
-                           load_extra_median=statistics.median(r["extra"] for r in loads),
-                           load_retained=statistics.median(r["rss_after"] - r["rss_base"] for r in loads),
-                           load_other=max(r["other_cores"] for r in loads))
+                row.update(
+                    load_s=statistics.median(lt),
+                    load_min=min(lt),
+                    load_max=max(lt),
+                    load_cpu=statistics.median(r["cpu_seconds"] for r in loads),
+                    load_extra=max(r["extra"] for r in loads),
+                    load_extra_median=statistics.median(r["extra"] for r in loads),
+                    load_retained=statistics.median(r["rss_after"] - r["rss_base"] for r in loads),
+                    load_other=max(r["other_cores"] for r in loads),
+                )
             rows.append(row)
     by = {(r["dataset"], r["method"]): r for r in rows}
     for r in rows:
@@ -795,15 +909,17 @@ def dominance(rows, ds, tol=0.005):
             K = by.get(k)
             if not K:
                 continue
-            entry["variants"].append({
-                "kompakt": k,
-                "size_ratio": K["size"] / A["size"],
-                "save_ratio": K["save_s"] / A["save_s"],
-                "load_ratio": K["load_s"] / A["load_s"],
-                "smaller_or_equal": K["size"] <= A["size"] * (1 + tol),
-                "faster_save": K["save_s"] < A["save_s"],
-                "faster_load": K["load_s"] < A["load_s"],
-            })
+            entry["variants"].append(
+                {
+                    "kompakt": k,
+                    "size_ratio": K["size"] / A["size"],
+                    "save_ratio": K["save_s"] / A["save_s"],
+                    "load_ratio": K["load_s"] / A["load_s"],
+                    "smaller_or_equal": K["size"] <= A["size"] * (1 + tol),
+                    "faster_save": K["save_s"] < A["save_s"],
+                    "faster_load": K["load_s"] < A["load_s"],
+                }
+            )
         for v in entry["variants"]:
             v["dominates"] = v["smaller_or_equal"] and v["faster_save"] and v["faster_load"]
         out.append(entry)
@@ -820,21 +936,44 @@ def render(doc):
     title = "Python objects: save/load benchmark" + (" (quick smoke run, small data)" if cfg["quick"] else "")
     w(f"# {title}\n")
     w(f"Generated by `{cfg['command']}` on {doc['date']} (run took {doc.get('elapsed_s', 0) / 60:.1f} min).\n")
-    w(f"- Machine: {mach['cpu']}, {mach['cores']} cores, {mach['mem_gib']} GiB RAM, Linux {mach['kernel']}, "
-      f"Python {mach['python']}, load average at start {' '.join(mach['loadavg_start'])}.")
+    w(
+        f"- Machine: {mach['cpu']}, {mach['cores']} cores, {mach['mem_gib']} GiB RAM, Linux {mach['kernel']}, "
+        f"Python {mach['python']}, load average at start {' '.join(mach['loadavg_start'])}."
+    )
     ks = doc["kompakt"]
     g = doc["git"]
-    w(f"- kompakt {ver['kompakt']}: a copy of `{ks.get('source', os.path.dirname(ver['kompakt_file']))}` "
-      f"(compiled core built {ks.get('core_built', '?')}, sha256 {ks.get('core_sha256', '?')}) made when the run "
-      f"started; the repository was then at {g['commit']} ({g.get('commit_date', '')}"
-      + (f", uncommitted changes in {', '.join(g['dirty_paths'][:5])}" if g["dirty_paths"] else ", clean tree outside bench/")
-      + ")" + (f" and at {doc['git_end']['commit']} when it ended" if doc.get("git_end", g)["commit"] != g["commit"] else "")
-      + f". Default block size {ver['kompakt_block_size'] // 1024} KiB, default level {ver['kompakt_default_level']}.")
-    w("- " + ", ".join(f"{m} {ver[m]}" for m in ("numpy", "pandas", "pyarrow", "zstandard", "lz4", "joblib", "blosc2", "psutil")) + ".")
-    w(f"- {cfg['repeats']} repeat(s) of every (dataset, method); times are medians, extra RSS the maximum over "
-      f"the repeats. Every save and every load runs in a fresh process; peak RSS: {doc.get('peak_method', '?')}.")
-    w("- MB = 10^6 bytes. N = the object's size in memory (array nbytes; DataFrame "
-      "`memory_usage(deep=True).sum()`). ratio = N / file size.\n")
+    w(
+        f"- kompakt {ver['kompakt']}: a copy of `{ks.get('source', os.path.dirname(ver['kompakt_file']))}` "
+        f"(compiled core built {ks.get('core_built', '?')}, sha256 {ks.get('core_sha256', '?')}) made when the run "
+        f"started; the repository was then at {g['commit']} ({g.get('commit_date', '')}"
+        + (
+            f", uncommitted changes in {', '.join(g['dirty_paths'][:5])}"
+            if g["dirty_paths"]
+            else ", clean tree outside bench/"
+        )
+        + ")"
+        + (
+            f" and at {doc['git_end']['commit']} when it ended"
+            if doc.get("git_end", g)["commit"] != g["commit"]
+            else ""
+        )
+        + f". Default block size {ver['kompakt_block_size'] // 1024} KiB, default level {ver['kompakt_default_level']}."
+    )
+    w(
+        "- "
+        + ", ".join(
+            f"{m} {ver[m]}" for m in ("numpy", "pandas", "pyarrow", "zstandard", "lz4", "joblib", "blosc2", "psutil")
+        )
+        + "."
+    )
+    w(
+        f"- {cfg['repeats']} repeat(s) of every (dataset, method); times are medians, extra RSS the maximum over "
+        f"the repeats. Every save and every load runs in a fresh process; peak RSS: {doc.get('peak_method', '?')}."
+    )
+    w(
+        "- MB = 10^6 bytes. N = the object's size in memory (array nbytes; DataFrame "
+        "`memory_usage(deep=True).sum()`). ratio = N / file size.\n"
+    )
 
     w("## Datasets\n")
     w("| dataset | content | N (MB) | cache file |")
@@ -842,18 +981,25 @@ def render(doc):
     size = SIZES["quick" if cfg["quick"] else "full"]
     for ds in cfg["datasets"]:
         m = doc["manifest"][ds]
-        w(f"| {ds} | {DATASETS[ds]['describe'].format(**size)} | {fmt_mb(m['N'])} | "
-          f"`{os.path.relpath(os.path.join(cfg['data_dir'], DATASETS[ds]['file']), ROOT)}` |")
+        w(
+            f"| {ds} | {DATASETS[ds]['describe'].format(**size)} | {fmt_mb(m['N'])} | "
+            f"`{os.path.relpath(os.path.join(cfg['data_dir'], DATASETS[ds]['file']), ROOT)}` |"
+        )
     w("")
 
     w("## Results\n")
-    w("save and load times include opening, (de)serializing, compressing and, for save, fsync "
-      "of the file and its folder (every method; `kompakt.save` does this itself). Loads read "
-      "the file just written, from the page cache. \"extra RSS\" is the peak RSS during the "
-      "operation minus the RSS just before it: for save the object already exists, so the ideal "
-      "is ~0; for load the result itself is N, so the ideal is ~1.00x N. x np = time / "
-      "numpy's time on the same array.\n")
-    w("| dataset | method | save s | load s | size MB | ratio | save extra RSS MB (xN) | load extra RSS MB (xN) | save x np | load x np |")
+    w(
+        "save and load times include opening, (de)serializing, compressing and, for save, fsync "
+        "of the file and its folder (every method; `kompakt.save` does this itself). Loads read "
+        'the file just written, from the page cache. "extra RSS" is the peak RSS during the '
+        "operation minus the RSS just before it: for save the object already exists, so the ideal "
+        "is ~0; for load the result itself is N, so the ideal is ~1.00x N. x np = time / "
+        "numpy's time on the same array.\n"
+    )
+    w(
+        "| dataset | method | save s | load s | size MB | ratio | save extra RSS MB (xN) | load extra RSS MB (xN) "
+        "| save x np | load x np |"
+    )
     w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         N = r["N"]
@@ -868,8 +1014,10 @@ def render(doc):
         size_cells = f"{fmt_mb(r['size'])} | {r['ratio']:.2f}" if r.get("size") else "- | -"
         sv = f"{r['save_vs_numpy']:.2f}" if r.get("save_vs_numpy") else ""
         lv = f"{r['load_vs_numpy']:.2f}" if r.get("load_vs_numpy") else ""
-        w(f"| {r['dataset']} | {r['method']}{flag} | {fmt_s(r.get('save_s'))} | {fmt_s(r.get('load_s'))} | "
-          f"{size_cells} | {fmt_extra(r.get('save_extra'), N)} | {fmt_extra(r.get('load_extra'), N)} | {sv} | {lv} |")
+        w(
+            f"| {r['dataset']} | {r['method']}{flag} | {fmt_s(r.get('save_s'))} | {fmt_s(r.get('load_s'))} | "
+            f"{size_cells} | {fmt_extra(r.get('save_extra'), N)} | {fmt_extra(r.get('load_extra'), N)} | {sv} | {lv} |"
+        )
     w("")
 
     # Targets
@@ -885,15 +1033,19 @@ def render(doc):
                 continue
             sv, lv = r["save_vs_numpy"], r["load_vs_numpy"]
             verdict = lambda x: "met" if x <= 1.10 else f"MISSED by {(x / 1.10 - 1) * 100:.0f} %"  # noqa: E731
-            w(f"- {ds}, {k} ({label}): save {fmt_s(r['save_s'])} s = {sv:.2f}x numpy.save "
-              f"(<= 1.10x: {verdict(sv)}); load {fmt_s(r['load_s'])} s = {lv:.2f}x numpy.load "
-              f"(<= 1.10x: {verdict(lv)}).")
+            w(
+                f"- {ds}, {k} ({label}): save {fmt_s(r['save_s'])} s = {sv:.2f}x numpy.save "
+                f"(<= 1.10x: {verdict(sv)}); load {fmt_s(r['load_s'])} s = {lv:.2f}x numpy.load "
+                f"(<= 1.10x: {verdict(lv)})."
+            )
     w("")
     if "dataframe" in cfg["datasets"]:
         dom = dominance(rows, "dataframe")
-        w("DataFrame: is kompakt faster (save and load) than each compressed alternative, with a file "
-          "no larger (0.5 % tolerance)? Cells: kompakt / alternative for size, save and load; "
-          "**yes** when all three hold.\n")
+        w(
+            "DataFrame: is kompakt faster (save and load) than each compressed alternative, with a file "
+            "no larger (0.5 % tolerance)? Cells: kompakt / alternative for size, save and load; "
+            "**yes** when all three hold.\n"
+        )
         head = "| alternative | size MB | save s | load s | " + " | ".join(KOMPAKT_METHODS) + " |"
         w(head)
         w("|---|---:|---:|---:|" + "---|" * len(KOMPAKT_METHODS))
@@ -907,22 +1059,37 @@ def render(doc):
                 if not v:
                     cells.append("-")
                     continue
-                cells.append(f"{'**yes**' if v['dominates'] else 'no'}: size {v['size_ratio']:.2f}, "
-                             f"save {v['save_ratio']:.2f}, load {v['load_ratio']:.2f}")
-            w(f"| {e['alternative']} | {fmt_mb(A['size'])} | {fmt_s(A['save_s'])} | {fmt_s(A['load_s'])} | " + " | ".join(cells) + " |")
+                cells.append(
+                    f"{'**yes**' if v['dominates'] else 'no'}: size {v['size_ratio']:.2f}, "
+                    f"save {v['save_ratio']:.2f}, load {v['load_ratio']:.2f}"
+                )
+            w(
+                f"| {e['alternative']} | {fmt_mb(A['size'])} | {fmt_s(A['save_s'])} | {fmt_s(A['load_s'])} | "
+                + " | ".join(cells)
+                + " |"
+            )
         w("")
         for k in KOMPAKT_METHODS:
             vs = [v for e in dom for v in e["variants"] if v["kompakt"] == k]
             if vs:
-                beaten = [e["alternative"] for e in dom for v in e["variants"] if v["kompakt"] == k and not v["dominates"]]
-                w(f"- {k}: faster than every compressed alternative at an equal or smaller file: "
-                  + ("**yes**" if not beaten else f"no (not against {', '.join(beaten)})") + ".")
+                beaten = [
+                    e["alternative"] for e in dom for v in e["variants"] if v["kompakt"] == k and not v["dominates"]
+                ]
+                w(
+                    f"- {k}: faster than every compressed alternative at an equal or smaller file: "
+                    + ("**yes**" if not beaten else f"no (not against {', '.join(beaten)})")
+                    + "."
+                )
         covered = [e["alternative"] for e in dom if any(v["dominates"] for v in e["variants"])]
-        w(f"- Some kompakt setting dominates: {', '.join(covered) or 'none'}; none does: "
-          f"{', '.join(e['alternative'] for e in dom if e['alternative'] not in covered) or 'none'}.\n")
+        w(
+            f"- Some kompakt setting dominates: {', '.join(covered) or 'none'}; none does: "
+            f"{', '.join(e['alternative'] for e in dom if e['alternative'] not in covered) or 'none'}.\n"
+        )
 
-    w("Memory (target: peak extra RSS at most N + O(threads x block size), not 2N; shown "
-      "against a generous slack of 64 MB):\n")
+    w(
+        "Memory (target: peak extra RSS at most N + O(threads x block size), not 2N; shown "
+        "against a generous slack of 64 MB):\n"
+    )
     slack = 64 * MB
     for ds in cfg["datasets"]:
         for k in KOMPAKT_METHODS:
@@ -930,10 +1097,16 @@ def render(doc):
             if not r or r.get("save_extra") is None or r.get("load_extra") is None:
                 continue
             N = r["N"]
-            sv = "met" if r["save_extra"] <= slack else ("within N + slack" if r["save_extra"] <= N + slack else "MISSED")
+            sv = (
+                "met"
+                if r["save_extra"] <= slack
+                else ("within N + slack" if r["save_extra"] <= N + slack else "MISSED")
+            )
             lv = "met" if r["load_extra"] <= N + slack else "MISSED"
-            w(f"- {ds}, {k}: save extra {fmt_extra(r['save_extra'], N)} MB ({sv}: <= 64 MB); load extra "
-              f"{fmt_extra(r['load_extra'], N)} MB, i.e. N + {fmt_mb(r['load_extra'] - N)} MB ({lv}: <= N + 64 MB).")
+            w(
+                f"- {ds}, {k}: save extra {fmt_extra(r['save_extra'], N)} MB ({sv}: <= 64 MB); load extra "
+                f"{fmt_extra(r['load_extra'], N)} MB, i.e. N + {fmt_mb(r['load_extra'] - N)} MB ({lv}: <= N + 64 MB)."
+            )
     w("")
 
     w("## Methods\n")
@@ -945,44 +1118,64 @@ def render(doc):
     w("")
     w(f"blosc2 defaults here: `{ver.get('blosc2_cparams', '?')}`.\n")
     w("Notes:\n")
-    w("- fsync: every save ends with fsync of the file and of its folder (kompakt.save writes a "
-      "temporary file, fsyncs it, renames it and fsyncs the folder; the others get os.fsync of "
-      "the file and the folder), inside the timed region.")
-    w("- Loads are timed from the page cache (the file was just written; this machine has no "
-      "way to drop caches), so they measure decoding, not the disk.")
-    w("- kompakt and blosc2 use all cores by default; pickle, numpy, zstandard (ZstdCompressor "
-      "default threads=0), lz4.frame and joblib use one.")
-    w("- The blosc2 DataFrame row stores the pickle of the DataFrame (blosc2.pack refuses objects "
-      "without .itemsize and blosc2 has no DataFrame container), so blosc2 sees bytes, "
-      "typesize 1.")
-    w("- Every load is checked against a digest of the dataset (CRC-32 of every value, dtypes, "
-      "NA counts), outside the timed region; a mismatch shows as WRONG DATA above.")
-    w(f"- Before each dataset/method pair the driver waited up to {cfg['idle_wait']} s for other "
-      f"processes to use < {cfg.get('busy_max', 0.25)} core; the CPU other processes used during each worker is recorded "
-      "in the JSON (`other_cores`).\n")
+    w(
+        "- fsync: every save ends with fsync of the file and of its folder (kompakt.save writes a "
+        "temporary file, fsyncs it, renames it and fsyncs the folder; the others get os.fsync of "
+        "the file and the folder), inside the timed region."
+    )
+    w(
+        "- Loads are timed from the page cache (the file was just written; this machine has no "
+        "way to drop caches), so they measure decoding, not the disk."
+    )
+    w(
+        "- kompakt and blosc2 use all cores by default; pickle, numpy, zstandard (ZstdCompressor "
+        "default threads=0), lz4.frame and joblib use one."
+    )
+    w(
+        "- The blosc2 DataFrame row stores the pickle of the DataFrame (blosc2.pack refuses objects "
+        "without .itemsize and blosc2 has no DataFrame container), so blosc2 sees bytes, "
+        "typesize 1."
+    )
+    w(
+        "- Every load is checked against a digest of the dataset (CRC-32 of every value, dtypes, "
+        "NA counts), outside the timed region; a mismatch shows as WRONG DATA above."
+    )
+    w(
+        f"- Before each dataset/method pair the driver waited up to {cfg['idle_wait']} s for other "
+        f"processes to use < {cfg.get('busy_max', 0.25)} core; the CPU other processes used during each worker "
+        "is recorded "
+        "in the JSON (`other_cores`).\n"
+    )
 
     w("## Spread and noise\n")
-    w("| dataset | method | save min-max s | load min-max s | save CPU s | load CPU s | load RSS kept (xN) | max other cores (save/load) |")
+    w(
+        "| dataset | method | save min-max s | load min-max s | save CPU s | load CPU s | load RSS kept (xN) "
+        "| max other cores (save/load) |"
+    )
     w("|---|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         if r.get("na") or not r.get("save_s"):
             continue
         N = r["N"]
-        w(f"| {r['dataset']} | {r['method']} | {fmt_s(r['save_min'])}-{fmt_s(r['save_max'])} | "
-          + (f"{fmt_s(r['load_min'])}-{fmt_s(r['load_max'])} | " if r.get("load_s") else "- | ")
-          + f"{fmt_s(r['save_cpu'])} | {fmt_s(r.get('load_cpu'))} | "
-          + (f"{r['load_retained'] / N:.2f} | " if r.get("load_s") else "- | ")
-          + f"{r.get('save_other', 0):.2f} / {r.get('load_other', 0):.2f} |")
+        w(
+            f"| {r['dataset']} | {r['method']} | {fmt_s(r['save_min'])}-{fmt_s(r['save_max'])} | "
+            + (f"{fmt_s(r['load_min'])}-{fmt_s(r['load_max'])} | " if r.get("load_s") else "- | ")
+            + f"{fmt_s(r['save_cpu'])} | {fmt_s(r.get('load_cpu'))} | "
+            + (f"{r['load_retained'] / N:.2f} | " if r.get("load_s") else "- | ")
+            + f"{r.get('save_other', 0):.2f} / {r.get('load_other', 0):.2f} |"
+        )
     busy_max = cfg.get("busy_max", 0.3)
     noisy = [run for run in doc["runs"] if noise(run) > busy_max]
     retried = sum(run.get("attempts", 1) - 1 for run in doc["runs"])
     w("")
-    w(f"CPU s = user + system time of the operation, over all its threads. A pair (save + load) "
-      f"during which other processes used more than {busy_max} cores was measured again (up to "
-      f"{cfg.get('retries', 0)} more times; the quietest attempt counts): {retried} extra attempt(s); "
-      f"{len(noisy)} of {len(doc['runs'])} counted pairs still saw more than {busy_max} cores of other load. "
-      f"Waiting and measuring again took {doc.get('noise_spent_s', 0):.0f} s of a budget of "
-      f"{cfg.get('noise_budget', 0):.0f} s.\n")
+    w(
+        f"CPU s = user + system time of the operation, over all its threads. A pair (save + load) "
+        f"during which other processes used more than {busy_max} cores was measured again (up to "
+        f"{cfg.get('retries', 0)} more times; the quietest attempt counts): {retried} extra attempt(s); "
+        f"{len(noisy)} of {len(doc['runs'])} counted pairs still saw more than {busy_max} cores of other load. "
+        f"Waiting and measuring again took {doc.get('noise_spent_s', 0):.0f} s of a budget of "
+        f"{cfg.get('noise_budget', 0):.0f} s.\n"
+    )
     errs = [(r["dataset"], r["method"], e) for r in rows for e in r.get("errors", [])]
     if errs:
         w("## Failures\n")
@@ -1017,23 +1210,46 @@ def save_report(doc, t_start, summarize, render, json_path, md_path):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="small data (4M elements, 400k rows), 1 repeat unless --repeats")
-    p.add_argument("--repeats", type=int, default=None, help="runs per (dataset, method), median counts (default 3; env BENCH_REPEATS)")
+    p.add_argument(
+        "--quick", action="store_true", help="small data (4M elements, 400k rows), 1 repeat unless --repeats"
+    )
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help="runs per (dataset, method), median counts (default 3; env BENCH_REPEATS)",
+    )
     p.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated subset")
     p.add_argument("--methods", default=",".join(METHODS), help="comma-separated subset")
     p.add_argument("--data-dir", default=os.environ.get("BENCH_PY_DATA"), help="default bench/data/python[/quick]")
     p.add_argument("--results", default=os.environ.get("BENCH_RESULTS", os.path.join(HERE, "results")))
     p.add_argument("--tmp", default=os.environ.get("BENCH_TMP"), help="where saved files go (default: <data-dir>/out)")
-    p.add_argument("--idle-wait", type=float, default=float(os.environ.get("BENCH_IDLE_WAIT", 15)),
-                   help="seconds to wait before each pair for other processes to go quiet (default 15)")
-    p.add_argument("--retries", type=int, default=int(os.environ.get("BENCH_RETRIES", 2)),
-                   help="extra attempts of a pair when other processes used more than --busy-max cores "
-                        "during it; the quietest attempt counts (default 2)")
-    p.add_argument("--busy-max", type=float, default=float(os.environ.get("BENCH_BUSY_MAX", 0.3)),
-                   help="cores other processes may use before a pair counts as noisy (default 0.3)")
-    p.add_argument("--noise-budget", type=float, default=float(os.environ.get("BENCH_NOISE_BUDGET", 900)),
-                   help="total seconds the run may spend waiting for quiet and measuring noisy pairs "
-                        "again; afterwards it neither waits nor retries (default 900)")
+    p.add_argument(
+        "--idle-wait",
+        type=float,
+        default=float(os.environ.get("BENCH_IDLE_WAIT", 15)),
+        help="seconds to wait before each pair for other processes to go quiet (default 15)",
+    )
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=int(os.environ.get("BENCH_RETRIES", 2)),
+        help="extra attempts of a pair when other processes used more than --busy-max cores "
+        "during it; the quietest attempt counts (default 2)",
+    )
+    p.add_argument(
+        "--busy-max",
+        type=float,
+        default=float(os.environ.get("BENCH_BUSY_MAX", 0.3)),
+        help="cores other processes may use before a pair counts as noisy (default 0.3)",
+    )
+    p.add_argument(
+        "--noise-budget",
+        type=float,
+        default=float(os.environ.get("BENCH_NOISE_BUDGET", 900)),
+        help="total seconds the run may spend waiting for quiet and measuring noisy pairs "
+        "again; afterwards it neither waits nor retries (default 900)",
+    )
     p.add_argument("--timeout", type=float, default=1800, help="per worker process, seconds")
     p.add_argument("--no-snapshot", action="store_true", help="benchmark the installed kompakt, not a private copy")
     p.add_argument("--report-only", action="store_true", help="re-render the markdown from the JSON")
@@ -1098,10 +1314,20 @@ def main():
     cmd = "python3 bench/python_objects.py" + " ".join([""] + [x for x in sys.argv[1:]])
     doc = {
         "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
-        "config": {"quick": a.quick, "repeats": a.repeats, "datasets": datasets, "methods": methods,
-                   "data_dir": a.data_dir, "tmp": tmp, "idle_wait": a.idle_wait,
-                   "retries": a.retries, "busy_max": a.busy_max, "noise_budget": a.noise_budget, "command": cmd.strip(),
-                   "sizes": size},
+        "config": {
+            "quick": a.quick,
+            "repeats": a.repeats,
+            "datasets": datasets,
+            "methods": methods,
+            "data_dir": a.data_dir,
+            "tmp": tmp,
+            "idle_wait": a.idle_wait,
+            "retries": a.retries,
+            "busy_max": a.busy_max,
+            "noise_budget": a.noise_budget,
+            "command": cmd.strip(),
+            "sizes": size,
+        },
         "machine": machine_info(),
         "versions": ver,
         "kompakt": ksnap,
@@ -1133,14 +1359,15 @@ def main():
                 if noise(run) <= a.busy_max:
                     break
                 more = attempt < a.retries and noise_spent[0] < a.noise_budget
-                log(f"rep {rep + 1}/{a.repeats} {d} / {m}: other processes used {noise(run):.2f} cores"
+                log(
+                    f"rep {rep + 1}/{a.repeats} {d} / {m}: other processes used {noise(run):.2f} cores"
                     + (", measuring again" if more else ", keeping the quietest attempt")
-                    + (f" (noise budget of {a.noise_budget:.0f} s used up)" if noise_spent[0] >= a.noise_budget else ""))
+                    + (f" (noise budget of {a.noise_budget:.0f} s used up)" if noise_spent[0] >= a.noise_budget else "")
+                )
                 if not more:
                     break
             best = min(attempts, key=noise)  # the quietest attempt counts; the others are kept too
-            run = dict(best, rep=rep, attempts=len(attempts),
-                       other_attempts=[x for x in attempts if x is not best])
+            run = dict(best, rep=rep, attempts=len(attempts), other_attempts=[x for x in attempts if x is not best])
             doc["runs"].append(run)
             N = manifest[d]["N"]
             s, ld = run["save"], run["load"]
@@ -1148,17 +1375,22 @@ def main():
             def brief(r):
                 if "error" in r:
                     return "ERROR " + r["error"].splitlines()[0][:120]
-                return (f"{r['seconds']:.3f} s, extra {r['extra'] / MB:.0f} MB ({r['extra'] / N:.2f}x N)"
-                        + (f", other {r['other_cores']:.2f} cores" if r["other_cores"] > 0.3 else ""))
+                return f"{r['seconds']:.3f} s, extra {r['extra'] / MB:.0f} MB ({r['extra'] / N:.2f}x N)" + (
+                    f", other {r['other_cores']:.2f} cores" if r["other_cores"] > 0.3 else ""
+                )
 
-            log(f"rep {rep + 1}/{a.repeats} {d} / {m}: save {brief(s)}"
+            log(
+                f"rep {rep + 1}/{a.repeats} {d} / {m}: save {brief(s)}"
                 + (f", {s['file_bytes'] / MB:.0f} MB" if "file_bytes" in s else "")
-                + f" | load {brief(ld)}" + ("" if "error" in ld or ld.get("correct") else " WRONG DATA"))
+                + f" | load {brief(ld)}"
+                + ("" if "error" in ld or ld.get("correct") else " WRONG DATA")
+            )
             write_outputs()
     doc["noise_spent_s"] = round(noise_spent[0], 1)
     doc["git_end"] = git_state()
-    doc["peak_method"] = next((x["peak_method"] for run in doc["runs"] for x in (run["save"], run["load"])
-                               if x and "peak_method" in x), "?")
+    doc["peak_method"] = next(
+        (x["peak_method"] for run in doc["runs"] for x in (run["save"], run["load"]) if x and "peak_method" in x), "?"
+    )
     write_outputs()
     log(f"wrote {md_path} and {json_path}")
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Every test of the project, as CI runs it:
 #   bash scripts/test.sh
-# formatting, lints, unit/property/golden/corruption/CLI tests (release build: the same artifacts
-# as the demo), then a short run of every fuzz target. Python runs in the project's venv, .venv/
-# (made by scripts/setup.sh).
+# formatting and lints (Rust and Python), unit/property/golden/corruption/CLI tests (release
+# build: the same artifacts as the demo), then a short run of every fuzz target. Python runs in
+# the project's venv, .venv/ (made by scripts/setup.sh).
 set -euo pipefail
 CALLER_DIR="$PWD"
 cd "$(dirname "$0")/.."
@@ -17,6 +17,13 @@ TARGET_DIR="$(cargo metadata --format-version 1 --no-deps --locked | "$PY" -c 'i
 
 echo "== cargo fmt --check"
 cargo fmt --all --check
+echo "== Python lint and format check (ruff; settings in pyproject.toml)"
+# The tools of the `lint` extra, read from pyproject.toml: installed without building the package.
+"$PY" -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["lint"]))' \
+  > "$VENV/lint-requirements.txt"
+"$PY" -m pip install --quiet -r "$VENV/lint-requirements.txt"
+"$PY" -m ruff check .
+"$PY" -m ruff format --check .
 echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --release --locked -- -D warnings
 echo "== cargo test"

@@ -1,9 +1,9 @@
 """Type stubs of the native module kompakt._core (crates/kompakt-python)."""
 
 import os
-from typing import IO, Any, Union
+from typing import IO, Any
 
-_Path = Union[str, os.PathLike[str]]
+_Path = str | os.PathLike[str]
 _Buffer = Any  # any object with the buffer protocol
 
 __version__: str
@@ -39,7 +39,12 @@ class FileWriter:
         adapt: bool = False,
     ) -> None: ...
     def add_stream(
-        self, *, codec: str | None = None, level: int | None = None, typesize: int | None = None, filter: str | None = None
+        self,
+        *,
+        codec: str | None = None,
+        level: int | None = None,
+        typesize: int | None = None,
+        filter: str | None = None,
     ) -> int: ...
     def write(self, stream: int, data: _Buffer) -> int: ...
     def finish_stream(self, stream: int) -> None: ...
@@ -140,7 +145,6 @@ def write_table(
     metadata: dict[str, str] | None = None,
     sorted_by: list[tuple[str, bool, bool]] | None = None,
 ) -> int: ...
-
 def append_table(
     data: Any,
     path: str,

@@ -12,7 +12,8 @@ CODECS = ["none", "lz4", "lz4:8", "lz4hc", "lz4hc:3", "zstd", "zstd:-5", "zstd:9
 
 @settings(max_examples=60, deadline=None)
 @given(
-    data=st.binary(max_size=300_000) | st.builds(lambda n, b: b * n, st.integers(0, 50_000), st.binary(min_size=1, max_size=7)),
+    data=st.binary(max_size=300_000)
+    | st.builds(lambda n, b: b * n, st.integers(0, 50_000), st.binary(min_size=1, max_size=7)),
     codec=st.sampled_from(CODECS),
     typesize=st.sampled_from([None, 1, 2, 4, 8, 3]),
     threads=st.sampled_from([None, 1, 2, 3]),

@@ -47,7 +47,22 @@ def test_small_arrays_of_every_dtype(arr):
 
 
 @pytest.mark.parametrize(
-    "dtype", ["bool", "int8", "uint16", ">i4", "int64", "float16", "float32", ">f8", "complex128", "M8[ns]", "m8[s]", "S7", "U3"]
+    "dtype",
+    [
+        "bool",
+        "int8",
+        "uint16",
+        ">i4",
+        "int64",
+        "float16",
+        "float32",
+        ">f8",
+        "complex128",
+        "M8[ns]",
+        "m8[s]",
+        "S7",
+        "U3",
+    ],
 )
 def test_large_arrays_go_out_of_band_and_load_writeable(dtype):
     rng = np.random.default_rng(0)
@@ -66,8 +81,17 @@ def test_non_contiguous_fortran_zero_size_and_readonly_arrays():
     ro = base.copy()
     ro.flags.writeable = False
     times = np.asfortranarray(base.astype("M8[s]"))
-    cases = [base[::3, ::2], np.asfortranarray(base), np.empty((0, 5)), np.zeros((3, 0, 2), "f4"), base.T, ro, times,
-             times[::2], base.astype("m8[ms]")]
+    cases = [
+        base[::3, ::2],
+        np.asfortranarray(base),
+        np.empty((0, 5)),
+        np.zeros((3, 0, 2), "f4"),
+        base.T,
+        ro,
+        times,
+        times[::2],
+        base.astype("m8[ms]"),
+    ]
     for arr in cases:
         back = kompakt.loads(kompakt.dumps(arr))
         assert_same_array(back, arr)
@@ -133,7 +157,7 @@ def test_nested_containers_and_scalars():
     obj = {
         "list": [1, 2.5, "three", None, True, b"bytes", bytearray(b"ba"), 10**40, 1 + 2j],
         "tuple": (frozenset({1, 2}), {3, 4}, range(5), slice(1, 2)),
-        "when": datetime.datetime(2026, 11, 22, tzinfo=datetime.timezone.utc),
+        "when": datetime.datetime(2026, 11, 22, tzinfo=datetime.UTC),
         "arrays": [np.arange(i * 10_000) for i in range(5)],
         "nested": {"deeper": {"frame": pd.DataFrame({"a": [1, 2]})}},
     }
@@ -282,9 +306,11 @@ def test_forged_metadata_is_refused():
     assert reader_meta["pickle"] == {"stream": 0, "protocol": 5}
     from kompakt import _core
 
-    for meta in (b'{"kompakt":"python-pickle","version":1,"pickle":{"stream":5,"protocol":5},"buffers":[]}',
-                 b'{"kompakt":"python-pickle","version":1,"pickle":{"stream":0,"protocol":5},"buffers":[{"stream":0}]}',
-                 b'{"kompakt":"python-pickle","version":1}'):
+    for meta in (
+        b'{"kompakt":"python-pickle","version":1,"pickle":{"stream":5,"protocol":5},"buffers":[]}',
+        b'{"kompakt":"python-pickle","version":1,"pickle":{"stream":0,"protocol":5},"buffers":[{"stream":0}]}',
+        b'{"kompakt":"python-pickle","version":1}',
+    ):
         w = _core.FileWriter(None)
         w.write(w.add_stream(), pickle.dumps([1, 2], protocol=5))
         w.set_metadata(meta)
@@ -389,10 +415,16 @@ def test_pathlib_and_pickle_compat():
         st.binary(max_size=100),
         st.builds(
             lambda ver, ps, bufs, proto: json.dumps(
-                {"kompakt": "python-pickle", "version": ver, "pickle": {"stream": ps, "protocol": proto},
-                 "buffers": [{"stream": b} for b in bufs]}
+                {
+                    "kompakt": "python-pickle",
+                    "version": ver,
+                    "pickle": {"stream": ps, "protocol": proto},
+                    "buffers": [{"stream": b} for b in bufs],
+                }
             ).encode(),
-            st.integers(-2, 3), st.integers(-1, 3) | st.text(max_size=2), st.lists(st.integers(-1, 4), max_size=4),
+            st.integers(-2, 3),
+            st.integers(-1, 3) | st.text(max_size=2),
+            st.lists(st.integers(-1, 4), max_size=4),
             st.integers(-1, 6),
         ),
     ),
@@ -426,8 +458,11 @@ def _object_file(pickle_bytes):
 
     w = _core.FileWriter(None)
     w.write(w.add_stream(), pickle_bytes)
-    w.set_metadata(json.dumps({"kompakt": "python-pickle", "version": 1,
-                               "pickle": {"stream": 0, "protocol": 5}, "buffers": []}).encode())
+    w.set_metadata(
+        json.dumps(
+            {"kompakt": "python-pickle", "version": 1, "pickle": {"stream": 0, "protocol": 5}, "buffers": []}
+        ).encode()
+    )
     return w.close()
 
 
@@ -459,10 +494,19 @@ def test_untrusted_load_refuses_reaching_code(module, name):
 
 def test_untrusted_getattr_cannot_reach_methods(tmp_path):
     target = tmp_path / "written"
-    for cls_module, cls_name, attr in [("numpy", "ndarray", "tofile"), ("pandas", "DataFrame", "to_csv"),
-                                       ("datetime", "datetime", "__subclasses__")]:
-        body = (_stack_global("builtins", "getattr") + _stack_global(cls_module, cls_name)
-                + b"\x8c" + bytes([len(attr)]) + attr.encode() + b"\x86R.")  # TUPLE2 REDUCE
+    for cls_module, cls_name, attr in [
+        ("numpy", "ndarray", "tofile"),
+        ("pandas", "DataFrame", "to_csv"),
+        ("datetime", "datetime", "__subclasses__"),
+    ]:
+        body = (
+            _stack_global("builtins", "getattr")
+            + _stack_global(cls_module, cls_name)
+            + b"\x8c"
+            + bytes([len(attr)])
+            + attr.encode()
+            + b"\x86R."
+        )  # TUPLE2 REDUCE
         with pytest.raises(pickle.UnpicklingError, match="getattr"):
             kompakt.loads(_object_file(b"\x80\x05" + body), trusted=False)
     assert not target.exists()
@@ -500,7 +544,7 @@ def test_reentrant_calls_from_file_objects_raise_instead_of_hanging():
 
         def write(self, b):
             if self.writer is not None:
-                self.writer.bytes_in  # calls back into the FileWriter that is writing
+                self.writer.bytes_in  # noqa: B018 - calls back into the FileWriter that is writing
             return super().write(b)
 
     spy = Spy()

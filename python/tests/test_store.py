@@ -556,7 +556,11 @@ def test_hash_value_is_stable_across_processes() -> None:
     code = "import kompakt, numpy; print(kompakt.hash_value([{'b', 'a', 'c'}, frozenset({1, 2}), numpy.arange(10)]))"
     outs = {
         subprocess.run(
-            [sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True, check=True
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         for seed in ["1", "2", "3"]
     }
