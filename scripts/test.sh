@@ -2,8 +2,8 @@
 # Every test of the project, as CI runs it:
 #   bash scripts/test.sh
 # formatting and lints (Rust and Python), unit/property/golden/corruption/CLI tests (release
-# build: the same artifacts as the demo), then a short run of every fuzz target. Python runs in
-# the project's venv, .venv/ (made by scripts/setup.sh).
+# build: the same artifacts as the demo), the type stubs against the compiled module, then a
+# short run of every fuzz target. Python runs in the project's venv, .venv/ (scripts/setup.sh).
 set -euo pipefail
 CALLER_DIR="$PWD"
 cd "$(dirname "$0")/.."
@@ -31,6 +31,9 @@ cargo test --workspace --release --locked
 echo "== Python package: pip install .[test] (maturin builds the extension: minutes the first time), then pytest"
 "$PY" -m pip install -v ".[test]"
 KOMPAKT_BIN="$TARGET_DIR/release/kompakt" "$PY" -m pytest -q python/tests
+echo "== type stubs: python/kompakt/_core.pyi against the compiled module (mypy stubtest)"
+# MYPYPATH: the stubs of the source tree, not the copy installed with the package.
+MYPYPATH=python "$PY" -m mypy.stubtest --mypy-config-file pyproject.toml kompakt._core
 echo "== Python fuzz smoke run (atheris: object decoder and KompaktFile)"
 "$PY" -m pip install --quiet atheris
 mkdir -p fuzz/corpus/python-objects

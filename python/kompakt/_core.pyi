@@ -1,10 +1,30 @@
 """Type stubs of the native module kompakt._core (crates/kompakt-python)."""
 
 import os
-from typing import IO, Any
+from pathlib import Path
+from typing import IO, Any, Self, final
 
 _Path = str | os.PathLike[str]
 _Buffer = Any  # any object with the buffer protocol
+
+__all__ = [
+    "CorruptError",
+    "__version__",
+    "FORMAT_VERSION",
+    "DEFAULT_LEVEL",
+    "DEFAULT_BLOCK_SIZE",
+    "FileWriter",
+    "FileReader",
+    "Store",
+    "Pending",
+    "Hasher",
+    "Table",
+    "is_plain",
+    "write_table",
+    "append_table",
+    "compress",
+    "decompress",
+]
 
 __version__: str
 FORMAT_VERSION: str
@@ -25,9 +45,10 @@ def compress(
 ) -> bytes: ...
 def decompress(data: _Buffer, *, threads: int | None = None) -> bytes: ...
 
+@final
 class FileWriter:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         target: _Path | IO[bytes] | None = None,
         *,
         codec: str | None = None,
@@ -37,7 +58,7 @@ class FileWriter:
         filter: str | None = None,
         block_size: int | None = None,
         adapt: bool = False,
-    ) -> None: ...
+    ) -> Self: ...
     def add_stream(
         self,
         *,
@@ -58,10 +79,11 @@ class FileWriter:
     def close(self) -> bytes | None: ...
     def abort(self) -> None: ...
 
+@final
 class FileReader:
-    def __init__(
-        self, source: _Path | IO[bytes] | _Buffer, *, threads: int | None = None, verify_checksums: bool = True
-    ) -> None: ...
+    def __new__(
+        cls, source: _Path | IO[bytes] | _Buffer, *, threads: int | None = None, verify_checksums: bool = True
+    ) -> Self: ...
     def stream_lengths(self) -> list[int]: ...
     def metadata(self) -> bytes: ...
     def read_stream(self, stream: int) -> bytes: ...
@@ -74,13 +96,15 @@ class FileReader:
     @property
     def closed(self) -> bool: ...
 
+@final
 class Pending:
     @property
     def hash(self) -> str: ...
 
+@final
 class Store:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         path: _Path,
         *,
         codec: str | None = None,
@@ -89,9 +113,9 @@ class Store:
         durable: bool = False,
         threads: int | None = None,
         adapt: bool | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> Path: ...
     @property
     def codec(self) -> str: ...
     @property
@@ -129,14 +153,15 @@ class Store:
 
 def is_plain(value: Any) -> bool: ...
 
+@final
 class Hasher:
-    def __init__(self) -> None: ...
+    def __new__(cls) -> Self: ...
     def write(self, data: _Buffer) -> int: ...
     def hexdigest(self) -> str: ...
 
 def write_table(
     data: Any,
-    path: str,
+    path: _Path,
     *,
     codec: str | None = None,
     level: int | None = None,
@@ -147,7 +172,7 @@ def write_table(
 ) -> int: ...
 def append_table(
     data: Any,
-    path: str,
+    path: _Path,
     *,
     codec: str | None = None,
     level: int | None = None,
@@ -155,8 +180,9 @@ def append_table(
     metadata: dict[str, str] | None = None,
 ) -> int: ...
 
+@final
 class Table:
-    def __init__(self, path: str) -> None: ...
+    def __new__(cls, path: _Path) -> Self: ...
     @property
     def schema(self) -> Any: ...
     @property
@@ -164,7 +190,7 @@ class Table:
     @property
     def rows_per_group(self) -> int: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> Path: ...
     @property
     def file_size(self) -> int: ...
     @property
