@@ -12,7 +12,8 @@ import os
 import re
 import sys
 
-HZ = os.sysconf("SC_CLK_TCK")  # clock ticks per second, the unit of /proc's CPU times
+from common import HZ
+
 FILES = ["mixed.bin", "float64_random.bin", "int64_sorted.bin"]
 TYPED = ["float64_random.bin", "int64_sorted.bin"]
 # kompakt codec -> (C tool, level) measured at the same level

@@ -27,27 +27,42 @@ rebuild or reinstall during the run changes nothing.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import datetime
 import gc
 import hashlib
 import json
 import os
 import pickle
-import platform
-import resource
-import shutil
 import statistics
 import subprocess
 import sys
-import threading
 import time
 import zlib
 
+from common import (
+    MB,
+    ROOT,
+    Sampler,
+    cpu_mark,
+    cpu_seconds,
+    fsync_dir,
+    fsync_file,
+    git_state,
+    logger,
+    machine_info,
+    other_cores,
+    proc_status,
+    rerender_report,
+    reset_peak,
+    save_report,
+    snapshot_kompakt,
+    trim_heap,
+    wait_idle,
+    worker_env,
+)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 SEED = 20240501
-MB = 1e6  # sizes are reported in 10^6 bytes
 LAYOUT_VERSION = 1
 
 SIZES = {
@@ -85,41 +100,12 @@ DATASETS = {
 # -------------------------------------------------------------------------------------------
 
 
-def worker_env():
-    """The environment of worker processes. numpy's OpenBLAS starts a thread per core at import
-    that spins for about 50 ms of CPU before it sleeps; a worker timing its first operation
-    right after import (a small array's set, say) would lose one of two cores to it, which
-    costs a multi-threaded writer far more than a single-threaded raw write. No benchmark here
-    calls BLAS, so workers run with one OpenBLAS thread unless the caller chose otherwise.
-    (Not OMP_NUM_THREADS: pyarrow sizes its thread pool from it.)"""
-    env = dict(os.environ)
-    env.setdefault("OPENBLAS_NUM_THREADS", "1")
-    return env
-
-
-def _fsync_dir(path):
-    fd = os.open(os.path.dirname(os.path.abspath(path)) or ".", os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_path(path):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    _fsync_dir(path)
-
-
 def _write_bytes(path, data):
     with open(path, "wb") as f:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
-    _fsync_dir(path)
+    fsync_dir(path)
 
 
 def _read_bytes(path):
@@ -147,7 +133,7 @@ def pickle_save(obj, path):
         pickle.dump(obj, f, protocol=5)
         f.flush()
         os.fsync(f.fileno())
-    _fsync_dir(path)
+    fsync_dir(path)
 
 
 def pickle_load(path):
@@ -162,7 +148,7 @@ def numpy_save(obj, path):
         numpy.save(f, obj)
         f.flush()
         os.fsync(f.fileno())
-    _fsync_dir(path)
+    fsync_dir(path)
 
 
 def numpy_load(path):
@@ -208,7 +194,7 @@ def joblib_save(compress):
         import joblib
 
         joblib.dump(obj, path, compress=compress)
-        _fsync_path(path)
+        fsync_file(path)
 
     return save
 
@@ -231,7 +217,7 @@ def blosc2_save(obj, path):
         data = pickle.dumps(obj, protocol=5)
         schunk = blosc2.SChunk(data=data, urlpath=path, mode="w")
         del schunk, data
-    _fsync_path(path)
+    fsync_file(path)
 
 
 def blosc2_load(path):
@@ -365,52 +351,6 @@ def applies(method, dataset):
 # -------------------------------------------------------------------------------------------
 # Memory measurement (Linux /proc)
 # -------------------------------------------------------------------------------------------
-
-
-def proc_status():
-    out = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(("VmRSS:", "VmHWM:")):
-                key, value = line.split(":", 1)
-                out[key] = int(value.split()[0]) * 1024
-    return out
-
-
-def reset_peak():
-    """Resets VmHWM (and ru_maxrss) to the current RSS; False if the kernel refuses."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return False
-    s = proc_status()
-    return s["VmHWM"] <= s["VmRSS"] + 64 * 1024
-
-
-class Sampler(threading.Thread):
-    """Fallback when clear_refs is unavailable: max RSS sampled every 5 ms."""
-
-    def __init__(self):
-        super().__init__(daemon=True)
-        import psutil
-
-        self.proc = psutil.Process()
-        self.peak = self.proc.memory_info().rss
-        self.stop = threading.Event()
-
-    def run(self):
-        while not self.stop.is_set():
-            self.peak = max(self.peak, self.proc.memory_info().rss)
-            time.sleep(0.005)
-
-
-def trim_heap():
-    gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
 
 
 # -------------------------------------------------------------------------------------------
@@ -569,11 +509,6 @@ def import_everything():
     import kompakt  # noqa: F401
 
 
-def cpu_seconds():
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-
-
 def worker(a):
     import_everything()
     import kompakt
@@ -636,37 +571,6 @@ def worker(a):
 # -------------------------------------------------------------------------------------------
 
 
-def cpu_ticks():
-    with open("/proc/stat") as f:
-        vals = [int(x) for x in f.readline().split()[1:]]
-    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
-    total = sum(vals[:8])
-    return total - idle, total
-
-
-def busy_cores(window):
-    b0, t0 = cpu_ticks()
-    time.sleep(window)
-    b1, t1 = cpu_ticks()
-    return (b1 - b0) / max(1, t1 - t0) * (os.cpu_count() or 1)
-
-
-def wait_idle(max_seconds, limit=0.25):
-    if max_seconds <= 0:
-        return None
-    start = time.time()
-    busy = busy_cores(0.5)
-    while busy > limit and time.time() - start < max_seconds:
-        time.sleep(1)
-        busy = busy_cores(0.5)
-    return round(busy, 2)
-
-
-def children_cpu():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
 def run_worker(a, op, method, dataset, path, env):
     cmd = [
         sys.executable,
@@ -682,9 +586,7 @@ def run_worker(a, op, method, dataset, path, env):
         "--data-dir",
         a.data_dir,
     ]
-    b0, t0 = cpu_ticks()
-    c0 = children_cpu()
-    w0 = time.time()
+    mark = cpu_mark()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=a.timeout)
         rc, stdout, stderr = p.returncode, p.stdout, p.stderr
@@ -692,11 +594,7 @@ def run_worker(a, op, method, dataset, path, env):
         rc, stdout, stderr = "timeout", e.stdout or "", f"timed out after {a.timeout} s"
         if isinstance(stdout, bytes):
             stdout = stdout.decode(errors="replace")
-    wall = time.time() - w0
-    b1, t1 = cpu_ticks()
-    own = children_cpu() - c0
-    machine = (b1 - b0) / max(1, t1 - t0) * (os.cpu_count() or 1)
-    other = max(0.0, machine - own / max(wall, 1e-9))
+    other, wall = other_cores(mark)
     result = None
     for line in stdout.splitlines():
         if line.startswith("RESULT "):
@@ -741,64 +639,6 @@ def measure_pair(a, m, d, path, env, manifest, idle_wait):
     if os.path.exists(path):
         os.remove(path)
     return run
-
-
-def snapshot_kompakt(dest, log):
-    """Copies the kompakt package (with its compiled core) so a rebuild during the run changes
-    nothing; returns the directory to put first on PYTHONPATH and a description."""
-    import kompakt
-
-    src = os.path.dirname(kompakt.__file__)
-    target = os.path.join(dest, "kompakt")
-    if os.path.exists(dest):
-        shutil.rmtree(dest)
-    shutil.copytree(src, target, ignore=shutil.ignore_patterns("__pycache__"))
-    so = [f for f in os.listdir(target) if f.startswith("_core")]
-    h = hashlib.sha256()
-    for f in sorted(so):
-        with open(os.path.join(target, f), "rb") as fh:
-            h.update(fh.read())
-    built = max(os.path.getmtime(os.path.join(src, f)) for f in so)
-    built = datetime.datetime.fromtimestamp(built).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
-    log(f"kompakt: benchmarking a copy of {src} (core built {built}) in {target}")
-    return dest, {"source": src, "snapshot": target, "core_sha256": h.hexdigest()[:16], "core_built": built}
-
-
-def git_state():
-    def run(*args):
-        try:
-            return subprocess.run(["git", "-C", ROOT, *args], capture_output=True, text=True, timeout=20).stdout
-        except (OSError, subprocess.SubprocessError):
-            return ""
-
-    return {
-        "commit": run("rev-parse", "--short", "HEAD").strip(),
-        "commit_date": run("log", "-1", "--format=%ci").strip(),
-        "dirty_paths": [
-            line[3:]
-            for line in run("status", "--porcelain").splitlines()
-            if line[3:] and not line[3:].startswith("bench/")
-        ],
-    }
-
-
-def machine_info():
-    model = ""
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    with open("/proc/meminfo") as f:
-        mem = next(int(line.split()[1]) for line in f if line.startswith("MemTotal")) * 1024
-    return {
-        "cpu": model,
-        "cores": os.cpu_count(),
-        "mem_gib": round(mem / 2**30, 1),
-        "kernel": platform.release(),
-        "python": platform.python_version(),
-        "loadavg_start": open("/proc/loadavg").read().split()[:3],
-    }
 
 
 def versions(env):
@@ -1196,18 +1036,6 @@ def render(doc):
     return "\n".join(L) + "\n"
 
 
-def save_report(doc, t_start, summarize, render, json_path, md_path):
-    """Adds the elapsed time and summary to ``doc``, then writes the JSON (atomically) and the
-    markdown rendered from it. Shared by the benchmarks in this folder."""
-    doc["elapsed_s"] = time.time() - t_start
-    doc["summary"] = summarize(doc)
-    with open(json_path + ".tmp", "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(json_path + ".tmp", json_path)
-    with open(md_path, "w") as f:
-        f.write(render(doc))
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument(
@@ -1269,18 +1097,11 @@ def main():
     json_path = os.path.join(a.results, stem + ".json")
     md_path = os.path.join(a.results, stem + ".md")
     if a.report_only:
-        with open(json_path) as f:
-            doc = json.load(f)
-        doc["summary"] = summarize(doc)
-        with open(md_path, "w") as f:
-            f.write(render(doc))
-        print(md_path)
+        rerender_report(json_path, md_path, summarize, render)
         return
 
     t_start = time.time()
-
-    def log(msg):
-        print(f"[python_objects {time.time() - t_start:6.0f}s] {msg}", file=sys.stderr, flush=True)
+    log = logger("python_objects", t_start)
 
     if a.repeats is None:
         a.repeats = int(os.environ.get("BENCH_REPEATS", 1 if a.quick else 3))
@@ -1301,8 +1122,7 @@ def main():
     env = worker_env()
     ksnap = {}
     if not a.no_snapshot:
-        snap_dir, ksnap = snapshot_kompakt(os.path.join(a.results, stem, "kompakt_snapshot"), log)
-        env["PYTHONPATH"] = snap_dir + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        snap_dir, ksnap = snapshot_kompakt(os.path.join(a.results, stem, "kompakt_snapshot"), log, env)
     ver = versions(env)
     if not a.no_snapshot and not ver["kompakt_file"].startswith(snap_dir):
         sys.exit(f"the snapshot is not what workers import: {ver['kompakt_file']}")

@@ -55,15 +55,19 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from python_objects import (
+from common import (
     MB,
-    _fsync_dir,
-    children_cpu,
+    cpu_mark,
     cpu_seconds,
-    cpu_ticks,
+    fmt_t,
+    fmt_x,
+    fsync_dir,
     git_state,
+    logger,
     machine_info,
+    other_cores,
     proc_status,
+    rerender_report,
     reset_peak,
     save_report,
     snapshot_kompakt,
@@ -267,7 +271,7 @@ def raw_set(arr: Any, path: str) -> None:
         while done < len(view):
             done += f.write(view[done:])
         os.fsync(f.fileno())
-    _fsync_dir(path)
+    fsync_dir(path)
 
 
 def raw_get(path: str, n: int) -> Any:
@@ -371,13 +375,9 @@ def run_worker(
         "--data-dir",
         a.data_dir,
     ]
-    b0, t0 = cpu_ticks()
-    c0, w0 = children_cpu(), time.time()
+    mark = cpu_mark()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=a.timeout)
-    wall = time.time() - w0
-    b1, t1 = cpu_ticks()
-    machine = (b1 - b0) / max(1, t1 - t0) * (os.cpu_count() or 1)
-    other = round(max(0.0, machine - (children_cpu() - c0) / max(wall, 1e-9)), 2)
+    other = round(other_cores(mark)[0], 2)
     for line in p.stdout.splitlines():
         if line.startswith("RESULT ") and p.returncode == 0:
             return dict(json.loads(line[len("RESULT ") :]), other_cores=other)
@@ -541,20 +541,6 @@ def summarize(doc: dict[str, Any]) -> dict[str, Any]:
             if r[f"{op}_s"] and ref.get(f"{op}_s_best"):
                 r[f"{op}_vs_raw_best"] = r[f"{op}_s"] / ref[f"{op}_s_best"]
     return {"tiny": tiny, "large": large}
-
-
-def fmt_t(s: float | None) -> str:
-    if s is None:
-        return "-"
-    if s < 1e-3:
-        return f"{s * 1e6:.1f} us"
-    if s < 1:
-        return f"{s * 1e3:.2f} ms"
-    return f"{s:.2f} s"
-
-
-def fmt_x(x: float | None) -> str:
-    return "-" if x is None else f"{x:.2f}x"
 
 
 def fmt_n(n: int) -> str:
@@ -864,19 +850,11 @@ def main() -> None:
     json_path, md_path = os.path.join(a.results, stem + ".json"), os.path.join(a.results, stem + ".md")
     png_path = os.path.join(a.results, "store_sizes" + ("_quick" if a.quick else "") + ".png")
     if a.report_only:
-        with open(json_path) as f:
-            doc = json.load(f)
-        doc["summary"] = summarize(doc)
-        plot(doc, png_path)
-        with open(md_path, "w") as f:
-            f.write(render(doc))
-        print(md_path)
+        plot(rerender_report(json_path, md_path, summarize, render), png_path)
         return
 
     t_start = time.time()
-
-    def log(msg: str) -> None:
-        print(f"[store {time.time() - t_start:6.0f}s] {msg}", file=sys.stderr, flush=True)
+    log = logger("store", t_start)
 
     a.repeats = a.repeats or mode["repeats"]
     a.tiny_n = a.tiny_n or mode["tiny_n"]
@@ -891,8 +869,7 @@ def main() -> None:
     env = worker_env()
     ksnap: dict[str, Any] = {}
     if not a.no_snapshot:
-        snap_dir, ksnap = snapshot_kompakt(os.path.join(a.results, stem, "kompakt_snapshot"), log)
-        env["PYTHONPATH"] = snap_dir + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        snap_dir, ksnap = snapshot_kompakt(os.path.join(a.results, stem, "kompakt_snapshot"), log, env)
     ver = versions(env)
     if not a.no_snapshot and not ver["kompakt_file"].startswith(snap_dir):
         sys.exit(f"the snapshot is not what workers import: {ver['kompakt_file']}")

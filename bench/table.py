@@ -101,21 +101,25 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from gen_data import CITIES  # noqa: E402
-from python_objects import (  # noqa: E402
+import common  # noqa: E402
+from common import (  # noqa: E402
     MB,
     Sampler,
-    _fsync_dir,
-    children_cpu,
-    cpu_ticks,
+    cpu_mark,
+    fmt_x,
+    fsync_file,
     git_state,
+    logger,
     machine_info,
+    other_cores,
     proc_status,
+    rerender_report,
     reset_peak,
     save_report,
     snapshot_kompakt,
@@ -123,8 +127,11 @@ from python_objects import (  # noqa: E402
     wait_idle,
     worker_env,
 )
+from gen_data import CITIES  # noqa: E402
 
 SEED = 20240701
+# Times in whole microseconds and in milliseconds to one decimal (store.py shows a digit more).
+fmt_t = partial(common.fmt_t, decimals=0)
 GEN_VERSION = 1
 GEN_BATCH = 1 << 20  # rows per generated batch (a multiple of Feather's 64 Ki-row chunks)
 SLICE_ROWS = 1000
@@ -364,15 +371,6 @@ def load_dataset(path: str) -> Any:
 # -------------------------------------------------------------------------------------------
 # Methods
 # -------------------------------------------------------------------------------------------
-
-
-def fsync_file(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    _fsync_dir(path)
 
 
 def family(method: str) -> str:
@@ -862,18 +860,15 @@ def worker_main(a: argparse.Namespace) -> None:
 def run_worker(a: argparse.Namespace, env: dict[str, str], kind: str, spec: dict[str, Any]) -> dict[str, Any]:
     """Runs one worker; adds the cores other processes used meanwhile (`other_cores`)."""
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", kind, "--spec", json.dumps(spec)]
-    b0, t0 = cpu_ticks()
-    c0, w0 = children_cpu(), time.time()
+    mark = cpu_mark()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=a.timeout)
     except subprocess.TimeoutExpired:
-        return {"error": f"timeout after {a.timeout:.0f} s", "other_cores": 0.0, "wall_s": time.time() - w0}
+        return {"error": f"timeout after {a.timeout:.0f} s", "other_cores": 0.0, "wall_s": other_cores(mark)[1]}
     finally:
         remove(spec["path"]) if kind == "read" else None  # the rss driver removes its own file
-    wall = time.time() - w0
-    b1, t1 = cpu_ticks()
-    machine = (b1 - b0) / max(1, t1 - t0) * (os.cpu_count() or 1)
-    other = round(max(0.0, machine - (children_cpu() - c0) / max(wall, 1e-9)), 2)
+    other, wall = other_cores(mark)
+    other = round(other, 2)
     for line in p.stdout.splitlines():
         if line.startswith("RESULT ") and p.returncode == 0:
             return dict(json.loads(line[len("RESULT ") :]), other_cores=other, wall_s=round(wall, 2))
@@ -962,12 +957,7 @@ def main() -> None:
     os.makedirs(a.results, exist_ok=True)
     json_path, md_path = os.path.join(a.results, stem + ".json"), os.path.join(a.results, stem + ".md")
     if a.report_only:
-        with open(json_path) as f:
-            doc = json.load(f)
-        doc["summary"] = summarize(doc)
-        with open(md_path, "w") as f:
-            f.write(render(doc))
-        print(md_path)
+        rerender_report(json_path, md_path, summarize, render)
         return
 
     datasets = [d for d in a.datasets.split(",") if d]
@@ -987,16 +977,13 @@ def main() -> None:
     os.makedirs(a.tmp, exist_ok=True)
 
     t_start = time.time()
-
-    def log(msg: str) -> None:
-        print(f"[table {time.time() - t_start:6.0f}s] {msg}", file=sys.stderr, flush=True)
+    log = logger("table", t_start)
 
     env = worker_env()
     ksnap: dict[str, Any] = {}
     if not a.no_snapshot:
         try:
-            snap_dir, ksnap = snapshot_kompakt(os.path.join(a.results, stem, "kompakt_snapshot"), log)
-            env["PYTHONPATH"] = snap_dir + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+            _, ksnap = snapshot_kompakt(os.path.join(a.results, stem, "kompakt_snapshot"), log, env)
         except Exception as e:  # noqa: BLE001
             ksnap = {"error": err_text(e)}
             log(f"kompakt snapshot failed ({err_text(e)}); workers import whatever is installed")
@@ -1213,24 +1200,10 @@ def summarize(doc: dict[str, Any]) -> dict[str, Any]:
     return {"rows": rows, "targets": targets, "rss": rss}
 
 
-def fmt_t(s: float | None) -> str:
-    if s is None:
-        return "-"
-    if s < 1e-3:
-        return f"{s * 1e6:.0f} us"
-    if s < 1:
-        return f"{s * 1e3:.1f} ms"
-    return f"{s:.2f} s"
-
-
 def fmt_us(us: float | None) -> str:
     if us is None:
         return "-"
     return f"{us:,.0f}" if us >= 10 else f"{us:.1f}"
-
-
-def fmt_x(x: float | None) -> str:
-    return "-" if x is None else f"{x:.2f}x"
 
 
 def fmt_mb(b: float | None) -> str:

@@ -6,7 +6,6 @@ import json
 import os
 import pathlib
 import pickle
-import threading
 
 import numpy as np
 import pandas as pd
@@ -17,6 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import kompakt
+from helpers import damaged_copies, incompressible, random_bytes, run_in_threads
 from kompakt import _objects
 
 ALL_DTYPES = (
@@ -169,7 +169,7 @@ def test_nested_containers_and_scalars():
 
 
 def test_large_bytes_stream_through_the_pickle():
-    big = os.urandom(1 << 20) * 12  # above WHOLE_PICKLE_MAX: read back through a file object
+    big = incompressible(1 << 20) * 12  # above WHOLE_PICKLE_MAX: read back through a file object
     assert len(big) > _objects.WHOLE_PICKLE_MAX
     obj = [big, b"small", bytearray(big[:100_000])]
     assert kompakt.loads(kompakt.dumps(obj)) == obj
@@ -288,10 +288,7 @@ def test_corrupt_and_truncated_files_raise_corrupt_error(tmp_path):
     for n in list(range(0, 200)) + list(range(200, len(blob), max(1, len(blob) // 200))):
         with pytest.raises(kompakt.CorruptError):
             kompakt.loads(blob[:n])
-    rng = np.random.default_rng(4)
-    for pos in rng.integers(0, len(blob), 200):
-        damaged = bytearray(blob)
-        damaged[pos] ^= 0x10
+    for damaged in damaged_copies(blob, 200, seed=4, mask=0x10):
         with pytest.raises(kompakt.CorruptError):
             kompakt.loads(damaged)
     path = tmp_path / "t.kpk"
@@ -355,52 +352,33 @@ def test_untrusted_getattr_on_allowed_class_refuses_dunders():
 
 
 def test_many_threads_saving_and_loading_at_once(tmp_path):
-    errors = []
-
     def work(i):
-        try:
-            obj = {"i": i, "a": np.arange(200_000) * i}
-            path = tmp_path / f"{i % 4}-{i}.kpk"
-            for _ in range(3):
-                kompakt.save(obj, path, threads=2)
-                back = kompakt.load(path, threads=2)
-                assert back["i"] == i and (back["a"] == obj["a"]).all()
-                assert kompakt.loads(kompakt.dumps(obj))["i"] == i
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        obj = {"i": i, "a": np.arange(200_000) * i}
+        path = tmp_path / f"{i % 4}-{i}.kpk"
+        for _ in range(3):
+            kompakt.save(obj, path, threads=2)
+            back = kompakt.load(path, threads=2)
+            assert back["i"] == i and (back["a"] == obj["a"]).all()
+            assert kompakt.loads(kompakt.dumps(obj))["i"] == i
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(12)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_in_threads(work, range(12))
 
 
 def test_shared_file_objects_across_threads(tmp_path):
     path = tmp_path / "shared.kpk"
-    data = np.random.default_rng(1).integers(0, 9, 2_000_000).astype(np.uint8).tobytes()
+    data = random_bytes(2_000_000, 9, seed=1)
     with kompakt.open(path, "wb", block_size=65536) as f:
         f.write(data)
     reader = kompakt._core.FileReader(path)
-    errors = []
 
     def work(seed):
         rng = np.random.default_rng(seed)
-        try:
-            for _ in range(200):
-                pos = int(rng.integers(0, len(data)))
-                n = int(rng.integers(0, 300_000))
-                assert reader.read(0, pos, n) == data[pos : pos + n]
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
+        for _ in range(200):
+            pos = int(rng.integers(0, len(data)))
+            n = int(rng.integers(0, 300_000))
+            assert reader.read(0, pos, n) == data[pos : pos + n]
 
-    threads = [threading.Thread(target=work, args=(s,)) for s in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_in_threads(work, range(6))
 
 
 def test_pathlib_and_pickle_compat():
@@ -551,7 +529,7 @@ def test_reentrant_calls_from_file_objects_raise_instead_of_hanging():
     w = _core.FileWriter(spy)
     spy.writer = w
     with pytest.raises(RuntimeError, match="re-entrant"):
-        w.write(w.add_stream(), os.urandom(20 << 20))  # big enough to reach the file during write
+        w.write(w.add_stream(), incompressible(20 << 20))  # big enough to reach the file during write
     w.abort()
 
 

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kompakt
+from helpers import damaged_copies
 
 
 def frame(n: int, seed: int = 0) -> pd.DataFrame:
@@ -197,10 +198,7 @@ def test_damage_is_corrupt_error(tmp_path):
     kompakt.write_table(frame(3000), path, rows_per_group=500)
     good = path.read_bytes()
     bad = tmp_path / "bad.kpk"
-    rng = np.random.default_rng(1)
-    for pos in rng.integers(0, len(good), 40):
-        data = bytearray(good)
-        data[pos] ^= 0x04
+    for data in damaged_copies(good, 40, seed=1, mask=0x04):
         bad.write_bytes(bytes(data))
         with pytest.raises(kompakt.CorruptError):
             kompakt.read_table(bad, to="arrow")
