@@ -12,6 +12,8 @@ import os
 import re
 import sys
 
+from common import HZ
+
 FILES = ["mixed.bin", "float64_random.bin", "int64_sorted.bin"]
 TYPED = ["float64_random.bin", "int64_sorted.bin"]
 # kompakt codec -> (C tool, level) measured at the same level
@@ -77,8 +79,11 @@ def section_of(path):
         return "codec-scaling", m.group(1)
     m = re.match(r"(kb_shuffle8|kb_delta8|kb_incompressible|levels_\w+)\.(\d+)\.json$", base)
     if m:
-        sec = {"kb_shuffle8": "kompakt-filters", "kb_delta8": "kompakt-filters",
-               "kb_incompressible": "incompressible"}.get(m.group(1), "levels")
+        sec = {
+            "kb_shuffle8": "kompakt-filters",
+            "kb_delta8": "kompakt-filters",
+            "kb_incompressible": "incompressible",
+        }.get(m.group(1), "levels")
         return sec, m.group(2)
     return None
 
@@ -88,9 +93,11 @@ QUIET = {}  # (section, attempt) -> other processes' cores, filled from sections
 
 def keep_quiet(paths):
     """The outputs written while the machine was quiet, or all of them when none was."""
+
     def other(p):
         key = section_of(p)
         return QUIET.get(key) if key else None
+
     quiet = [p for p in paths if other(p) is not None and other(p) <= BUSY_MAX]
     return (quiet, True) if quiet else (paths, False)
 
@@ -165,8 +172,7 @@ def level_rows(raw, stem):
 # complete result line wins.
 TOOL_LINE = re.compile(r"^\s*-?(\d+)\s+(\d+)\s+\(x?([\d.]+)\)\s*,?\s*([\d.]+)\s*MB/s\s*,?\s*([\d.]+)\s*MB/s")
 # Fallback for the non-quiet display: " 1#name : 50000000 -> 14749030 (x3.390), 219.7 MB/s, 572.0 MB/s"
-TOOL_LINE_VERBOSE = re.compile(
-    r"(\d+)\s*->\s*(\d+)\s*\(x?([\d.]+)\)\s*,\s*([\d.]+)\s*MB/s\s*,?\s*([\d.]+)\s*MB/s")
+TOOL_LINE_VERBOSE = re.compile(r"(\d+)\s*->\s*(\d+)\s*\(x?([\d.]+)\)\s*,\s*([\d.]+)\s*MB/s\s*,?\s*([\d.]+)\s*MB/s")
 TOOL_INPUT = re.compile(r"input (\d+) bytes")
 
 
@@ -185,14 +191,17 @@ def parse_tool(path):
             raw = int(m.group(1))
         m = TOOL_LINE.match(line)
         if m:
-            result = {"level": int(m.group(1)), "compressed": int(m.group(2)),
-                      "c": float(m.group(4)), "d": float(m.group(5))}
+            result = {
+                "level": int(m.group(1)),
+                "compressed": int(m.group(2)),
+                "c": float(m.group(4)),
+                "d": float(m.group(5)),
+            }
             continue
         m = TOOL_LINE_VERBOSE.search(line)
         if m:
             raw = int(m.group(1))
-            result = {"level": None, "compressed": int(m.group(2)),
-                      "c": float(m.group(4)), "d": float(m.group(5))}
+            result = {"level": None, "compressed": int(m.group(2)), "c": float(m.group(4)), "d": float(m.group(5))}
     if result is None:
         print(f"core_report: no result in {path}", file=sys.stderr)
         return None
@@ -234,8 +243,18 @@ def parse_cli(path):
                 if len(p) != 7:
                     continue
                 name, tool, threads, kind, inb, outb, secs = p
-                r = runs.setdefault(name, {"name": name, "tool": tool, "threads": int(threads), "kind": kind,
-                                           "input": int(inb), "output": int(outb), "times": []})
+                r = runs.setdefault(
+                    name,
+                    {
+                        "name": name,
+                        "tool": tool,
+                        "threads": int(threads),
+                        "kind": kind,
+                        "input": int(inb),
+                        "output": int(outb),
+                        "times": [],
+                    },
+                )
                 r["times"].append(float(secs))
     except OSError:
         pass
@@ -244,7 +263,7 @@ def parse_cli(path):
     return runs
 
 
-def parse_sections(path, ncpu, hz=os.sysconf("SC_CLK_TCK")):
+def parse_sections(path, ncpu, hz=HZ):
     """Average cores used by other processes during each section (attempt)."""
     out = []
     start = {}
@@ -262,9 +281,16 @@ def parse_sections(path, ncpu, hz=os.sysconf("SC_CLK_TCK")):
         wall_s = w1 - w0
         machine_cores = (b1 - b0) / max(1, t1 - t0) * ncpu
         own_cores = (c1 - c0) / hz / max(1e-9, wall_s)
-        out.append({"section": name, "wall_s": wall_s, "busy_before": float(before),
-                    "machine_cores": machine_cores, "own_cores": own_cores,
-                    "other_cores": max(0.0, machine_cores - own_cores)})
+        out.append(
+            {
+                "section": name,
+                "wall_s": wall_s,
+                "busy_before": float(before),
+                "machine_cores": machine_cores,
+                "own_cores": own_cores,
+                "other_cores": max(0.0, machine_cores - own_cores),
+            }
+        )
 
     for line in lines:
         p = line.split("\t")
@@ -373,8 +399,18 @@ def main():
     levels = [int(x) for x in a.levels.split(",")]
 
     md = []
-    summary = {"build": build, "env": env, "sections": sections, "targets": [], "figures": [],
-               "cli": list(cli.values()), "levels": {}, "rss": {}, "incompressible": [], "filters": []}
+    summary = {
+        "build": build,
+        "env": env,
+        "sections": sections,
+        "targets": [],
+        "figures": [],
+        "cli": list(cli.values()),
+        "levels": {},
+        "rss": {},
+        "incompressible": [],
+        "filters": [],
+    }
     targets = summary["targets"]
 
     def target(name, ok, measured, detail=""):
@@ -382,20 +418,44 @@ def main():
 
     # ---- header
     md.append("# kompakt core benchmark\n")
-    md.append(f"Generated by `bash bench/core.sh` on {build.get('started', '?')} "
-              f"(wall time of the run {build.get('wall_seconds', '?')} s).\n")
-    md.append(table(["what", "value"], [
-        ["kompakt", f"{build.get('kompakt_version', '?')}, git {build.get('git_head', '?')}"
-                    f"{' + ' + build.get('git_dirty_files') + ' uncommitted file(s) in crates/' if build.get('git_dirty_files', '0') != '0' else ''}"
-                    f", binary sha256 {build.get('binary_sha256', '?')}"],
-        ["machine", f"{env.get('cpu', '?')}, {ncpu} cores, {env.get('mem_gb', '?')} GB, kernel {env.get('kernel', '?')}"],
-        ["C tools", f"{env.get('zstd', '?').strip('* ')}; {env.get('lz4', '?').strip('* ')}"],
-        ["method", f"`kompakt bench` in memory, 1 MiB blocks, best run; each codec is run right before "
-                   f"the C tool at the same level, `zstd -b# -T1 -B1M -i{build.get('tool_seconds', '?')}` or "
-                   f"`lz4 -b# -B1048576 -i{build.get('tool_seconds', '?')}` (1 MiB independent blocks, 1 thread, best run), "
-                   f"with the same time budget ({build.get('tool_seconds', '?')} s per figure; filter and level-curve runs "
-                   f"{build.get('seconds', '?')} s). MB = 10^6 bytes."],
-    ], ["l", "l"]))
+    md.append(
+        f"Generated by `bash bench/core.sh` on {build.get('started', '?')} "
+        f"(wall time of the run {build.get('wall_seconds', '?')} s).\n"
+    )
+    md.append(
+        table(
+            ["what", "value"],
+            [
+                [
+                    "kompakt",
+                    f"{build.get('kompakt_version', '?')}, git {build.get('git_head', '?')}"
+                    + (
+                        f" + {build.get('git_dirty_files')} uncommitted file(s) in crates/"
+                        if build.get("git_dirty_files", "0") != "0"
+                        else ""
+                    )
+                    + f", binary sha256 {build.get('binary_sha256', '?')}",
+                ],
+                [
+                    "machine",
+                    f"{env.get('cpu', '?')}, {ncpu} cores, {env.get('mem_gb', '?')} GB, "
+                    f"kernel {env.get('kernel', '?')}",
+                ],
+                ["C tools", f"{env.get('zstd', '?').strip('* ')}; {env.get('lz4', '?').strip('* ')}"],
+                [
+                    "method",
+                    f"`kompakt bench` in memory, 1 MiB blocks, best run; each codec is run right before "
+                    f"the C tool at the same level, `zstd -b# -T1 -B1M -i{build.get('tool_seconds', '?')}` or "
+                    f"`lz4 -b# -B1048576 -i{build.get('tool_seconds', '?')}` (1 MiB independent blocks, 1 thread, "
+                    "best run), "
+                    f"with the same time budget ({build.get('tool_seconds', '?')} s per figure; filter and "
+                    "level-curve runs "
+                    f"{build.get('seconds', '?')} s). MB = 10^6 bytes.",
+                ],
+            ],
+            ["l", "l"],
+        )
+    )
     md.append("")
 
     # ---- main figures
@@ -408,12 +468,19 @@ def main():
                 continue
             tool = C_EQUIV.get(codec)
             t = tools.get((tool[0], tool[1], 1, name)) if tool else None
-            fig = {"file": name, "codec": codec, "ratio": k1["ratio"],
-                   "c1": k1["compress_mb_s"], "d1": k1["decompress_mb_s"],
-                   "c2": k2["compress_mb_s"] if k2 else None, "d2": k2["decompress_mb_s"] if k2 else None,
-                   "tool": f"{tool[0]} -b{tool[1]}" if tool else None,
-                   "tool_ratio": t["ratio"] if t else None, "tool_c": t["c"] if t else None,
-                   "tool_d": t["d"] if t else None}
+            fig = {
+                "file": name,
+                "codec": codec,
+                "ratio": k1["ratio"],
+                "c1": k1["compress_mb_s"],
+                "d1": k1["decompress_mb_s"],
+                "c2": k2["compress_mb_s"] if k2 else None,
+                "d2": k2["decompress_mb_s"] if k2 else None,
+                "tool": f"{tool[0]} -b{tool[1]}" if tool else None,
+                "tool_ratio": t["ratio"] if t else None,
+                "tool_c": t["c"] if t else None,
+                "tool_d": t["d"] if t else None,
+            }
             fig["c_rel"] = rel(fig["c1"], fig["tool_c"])
             fig["d_rel"] = rel(fig["d1"], fig["tool_d"])
             # Decompression without checksum checks (`--unverified`), the work `lz4 -b` and
@@ -426,8 +493,7 @@ def main():
             # The same ratios from the median round of each side instead of the best: with the
             # C tools' rounds spreading by tens of per cent, a gap that shows in both is real.
             fig["c_rel_median"] = rel(median(k1["c_all"]), median(t["c_all"])) if t else None
-            fig["d_rel_like_median"] = (rel(median(k1["u_all"] or k1["d_all"]), median(t["d_all"]))
-                                        if t else None)
+            fig["d_rel_like_median"] = rel(median(k1["u_all"] or k1["d_all"]), median(t["d_all"])) if t else None
             # Speed-up from the 1- and 2-thread figures of the same `kompakt bench` run (taken
             # seconds apart, so under the same machine conditions); the best run counts.
             fig["scaling_c"] = paired_ratio(k2, k1, "c_all") if k2 else None
@@ -448,44 +514,71 @@ def main():
     worst_d = min(comp, key=lambda f: f["d_rel_like"] or 9) if comp else None
     worst_checked = min(comp, key=lambda f: f["d_rel"] or 9) if comp else None
     checked_below = [f for f in comp if (f["d_rel"] or 0) < SPEED_TARGET]
-    median_misses = [f for f in comp if (f["c_rel_median"] or 0) < SPEED_TARGET
-                     or (f["d_rel_like_median"] or 0) < SPEED_TARGET]
+    median_misses = [
+        f for f in comp if (f["c_rel_median"] or 0) < SPEED_TARGET or (f["d_rel_like_median"] or 0) < SPEED_TARGET
+    ]
     if comp:
         like = "without checksum checks, like the C tools" if unchecked else "with checksum checks"
-        target("1-thread speed of each codec >= 0.95x the C tool at the same level (compress, and "
-               + ("decompress doing the C tools' work: no checksum check" if unchecked else "decompress") + ")",
-               not misses,
-               f"compress: worst {worst_c['c_rel']:.2f}x ({worst_c['codec']} on {worst_c['file']}); "
-               f"decompress {like}: worst {worst_d['d_rel_like']:.2f}x ({worst_d['codec']} on {worst_d['file']}); "
-               f"{len(misses)} of {len(comp)} codec/file pairs below 0.95x in at least one direction"
-               + (f". With kompakt's default checksum check, decompression: worst {worst_checked['d_rel']:.2f}x "
-                  f"({worst_checked['codec']} on {worst_checked['file']}), {len(checked_below)} pair(s) below 0.95x"
-                  if unchecked else "")
-               + (f". From the median round of each side instead of the best: {len(median_misses)} pair(s) below 0.95x"
-                  + (" (" + "; ".join(f"{f['codec']}/{f['file']} c {f['c_rel_median']:.2f} d {f['d_rel_like_median']:.2f}"
-                                      for f in median_misses) + ")" if median_misses else "")),
-               "; ".join(f"{f['codec']}/{f['file']} c {f['c_rel']:.2f} d {f['d_rel_like']:.2f}" for f in misses))
+        target(
+            "1-thread speed of each codec >= 0.95x the C tool at the same level (compress, and "
+            + ("decompress doing the C tools' work: no checksum check" if unchecked else "decompress")
+            + ")",
+            not misses,
+            f"compress: worst {worst_c['c_rel']:.2f}x ({worst_c['codec']} on {worst_c['file']}); "
+            f"decompress {like}: worst {worst_d['d_rel_like']:.2f}x ({worst_d['codec']} on {worst_d['file']}); "
+            f"{len(misses)} of {len(comp)} codec/file pairs below 0.95x in at least one direction"
+            + (
+                f". With kompakt's default checksum check, decompression: worst {worst_checked['d_rel']:.2f}x "
+                f"({worst_checked['codec']} on {worst_checked['file']}), {len(checked_below)} pair(s) below 0.95x"
+                if unchecked
+                else ""
+            )
+            + (
+                f". From the median round of each side instead of the best: {len(median_misses)} pair(s) below 0.95x"
+                + (
+                    " ("
+                    + "; ".join(
+                        f"{f['codec']}/{f['file']} c {f['c_rel_median']:.2f} d {f['d_rel_like_median']:.2f}"
+                        for f in median_misses
+                    )
+                    + ")"
+                    if median_misses
+                    else ""
+                )
+            ),
+            "; ".join(f"{f['codec']}/{f['file']} c {f['c_rel']:.2f} d {f['d_rel_like']:.2f}" for f in misses),
+        )
     # 2. kompakt compress zstd:1 T1 no slower than zstd -1 -T1
     kz, zz = cli.get("k-zstd1-T1"), cli.get("zstd1-T1")
     if kz and zz:
-        target("`kompakt compress --codec zstd:1 --threads 1` no slower than `zstd -1 -T1` (mixed.bin, whole file)",
-               kz["best"] <= zz["best"],
-               f"{kz['best']:.2f} s vs {zz['best']:.2f} s ({zz['best'] / kz['best']:.2f}x zstd's speed)")
+        target(
+            "`kompakt compress --codec zstd:1 --threads 1` no slower than `zstd -1 -T1` (mixed.bin, whole file)",
+            kz["best"] <= zz["best"],
+            f"{kz['best']:.2f} s vs {zz['best']:.2f} s ({zz['best'] / kz['best']:.2f}x zstd's speed)",
+        )
     # 3. scaling
     scal = [f for f in fig_rows if f["codec"] != "none" and f["scaling_c"] is not None and f["ratio"] >= 1.01]
     if scal:
         worst = min(scal, key=lambda f: f["scaling_c"])
         below = [f for f in scal if f["scaling_c"] < SCALING_TARGET]
         ceil = [f["scaling_alone"] for f in scal if f["scaling_alone"]]
-        target("2 threads >= 1.8x 1 thread, compression at 1 MiB blocks (every codec/file pair that compresses, ratio >= 1.01)",
-               not below,
-               f"worst {worst['scaling_c']:.2f}x ({worst['codec']} on {worst['file']}); "
-               f"best {max(f['scaling_c'] for f in scal):.2f}x; {len(below)} of {len(scal)} below 1.8x"
-               + (f"; the codecs alone (no block stream) on this machine: {min(ceil):.2f}x .. {max(ceil):.2f}x"
-                  if ceil else ""),
-               "; ".join(f"{f['codec']}/{f['file']} {f['scaling_c']:.2f}x"
-                         + (f" (codec alone {f['scaling_alone']:.2f}x)" if f["scaling_alone"] else "")
-                         for f in below))
+        target(
+            "2 threads >= 1.8x 1 thread, compression at 1 MiB blocks "
+            "(every codec/file pair that compresses, ratio >= 1.01)",
+            not below,
+            f"worst {worst['scaling_c']:.2f}x ({worst['codec']} on {worst['file']}); "
+            f"best {max(f['scaling_c'] for f in scal):.2f}x; {len(below)} of {len(scal)} below 1.8x"
+            + (
+                f"; the codecs alone (no block stream) on this machine: {min(ceil):.2f}x .. {max(ceil):.2f}x"
+                if ceil
+                else ""
+            ),
+            "; ".join(
+                f"{f['codec']}/{f['file']} {f['scaling_c']:.2f}x"
+                + (f" (codec alone {f['scaling_alone']:.2f}x)" if f["scaling_alone"] else "")
+                for f in below
+            ),
+        )
     # 4. shuffle improves typed numeric ratio
     filt = []
     for name in TYPED:
@@ -494,12 +587,21 @@ def main():
             s = ks.get((name, codec, 1))
             d = kd.get((name, codec, 1))
             if b and s:
-                filt.append({"file": name, "codec": codec, "bytes": b["ratio"], "shuffle": s["ratio"],
-                             "delta": d["ratio"] if d else None,
-                             "c_bytes": b["compress_mb_s"], "c_shuffle": s["compress_mb_s"],
-                             "c_delta": d["compress_mb_s"] if d else None,
-                             "d_bytes": b["decompress_mb_s"], "d_shuffle": s["decompress_mb_s"],
-                             "d_delta": d["decompress_mb_s"] if d else None})
+                filt.append(
+                    {
+                        "file": name,
+                        "codec": codec,
+                        "bytes": b["ratio"],
+                        "shuffle": s["ratio"],
+                        "delta": d["ratio"] if d else None,
+                        "c_bytes": b["compress_mb_s"],
+                        "c_shuffle": s["compress_mb_s"],
+                        "c_delta": d["compress_mb_s"] if d else None,
+                        "d_bytes": b["decompress_mb_s"],
+                        "d_shuffle": s["decompress_mb_s"],
+                        "d_delta": d["decompress_mb_s"] if d else None,
+                    }
+                )
     summary["filters"] = filt
     if filt:
         fixed = [f for f in filt if f["codec"] != "auto"]
@@ -510,13 +612,16 @@ def main():
         judged = [f for f in fixed if f not in stored_raw]
         worse = [f for f in judged if f["shuffle"] <= f["bytes"]]
         gains = [f["shuffle"] / f["bytes"] for f in judged] or [1.0]
-        target("shuffle (--typesize 8) improves the ratio of typed numeric data",
-               not worse and bool(judged),
-               f"ratio x{min(gains):.2f} .. x{max(gains):.2f} over the unfiltered ratio "
-               f"({len(judged) - len(worse)} of {len(judged)} codec/file pairs that compress improve; "
-               f"{len(stored_raw)} stored raw both ways by the raw fallback: "
-               + (", ".join(f"{f['codec']}/{f['file']}" for f in stored_raw) or "none") + ")",
-               "; ".join(f"{f['codec']}/{f['file']} {f['bytes']:.3f} -> {f['shuffle']:.3f}" for f in worse))
+        target(
+            "shuffle (--typesize 8) improves the ratio of typed numeric data",
+            not worse and bool(judged),
+            f"ratio x{min(gains):.2f} .. x{max(gains):.2f} over the unfiltered ratio "
+            f"({len(judged) - len(worse)} of {len(judged)} codec/file pairs that compress improve; "
+            f"{len(stored_raw)} stored raw both ways by the raw fallback: "
+            + (", ".join(f"{f['codec']}/{f['file']}" for f in stored_raw) or "none")
+            + ")",
+            "; ".join(f"{f['codec']}/{f['file']} {f['bytes']:.3f} -> {f['shuffle']:.3f}" for f in worse),
+        )
     # 5. incompressible
     inc = []
     for fname in ["float64_random.bin", "bytes_random.bin"]:
@@ -525,23 +630,43 @@ def main():
             for t in (1, 2):
                 r = ki.get((fname, codec, t))
                 if r and mem:
-                    inc.append({"file": fname, "codec": label, "threads": t, "ratio": r["ratio"],
-                                "c": r["compress_mb_s"], "d": r["decompress_mb_s"], "memcpy": mem["compress_mb_s"],
-                                "c_rel": r["compress_mb_s"] / mem["compress_mb_s"],
-                                "d_rel": r["decompress_mb_s"] / mem["compress_mb_s"]})
+                    inc.append(
+                        {
+                            "file": fname,
+                            "codec": label,
+                            "threads": t,
+                            "ratio": r["ratio"],
+                            "c": r["compress_mb_s"],
+                            "d": r["decompress_mb_s"],
+                            "memcpy": mem["compress_mb_s"],
+                            "c_rel": r["compress_mb_s"] / mem["compress_mb_s"],
+                            "d_rel": r["decompress_mb_s"] / mem["compress_mb_s"],
+                        }
+                    )
     summary["incompressible"] = inc
     one = [r for r in inc if r["threads"] == 1 and r["file"] == "float64_random.bin"]
     if one:
-        target("incompressible data (float64_random.bin, no typesize) compresses at >= 0.5x memcpy, default codec and auto, 1 thread",
-               all(r["c_rel"] >= MEMCPY_TARGET for r in one),
-               "; ".join(f"{r['codec']}: {r['c']:,.0f} MB/s = {r['c_rel']:.2f}x memcpy ({r['memcpy']:,.0f} MB/s), "
-                         f"ratio {r['ratio']:.3f}" for r in one))
+        target(
+            "incompressible data (float64_random.bin, no typesize) compresses at >= 0.5x memcpy, "
+            "default codec and auto, 1 thread",
+            all(r["c_rel"] >= MEMCPY_TARGET for r in one),
+            "; ".join(
+                f"{r['codec']}: {r['c']:,.0f} MB/s = {r['c_rel']:.2f}x memcpy ({r['memcpy']:,.0f} MB/s), "
+                f"ratio {r['ratio']:.3f}"
+                for r in one
+            ),
+        )
     rb = [r for r in inc if r["threads"] == 1 and r["file"] == "bytes_random.bin"]
     if rb:
-        target("(same check on uniformly random bytes, bytes_random.bin: nothing for any codec to gain)",
-               all(r["c_rel"] >= MEMCPY_TARGET for r in rb),
-               "; ".join(f"{r['codec']}: {r['c']:,.0f} MB/s = {r['c_rel']:.2f}x memcpy ({r['memcpy']:,.0f} MB/s), "
-                         f"ratio {r['ratio']:.3f}" for r in rb))
+        target(
+            "(same check on uniformly random bytes, bytes_random.bin: nothing for any codec to gain)",
+            all(r["c_rel"] >= MEMCPY_TARGET for r in rb),
+            "; ".join(
+                f"{r['codec']}: {r['c']:,.0f} MB/s = {r['c_rel']:.2f}x memcpy ({r['memcpy']:,.0f} MB/s), "
+                f"ratio {r['ratio']:.3f}"
+                for r in rb
+            ),
+        )
     # 6. RSS
     rss = {}
     for key in ["compress", "decompress", "compress_auto", "zstd_T2", "zstd_d"]:
@@ -556,9 +681,11 @@ def main():
     summary["rss"] = rss
     if "compress" in rss and "decompress" in rss:
         big = f"{sizes[0] / 1e9:.2f} GB" if sizes else "the big input"
-        target(f"peak RSS < 200 MB compressing and decompressing {big}",
-               rss["compress"]["max_rss_mb"] < RSS_TARGET_MB and rss["decompress"]["max_rss_mb"] < RSS_TARGET_MB,
-               f"compress {rss['compress']['max_rss_mb']:.0f} MB, decompress {rss['decompress']['max_rss_mb']:.0f} MB")
+        target(
+            f"peak RSS < 200 MB compressing and decompressing {big}",
+            rss["compress"]["max_rss_mb"] < RSS_TARGET_MB and rss["decompress"]["max_rss_mb"] < RSS_TARGET_MB,
+            f"compress {rss['compress']['max_rss_mb']:.0f} MB, decompress {rss['decompress']['max_rss_mb']:.0f} MB",
+        )
 
     # ---- noise
     quietest = {}
@@ -570,45 +697,93 @@ def main():
     noisy_sections = [dict(s, section=b) for b, s in quietest.items() if s["other_cores"] > BUSY_WARN]
 
     md.append("## Targets\n")
-    md.append(table(["target", "result", "measured"],
-                    [[t["target"], verdict(t["met"]), t["measured"]] for t in targets], ["l", "l", "l"]))
+    md.append(
+        table(
+            ["target", "result", "measured"],
+            [[t["target"], verdict(t["met"]), t["measured"]] for t in targets],
+            ["l", "l", "l"],
+        )
+    )
     md.append("")
     for t in targets:
         if not t["met"] and t["detail"]:
-            md.append(f"- Below target for \"{t['target'].split(' (')[0]}\": {t['detail']}")
+            md.append(f'- Below target for "{t["target"].split(" (")[0]}": {t["detail"]}')
     if noisy_sections:
         md.append("")
-        md.append("**Warning**: other processes used CPU during every attempt of these sections, so their "
-                  "speeds (and speed ratios) may be understated: "
-                  + ", ".join(f"{s['section']} ({s['other_cores']:.2f} cores on average in the quietest attempt)"
-                              for s in noisy_sections)
-                  + ". See \"Machine load\" below; rerun on a quiet machine to confirm.")
+        md.append(
+            "**Warning**: other processes used CPU during every attempt of these sections, so their "
+            "speeds (and speed ratios) may be understated: "
+            + ", ".join(
+                f"{s['section']} ({s['other_cores']:.2f} cores on average in the quietest attempt)"
+                for s in noisy_sections
+            )
+            + '. See "Machine load" below; rerun on a quiet machine to confirm.'
+        )
     md.append("")
 
     # ---- figures
     md.append("## a/b. kompakt vs the C tools at the same level (1 MiB blocks)\n")
-    md.append("Compress and decompress speeds in MB/s; `k/C` is kompakt's speed over the C tool's "
-              "(1 thread both; ✗ = below 0.95). `dec 1T` checks every block's checksum, as every kompakt "
-              "read does by default; `dec 1T*` does not, which is the work "
-              "`lz4 -b` and `zstd -b` measure (`kompakt bench --unverified`), and its `k/C` is the "
-              "like-for-like ratio the target is judged on. `2T` columns are kompakt at 2 threads and `x` its "
-              "speed-up over 1 thread in the same run (best run). No filter (`--typesize 1`), so the data is the same bytes "
-              "the C tools see.\n")
+    md.append(
+        "Compress and decompress speeds in MB/s; `k/C` is kompakt's speed over the C tool's "
+        "(1 thread both; ✗ = below 0.95). `dec 1T` checks every block's checksum, as every kompakt "
+        "read does by default; `dec 1T*` does not, which is the work "
+        "`lz4 -b` and `zstd -b` measure (`kompakt bench --unverified`), and its `k/C` is the "
+        "like-for-like ratio the target is judged on. `2T` columns are kompakt at 2 threads and `x` its "
+        "speed-up over 1 thread in the same run (best run). No filter (`--typesize 1`), so the data is the same bytes "
+        "the C tools see.\n"
+    )
     for name in FILES:
         rows = []
         for f in [f for f in fig_rows if f["file"] == name]:
-            rows.append([f"`{f['codec']}`", f3(f["ratio"]),
-                         f"{f['tool'] or ''} {f3(f['tool_ratio'])}" if f["tool"] else "–",
-                         f1(f["c1"]), f1(f["tool_c"]), mark(f["c_rel"], SPEED_TARGET),
-                         f1(f["d1"]), f1(f["tool_d"]), mark(f["d_rel"], SPEED_TARGET),
-                         f1(f["d1_unchecked"]), mark(f["d_rel_unchecked"], SPEED_TARGET),
-                         f1(f["c2"]), f2(f["scaling_c"]), f1(f["d2"]), f2(f["scaling_d"])])
+            rows.append(
+                [
+                    f"`{f['codec']}`",
+                    f3(f["ratio"]),
+                    f"{f['tool'] or ''} {f3(f['tool_ratio'])}" if f["tool"] else "–",
+                    f1(f["c1"]),
+                    f1(f["tool_c"]),
+                    mark(f["c_rel"], SPEED_TARGET),
+                    f1(f["d1"]),
+                    f1(f["tool_d"]),
+                    mark(f["d_rel"], SPEED_TARGET),
+                    f1(f["d1_unchecked"]),
+                    mark(f["d_rel_unchecked"], SPEED_TARGET),
+                    f1(f["c2"]),
+                    f2(f["scaling_c"]),
+                    f1(f["d2"]),
+                    f2(f["scaling_d"]),
+                ]
+            )
         mem = kb.get((name, "memcpy", 1))
-        md.append(f"### {name} ({mem['raw_size'] / 1e6:,.0f} MB; memcpy {mem['compress_mb_s']:,.0f} MB/s)\n"
-                  if mem else f"### {name}\n")
-        md.append(table(["codec", "ratio", "C tool ratio", "comp 1T", "C comp", "k/C", "dec 1T", "C dec",
-                         "k/C", "dec 1T*", "k/C*", "comp 2T", "x", "dec 2T", "x"], rows))
+        md.append(
+            f"### {name} ({mem['raw_size'] / 1e6:,.0f} MB; memcpy {mem['compress_mb_s']:,.0f} MB/s)\n"
+            if mem
+            else f"### {name}\n"
+        )
+        md.append(
+            table(
+                [
+                    "codec",
+                    "ratio",
+                    "C tool ratio",
+                    "comp 1T",
+                    "C comp",
+                    "k/C",
+                    "dec 1T",
+                    "C dec",
+                    "k/C",
+                    "dec 1T*",
+                    "k/C*",
+                    "comp 2T",
+                    "x",
+                    "dec 2T",
+                    "x",
+                ],
+                rows,
+            )
+        )
         md.append("")
+
     def spreads(values):
         out = []
         for v in values:
@@ -616,18 +791,28 @@ def main():
                 out.append(max(v) / min(v) - 1)
         return sorted(out)
 
-    k_sp = spreads([r[k] for key, r in kb.items() if key[1] not in ("memcpy", "none") and key[2] == 1
-                    for k in ("c_all", "d_all")])
+    k_sp = spreads(
+        [r[k] for key, r in kb.items() if key[1] not in ("memcpy", "none") and key[2] == 1 for k in ("c_all", "d_all")]
+    )
     c_sp = spreads([r[k] for key, r in tools.items() if key[2] == 1 for k in ("c_all", "d_all")])
     if k_sp and c_sp:
-        med = lambda v: v[len(v) // 2]
+
+        def med(v):
+            return v[len(v) // 2]
+
         rounds = build.get("pair_repeat", "2")
-        md.append(f"Run-to-run noise: the same measurement repeated a few seconds later (up to {rounds} rounds "
-                  f"of each pair) differed by a median {med(k_sp) * 100:.0f} % (max {k_sp[-1] * 100:.0f} %) for kompakt "
-                  f"and {med(c_sp) * 100:.0f} % (max {c_sp[-1] * 100:.0f} %) for the C tools; read `k/C` "
-                  "within that margin. The figures above are the best round.\n")
-        summary["noise"] = {"kompakt_median": med(k_sp), "kompakt_max": k_sp[-1],
-                            "tools_median": med(c_sp), "tools_max": c_sp[-1]}
+        md.append(
+            f"Run-to-run noise: the same measurement repeated a few seconds later (up to {rounds} rounds "
+            f"of each pair) differed by a median {med(k_sp) * 100:.0f} % (max {k_sp[-1] * 100:.0f} %) for kompakt "
+            f"and {med(c_sp) * 100:.0f} % (max {c_sp[-1] * 100:.0f} %) for the C tools; read `k/C` "
+            "within that margin. The figures above are the best round.\n"
+        )
+        summary["noise"] = {
+            "kompakt_median": med(k_sp),
+            "kompakt_max": k_sp[-1],
+            "tools_median": med(c_sp),
+            "tools_max": c_sp[-1],
+        }
 
     t2 = []
     for name in FILES:
@@ -635,39 +820,86 @@ def main():
             z = tools.get(("zstd", lvl, 2, name))
             k = kb.get((name, f"zstd:{lvl}", 2))
             if z:
-                t2.append([name, f"zstd -b{lvl} -T2 (whole file)", f3(z["ratio"]), f1(z["c"]), f1(z["d"]),
-                           f"kompakt zstd:{lvl} 2T: {f3(k['ratio'])}, {f1(k['compress_mb_s'])}, {f1(k['decompress_mb_s'])}" if k else "–"])
+                t2.append(
+                    [
+                        name,
+                        f"zstd -b{lvl} -T2 (whole file)",
+                        f3(z["ratio"]),
+                        f1(z["c"]),
+                        f1(z["d"]),
+                        f"kompakt zstd:{lvl} 2T: {f3(k['ratio'])}, {f1(k['compress_mb_s'])}, {f1(k['decompress_mb_s'])}"
+                        if k
+                        else "–",
+                    ]
+                )
     if t2:
-        md.append("Reference, 2 threads: `zstd -b -T2` without `-B` compresses each file as one "
-                  "multi-threaded frame (zstd cannot use threads across independent 1 MiB blocks); "
-                  "its decompression is single-threaded.\n")
-        md.append(table(["file", "tool", "ratio", "comp MB/s", "dec MB/s", "kompakt at 2 threads (ratio, comp, dec)"],
-                        t2, ["l", "l", "r", "r", "r", "l"]))
+        md.append(
+            "Reference, 2 threads: `zstd -b -T2` without `-B` compresses each file as one "
+            "multi-threaded frame (zstd cannot use threads across independent 1 MiB blocks); "
+            "its decompression is single-threaded.\n"
+        )
+        md.append(
+            table(
+                ["file", "tool", "ratio", "comp MB/s", "dec MB/s", "kompakt at 2 threads (ratio, comp, dec)"],
+                t2,
+                ["l", "l", "r", "r", "r", "l"],
+            )
+        )
         md.append("")
 
     # ---- filters
     if filt:
         md.append("## a. Filters on typed data (`--typesize 8`, 1 thread)\n")
-        md.append("Ratio and compress / decompress MB/s without a filter, with shuffle, and (int64_sorted.bin) "
-                  "with delta (delta then shuffle). `auto` picks a filter per block itself when given the "
-                  "typesize.\n")
+        md.append(
+            "Ratio and compress / decompress MB/s without a filter, with shuffle, and (int64_sorted.bin) "
+            "with delta (delta then shuffle). `auto` picks a filter per block itself when given the "
+            "typesize.\n"
+        )
         rows = []
         for f in filt:
-            rows.append([f["file"], f"`{f['codec']}`", f3(f["bytes"]), f3(f["shuffle"]),
-                         f"x{f['shuffle'] / f['bytes']:.2f}", f3(f["delta"]),
-                         f"{f1(f['c_bytes'])} / {f1(f['d_bytes'])}", f"{f1(f['c_shuffle'])} / {f1(f['d_shuffle'])}",
-                         f"{f1(f['c_delta'])} / {f1(f['d_delta'])}" if f["delta"] else "–"])
-        md.append(table(["file", "codec", "ratio none", "ratio shuffle", "gain", "ratio delta",
-                         "MB/s none", "MB/s shuffle", "MB/s delta"], rows, ["l", "l"] + ["r"] * 7))
+            rows.append(
+                [
+                    f["file"],
+                    f"`{f['codec']}`",
+                    f3(f["bytes"]),
+                    f3(f["shuffle"]),
+                    f"x{f['shuffle'] / f['bytes']:.2f}",
+                    f3(f["delta"]),
+                    f"{f1(f['c_bytes'])} / {f1(f['d_bytes'])}",
+                    f"{f1(f['c_shuffle'])} / {f1(f['d_shuffle'])}",
+                    f"{f1(f['c_delta'])} / {f1(f['d_delta'])}" if f["delta"] else "–",
+                ]
+            )
+        md.append(
+            table(
+                [
+                    "file",
+                    "codec",
+                    "ratio none",
+                    "ratio shuffle",
+                    "gain",
+                    "ratio delta",
+                    "MB/s none",
+                    "MB/s shuffle",
+                    "MB/s delta",
+                ],
+                rows,
+                ["l", "l"] + ["r"] * 7,
+            )
+        )
         md.append("")
 
     # ---- CLI
     if cli:
-        md.append("## c. Whole-file CLI timings (mixed.bin, files on disk, best of 3, kompakt and the tool alternating)\n")
-        md.append("Wall-clock seconds for the whole command, page-cached input, output to a temporary "
-                  "folder on the same disk. kompakt writes its output through a temporary file that it "
-                  "fsyncs before renaming; zstd and lz4 do not fsync, so a `zstd + fsync` row shows "
-                  "what that costs. `speed vs tool` > 1 means kompakt is faster.\n")
+        md.append(
+            "## c. Whole-file CLI timings (mixed.bin, files on disk, best of 3, kompakt and the tool alternating)\n"
+        )
+        md.append(
+            "Wall-clock seconds for the whole command, page-cached input, output to a temporary "
+            "folder on the same disk. kompakt writes its output through a temporary file that it "
+            "fsyncs before renaming; zstd and lz4 do not fsync, so a `zstd + fsync` row shows "
+            "what that costs. `speed vs tool` > 1 means kompakt is faster.\n"
+        )
         pairs = [
             ("k-zstd1-T1", "zstd1-T1", "compress, zstd level 1, 1 thread"),
             ("k-zstd1-T1", "zstd1-T1-fsync", "same, zstd followed by fsync of its output"),
@@ -685,12 +917,17 @@ def main():
             "k-zstd1-T2": "kompakt compress --codec zstd:1 --threads 2",
             "k-lz4-T1": "kompakt compress --codec lz4 --threads 1",
             "k-zstd1-T1-stdout": "kompakt compress --codec zstd:1 --threads 1 -o - > FILE",
-            "zstd1-T1": "zstd -1 -T1", "zstd1-T1-fsync": "zstd -1 -T1 && sync FILE", "zstd1-T2": "zstd -1 -T2",
-            "lz4-1": "lz4 -1", "kd-zstd1-T1": "kompakt decompress --threads 1",
-            "kd-zstd1-T2": "kompakt decompress --threads 2", "zstdd-1": "zstd -d",
+            "zstd1-T1": "zstd -1 -T1",
+            "zstd1-T1-fsync": "zstd -1 -T1 && sync FILE",
+            "zstd1-T2": "zstd -1 -T2",
+            "lz4-1": "lz4 -1",
+            "kd-zstd1-T1": "kompakt decompress --threads 1",
+            "kd-zstd1-T2": "kompakt decompress --threads 2",
+            "zstdd-1": "zstd -d",
             "zstdd-1-fsync": "zstd -d && sync FILE",
             "kd-zstd1-T1-stdout": "kompakt decompress --threads 1 -o - > FILE",
-            "kd-lz4-T1": "kompakt decompress --threads 1", "lz4d-1": "lz4 -d",
+            "kd-lz4-T1": "kompakt decompress --threads 1",
+            "lz4d-1": "lz4 -d",
         }
         rows = []
         for kname, tname, what in pairs:
@@ -700,15 +937,35 @@ def main():
             mb = (k["input"] if k["kind"] == "compress" else k["output"]) / 1e6
             kr = k["input"] / k["output"] if k["kind"] == "compress" else None
             tr = t["input"] / t["output"] if t["kind"] == "compress" else None
-            rows.append([what, f"`{cmds[kname]}`", f"{k['best']:.3f}", f"{mb / k['best']:,.0f}",
-                         f3(kr) if kr else "–",
-                         f"`{cmds[tname]}`", f"{t['best']:.3f}", f"{mb / t['best']:,.0f}", f3(tr) if tr else "–",
-                         f"{t['best'] / k['best']:.2f}"])
-        md.append(table(["case", "kompakt", "s", "MB/s", "ratio", "tool", "s", "MB/s", "ratio", "speed vs tool"],
-                        rows, ["l", "l"] + ["r"] * 3 + ["l"] + ["r"] * 4))
+            rows.append(
+                [
+                    what,
+                    f"`{cmds[kname]}`",
+                    f"{k['best']:.3f}",
+                    f"{mb / k['best']:,.0f}",
+                    f3(kr) if kr else "–",
+                    f"`{cmds[tname]}`",
+                    f"{t['best']:.3f}",
+                    f"{mb / t['best']:,.0f}",
+                    f3(tr) if tr else "–",
+                    f"{t['best'] / k['best']:.2f}",
+                ]
+            )
+        md.append(
+            table(
+                ["case", "kompakt", "s", "MB/s", "ratio", "tool", "s", "MB/s", "ratio", "speed vs tool"],
+                rows,
+                ["l", "l"] + ["r"] * 3 + ["l"] + ["r"] * 4,
+            )
+        )
         md.append("")
-        md.append("All runs (seconds): " + "; ".join(
-            f"{cmds.get(r['name'], r['name'])}: {', '.join(f'{x:.2f}' for x in r['times'])}" for r in cli.values()) + "\n")
+        md.append(
+            "All runs (seconds): "
+            + "; ".join(
+                f"{cmds.get(r['name'], r['name'])}: {', '.join(f'{x:.2f}' for x in r['times'])}" for r in cli.values()
+            )
+            + "\n"
+        )
 
     # ---- scaling
     if fig_rows:
@@ -723,46 +980,89 @@ def main():
                 else:
                     r.append(f"{mark(f['scaling_c'], SCALING_TARGET)} / {f2(f['scaling_d'])}" if f else "–")
             rows.append(r)
-        md.append("Compress speed-up (✗ = below 1.8x) / decompress speed-up, each from the 1- and 2-thread "
-                  "figures of one `kompakt bench` run (best run). Pairs stored raw (ratio < 1.01, "
-                  "marked `raw`) only copy memory, and so does `none`: they are shown but not part of the target.\n")
+        md.append(
+            "Compress speed-up (✗ = below 1.8x) / decompress speed-up, each from the 1- and 2-thread "
+            "figures of one `kompakt bench` run (best run). Pairs stored raw (ratio < 1.01, "
+            "marked `raw`) only copy memory, and so does `none`: they are shown but not part of the target.\n"
+        )
         md.append(table(["codec"] + FILES, rows))
         if alone:
-            md.append("\nThe codecs alone, for comparison (`cargo bench -p kompakt --bench codec_scaling`, run "
-                      "in the same `core.sh` run): the threads take 1 MiB chunks in turn and compress each into a "
-                      "buffer of their own, with no block format, checksum, incompressibility probe, ordering "
-                      "or copy. Median over alternating 1-thread / 2-thread rounds, as the figures above, on "
-                      "chunks spread evenly over the file (`MB used` of them, so that a round of a slow codec "
-                      "stays short). A block stream cannot scale better than its codec does on the same "
-                      "machine; the gap between the two speed-ups is the block stream's own cost.\n")
+            md.append(
+                "\nThe codecs alone, for comparison (`cargo bench -p kompakt --bench codec_scaling`, run "
+                "in the same `core.sh` run): the threads take 1 MiB chunks in turn and compress each into a "
+                "buffer of their own, with no block format, checksum, incompressibility probe, ordering "
+                "or copy. Median over alternating 1-thread / 2-thread rounds, as the figures above, on "
+                "chunks spread evenly over the file (`MB used` of them, so that a round of a slow codec "
+                "stays short). A block stream cannot scale better than its codec does on the same "
+                "machine; the gap between the two speed-ups is the block stream's own cost.\n"
+            )
             a_rows = []
             for name in [n for n in FILES if any(k[0] == n for k in alone)]:
                 for codec in ["lz4", "lz4hc:9", "zstd:1", "zstd:3", "zstd:9"]:
                     r = alone.get((name, codec))
                     f = next((f for f in fig_rows if f["file"] == name and f["codec"] == codec), None)
                     if r:
-                        a_rows.append([name, f"`{codec}`", f"{r['bytes'] / 1e6:,.0f}", f1(r["mb_s_1"]),
-                                       f1(r["mb_s_2"]), f2(r["scaling_median"]),
-                                       f2(f["scaling_c"]) if f else "–"])
-            md.append(table(["file", "codec", "MB used", "alone 1T MB/s", "alone 2T MB/s", "alone x",
-                             "kompakt x"], a_rows))
+                        a_rows.append(
+                            [
+                                name,
+                                f"`{codec}`",
+                                f"{r['bytes'] / 1e6:,.0f}",
+                                f1(r["mb_s_1"]),
+                                f1(r["mb_s_2"]),
+                                f2(r["scaling_median"]),
+                                f2(f["scaling_c"]) if f else "–",
+                            ]
+                        )
+            md.append(
+                table(["file", "codec", "MB used", "alone 1T MB/s", "alone 2T MB/s", "alone x", "kompakt x"], a_rows)
+            )
         kz1, kz2 = cli.get("k-zstd1-T1"), cli.get("k-zstd1-T2")
         if kz1 and kz2:
-            md.append(f"\nWhole-file CLI (c.): `kompakt compress --codec zstd:1` 2 threads vs 1: "
-                      f"{kz1['best'] / kz2['best']:.2f}x.")
+            md.append(
+                f"\nWhole-file CLI (c.): `kompakt compress --codec zstd:1` 2 threads vs 1: "
+                f"{kz1['best'] / kz2['best']:.2f}x."
+            )
         md.append("")
 
     # ---- incompressible
     if inc:
         md.append("## e. Incompressible data, no typesize\n")
-        md.append("float64_random.bin is uniform random float64: no repeats, but its exponent bytes are "
-                  "skewed, so an entropy coder (zstd -b1) still gains ~6 %. bytes_random.bin is uniformly "
-                  "random bytes: nothing for any codec to gain. `x memcpy` is against a memcpy of the same "
-                  "buffer in the same process (1 thread).\n")
-        md.append(table(["file", "codec", "threads", "ratio", "compress MB/s", "x memcpy", "decompress MB/s",
-                         "x memcpy", "memcpy MB/s"],
-                        [[r["file"], r["codec"], r["threads"], f3(r["ratio"]), f1(r["c"]), mark(r["c_rel"], MEMCPY_TARGET),
-                          f1(r["d"]), f2(r["d_rel"]), f"{r['memcpy']:,.0f}"] for r in inc], ["l", "l"] + ["r"] * 7))
+        md.append(
+            "float64_random.bin is uniform random float64: no repeats, but its exponent bytes are "
+            "skewed, so an entropy coder (zstd -b1) still gains ~6 %. bytes_random.bin is uniformly "
+            "random bytes: nothing for any codec to gain. `x memcpy` is against a memcpy of the same "
+            "buffer in the same process (1 thread).\n"
+        )
+        md.append(
+            table(
+                [
+                    "file",
+                    "codec",
+                    "threads",
+                    "ratio",
+                    "compress MB/s",
+                    "x memcpy",
+                    "decompress MB/s",
+                    "x memcpy",
+                    "memcpy MB/s",
+                ],
+                [
+                    [
+                        r["file"],
+                        r["codec"],
+                        r["threads"],
+                        f3(r["ratio"]),
+                        f1(r["c"]),
+                        mark(r["c_rel"], MEMCPY_TARGET),
+                        f1(r["d"]),
+                        f2(r["d_rel"]),
+                        f"{r['memcpy']:,.0f}",
+                    ]
+                    for r in inc
+                ],
+                ["l", "l"] + ["r"] * 7,
+            )
+        )
         md.append("")
 
     # ---- RSS
@@ -775,61 +1075,97 @@ def main():
             "zstd_T2": "`zstd -1 -T2 big.bin` (reference)",
             "zstd_d": "`zstd -d` (reference)",
         }
-        md.append(table(["command", "max RSS MB", "wall s", "CPU"],
-                        [[labels[k], f"{v['max_rss_mb']:.1f}", f"{v['wall_s']:.2f}", v["cpu_pct"]] for k, v in rss.items()],
-                        ["l", "r", "r", "r"]))
+        md.append(
+            table(
+                ["command", "max RSS MB", "wall s", "CPU"],
+                [[labels[k], f"{v['max_rss_mb']:.1f}", f"{v['wall_s']:.2f}", v["cpu_pct"]] for k, v in rss.items()],
+                ["l", "r", "r", "r"],
+            )
+        )
         if sizes:
-            md.append(f"\nInput {sizes[0] / 1e9:.2f} GB; kompakt output {sizes[1] / 1e9:.3f} GB "
-                      f"(ratio {sizes[0] / sizes[1]:.3f}); zstd -1 output {sizes[2] / 1e9:.3f} GB "
-                      f"(ratio {sizes[0] / sizes[2]:.3f}). RSS from `/usr/bin/time -v` (MB = 10^6 bytes).")
+            md.append(
+                f"\nInput {sizes[0] / 1e9:.2f} GB; kompakt output {sizes[1] / 1e9:.3f} GB "
+                f"(ratio {sizes[0] / sizes[1]:.3f}); zstd -1 output {sizes[2] / 1e9:.3f} GB "
+                f"(ratio {sizes[0] / sizes[2]:.3f}). RSS from `/usr/bin/time -v` (MB = 10^6 bytes)."
+            )
         md.append("")
 
     # ---- levels
     md.append("## g. Unified level curve (1 thread, 50 MB slices)\n")
-    md.append("`mixed_head50.bin` is `head -c 50000000 mixed.bin`: the flag column (int8) and the start "
-              "of the qty column (int32). `mixed_rows50.bin` is the first 1,612,903 rows of every column "
-              "of mixed.bin (all six column types). ⚠ marks a level whose ratio is lower than the level "
-              "before it.\n")
+    md.append(
+        "`mixed_head50.bin` is `head -c 50000000 mixed.bin`: the flag column (int8) and the start "
+        "of the qty column (int32). `mixed_rows50.bin` is the first 1,612,903 rows of every column "
+        "of mixed.bin (all six column types). ⚠ marks a level whose ratio is lower than the level "
+        "before it.\n"
+    )
     for slice_name in ["head50", "rows50"]:
         rows_json = level_rows(raw, f"levels_{slice_name}")
         data = [r for r in rows_json if r["codec"] != "memcpy"]
         if len(data) != len(levels):
             continue
         out_rows = []
-        prev = None
+        prev = prev_level = None
         flags = []
         lv = []
         for level, r in zip(levels, data):
             bad = prev is not None and r["ratio"] < prev["ratio"] - 1e-9
             if bad:
-                flags.append(f"level {level} ({r['codec']}) ratio {r['ratio']:.3f} < level {prev_level} "
-                             f"({prev['codec']}) {prev['ratio']:.3f}")
-            out_rows.append([level, f"`{r['codec']}`", f"{r['ratio']:.3f}" + (" ⚠" if bad else ""),
-                             f1(r["compress_mb_s"]), f1(r["decompress_mb_s"])])
-            lv.append({"level": level, "codec": r["codec"], "ratio": r["ratio"],
-                       "compress_mb_s": r["compress_mb_s"], "decompress_mb_s": r["decompress_mb_s"],
-                       "ratio_drop": bad})
+                flags.append(
+                    f"level {level} ({r['codec']}) ratio {r['ratio']:.3f} < level {prev_level} "
+                    f"({prev['codec']}) {prev['ratio']:.3f}"
+                )
+            out_rows.append(
+                [
+                    level,
+                    f"`{r['codec']}`",
+                    f"{r['ratio']:.3f}" + (" ⚠" if bad else ""),
+                    f1(r["compress_mb_s"]),
+                    f1(r["decompress_mb_s"]),
+                ]
+            )
+            lv.append(
+                {
+                    "level": level,
+                    "codec": r["codec"],
+                    "ratio": r["ratio"],
+                    "compress_mb_s": r["compress_mb_s"],
+                    "decompress_mb_s": r["decompress_mb_s"],
+                    "ratio_drop": bad,
+                }
+            )
             prev, prev_level = r, level
         # A level is dominated when a higher level compresses both smaller and faster.
         dominated = []
         for i, x in enumerate(lv):
-            better = [y for y in lv[i + 1:] if y["ratio"] > x["ratio"] and y["compress_mb_s"] > 1.1 * x["compress_mb_s"]]
+            better = [
+                y for y in lv[i + 1 :] if y["ratio"] > x["ratio"] and y["compress_mb_s"] > 1.1 * x["compress_mb_s"]
+            ]
             if better and x["level"] != 0:
                 y = max(better, key=lambda y: y["compress_mb_s"])
-                dominated.append(f"{x['level']} ({x['codec']}: {x['ratio']:.3f}, {x['compress_mb_s']:.1f} MB/s) by "
-                                 f"{y['level']} ({y['codec']}: {y['ratio']:.3f}, {y['compress_mb_s']:.1f} MB/s)")
-        same = [f"{y['level']}" for x, y in zip(lv, lv[1:]) if abs(x["ratio"] - y["ratio"]) < 1e-9 and x["codec"] != y["codec"]]
+                dominated.append(
+                    f"{x['level']} ({x['codec']}: {x['ratio']:.3f}, {x['compress_mb_s']:.1f} MB/s) by "
+                    f"{y['level']} ({y['codec']}: {y['ratio']:.3f}, {y['compress_mb_s']:.1f} MB/s)"
+                )
+        same = [
+            f"{y['level']}"
+            for x, y in zip(lv, lv[1:])
+            if abs(x["ratio"] - y["ratio"]) < 1e-9 and x["codec"] != y["codec"]
+        ]
         summary["levels"][slice_name] = {"rows": lv, "non_monotone": flags, "dominated": dominated, "no_gain": same}
         md.append(f"### mixed_{slice_name}.bin\n")
-        md.append(table(["level", "codec", "ratio", "compress MB/s", "decompress MB/s"], out_rows,
-                        ["r", "l", "r", "r", "r"]))
+        md.append(
+            table(["level", "codec", "ratio", "compress MB/s", "decompress MB/s"], out_rows, ["r", "l", "r", "r", "r"])
+        )
         md.append("")
-        md.append("Ratio never decreases as the level rises." if not flags else
-                  "**Non-monotone**: " + "; ".join(flags) + ".")
+        md.append(
+            "Ratio never decreases as the level rises." if not flags else "**Non-monotone**: " + "; ".join(flags) + "."
+        )
         if dominated:
             md.append("")
-            md.append("Dominated (a higher level compresses smaller and over 1.1x faster; decompression "
-                      "speed not considered): " + "; ".join(dominated) + ".")
+            md.append(
+                "Dominated (a higher level compresses smaller and over 1.1x faster; decompression "
+                "speed not considered): " + "; ".join(dominated) + "."
+            )
         if same:
             md.append("")
             md.append("No ratio gain over the level before: level " + ", ".join(same) + ".")
@@ -838,19 +1174,35 @@ def main():
     # ---- machine load
     if sections:
         md.append("## Machine load during the run\n")
-        md.append("Average cores busy with *other* processes while each section (attempt #n) ran (machine "
-                  "CPU minus the benchmark's own, from /proc/stat). Above 0.2 the attempt's speeds are "
-                  "suspect; a section is measured again when this exceeds 0.25 cores (`BENCH_RETRIES`), "
-                  "and every figure in this report is the best over the attempts.\n")
-        md.append(table(["section", "wall s", "other processes (cores)", "benchmark (cores)", "other load before start"],
-                        [[s["section"], f"{s['wall_s']:.0f}", f"{s['other_cores']:.2f}" + (" ⚠" if s in noisy else ""),
-                          f"{s['own_cores']:.2f}", f"{s['busy_before']:.2f}"] for s in sections]))
+        md.append(
+            "Average cores busy with *other* processes while each section (attempt #n) ran (machine "
+            "CPU minus the benchmark's own, from /proc/stat). Above 0.2 the attempt's speeds are "
+            "suspect; a section is measured again when this exceeds 0.25 cores (`BENCH_RETRIES`), "
+            "and every figure in this report is the best over the attempts.\n"
+        )
+        md.append(
+            table(
+                ["section", "wall s", "other processes (cores)", "benchmark (cores)", "other load before start"],
+                [
+                    [
+                        s["section"],
+                        f"{s['wall_s']:.0f}",
+                        f"{s['other_cores']:.2f}" + (" ⚠" if s in noisy else ""),
+                        f"{s['own_cores']:.2f}",
+                        f"{s['busy_before']:.2f}",
+                    ]
+                    for s in sections
+                ],
+            )
+        )
         md.append("")
 
-    md.append("Raw outputs: `bench/results/core/` (kompakt bench JSON, zstd/lz4 -b output, cli.tsv, "
-              "`/usr/bin/time -v` files). Regenerate this page from them with "
-              "`python3 bench/core_report.py --raw bench/results/core --out bench/results/core.md "
-              "--json bench/results/core.json`.\n")
+    md.append(
+        "Raw outputs: `bench/results/core/` (kompakt bench JSON, zstd/lz4 -b output, cli.tsv, "
+        "`/usr/bin/time -v` files). Regenerate this page from them with "
+        "`python3 bench/core_report.py --raw bench/results/core --out bench/results/core.md "
+        "--json bench/results/core.json`.\n"
+    )
 
     with open(a.out, "w") as f:
         f.write("\n".join(md))

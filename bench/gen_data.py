@@ -58,16 +58,76 @@ def import_numpy():
 np = import_numpy()
 
 CITIES = [
-    "Tokyo", "Delhi", "Shanghai", "Sao Paulo", "Mexico City", "Cairo", "Mumbai", "Beijing",
-    "Dhaka", "Osaka", "New York", "Karachi", "Buenos Aires", "Chongqing", "Istanbul",
-    "Kolkata", "Manila", "Lagos", "Rio de Janeiro", "Tianjin", "Kinshasa", "Guangzhou",
-    "Los Angeles", "Moscow", "Shenzhen", "Lahore", "Bangalore", "Paris", "Bogota", "Jakarta",
-    "Chennai", "Lima", "Bangkok", "Seoul", "Nagoya", "Hyderabad", "London", "Tehran",
-    "Chicago", "Chengdu", "Nanjing", "Wuhan", "Ho Chi Minh City", "Luanda", "Ahmedabad",
-    "Kuala Lumpur", "Xi'an", "Hong Kong", "Dongguan", "Hangzhou", "Foshan", "Shenyang",
-    "Riyadh", "Baghdad", "Santiago", "Surat", "Madrid", "Suzhou", "Pune", "Harbin",
-    "Houston", "Dallas", "Toronto", "Dar es Salaam", "Miami", "Belo Horizonte", "Singapore",
-    "Philadelphia", "Atlanta", "Fukuoka",
+    "Tokyo",
+    "Delhi",
+    "Shanghai",
+    "Sao Paulo",
+    "Mexico City",
+    "Cairo",
+    "Mumbai",
+    "Beijing",
+    "Dhaka",
+    "Osaka",
+    "New York",
+    "Karachi",
+    "Buenos Aires",
+    "Chongqing",
+    "Istanbul",
+    "Kolkata",
+    "Manila",
+    "Lagos",
+    "Rio de Janeiro",
+    "Tianjin",
+    "Kinshasa",
+    "Guangzhou",
+    "Los Angeles",
+    "Moscow",
+    "Shenzhen",
+    "Lahore",
+    "Bangalore",
+    "Paris",
+    "Bogota",
+    "Jakarta",
+    "Chennai",
+    "Lima",
+    "Bangkok",
+    "Seoul",
+    "Nagoya",
+    "Hyderabad",
+    "London",
+    "Tehran",
+    "Chicago",
+    "Chengdu",
+    "Nanjing",
+    "Wuhan",
+    "Ho Chi Minh City",
+    "Luanda",
+    "Ahmedabad",
+    "Kuala Lumpur",
+    "Xi'an",
+    "Hong Kong",
+    "Dongguan",
+    "Hangzhou",
+    "Foshan",
+    "Shenyang",
+    "Riyadh",
+    "Baghdad",
+    "Santiago",
+    "Surat",
+    "Madrid",
+    "Suzhou",
+    "Pune",
+    "Harbin",
+    "Houston",
+    "Dallas",
+    "Toronto",
+    "Dar es Salaam",
+    "Miami",
+    "Belo Horizonte",
+    "Singapore",
+    "Philadelphia",
+    "Atlanta",
+    "Fukuoka",
 ]
 assert len(CITIES) == 70
 
@@ -158,15 +218,23 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     here = os.path.dirname(os.path.abspath(__file__))
     p.add_argument("--out", default=os.path.join(here, "data"), help="output folder (default: bench/data)")
-    p.add_argument("--size-mb", type=float, default=DEFAULT_SIZE_MB,
-                   help=f"size of float64_random.bin and int64_sorted.bin in MB (10^6 B); mixed.bin "
-                        f"scales with it ({DEFAULT_ROWS:,} rows at the default {DEFAULT_SIZE_MB})")
+    p.add_argument(
+        "--size-mb",
+        type=float,
+        default=DEFAULT_SIZE_MB,
+        help=f"size of float64_random.bin and int64_sorted.bin in MB (10^6 B); mixed.bin "
+        f"scales with it ({DEFAULT_ROWS:,} rows at the default {DEFAULT_SIZE_MB})",
+    )
     p.add_argument("--rows", type=int, default=None, help="rows of mixed.bin (overrides the scaling)")
-    p.add_argument("--big-gb", type=float, default=0.0,
-                   help="also write big.bin of this many GB (10^9 B) of mixed tables, e.g. 2")
+    p.add_argument(
+        "--big-gb", type=float, default=0.0, help="also write big.bin of this many GB (10^9 B) of mixed tables, e.g. 2"
+    )
     p.add_argument("--seed", type=int, default=20240501)
-    p.add_argument("--only", default="mixed,float64_random,int64_sorted,bytes_random,big",
-                   help="comma-separated subset to (re)generate")
+    p.add_argument(
+        "--only",
+        default="mixed,float64_random,int64_sorted,bytes_random,big",
+        help="comma-separated subset to (re)generate",
+    )
     p.add_argument("--force", action="store_true", help="regenerate even if the manifest matches")
     a = p.parse_args()
 

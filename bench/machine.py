@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""Machine-state helpers for bench/core.sh (Linux /proc only, no dependencies).
+"""Machine-state helpers for bench/core.sh (Linux /proc only, standard library only).
 
-  machine.py idle MAX_SECONDS     wait until other processes use < 0.25 core (checked over 1 s
-                                  windows), at most MAX_SECONDS; prints the busy cores seen last
-  machine.py snap PID             prints "wall busy_ticks total_ticks children_ticks": the machine's
-                                  busy and total CPU ticks, and the CPU ticks of PID's waited-for
-                                  children (cutime + cstime), for working out how much CPU *other*
-                                  processes used while a section of the benchmark ran
-  machine.py other START END      given two "snap" lines, prints the average cores used by
-                                  processes other than PID's children between them
-  machine.py env                  prints a JSON object describing the machine
+machine.py idle MAX_SECONDS     wait until other processes use < 0.25 core (checked over 1 s
+                                windows), at most MAX_SECONDS; prints the busy cores seen last
+machine.py snap PID             prints "wall busy_ticks total_ticks children_ticks": the machine's
+                                busy and total CPU ticks, and the CPU ticks of PID's waited-for
+                                children (cutime + cstime), for working out how much CPU *other*
+                                processes used while a section of the benchmark ran
+machine.py other START END      given two "snap" lines, prints the average cores used by
+                                processes other than PID's children between them
+machine.py env                  prints a JSON object describing the machine
 """
 
 import json
@@ -19,32 +19,15 @@ import subprocess
 import sys
 import time
 
-HZ = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_ticks():
-    with open("/proc/stat") as f:
-        parts = f.readline().split()
-    vals = [int(x) for x in parts[1:]]
-    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)  # idle + iowait
-    total = sum(vals[:8])  # user nice system idle iowait irq softirq steal
-    return total - idle, total
+from common import HZ, busy_cores, cpu_ticks
 
 
 def children_ticks(pid):
     with open(f"/proc/{pid}/stat") as f:
         data = f.read()
-    fields = data[data.rindex(")") + 2:].split()
+    fields = data[data.rindex(")") + 2 :].split()
     # fields[0] is field 3 (state); cutime and cstime are fields 16 and 17.
     return int(fields[13]) + int(fields[14])
-
-
-def busy_cores(window=1.0):
-    b0, t0 = cpu_ticks()
-    time.sleep(window)
-    b1, t1 = cpu_ticks()
-    ncpu = os.cpu_count() or 1
-    return (b1 - b0) / max(1, t1 - t0) * ncpu
 
 
 def idle(max_seconds):

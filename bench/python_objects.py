@@ -27,27 +27,42 @@ rebuild or reinstall during the run changes nothing.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import datetime
 import gc
 import hashlib
 import json
 import os
 import pickle
-import platform
-import resource
-import shutil
 import statistics
 import subprocess
 import sys
-import threading
 import time
 import zlib
 
+from common import (
+    MB,
+    ROOT,
+    Sampler,
+    cpu_mark,
+    cpu_seconds,
+    fsync_dir,
+    fsync_file,
+    git_state,
+    logger,
+    machine_info,
+    other_cores,
+    proc_status,
+    rerender_report,
+    reset_peak,
+    save_report,
+    snapshot_kompakt,
+    trim_heap,
+    wait_idle,
+    worker_env,
+)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 SEED = 20240501
-MB = 1e6  # sizes are reported in 10^6 bytes
 LAYOUT_VERSION = 1
 
 SIZES = {
@@ -73,8 +88,8 @@ DATASETS = {
         "kind": "frame",
         "file": "dataframe.pkl",
         "describe": "pandas DataFrame, {rows:,} rows: flag (nullable 'boolean', ~10 % NA), "
-                    "qty (int64 1..100), price (float64, one of 20 prices), "
-                    "city (category of 70 city names, Zipf-like frequencies)",
+        "qty (int64 1..100), price (float64, one of 20 prices), "
+        "city (category of 70 city names, Zipf-like frequencies)",
     },
 }
 
@@ -85,41 +100,12 @@ DATASETS = {
 # -------------------------------------------------------------------------------------------
 
 
-def worker_env():
-    """The environment of worker processes. numpy's OpenBLAS starts a thread per core at import
-    that spins for about 50 ms of CPU before it sleeps; a worker timing its first operation
-    right after import (a small array's set, say) would lose one of two cores to it, which
-    costs a multi-threaded writer far more than a single-threaded raw write. No benchmark here
-    calls BLAS, so workers run with one OpenBLAS thread unless the caller chose otherwise.
-    (Not OMP_NUM_THREADS: pyarrow sizes its thread pool from it.)"""
-    env = dict(os.environ)
-    env.setdefault("OPENBLAS_NUM_THREADS", "1")
-    return env
-
-
-def _fsync_dir(path):
-    fd = os.open(os.path.dirname(os.path.abspath(path)) or ".", os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_path(path):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    _fsync_dir(path)
-
-
 def _write_bytes(path, data):
     with open(path, "wb") as f:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
-    _fsync_dir(path)
+    fsync_dir(path)
 
 
 def _read_bytes(path):
@@ -147,7 +133,7 @@ def pickle_save(obj, path):
         pickle.dump(obj, f, protocol=5)
         f.flush()
         os.fsync(f.fileno())
-    _fsync_dir(path)
+    fsync_dir(path)
 
 
 def pickle_load(path):
@@ -162,7 +148,7 @@ def numpy_save(obj, path):
         numpy.save(f, obj)
         f.flush()
         os.fsync(f.fileno())
-    _fsync_dir(path)
+    fsync_dir(path)
 
 
 def numpy_load(path):
@@ -208,7 +194,7 @@ def joblib_save(compress):
         import joblib
 
         joblib.dump(obj, path, compress=compress)
-        _fsync_path(path)
+        fsync_file(path)
 
     return save
 
@@ -231,7 +217,7 @@ def blosc2_save(obj, path):
         data = pickle.dumps(obj, protocol=5)
         schunk = blosc2.SChunk(data=data, urlpath=path, mode="w")
         del schunk, data
-    _fsync_path(path)
+    fsync_file(path)
 
 
 def blosc2_load(path):
@@ -248,33 +234,110 @@ def blosc2_load(path):
 
 # name -> (applies to, save, load, extension, compressed, threads, description)
 METHODS = {
-    "kompakt": ("all", kompakt_save(None), kompakt_load, "kpk", True, "all cores",
-                "kompakt.save(obj, path) / kompakt.load(path), default settings"),
-    "kompakt adapt": ("all", kompakt_save(None, adapt=True), kompakt_load, "kpk", True, "all cores",
-                      "kompakt.save(obj, path, adapt=True): blocks stored raw while the disk waits"),
-    "kompakt lz4": ("all", kompakt_save("lz4"), kompakt_load, "kpk", True, "all cores",
-                    'kompakt.save(obj, path, codec="lz4")'),
-    "kompakt zstd:3": ("all", kompakt_save("zstd:3"), kompakt_load, "kpk", True, "all cores",
-                       'kompakt.save(obj, path, codec="zstd:3")'),
-    "pickle": ("all", pickle_save, pickle_load, "pkl", False, "1",
-               "pickle.dump(obj, f, protocol=5) to an open file / pickle.load(f)"),
-    "numpy": ("array", numpy_save, numpy_load, "npy", False, "1",
-              "numpy.save(f, arr) to an open file / numpy.load(path)"),
-    "pickle+zstd:3": ("all", pickle_zstd_save, pickle_zstd_load, "pkl.zst", True, "1",
-                      "pickle.dumps(protocol=5), zstandard.ZstdCompressor(level=3).compress "
-                      "(library default: single-threaded), write / read, decompress, pickle.loads"),
-    "pickle+lz4": ("all", pickle_lz4_save, pickle_lz4_load, "pkl.lz4", True, "1",
-                   "pickle.dumps(protocol=5), lz4.frame.compress (defaults: level 0), write / "
-                   "read, lz4.frame.decompress, pickle.loads"),
-    "joblib lz4:3": ("all", joblib_save(("lz4", 3)), joblib_load, "joblib", True, "1",
-                     'joblib.dump(obj, path, compress=("lz4", 3)) / joblib.load(path)'),
-    "joblib zlib:3": ("all", joblib_save(("zlib", 3)), joblib_load, "joblib", True, "1",
-                      'joblib.dump(obj, path, compress=("zlib", 3)) / joblib.load(path)'),
-    "blosc2": ("all", blosc2_save, blosc2_load, "bl2", True, "blosc2 default (all cores)",
-               "arrays: blosc2.save_array(arr, path, mode='w') / blosc2.load_array(path), "
-               "library defaults; DataFrame: pickle.dumps(protocol=5) into "
-               "blosc2.SChunk(data=..., urlpath=path), defaults / blosc2.open(path)[:], "
-               "pickle.loads"),
+    "kompakt": (
+        "all",
+        kompakt_save(None),
+        kompakt_load,
+        "kpk",
+        True,
+        "all cores",
+        "kompakt.save(obj, path) / kompakt.load(path), default settings",
+    ),
+    "kompakt adapt": (
+        "all",
+        kompakt_save(None, adapt=True),
+        kompakt_load,
+        "kpk",
+        True,
+        "all cores",
+        "kompakt.save(obj, path, adapt=True): blocks stored raw while the disk waits",
+    ),
+    "kompakt lz4": (
+        "all",
+        kompakt_save("lz4"),
+        kompakt_load,
+        "kpk",
+        True,
+        "all cores",
+        'kompakt.save(obj, path, codec="lz4")',
+    ),
+    "kompakt zstd:3": (
+        "all",
+        kompakt_save("zstd:3"),
+        kompakt_load,
+        "kpk",
+        True,
+        "all cores",
+        'kompakt.save(obj, path, codec="zstd:3")',
+    ),
+    "pickle": (
+        "all",
+        pickle_save,
+        pickle_load,
+        "pkl",
+        False,
+        "1",
+        "pickle.dump(obj, f, protocol=5) to an open file / pickle.load(f)",
+    ),
+    "numpy": (
+        "array",
+        numpy_save,
+        numpy_load,
+        "npy",
+        False,
+        "1",
+        "numpy.save(f, arr) to an open file / numpy.load(path)",
+    ),
+    "pickle+zstd:3": (
+        "all",
+        pickle_zstd_save,
+        pickle_zstd_load,
+        "pkl.zst",
+        True,
+        "1",
+        "pickle.dumps(protocol=5), zstandard.ZstdCompressor(level=3).compress "
+        "(library default: single-threaded), write / read, decompress, pickle.loads",
+    ),
+    "pickle+lz4": (
+        "all",
+        pickle_lz4_save,
+        pickle_lz4_load,
+        "pkl.lz4",
+        True,
+        "1",
+        "pickle.dumps(protocol=5), lz4.frame.compress (defaults: level 0), write / "
+        "read, lz4.frame.decompress, pickle.loads",
+    ),
+    "joblib lz4:3": (
+        "all",
+        joblib_save(("lz4", 3)),
+        joblib_load,
+        "joblib",
+        True,
+        "1",
+        'joblib.dump(obj, path, compress=("lz4", 3)) / joblib.load(path)',
+    ),
+    "joblib zlib:3": (
+        "all",
+        joblib_save(("zlib", 3)),
+        joblib_load,
+        "joblib",
+        True,
+        "1",
+        'joblib.dump(obj, path, compress=("zlib", 3)) / joblib.load(path)',
+    ),
+    "blosc2": (
+        "all",
+        blosc2_save,
+        blosc2_load,
+        "bl2",
+        True,
+        "blosc2 default (all cores)",
+        "arrays: blosc2.save_array(arr, path, mode='w') / blosc2.load_array(path), "
+        "library defaults; DataFrame: pickle.dumps(protocol=5) into "
+        "blosc2.SChunk(data=..., urlpath=path), defaults / blosc2.open(path)[:], "
+        "pickle.loads",
+    ),
 }
 COMPRESSED_ALTERNATIVES = [m for m, spec in METHODS.items() if spec[4] and not m.startswith("kompakt")]
 KOMPAKT_METHODS = [m for m in METHODS if m.startswith("kompakt")]
@@ -288,52 +351,6 @@ def applies(method, dataset):
 # -------------------------------------------------------------------------------------------
 # Memory measurement (Linux /proc)
 # -------------------------------------------------------------------------------------------
-
-
-def proc_status():
-    out = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(("VmRSS:", "VmHWM:")):
-                key, value = line.split(":", 1)
-                out[key] = int(value.split()[0]) * 1024
-    return out
-
-
-def reset_peak():
-    """Resets VmHWM (and ru_maxrss) to the current RSS; False if the kernel refuses."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return False
-    s = proc_status()
-    return s["VmHWM"] <= s["VmRSS"] + 64 * 1024
-
-
-class Sampler(threading.Thread):
-    """Fallback when clear_refs is unavailable: max RSS sampled every 5 ms."""
-
-    def __init__(self):
-        super().__init__(daemon=True)
-        import psutil
-
-        self.proc = psutil.Process()
-        self.peak = self.proc.memory_info().rss
-        self.stop = threading.Event()
-
-    def run(self):
-        while not self.stop.is_set():
-            self.peak = max(self.peak, self.proc.memory_info().rss)
-            time.sleep(0.005)
-
-
-def trim_heap():
-    gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
 
 
 # -------------------------------------------------------------------------------------------
@@ -397,7 +414,10 @@ def digest(obj):
             f"crc32={zlib.crc32(memoryview(np.ascontiguousarray(hashes)).cast('B')):08x}",
         ]
         if "city" in obj.columns and hasattr(obj["city"], "cat"):
-            parts.append("categories=" + hashlib.sha1("\x00".join(map(str, obj["city"].cat.categories)).encode()).hexdigest()[:12])
+            parts.append(
+                "categories="
+                + hashlib.sha1("\x00".join(map(str, obj["city"].cat.categories)).encode()).hexdigest()[:12]
+            )
         return "DataFrame " + " ".join(parts)
     return f"{type(obj).__name__} (no digest)"
 
@@ -434,8 +454,12 @@ def ensure_data(data_dir, size, names, log):
         }
         path = os.path.join(data_dir, DATASETS[name]["file"])
         have = manifest.get(name)
-        if have and all(have.get(k) == v for k, v in spec.items()) and os.path.exists(path) \
-                and os.path.getsize(path) == have.get("file_bytes"):
+        if (
+            have
+            and all(have.get(k) == v for k, v in spec.items())
+            and os.path.exists(path)
+            and os.path.getsize(path) == have.get("file_bytes")
+        ):
             log(f"data: {name} is up to date ({path})")
             continue
         t = time.time()
@@ -452,8 +476,10 @@ def ensure_data(data_dir, size, names, log):
         if DATASETS[name]["kind"] == "array":
             spec.update(dtype=obj.dtype.str, shape=list(obj.shape))
         else:
-            spec.update(dtypes={c: str(obj[c].dtype) for c in obj.columns},
-                        na={c: int(obj[c].isna().sum()) for c in obj.columns})
+            spec.update(
+                dtypes={c: str(obj[c].dtype) for c in obj.columns},
+                na={c: int(obj[c].isna().sum()) for c in obj.columns},
+            )
         del obj
         gc.collect()
         manifest[name] = spec
@@ -481,11 +507,6 @@ def import_everything():
     import zstandard  # noqa: F401
 
     import kompakt  # noqa: F401
-
-
-def cpu_seconds():
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
 
 
 def worker(a):
@@ -550,43 +571,22 @@ def worker(a):
 # -------------------------------------------------------------------------------------------
 
 
-def cpu_ticks():
-    with open("/proc/stat") as f:
-        vals = [int(x) for x in f.readline().split()[1:]]
-    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
-    total = sum(vals[:8])
-    return total - idle, total
-
-
-def busy_cores(window):
-    b0, t0 = cpu_ticks()
-    time.sleep(window)
-    b1, t1 = cpu_ticks()
-    return (b1 - b0) / max(1, t1 - t0) * (os.cpu_count() or 1)
-
-
-def wait_idle(max_seconds, limit=0.25):
-    if max_seconds <= 0:
-        return None
-    start = time.time()
-    busy = busy_cores(0.5)
-    while busy > limit and time.time() - start < max_seconds:
-        time.sleep(1)
-        busy = busy_cores(0.5)
-    return round(busy, 2)
-
-
-def children_cpu():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
 def run_worker(a, op, method, dataset, path, env):
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", op, "--method", method,
-           "--dataset", dataset, "--file", path, "--data-dir", a.data_dir]
-    b0, t0 = cpu_ticks()
-    c0 = children_cpu()
-    w0 = time.time()
+    cmd = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--worker",
+        op,
+        "--method",
+        method,
+        "--dataset",
+        dataset,
+        "--file",
+        path,
+        "--data-dir",
+        a.data_dir,
+    ]
+    mark = cpu_mark()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=a.timeout)
         rc, stdout, stderr = p.returncode, p.stdout, p.stderr
@@ -594,19 +594,21 @@ def run_worker(a, op, method, dataset, path, env):
         rc, stdout, stderr = "timeout", e.stdout or "", f"timed out after {a.timeout} s"
         if isinstance(stdout, bytes):
             stdout = stdout.decode(errors="replace")
-    wall = time.time() - w0
-    b1, t1 = cpu_ticks()
-    own = children_cpu() - c0
-    machine = (b1 - b0) / max(1, t1 - t0) * (os.cpu_count() or 1)
-    other = max(0.0, machine - own / max(wall, 1e-9))
+    other, wall = other_cores(mark)
     result = None
     for line in stdout.splitlines():
         if line.startswith("RESULT "):
-            result = json.loads(line[len("RESULT "):])
+            result = json.loads(line[len("RESULT ") :])
     if result is None or rc != 0:
         tail = "\n".join((stderr or "").strip().splitlines()[-6:])
-        return {"op": op, "method": method, "dataset": dataset, "error": f"exit {rc}: {tail}",
-                "worker_wall": wall, "other_cores": round(other, 2)}
+        return {
+            "op": op,
+            "method": method,
+            "dataset": dataset,
+            "error": f"exit {rc}: {tail}",
+            "worker_wall": wall,
+            "other_cores": round(other, 2),
+        }
     result["worker_wall"] = wall
     result["other_cores"] = round(other, 2)
     return result
@@ -637,61 +639,6 @@ def measure_pair(a, m, d, path, env, manifest, idle_wait):
     if os.path.exists(path):
         os.remove(path)
     return run
-
-
-def snapshot_kompakt(dest, log):
-    """Copies the kompakt package (with its compiled core) so a rebuild during the run changes
-    nothing; returns the directory to put first on PYTHONPATH and a description."""
-    import kompakt
-
-    src = os.path.dirname(kompakt.__file__)
-    target = os.path.join(dest, "kompakt")
-    if os.path.exists(dest):
-        shutil.rmtree(dest)
-    shutil.copytree(src, target, ignore=shutil.ignore_patterns("__pycache__"))
-    so = [f for f in os.listdir(target) if f.startswith("_core")]
-    h = hashlib.sha256()
-    for f in sorted(so):
-        with open(os.path.join(target, f), "rb") as fh:
-            h.update(fh.read())
-    built = max(os.path.getmtime(os.path.join(src, f)) for f in so)
-    built = datetime.datetime.fromtimestamp(built).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
-    log(f"kompakt: benchmarking a copy of {src} (core built {built}) in {target}")
-    return dest, {"source": src, "snapshot": target, "core_sha256": h.hexdigest()[:16], "core_built": built}
-
-
-def git_state():
-    def run(*args):
-        try:
-            return subprocess.run(["git", "-C", ROOT, *args], capture_output=True, text=True, timeout=20).stdout
-        except (OSError, subprocess.SubprocessError):
-            return ""
-
-    return {
-        "commit": run("rev-parse", "--short", "HEAD").strip(),
-        "commit_date": run("log", "-1", "--format=%ci").strip(),
-        "dirty_paths": [line[3:] for line in run("status", "--porcelain").splitlines()
-                        if line[3:] and not line[3:].startswith("bench/")],
-    }
-
-
-def machine_info():
-    model = ""
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    with open("/proc/meminfo") as f:
-        mem = next(int(line.split()[1]) for line in f if line.startswith("MemTotal")) * 1024
-    return {
-        "cpu": model,
-        "cores": os.cpu_count(),
-        "mem_gib": round(mem / 2**30, 1),
-        "kernel": platform.release(),
-        "python": platform.python_version(),
-        "loadavg_start": open("/proc/loadavg").read().split()[:3],
-    }
 
 
 def versions(env):
@@ -725,27 +672,34 @@ def summarize(doc):
             loads = [r["load"] for r in runs if r.get("load") and "error" not in r["load"]]
             errors = [r[k]["error"] for r in runs for k in ("save", "load") if r.get(k) and "error" in r[k]]
             bad = [r for r in loads if not r.get("correct")]
-            row.update(repeats=len(runs), save_ok=len(saves), load_ok=len(loads), errors=errors,
-                       wrong=len(bad))
+            row.update(repeats=len(runs), save_ok=len(saves), load_ok=len(loads), errors=errors, wrong=len(bad))
             if saves:
                 st = [r["seconds"] for r in saves]
-                row.update(save_s=statistics.median(st), save_min=min(st), save_max=max(st),
-                           save_cpu=statistics.median(r["cpu_seconds"] for r in saves),
-                           size=statistics.median(r["file_bytes"] for r in saves),
-                           save_extra=max(r["extra"] for r in saves),
-                           save_extra_median=statistics.median(r["extra"] for r in saves),
-                           save_other=max(r["other_cores"] for r in saves))
+                row.update(
+                    save_s=statistics.median(st),
+                    save_min=min(st),
+                    save_max=max(st),
+                    save_cpu=statistics.median(r["cpu_seconds"] for r in saves),
+                    size=statistics.median(r["file_bytes"] for r in saves),
+                    save_extra=max(r["extra"] for r in saves),
+                    save_extra_median=statistics.median(r["extra"] for r in saves),
+                    save_other=max(r["other_cores"] for r in saves),
+                )
                 row["ratio"] = N / row["size"]
                 if "kompakt_streams" in saves[-1]:
                     row["kompakt_streams"] = saves[-1]["kompakt_streams"]
             if loads:
                 lt = [r["seconds"] for r in loads]
-                row.update(load_s=statistics.median(lt), load_min=min(lt), load_max=max(lt),
-                           load_cpu=statistics.median(r["cpu_seconds"] for r in loads),
-                           load_extra=max(r["extra"] for r in loads),
-                           load_extra_median=statistics.median(r["extra"] for r in loads),
-                           load_retained=statistics.median(r["rss_after"] - r["rss_base"] for r in loads),
-                           load_other=max(r["other_cores"] for r in loads))
+                row.update(
+                    load_s=statistics.median(lt),
+                    load_min=min(lt),
+                    load_max=max(lt),
+                    load_cpu=statistics.median(r["cpu_seconds"] for r in loads),
+                    load_extra=max(r["extra"] for r in loads),
+                    load_extra_median=statistics.median(r["extra"] for r in loads),
+                    load_retained=statistics.median(r["rss_after"] - r["rss_base"] for r in loads),
+                    load_other=max(r["other_cores"] for r in loads),
+                )
             rows.append(row)
     by = {(r["dataset"], r["method"]): r for r in rows}
     for r in rows:
@@ -795,15 +749,17 @@ def dominance(rows, ds, tol=0.005):
             K = by.get(k)
             if not K:
                 continue
-            entry["variants"].append({
-                "kompakt": k,
-                "size_ratio": K["size"] / A["size"],
-                "save_ratio": K["save_s"] / A["save_s"],
-                "load_ratio": K["load_s"] / A["load_s"],
-                "smaller_or_equal": K["size"] <= A["size"] * (1 + tol),
-                "faster_save": K["save_s"] < A["save_s"],
-                "faster_load": K["load_s"] < A["load_s"],
-            })
+            entry["variants"].append(
+                {
+                    "kompakt": k,
+                    "size_ratio": K["size"] / A["size"],
+                    "save_ratio": K["save_s"] / A["save_s"],
+                    "load_ratio": K["load_s"] / A["load_s"],
+                    "smaller_or_equal": K["size"] <= A["size"] * (1 + tol),
+                    "faster_save": K["save_s"] < A["save_s"],
+                    "faster_load": K["load_s"] < A["load_s"],
+                }
+            )
         for v in entry["variants"]:
             v["dominates"] = v["smaller_or_equal"] and v["faster_save"] and v["faster_load"]
         out.append(entry)
@@ -820,21 +776,44 @@ def render(doc):
     title = "Python objects: save/load benchmark" + (" (quick smoke run, small data)" if cfg["quick"] else "")
     w(f"# {title}\n")
     w(f"Generated by `{cfg['command']}` on {doc['date']} (run took {doc.get('elapsed_s', 0) / 60:.1f} min).\n")
-    w(f"- Machine: {mach['cpu']}, {mach['cores']} cores, {mach['mem_gib']} GiB RAM, Linux {mach['kernel']}, "
-      f"Python {mach['python']}, load average at start {' '.join(mach['loadavg_start'])}.")
+    w(
+        f"- Machine: {mach['cpu']}, {mach['cores']} cores, {mach['mem_gib']} GiB RAM, Linux {mach['kernel']}, "
+        f"Python {mach['python']}, load average at start {' '.join(mach['loadavg_start'])}."
+    )
     ks = doc["kompakt"]
     g = doc["git"]
-    w(f"- kompakt {ver['kompakt']}: a copy of `{ks.get('source', os.path.dirname(ver['kompakt_file']))}` "
-      f"(compiled core built {ks.get('core_built', '?')}, sha256 {ks.get('core_sha256', '?')}) made when the run "
-      f"started; the repository was then at {g['commit']} ({g.get('commit_date', '')}"
-      + (f", uncommitted changes in {', '.join(g['dirty_paths'][:5])}" if g["dirty_paths"] else ", clean tree outside bench/")
-      + ")" + (f" and at {doc['git_end']['commit']} when it ended" if doc.get("git_end", g)["commit"] != g["commit"] else "")
-      + f". Default block size {ver['kompakt_block_size'] // 1024} KiB, default level {ver['kompakt_default_level']}.")
-    w("- " + ", ".join(f"{m} {ver[m]}" for m in ("numpy", "pandas", "pyarrow", "zstandard", "lz4", "joblib", "blosc2", "psutil")) + ".")
-    w(f"- {cfg['repeats']} repeat(s) of every (dataset, method); times are medians, extra RSS the maximum over "
-      f"the repeats. Every save and every load runs in a fresh process; peak RSS: {doc.get('peak_method', '?')}.")
-    w("- MB = 10^6 bytes. N = the object's size in memory (array nbytes; DataFrame "
-      "`memory_usage(deep=True).sum()`). ratio = N / file size.\n")
+    w(
+        f"- kompakt {ver['kompakt']}: a copy of `{ks.get('source', os.path.dirname(ver['kompakt_file']))}` "
+        f"(compiled core built {ks.get('core_built', '?')}, sha256 {ks.get('core_sha256', '?')}) made when the run "
+        f"started; the repository was then at {g['commit']} ({g.get('commit_date', '')}"
+        + (
+            f", uncommitted changes in {', '.join(g['dirty_paths'][:5])}"
+            if g["dirty_paths"]
+            else ", clean tree outside bench/"
+        )
+        + ")"
+        + (
+            f" and at {doc['git_end']['commit']} when it ended"
+            if doc.get("git_end", g)["commit"] != g["commit"]
+            else ""
+        )
+        + f". Default block size {ver['kompakt_block_size'] // 1024} KiB, default level {ver['kompakt_default_level']}."
+    )
+    w(
+        "- "
+        + ", ".join(
+            f"{m} {ver[m]}" for m in ("numpy", "pandas", "pyarrow", "zstandard", "lz4", "joblib", "blosc2", "psutil")
+        )
+        + "."
+    )
+    w(
+        f"- {cfg['repeats']} repeat(s) of every (dataset, method); times are medians, extra RSS the maximum over "
+        f"the repeats. Every save and every load runs in a fresh process; peak RSS: {doc.get('peak_method', '?')}."
+    )
+    w(
+        "- MB = 10^6 bytes. N = the object's size in memory (array nbytes; DataFrame "
+        "`memory_usage(deep=True).sum()`). ratio = N / file size.\n"
+    )
 
     w("## Datasets\n")
     w("| dataset | content | N (MB) | cache file |")
@@ -842,18 +821,25 @@ def render(doc):
     size = SIZES["quick" if cfg["quick"] else "full"]
     for ds in cfg["datasets"]:
         m = doc["manifest"][ds]
-        w(f"| {ds} | {DATASETS[ds]['describe'].format(**size)} | {fmt_mb(m['N'])} | "
-          f"`{os.path.relpath(os.path.join(cfg['data_dir'], DATASETS[ds]['file']), ROOT)}` |")
+        w(
+            f"| {ds} | {DATASETS[ds]['describe'].format(**size)} | {fmt_mb(m['N'])} | "
+            f"`{os.path.relpath(os.path.join(cfg['data_dir'], DATASETS[ds]['file']), ROOT)}` |"
+        )
     w("")
 
     w("## Results\n")
-    w("save and load times include opening, (de)serializing, compressing and, for save, fsync "
-      "of the file and its folder (every method; `kompakt.save` does this itself). Loads read "
-      "the file just written, from the page cache. \"extra RSS\" is the peak RSS during the "
-      "operation minus the RSS just before it: for save the object already exists, so the ideal "
-      "is ~0; for load the result itself is N, so the ideal is ~1.00x N. x np = time / "
-      "numpy's time on the same array.\n")
-    w("| dataset | method | save s | load s | size MB | ratio | save extra RSS MB (xN) | load extra RSS MB (xN) | save x np | load x np |")
+    w(
+        "save and load times include opening, (de)serializing, compressing and, for save, fsync "
+        "of the file and its folder (every method; `kompakt.save` does this itself). Loads read "
+        'the file just written, from the page cache. "extra RSS" is the peak RSS during the '
+        "operation minus the RSS just before it: for save the object already exists, so the ideal "
+        "is ~0; for load the result itself is N, so the ideal is ~1.00x N. x np = time / "
+        "numpy's time on the same array.\n"
+    )
+    w(
+        "| dataset | method | save s | load s | size MB | ratio | save extra RSS MB (xN) | load extra RSS MB (xN) "
+        "| save x np | load x np |"
+    )
     w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         N = r["N"]
@@ -868,8 +854,10 @@ def render(doc):
         size_cells = f"{fmt_mb(r['size'])} | {r['ratio']:.2f}" if r.get("size") else "- | -"
         sv = f"{r['save_vs_numpy']:.2f}" if r.get("save_vs_numpy") else ""
         lv = f"{r['load_vs_numpy']:.2f}" if r.get("load_vs_numpy") else ""
-        w(f"| {r['dataset']} | {r['method']}{flag} | {fmt_s(r.get('save_s'))} | {fmt_s(r.get('load_s'))} | "
-          f"{size_cells} | {fmt_extra(r.get('save_extra'), N)} | {fmt_extra(r.get('load_extra'), N)} | {sv} | {lv} |")
+        w(
+            f"| {r['dataset']} | {r['method']}{flag} | {fmt_s(r.get('save_s'))} | {fmt_s(r.get('load_s'))} | "
+            f"{size_cells} | {fmt_extra(r.get('save_extra'), N)} | {fmt_extra(r.get('load_extra'), N)} | {sv} | {lv} |"
+        )
     w("")
 
     # Targets
@@ -885,15 +873,19 @@ def render(doc):
                 continue
             sv, lv = r["save_vs_numpy"], r["load_vs_numpy"]
             verdict = lambda x: "met" if x <= 1.10 else f"MISSED by {(x / 1.10 - 1) * 100:.0f} %"  # noqa: E731
-            w(f"- {ds}, {k} ({label}): save {fmt_s(r['save_s'])} s = {sv:.2f}x numpy.save "
-              f"(<= 1.10x: {verdict(sv)}); load {fmt_s(r['load_s'])} s = {lv:.2f}x numpy.load "
-              f"(<= 1.10x: {verdict(lv)}).")
+            w(
+                f"- {ds}, {k} ({label}): save {fmt_s(r['save_s'])} s = {sv:.2f}x numpy.save "
+                f"(<= 1.10x: {verdict(sv)}); load {fmt_s(r['load_s'])} s = {lv:.2f}x numpy.load "
+                f"(<= 1.10x: {verdict(lv)})."
+            )
     w("")
     if "dataframe" in cfg["datasets"]:
         dom = dominance(rows, "dataframe")
-        w("DataFrame: is kompakt faster (save and load) than each compressed alternative, with a file "
-          "no larger (0.5 % tolerance)? Cells: kompakt / alternative for size, save and load; "
-          "**yes** when all three hold.\n")
+        w(
+            "DataFrame: is kompakt faster (save and load) than each compressed alternative, with a file "
+            "no larger (0.5 % tolerance)? Cells: kompakt / alternative for size, save and load; "
+            "**yes** when all three hold.\n"
+        )
         head = "| alternative | size MB | save s | load s | " + " | ".join(KOMPAKT_METHODS) + " |"
         w(head)
         w("|---|---:|---:|---:|" + "---|" * len(KOMPAKT_METHODS))
@@ -907,22 +899,37 @@ def render(doc):
                 if not v:
                     cells.append("-")
                     continue
-                cells.append(f"{'**yes**' if v['dominates'] else 'no'}: size {v['size_ratio']:.2f}, "
-                             f"save {v['save_ratio']:.2f}, load {v['load_ratio']:.2f}")
-            w(f"| {e['alternative']} | {fmt_mb(A['size'])} | {fmt_s(A['save_s'])} | {fmt_s(A['load_s'])} | " + " | ".join(cells) + " |")
+                cells.append(
+                    f"{'**yes**' if v['dominates'] else 'no'}: size {v['size_ratio']:.2f}, "
+                    f"save {v['save_ratio']:.2f}, load {v['load_ratio']:.2f}"
+                )
+            w(
+                f"| {e['alternative']} | {fmt_mb(A['size'])} | {fmt_s(A['save_s'])} | {fmt_s(A['load_s'])} | "
+                + " | ".join(cells)
+                + " |"
+            )
         w("")
         for k in KOMPAKT_METHODS:
             vs = [v for e in dom for v in e["variants"] if v["kompakt"] == k]
             if vs:
-                beaten = [e["alternative"] for e in dom for v in e["variants"] if v["kompakt"] == k and not v["dominates"]]
-                w(f"- {k}: faster than every compressed alternative at an equal or smaller file: "
-                  + ("**yes**" if not beaten else f"no (not against {', '.join(beaten)})") + ".")
+                beaten = [
+                    e["alternative"] for e in dom for v in e["variants"] if v["kompakt"] == k and not v["dominates"]
+                ]
+                w(
+                    f"- {k}: faster than every compressed alternative at an equal or smaller file: "
+                    + ("**yes**" if not beaten else f"no (not against {', '.join(beaten)})")
+                    + "."
+                )
         covered = [e["alternative"] for e in dom if any(v["dominates"] for v in e["variants"])]
-        w(f"- Some kompakt setting dominates: {', '.join(covered) or 'none'}; none does: "
-          f"{', '.join(e['alternative'] for e in dom if e['alternative'] not in covered) or 'none'}.\n")
+        w(
+            f"- Some kompakt setting dominates: {', '.join(covered) or 'none'}; none does: "
+            f"{', '.join(e['alternative'] for e in dom if e['alternative'] not in covered) or 'none'}.\n"
+        )
 
-    w("Memory (target: peak extra RSS at most N + O(threads x block size), not 2N; shown "
-      "against a generous slack of 64 MB):\n")
+    w(
+        "Memory (target: peak extra RSS at most N + O(threads x block size), not 2N; shown "
+        "against a generous slack of 64 MB):\n"
+    )
     slack = 64 * MB
     for ds in cfg["datasets"]:
         for k in KOMPAKT_METHODS:
@@ -930,10 +937,16 @@ def render(doc):
             if not r or r.get("save_extra") is None or r.get("load_extra") is None:
                 continue
             N = r["N"]
-            sv = "met" if r["save_extra"] <= slack else ("within N + slack" if r["save_extra"] <= N + slack else "MISSED")
+            sv = (
+                "met"
+                if r["save_extra"] <= slack
+                else ("within N + slack" if r["save_extra"] <= N + slack else "MISSED")
+            )
             lv = "met" if r["load_extra"] <= N + slack else "MISSED"
-            w(f"- {ds}, {k}: save extra {fmt_extra(r['save_extra'], N)} MB ({sv}: <= 64 MB); load extra "
-              f"{fmt_extra(r['load_extra'], N)} MB, i.e. N + {fmt_mb(r['load_extra'] - N)} MB ({lv}: <= N + 64 MB).")
+            w(
+                f"- {ds}, {k}: save extra {fmt_extra(r['save_extra'], N)} MB ({sv}: <= 64 MB); load extra "
+                f"{fmt_extra(r['load_extra'], N)} MB, i.e. N + {fmt_mb(r['load_extra'] - N)} MB ({lv}: <= N + 64 MB)."
+            )
     w("")
 
     w("## Methods\n")
@@ -945,44 +958,64 @@ def render(doc):
     w("")
     w(f"blosc2 defaults here: `{ver.get('blosc2_cparams', '?')}`.\n")
     w("Notes:\n")
-    w("- fsync: every save ends with fsync of the file and of its folder (kompakt.save writes a "
-      "temporary file, fsyncs it, renames it and fsyncs the folder; the others get os.fsync of "
-      "the file and the folder), inside the timed region.")
-    w("- Loads are timed from the page cache (the file was just written; this machine has no "
-      "way to drop caches), so they measure decoding, not the disk.")
-    w("- kompakt and blosc2 use all cores by default; pickle, numpy, zstandard (ZstdCompressor "
-      "default threads=0), lz4.frame and joblib use one.")
-    w("- The blosc2 DataFrame row stores the pickle of the DataFrame (blosc2.pack refuses objects "
-      "without .itemsize and blosc2 has no DataFrame container), so blosc2 sees bytes, "
-      "typesize 1.")
-    w("- Every load is checked against a digest of the dataset (CRC-32 of every value, dtypes, "
-      "NA counts), outside the timed region; a mismatch shows as WRONG DATA above.")
-    w(f"- Before each dataset/method pair the driver waited up to {cfg['idle_wait']} s for other "
-      f"processes to use < {cfg.get('busy_max', 0.25)} core; the CPU other processes used during each worker is recorded "
-      "in the JSON (`other_cores`).\n")
+    w(
+        "- fsync: every save ends with fsync of the file and of its folder (kompakt.save writes a "
+        "temporary file, fsyncs it, renames it and fsyncs the folder; the others get os.fsync of "
+        "the file and the folder), inside the timed region."
+    )
+    w(
+        "- Loads are timed from the page cache (the file was just written; this machine has no "
+        "way to drop caches), so they measure decoding, not the disk."
+    )
+    w(
+        "- kompakt and blosc2 use all cores by default; pickle, numpy, zstandard (ZstdCompressor "
+        "default threads=0), lz4.frame and joblib use one."
+    )
+    w(
+        "- The blosc2 DataFrame row stores the pickle of the DataFrame (blosc2.pack refuses objects "
+        "without .itemsize and blosc2 has no DataFrame container), so blosc2 sees bytes, "
+        "typesize 1."
+    )
+    w(
+        "- Every load is checked against a digest of the dataset (CRC-32 of every value, dtypes, "
+        "NA counts), outside the timed region; a mismatch shows as WRONG DATA above."
+    )
+    w(
+        f"- Before each dataset/method pair the driver waited up to {cfg['idle_wait']} s for other "
+        f"processes to use < {cfg.get('busy_max', 0.25)} core; the CPU other processes used during each worker "
+        "is recorded "
+        "in the JSON (`other_cores`).\n"
+    )
 
     w("## Spread and noise\n")
-    w("| dataset | method | save min-max s | load min-max s | save CPU s | load CPU s | load RSS kept (xN) | max other cores (save/load) |")
+    w(
+        "| dataset | method | save min-max s | load min-max s | save CPU s | load CPU s | load RSS kept (xN) "
+        "| max other cores (save/load) |"
+    )
     w("|---|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         if r.get("na") or not r.get("save_s"):
             continue
         N = r["N"]
-        w(f"| {r['dataset']} | {r['method']} | {fmt_s(r['save_min'])}-{fmt_s(r['save_max'])} | "
-          + (f"{fmt_s(r['load_min'])}-{fmt_s(r['load_max'])} | " if r.get("load_s") else "- | ")
-          + f"{fmt_s(r['save_cpu'])} | {fmt_s(r.get('load_cpu'))} | "
-          + (f"{r['load_retained'] / N:.2f} | " if r.get("load_s") else "- | ")
-          + f"{r.get('save_other', 0):.2f} / {r.get('load_other', 0):.2f} |")
+        w(
+            f"| {r['dataset']} | {r['method']} | {fmt_s(r['save_min'])}-{fmt_s(r['save_max'])} | "
+            + (f"{fmt_s(r['load_min'])}-{fmt_s(r['load_max'])} | " if r.get("load_s") else "- | ")
+            + f"{fmt_s(r['save_cpu'])} | {fmt_s(r.get('load_cpu'))} | "
+            + (f"{r['load_retained'] / N:.2f} | " if r.get("load_s") else "- | ")
+            + f"{r.get('save_other', 0):.2f} / {r.get('load_other', 0):.2f} |"
+        )
     busy_max = cfg.get("busy_max", 0.3)
     noisy = [run for run in doc["runs"] if noise(run) > busy_max]
     retried = sum(run.get("attempts", 1) - 1 for run in doc["runs"])
     w("")
-    w(f"CPU s = user + system time of the operation, over all its threads. A pair (save + load) "
-      f"during which other processes used more than {busy_max} cores was measured again (up to "
-      f"{cfg.get('retries', 0)} more times; the quietest attempt counts): {retried} extra attempt(s); "
-      f"{len(noisy)} of {len(doc['runs'])} counted pairs still saw more than {busy_max} cores of other load. "
-      f"Waiting and measuring again took {doc.get('noise_spent_s', 0):.0f} s of a budget of "
-      f"{cfg.get('noise_budget', 0):.0f} s.\n")
+    w(
+        f"CPU s = user + system time of the operation, over all its threads. A pair (save + load) "
+        f"during which other processes used more than {busy_max} cores was measured again (up to "
+        f"{cfg.get('retries', 0)} more times; the quietest attempt counts): {retried} extra attempt(s); "
+        f"{len(noisy)} of {len(doc['runs'])} counted pairs still saw more than {busy_max} cores of other load. "
+        f"Waiting and measuring again took {doc.get('noise_spent_s', 0):.0f} s of a budget of "
+        f"{cfg.get('noise_budget', 0):.0f} s.\n"
+    )
     errs = [(r["dataset"], r["method"], e) for r in rows for e in r.get("errors", [])]
     if errs:
         w("## Failures\n")
@@ -1003,37 +1036,48 @@ def render(doc):
     return "\n".join(L) + "\n"
 
 
-def save_report(doc, t_start, summarize, render, json_path, md_path):
-    """Adds the elapsed time and summary to ``doc``, then writes the JSON (atomically) and the
-    markdown rendered from it. Shared by the benchmarks in this folder."""
-    doc["elapsed_s"] = time.time() - t_start
-    doc["summary"] = summarize(doc)
-    with open(json_path + ".tmp", "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(json_path + ".tmp", json_path)
-    with open(md_path, "w") as f:
-        f.write(render(doc))
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="small data (4M elements, 400k rows), 1 repeat unless --repeats")
-    p.add_argument("--repeats", type=int, default=None, help="runs per (dataset, method), median counts (default 3; env BENCH_REPEATS)")
+    p.add_argument(
+        "--quick", action="store_true", help="small data (4M elements, 400k rows), 1 repeat unless --repeats"
+    )
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help="runs per (dataset, method), median counts (default 3; env BENCH_REPEATS)",
+    )
     p.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated subset")
     p.add_argument("--methods", default=",".join(METHODS), help="comma-separated subset")
     p.add_argument("--data-dir", default=os.environ.get("BENCH_PY_DATA"), help="default bench/data/python[/quick]")
     p.add_argument("--results", default=os.environ.get("BENCH_RESULTS", os.path.join(HERE, "results")))
     p.add_argument("--tmp", default=os.environ.get("BENCH_TMP"), help="where saved files go (default: <data-dir>/out)")
-    p.add_argument("--idle-wait", type=float, default=float(os.environ.get("BENCH_IDLE_WAIT", 15)),
-                   help="seconds to wait before each pair for other processes to go quiet (default 15)")
-    p.add_argument("--retries", type=int, default=int(os.environ.get("BENCH_RETRIES", 2)),
-                   help="extra attempts of a pair when other processes used more than --busy-max cores "
-                        "during it; the quietest attempt counts (default 2)")
-    p.add_argument("--busy-max", type=float, default=float(os.environ.get("BENCH_BUSY_MAX", 0.3)),
-                   help="cores other processes may use before a pair counts as noisy (default 0.3)")
-    p.add_argument("--noise-budget", type=float, default=float(os.environ.get("BENCH_NOISE_BUDGET", 900)),
-                   help="total seconds the run may spend waiting for quiet and measuring noisy pairs "
-                        "again; afterwards it neither waits nor retries (default 900)")
+    p.add_argument(
+        "--idle-wait",
+        type=float,
+        default=float(os.environ.get("BENCH_IDLE_WAIT", 15)),
+        help="seconds to wait before each pair for other processes to go quiet (default 15)",
+    )
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=int(os.environ.get("BENCH_RETRIES", 2)),
+        help="extra attempts of a pair when other processes used more than --busy-max cores "
+        "during it; the quietest attempt counts (default 2)",
+    )
+    p.add_argument(
+        "--busy-max",
+        type=float,
+        default=float(os.environ.get("BENCH_BUSY_MAX", 0.3)),
+        help="cores other processes may use before a pair counts as noisy (default 0.3)",
+    )
+    p.add_argument(
+        "--noise-budget",
+        type=float,
+        default=float(os.environ.get("BENCH_NOISE_BUDGET", 900)),
+        help="total seconds the run may spend waiting for quiet and measuring noisy pairs "
+        "again; afterwards it neither waits nor retries (default 900)",
+    )
     p.add_argument("--timeout", type=float, default=1800, help="per worker process, seconds")
     p.add_argument("--no-snapshot", action="store_true", help="benchmark the installed kompakt, not a private copy")
     p.add_argument("--report-only", action="store_true", help="re-render the markdown from the JSON")
@@ -1053,18 +1097,11 @@ def main():
     json_path = os.path.join(a.results, stem + ".json")
     md_path = os.path.join(a.results, stem + ".md")
     if a.report_only:
-        with open(json_path) as f:
-            doc = json.load(f)
-        doc["summary"] = summarize(doc)
-        with open(md_path, "w") as f:
-            f.write(render(doc))
-        print(md_path)
+        rerender_report(json_path, md_path, summarize, render)
         return
 
     t_start = time.time()
-
-    def log(msg):
-        print(f"[python_objects {time.time() - t_start:6.0f}s] {msg}", file=sys.stderr, flush=True)
+    log = logger("python_objects", t_start)
 
     if a.repeats is None:
         a.repeats = int(os.environ.get("BENCH_REPEATS", 1 if a.quick else 3))
@@ -1085,8 +1122,7 @@ def main():
     env = worker_env()
     ksnap = {}
     if not a.no_snapshot:
-        snap_dir, ksnap = snapshot_kompakt(os.path.join(a.results, stem, "kompakt_snapshot"), log)
-        env["PYTHONPATH"] = snap_dir + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        snap_dir, ksnap = snapshot_kompakt(os.path.join(a.results, stem, "kompakt_snapshot"), log, env)
     ver = versions(env)
     if not a.no_snapshot and not ver["kompakt_file"].startswith(snap_dir):
         sys.exit(f"the snapshot is not what workers import: {ver['kompakt_file']}")
@@ -1098,10 +1134,20 @@ def main():
     cmd = "python3 bench/python_objects.py" + " ".join([""] + [x for x in sys.argv[1:]])
     doc = {
         "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
-        "config": {"quick": a.quick, "repeats": a.repeats, "datasets": datasets, "methods": methods,
-                   "data_dir": a.data_dir, "tmp": tmp, "idle_wait": a.idle_wait,
-                   "retries": a.retries, "busy_max": a.busy_max, "noise_budget": a.noise_budget, "command": cmd.strip(),
-                   "sizes": size},
+        "config": {
+            "quick": a.quick,
+            "repeats": a.repeats,
+            "datasets": datasets,
+            "methods": methods,
+            "data_dir": a.data_dir,
+            "tmp": tmp,
+            "idle_wait": a.idle_wait,
+            "retries": a.retries,
+            "busy_max": a.busy_max,
+            "noise_budget": a.noise_budget,
+            "command": cmd.strip(),
+            "sizes": size,
+        },
         "machine": machine_info(),
         "versions": ver,
         "kompakt": ksnap,
@@ -1133,14 +1179,15 @@ def main():
                 if noise(run) <= a.busy_max:
                     break
                 more = attempt < a.retries and noise_spent[0] < a.noise_budget
-                log(f"rep {rep + 1}/{a.repeats} {d} / {m}: other processes used {noise(run):.2f} cores"
+                log(
+                    f"rep {rep + 1}/{a.repeats} {d} / {m}: other processes used {noise(run):.2f} cores"
                     + (", measuring again" if more else ", keeping the quietest attempt")
-                    + (f" (noise budget of {a.noise_budget:.0f} s used up)" if noise_spent[0] >= a.noise_budget else ""))
+                    + (f" (noise budget of {a.noise_budget:.0f} s used up)" if noise_spent[0] >= a.noise_budget else "")
+                )
                 if not more:
                     break
             best = min(attempts, key=noise)  # the quietest attempt counts; the others are kept too
-            run = dict(best, rep=rep, attempts=len(attempts),
-                       other_attempts=[x for x in attempts if x is not best])
+            run = dict(best, rep=rep, attempts=len(attempts), other_attempts=[x for x in attempts if x is not best])
             doc["runs"].append(run)
             N = manifest[d]["N"]
             s, ld = run["save"], run["load"]
@@ -1148,17 +1195,22 @@ def main():
             def brief(r):
                 if "error" in r:
                     return "ERROR " + r["error"].splitlines()[0][:120]
-                return (f"{r['seconds']:.3f} s, extra {r['extra'] / MB:.0f} MB ({r['extra'] / N:.2f}x N)"
-                        + (f", other {r['other_cores']:.2f} cores" if r["other_cores"] > 0.3 else ""))
+                return f"{r['seconds']:.3f} s, extra {r['extra'] / MB:.0f} MB ({r['extra'] / N:.2f}x N)" + (
+                    f", other {r['other_cores']:.2f} cores" if r["other_cores"] > 0.3 else ""
+                )
 
-            log(f"rep {rep + 1}/{a.repeats} {d} / {m}: save {brief(s)}"
+            log(
+                f"rep {rep + 1}/{a.repeats} {d} / {m}: save {brief(s)}"
                 + (f", {s['file_bytes'] / MB:.0f} MB" if "file_bytes" in s else "")
-                + f" | load {brief(ld)}" + ("" if "error" in ld or ld.get("correct") else " WRONG DATA"))
+                + f" | load {brief(ld)}"
+                + ("" if "error" in ld or ld.get("correct") else " WRONG DATA")
+            )
             write_outputs()
     doc["noise_spent_s"] = round(noise_spent[0], 1)
     doc["git_end"] = git_state()
-    doc["peak_method"] = next((x["peak_method"] for run in doc["runs"] for x in (run["save"], run["load"])
-                               if x and "peak_method" in x), "?")
+    doc["peak_method"] = next(
+        (x["peak_method"] for run in doc["runs"] for x in (run["save"], run["load"]) if x and "peak_method" in x), "?"
+    )
     write_outputs()
     log(f"wrote {md_path} and {json_path}")
 

@@ -31,7 +31,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 WORKER = r"""
 import json, os, sys, time
@@ -72,7 +73,7 @@ class SlowDisk:
         self.undo: list[tuple[str, Callable[[], None]]] = []
         self.majmin = ""
 
-    def __enter__(self) -> "SlowDisk":
+    def __enter__(self) -> SlowDisk:
         problems = []
         if os.geteuid() != 0:
             problems.append("must run as root")
@@ -153,8 +154,11 @@ def main() -> None:
     p.add_argument("--sizes", default="1000000,10000000", help="array lengths (float64 values)")
     p.add_argument("--count", type=int, default=5, help="sets per process (default 5)")
     p.add_argument("--methods", default="none,zstd:1,zstd:1+adapt", help="codecs; +adapt for adapt=True")
-    p.add_argument("--fast", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "store", "out"),
-                   help="a folder on the machine's own disk, measured for comparison")
+    p.add_argument(
+        "--fast",
+        default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "store", "out"),
+        help="a folder on the machine's own disk, measured for comparison",
+    )
     a = p.parse_args()
     rates = [int(r) for r in a.rates.split(",")]
     sizes = [int(s) for s in a.sizes.split(",")]

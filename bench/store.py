@@ -55,21 +55,25 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from python_objects import (
+from common import (
     MB,
-    _fsync_dir,
-    children_cpu,
+    cpu_mark,
     cpu_seconds,
-    cpu_ticks,
+    fmt_t,
+    fmt_x,
+    fsync_dir,
     git_state,
+    logger,
     machine_info,
+    other_cores,
     proc_status,
+    rerender_report,
     reset_peak,
     save_report,
     snapshot_kompakt,
     trim_heap,
-    worker_env,
     wait_idle,
+    worker_env,
 )
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -240,8 +244,12 @@ def worker_tiny(a: argparse.Namespace) -> dict[str, Any]:
         value = tget(key)
         get_ns.append(clock() - t0)
         got.append(value)
-    out = {"set": op_stats(set_ns), "get": op_stats(get_ns), "kompakt_file": kompakt.__file__,
-           "correct": all(got[j] == values[i] for j, i in enumerate(order))}
+    out = {
+        "set": op_stats(set_ns),
+        "get": op_stats(get_ns),
+        "kompakt_file": kompakt.__file__,
+        "correct": all(got[j] == values[i] for j, i in enumerate(order)),
+    }
     if a.method == "kompakt":
         info = kompakt.Store(a.dir).info()
         out["stored_bytes"] = info["stored_bytes"]
@@ -263,7 +271,7 @@ def raw_set(arr: Any, path: str) -> None:
         while done < len(view):
             done += f.write(view[done:])
         os.fsync(f.fileno())
-    _fsync_dir(path)
+    fsync_dir(path)
 
 
 def raw_get(path: str, n: int) -> Any:
@@ -320,9 +328,16 @@ def worker_large(a: argparse.Namespace) -> dict[str, Any]:
     seconds = time.perf_counter() - t0
     cpu = cpu_seconds() - cpu0
     status = proc_status()
-    out = {"seconds": seconds / k, "cpu_seconds": cpu / k, "rss_base": base_rss, "extra": status["VmHWM"] - base_rss,
-           "kept": status["VmRSS"] - base_rss, "exact_peak": exact, "crc": crc(arrays),
-           "kompakt_file": kompakt.__file__}
+    out = {
+        "seconds": seconds / k,
+        "cpu_seconds": cpu / k,
+        "rss_base": base_rss,
+        "extra": status["VmHWM"] - base_rss,
+        "kept": status["VmRSS"] - base_rss,
+        "exact_peak": exact,
+        "crc": crc(arrays),
+        "kompakt_file": kompakt.__file__,
+    }
     if a.worker == "set":
         out["stored_bytes"] = (disk_usage(a.dir) if raw else store.info()["stored_bytes"]) / k
     return out
@@ -338,27 +353,41 @@ def worker(a: argparse.Namespace) -> None:
 # -------------------------------------------------------------------------------------------
 
 
-def run_worker(a: argparse.Namespace, env: dict[str, str], op: str, method: str, kind: str, n: int,
-               path: str, copies: int = 1) -> dict[str, Any]:
+def run_worker(
+    a: argparse.Namespace, env: dict[str, str], op: str, method: str, kind: str, n: int, path: str, copies: int = 1
+) -> dict[str, Any]:
     """Runs one worker; adds the cores other processes used meanwhile (`other_cores`)."""
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", op, "--method", method, "--kind", kind,
-           "--n", str(n), "--copies", str(copies), "--dir", path, "--data-dir", a.data_dir]
-    b0, t0 = cpu_ticks()
-    c0, w0 = children_cpu(), time.time()
+    cmd = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--worker",
+        op,
+        "--method",
+        method,
+        "--kind",
+        kind,
+        "--n",
+        str(n),
+        "--copies",
+        str(copies),
+        "--dir",
+        path,
+        "--data-dir",
+        a.data_dir,
+    ]
+    mark = cpu_mark()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=a.timeout)
-    wall = time.time() - w0
-    b1, t1 = cpu_ticks()
-    machine = (b1 - b0) / max(1, t1 - t0) * (os.cpu_count() or 1)
-    other = round(max(0.0, machine - (children_cpu() - c0) / max(wall, 1e-9)), 2)
+    other = round(other_cores(mark)[0], 2)
     for line in p.stdout.splitlines():
         if line.startswith("RESULT ") and p.returncode == 0:
-            return dict(json.loads(line[len("RESULT "):]), other_cores=other)
+            return dict(json.loads(line[len("RESULT ") :]), other_cores=other)
     tail = "\n".join(p.stderr.strip().splitlines()[-6:])
     return {"error": f"exit {p.returncode}: {tail}", "other_cores": other}
 
 
-def measure(a: argparse.Namespace, attempt: Callable[[], dict[str, Any]], noise: Callable[[dict[str, Any]], float],
-            idle: bool) -> dict[str, Any]:
+def measure(
+    a: argparse.Namespace, attempt: Callable[[], dict[str, Any]], noise: Callable[[dict[str, Any]], float], idle: bool
+) -> dict[str, Any]:
     """Runs attempt() (after waiting for quiet), again up to --retries times while other
     processes used more than --busy-max cores; returns the quietest run. Waiting and
     measuring again stop once they have taken --noise-budget seconds in all."""
@@ -429,8 +458,9 @@ def median_of(runs: list[dict[str, Any]], *path: str) -> float | None:
     return statistics.median(vals) if vals else None
 
 
-def quiet_first(runs: list[dict[str, Any]], noise: Callable[[dict[str, Any]], float],
-                busy_max: float) -> tuple[list[dict[str, Any]], int]:
+def quiet_first(
+    runs: list[dict[str, Any]], noise: Callable[[dict[str, Any]], float], busy_max: float
+) -> tuple[list[dict[str, Any]], int]:
     """The runs during which other processes used at most busy_max cores, or all runs if
     there is none; and the number of quiet runs."""
     quiet = [r for r in runs if noise(r) <= busy_max]
@@ -447,9 +477,15 @@ def summarize(doc: dict[str, Any]) -> dict[str, Any]:
             all_runs = [r for r in doc["tiny"] if r["kind"] == kind and r["tool"] == tool and "error" not in r]
             errors = [r["error"] for r in doc["tiny"] if r["kind"] == kind and r["tool"] == tool and "error" in r]
             runs, quiet = quiet_first(all_runs, lambda r: r["other_cores"], busy_max)
-            row: dict[str, Any] = {"kind": kind, "tool": tool, "ok": len(all_runs), "quiet": quiet, "errors": errors,
-                                   "wrong": sum(not r["correct"] for r in all_runs),
-                                   "other_cores": max((r["other_cores"] for r in all_runs), default=0.0)}
+            row: dict[str, Any] = {
+                "kind": kind,
+                "tool": tool,
+                "ok": len(all_runs),
+                "quiet": quiet,
+                "errors": errors,
+                "wrong": sum(not r["correct"] for r in all_runs),
+                "other_cores": max((r["other_cores"] for r in all_runs), default=0.0),
+            }
             for op in ("set", "get"):
                 for stat in ("mean_us", "p99_us"):
                     row[f"{op}_{stat}"] = median_of(runs, op, stat)
@@ -472,11 +508,17 @@ def summarize(doc: dict[str, Any]) -> dict[str, Any]:
         for m in LARGE_METHODS:
             all_runs = [r for r in doc["large"] if r["kind"] == kind and r["n"] == n and r["method"] == m]
             runs, quiet = quiet_first(all_runs, pair_noise, busy_max)
-            row = {"kind": kind, "n": n, "method": m, "copies": all_runs[0]["copies"] if all_runs else None,
-                   "runs": len(all_runs), "quiet": quiet,
-                   "errors": [r[op]["error"] for r in all_runs for op in ("set", "get") if "error" in r[op]],
-                   "wrong": sum(1 for r in all_runs if r["get"].get("correct") is False),
-                   "other_cores": max((pair_noise(r) for r in all_runs), default=0.0)}
+            row = {
+                "kind": kind,
+                "n": n,
+                "method": m,
+                "copies": all_runs[0]["copies"] if all_runs else None,
+                "runs": len(all_runs),
+                "quiet": quiet,
+                "errors": [r[op]["error"] for r in all_runs for op in ("set", "get") if "error" in r[op]],
+                "wrong": sum(1 for r in all_runs if r["get"].get("correct") is False),
+                "other_cores": max((pair_noise(r) for r in all_runs), default=0.0),
+            }
             for op in ("set", "get"):
                 ok = [r[op] for r in runs if "error" not in r[op]]
                 row[f"{op}_s"] = median_of(ok, "seconds")
@@ -501,20 +543,6 @@ def summarize(doc: dict[str, Any]) -> dict[str, Any]:
     return {"tiny": tiny, "large": large}
 
 
-def fmt_t(s: float | None) -> str:
-    if s is None:
-        return "-"
-    if s < 1e-3:
-        return f"{s * 1e6:.1f} us"
-    if s < 1:
-        return f"{s * 1e3:.2f} ms"
-    return f"{s:.2f} s"
-
-
-def fmt_x(x: float | None) -> str:
-    return "-" if x is None else f"{x:.2f}x"
-
-
 def fmt_n(n: int) -> str:
     return f"10^{len(str(n)) - 1}" if str(n).strip("0") == "1" else f"{n:,}"
 
@@ -537,40 +565,55 @@ def render(doc: dict[str, Any]) -> str:
     w("# Object store benchmark" + (" (quick smoke run)" if cfg["quick"] else "") + "\n")
     w(f"Generated by `{cfg['command']}` on {doc['date']} (run took {doc.get('elapsed_s', 0) / 60:.1f} min).\n")
     g, ks = doc["git"], doc["kompakt"]
-    w(f"- Machine: {mach['cpu']}, {mach['cores']} cores, {mach['mem_gib']} GiB RAM, Linux {mach['kernel']}, "
-      f"Python {mach['python']}, load average at start {' '.join(mach['loadavg_start'])}.")
-    w(f"- kompakt {ver['kompakt']}: a copy of `{ks.get('source', '?')}` (core built {ks.get('core_built', '?')}, "
-      f"sha256 {ks.get('core_sha256', '?')}); repository at {g['commit']}"
-      + (f", uncommitted changes in {', '.join(g['dirty_paths'][:6])}" if g["dirty_paths"] else "") + ".")
+    w(
+        f"- Machine: {mach['cpu']}, {mach['cores']} cores, {mach['mem_gib']} GiB RAM, Linux {mach['kernel']}, "
+        f"Python {mach['python']}, load average at start {' '.join(mach['loadavg_start'])}."
+    )
+    w(
+        f"- kompakt {ver['kompakt']}: a copy of `{ks.get('source', '?')}` (core built {ks.get('core_built', '?')}, "
+        f"sha256 {ks.get('core_sha256', '?')}); repository at {g['commit']}"
+        + (f", uncommitted changes in {', '.join(g['dirty_paths'][:6])}" if g["dirty_paths"] else "")
+        + "."
+    )
     w("- " + ", ".join(f"{m} {ver[m]}" for m in ("numpy", "diskcache", "joblib", "psutil", "sqlite (python)")) + ".")
-    w(f"- {cfg['repeats']} repeat(s), every one in fresh worker processes. Times are medians over the quiet repeats (other "
-      f"processes used at most {cfg['busy_max']} cores meanwhile; over all repeats, marked *, when none was quiet). "
-      "Reads are warm-cache (page cache and, for SQLite, the same connection): the data was just "
-      "written and dropping caches needs root.\n")
+    w(
+        f"- {cfg['repeats']} repeat(s), every one in fresh worker processes. Times are medians over the quiet "
+        "repeats (other "
+        f"processes used at most {cfg['busy_max']} cores meanwhile; over all repeats, marked *, when none was quiet). "
+        "Reads are warm-cache (page cache and, for SQLite, the same connection): the data was just "
+        "written and dropping caches needs root.\n"
+    )
 
     # 1. Tiny objects
     n = cfg["tiny_n"]
     w(f"## 1. Tiny objects ({n:,} keys)\n")
     dict_size = len(pickle.dumps(tiny_values("dict", 1)[0], protocol=5))
     float_size = len(pickle.dumps(tiny_values("float", 1)[0], protocol=5))
-    w(f"Values: float = {TINY_VALUES['float']}, pickled {float_size} bytes; dict = {TINY_VALUES['dict']}, "
-      f"pickled {dict_size} bytes (protocol 5). {n:,} sets of keys `k0`..`k{n - 1}` into an empty "
-      "store, then the same number of gets in a shuffled order, each timed on its own. "
-      "\"x dc\" = mean time / diskcache's mean time. disk B/obj = bytes allocated on disk after "
-      "the sets (whole folder: index, WAL, files) / number of keys.\n")
+    w(
+        f"Values: float = {TINY_VALUES['float']}, pickled {float_size} bytes; dict = {TINY_VALUES['dict']}, "
+        f"pickled {dict_size} bytes (protocol 5). {n:,} sets of keys `k0`..`k{n - 1}` into an empty "
+        "store, then the same number of gets in a shuffled order, each timed on its own. "
+        '"x dc" = mean time / diskcache\'s mean time. disk B/obj = bytes allocated on disk after '
+        "the sets (whole folder: index, WAL, files) / number of keys.\n"
+    )
     w("| value | tool | set mean | set p99 | get mean | get p99 | set x dc | get x dc | disk B/obj | fsync per set |")
     w("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
-    fsync_note = {"kompakt": "no (SQLite WAL, synchronous=NORMAL; `durable=True` fsyncs)",
-                  "diskcache": "no (SQLite WAL, synchronous=NORMAL)",
-                  "joblib": "no (joblib never fsyncs)", "pickle": "no (open/write/close)"}
+    fsync_note = {
+        "kompakt": "no (SQLite WAL, synchronous=NORMAL; `durable=True` fsyncs)",
+        "diskcache": "no (SQLite WAL, synchronous=NORMAL)",
+        "joblib": "no (joblib never fsyncs)",
+        "pickle": "no (open/write/close)",
+    }
     for r in summ["tiny"]:
         flag = (f" FAILED {len(r['errors'])}x" if r["errors"] else "") + (f" WRONG {r['wrong']}x" if r["wrong"] else "")
         flag += "" if r["quiet"] else "*"
         us = lambda x: "-" if x is None else f"{x:.1f} us"  # noqa: E731
         disk = "-" if r["disk_per_object"] is None else f"{r['disk_per_object']:,.0f}"
-        w(f"| {r['kind']} | {r['tool']}{flag} | {us(r['set_mean_us'])} | {us(r['set_p99_us'])} | "
-          f"{us(r['get_mean_us'])} | {us(r['get_p99_us'])} | {fmt_x(r.get('set_vs_diskcache'))} | "
-          f"{fmt_x(r.get('get_vs_diskcache'))} | {disk} | {fsync_note[r['tool']]} |")
+        w(
+            f"| {r['kind']} | {r['tool']}{flag} | {us(r['set_mean_us'])} | {us(r['set_p99_us'])} | "
+            f"{us(r['get_mean_us'])} | {us(r['get_p99_us'])} | {fmt_x(r.get('set_vs_diskcache'))} | "
+            f"{fmt_x(r.get('get_vs_diskcache'))} | {disk} | {fsync_note[r['tool']]} |"
+        )
     w("")
     w("Targets (kompakt: set < 50 us, get < 20 us, both faster than diskcache):\n")
     by = {(r["kind"], r["tool"]): r for r in summ["tiny"]}
@@ -579,25 +622,29 @@ def render(doc: dict[str, Any]) -> str:
         if r["set_mean_us"] is None or r["get_mean_us"] is None:
             continue
         ok = lambda c: "met" if c else "MISSED"  # noqa: E731
-        w(f"- {kind}: set {r['set_mean_us']:.1f} us ({ok(r['set_mean_us'] < 50)}), get {r['get_mean_us']:.1f} us "
-          f"({ok(r['get_mean_us'] < 20)}); vs diskcache set {fmt_x(r.get('set_vs_diskcache'))} "
-          f"({ok((r.get('set_vs_diskcache') or 9) < 1)}), get {fmt_x(r.get('get_vs_diskcache'))} "
-          f"({ok((r.get('get_vs_diskcache') or 9) < 1)}). Stored bytes per object in kompakt: "
-          f"{r['stored_per_object']:.0f} (pickle is {float_size if kind == 'float' else dict_size}).")
+        w(
+            f"- {kind}: set {r['set_mean_us']:.1f} us ({ok(r['set_mean_us'] < 50)}), get {r['get_mean_us']:.1f} us "
+            f"({ok(r['get_mean_us'] < 20)}); vs diskcache set {fmt_x(r.get('set_vs_diskcache'))} "
+            f"({ok((r.get('set_vs_diskcache') or 9) < 1)}), get {fmt_x(r.get('get_vs_diskcache'))} "
+            f"({ok((r.get('get_vs_diskcache') or 9) < 1)}). Stored bytes per object in kompakt: "
+            f"{r['stored_per_object']:.0f} (pickle is {float_size if kind == 'float' else dict_size})."
+        )
     w("")
 
     # 2. Large objects
     w("## 2. Large objects (float64 arrays)\n")
-    w(f"Data: walk = {KINDS['walk']}; random = {KINDS['random']}, at the largest size only. "
-      "Time per object: one `store.set(key, arr)` / `store.get(key)` on a store of the given "
-      "codec (the store and its index opened before the timed region); arrays below "
-      f"{TOTAL_ELEMENTS // MAX_COPIES:,} values are set as {MAX_COPIES} distinct copies and below "
-      f"{TOTAL_ELEMENTS:,} as {TOTAL_ELEMENTS:,} / n copies, reporting the mean. raw bytes = write "
-      "the array's bytes to a new file (os.fsync of the file and its folder, like kompakt does for "
-      "objects stored as files) / `readinto` a new numpy array: no header, no dtype, no "
-      "checksum, so a lower bound. kompakt keeps objects whose file is at most 128 KiB inside "
-      "its SQLite index (not fsynced by default), larger ones as fsynced files. Cells: time "
-      "per object (time / raw bytes' time).\n")
+    w(
+        f"Data: walk = {KINDS['walk']}; random = {KINDS['random']}, at the largest size only. "
+        "Time per object: one `store.set(key, arr)` / `store.get(key)` on a store of the given "
+        "codec (the store and its index opened before the timed region); arrays below "
+        f"{TOTAL_ELEMENTS // MAX_COPIES:,} values are set as {MAX_COPIES} distinct copies and below "
+        f"{TOTAL_ELEMENTS:,} as {TOTAL_ELEMENTS:,} / n copies, reporting the mean. raw bytes = write "
+        "the array's bytes to a new file (os.fsync of the file and its folder, like kompakt does for "
+        "objects stored as files) / `readinto` a new numpy array: no header, no dtype, no "
+        "checksum, so a lower bound. kompakt keeps objects whose file is at most 128 KiB inside "
+        "its SQLite index (not fsynced by default), larger ones as fsynced files. Cells: time "
+        "per object (time / raw bytes' time).\n"
+    )
     rows = summ["large"]
     lby = {(r["kind"], r["n"], r["method"]): r for r in rows}
     plan = [tuple(p) for p in cfg["large_plan"]]
@@ -614,17 +661,26 @@ def render(doc: dict[str, Any]) -> str:
                 cells.append(fmt_t(r[f"{op}_s"]) + ("*" if not r["quiet"] else "") + rel + bad)
             w(f"| {kind} | {fmt_n(N)} | {fmt_bytes(N * 8)} | " + " | ".join(cells) + " |")
         w("")
-    w("**compression ratio** (raw bytes / stored bytes, from `store.info()`; kompakt adds a header "
-      "and the pickle framing, so tiny arrays are below 1)\n")
+    w(
+        "**compression ratio** (raw bytes / stored bytes, from `store.info()`; kompakt adds a header "
+        "and the pickle framing, so tiny arrays are below 1)\n"
+    )
     w("| data | n | " + " | ".join(LARGE_METHODS[:-1]) + " |")
     w("|---|---:|" + "---:|" * (len(LARGE_METHODS) - 1))
     for kind, N in plan:
-        w(f"| {kind} | {fmt_n(N)} | " + " | ".join(
-            f"{N * 8 / lby[(kind, N, m)]['stored']:.2f}" if lby[(kind, N, m)]["stored"] else "-"
-            for m in LARGE_METHODS[:-1]) + " |")
+        w(
+            f"| {kind} | {fmt_n(N)} | "
+            + " | ".join(
+                f"{N * 8 / lby[(kind, N, m)]['stored']:.2f}" if lby[(kind, N, m)]["stored"] else "-"
+                for m in LARGE_METHODS[:-1]
+            )
+            + " |"
+        )
     w("")
-    w("Target: large-object set within 1.1x of writing the raw bytes to disk. Each method's median "
-      "against the raw write's median, and against its best repeat (judged on the latter):\n")
+    w(
+        "Target: large-object set within 1.1x of writing the raw bytes to disk. Each method's median "
+        "against the raw write's median, and against its best repeat (judged on the latter):\n"
+    )
     for kind, N in plan:
         if N < 10**7 and N != max(p[1] for p in plan):
             continue
@@ -634,11 +690,15 @@ def render(doc: dict[str, Any]) -> str:
             x, best = lby[(kind, N, m)].get("set_vs_raw"), lby[(kind, N, m)].get("set_vs_raw_best")
             if x is not None and best is not None:
                 parts.append(f"{m} {x:.2f}x / {best:.2f}x ({'met' if best <= 1.1 else 'MISSED'})")
-        w(f"- {kind}, n = {fmt_n(N)} (raw write: median {fmt_t(raw.get('set_s'))}, best "
-          f"{fmt_t(raw.get('set_s_best'))}): " + "; ".join(parts) + ".")
+        w(
+            f"- {kind}, n = {fmt_n(N)} (raw write: median {fmt_t(raw.get('set_s'))}, best "
+            f"{fmt_t(raw.get('set_s_best'))}): " + "; ".join(parts) + "."
+        )
     w("")
-    w("CPU time per object (user + system, all threads) at the largest sizes, to show the threads at work, "
-      "and how many repeats were quiet:\n")
+    w(
+        "CPU time per object (user + system, all threads) at the largest sizes, to show the threads at work, "
+        "and how many repeats were quiet:\n"
+    )
     w("| data | n | method | set s | set CPU s | get s | get CPU s | quiet repeats | median of all: set s / get s |")
     w("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     for kind, N in plan:
@@ -646,9 +706,11 @@ def render(doc: dict[str, Any]) -> str:
             continue
         for m in LARGE_METHODS:
             r = lby[(kind, N, m)]
-            w(f"| {kind} | {fmt_n(N)} | {m} | {fmt_t(r['set_s'])} | {fmt_t(r['set_cpu'])} | "
-              f"{fmt_t(r['get_s'])} | {fmt_t(r['get_cpu'])} | {r['quiet']} of {r['runs']} | "
-              f"{fmt_t(r['set_s_all'])} / {fmt_t(r['get_s_all'])} |")
+            w(
+                f"| {kind} | {fmt_n(N)} | {m} | {fmt_t(r['set_s'])} | {fmt_t(r['set_cpu'])} | "
+                f"{fmt_t(r['get_s'])} | {fmt_t(r['get_cpu'])} | {r['quiet']} of {r['runs']} | "
+                f"{fmt_t(r['set_s_all'])} / {fmt_t(r['get_s_all'])} |"
+            )
     w("")
     w(f"Plot: `{os.path.basename(doc['plot'])}` (time per object against n, log-log, set and get panels).\n")
 
@@ -656,11 +718,13 @@ def render(doc: dict[str, Any]) -> str:
     top = max(p[1] for p in plan)
     N = top * 8
     w(f"## 3. Peak RSS, n = {fmt_n(top)} ({N / MB:g} MB)\n")
-    w("Each set and get in a fresh process: the set worker loads the array, then the peak-RSS "
-      "counter is reset (`/proc/self/clear_refs`) and the RSS taken as the baseline; extra = "
-      "peak (`VmHWM`) - baseline, in MB (x N, N = the array's bytes). Ideal: ~0 for set; ~1x N "
-      "for get, which must hold the result. kept = RSS after get - baseline. Maximum over the "
-      "repeats.\n")
+    w(
+        "Each set and get in a fresh process: the set worker loads the array, then the peak-RSS "
+        "counter is reset (`/proc/self/clear_refs`) and the RSS taken as the baseline; extra = "
+        "peak (`VmHWM`) - baseline, in MB (x N, N = the array's bytes). Ideal: ~0 for set; ~1x N "
+        "for get, which must hold the result. kept = RSS after get - baseline. Maximum over the "
+        "repeats.\n"
+    )
     w("| data | method | set extra MB | get extra MB | get kept MB |")
     w("|---|---|---:|---:|---:|")
     for kind, n_ in plan:
@@ -677,12 +741,14 @@ def render(doc: dict[str, Any]) -> str:
     large_noisy = sum(1 for r in doc["large"] if pair_noise(r) > cfg["busy_max"])
     retried = sum(r.get("attempts", 1) - 1 for r in doc["tiny"] + doc["large"])
     w("## Noise\n")
-    w(f"Before each measurement the driver waited up to {cfg['idle_wait']:g} s for other processes to use "
-      f"< {cfg['busy_max']} cores (tiny objects and arrays from {fmt_n(10**6)} up), and measured again (up to "
-      f"{cfg['retries']} more times, keeping the quietest) when they used more: {retried} extra attempt(s); "
-      f"still noisy: {tiny_noisy} of {len(doc['tiny'])} tiny runs, {large_noisy} of {len(doc['large'])} array pairs "
-      f"(`other_cores` in the JSON). Waiting and measuring again took {doc.get('noise_spent_s', 0):.0f} s of a "
-      f"budget of {cfg.get('noise_budget', 0):.0f} s.\n")
+    w(
+        f"Before each measurement the driver waited up to {cfg['idle_wait']:g} s for other processes to use "
+        f"< {cfg['busy_max']} cores (tiny objects and arrays from {fmt_n(10**6)} up), and measured again (up to "
+        f"{cfg['retries']} more times, keeping the quietest) when they used more: {retried} extra attempt(s); "
+        f"still noisy: {tiny_noisy} of {len(doc['tiny'])} tiny runs, {large_noisy} of {len(doc['large'])} array pairs "
+        f"(`other_cores` in the JSON). Waiting and measuring again took {doc.get('noise_spent_s', 0):.0f} s of a "
+        f"budget of {cfg.get('noise_budget', 0):.0f} s.\n"
+    )
     errs = [(r["kind"], r["tool"], e) for r in summ["tiny"] for e in r["errors"]]
     errs += [(f"{r['kind']} {fmt_n(r['n'])}", r["method"], e) for r in rows for e in r["errors"]]
     if errs:
@@ -706,14 +772,18 @@ def plot(doc: dict[str, Any], path: str) -> None:
     for ax, op in zip(axes, ("set", "get")):
         for m in LARGE_METHODS:
             color = "black" if m == "raw bytes" else None
-            pts = sorted((r["n"], r[f"{op}_s"]) for r in rows if r["method"] == m and r["kind"] == "walk" and r[f"{op}_s"])
+            pts = sorted(
+                (r["n"], r[f"{op}_s"]) for r in rows if r["method"] == m and r["kind"] == "walk" and r[f"{op}_s"]
+            )
             if pts:
-                color = ax.plot([p[0] for p in pts], [p[1] for p in pts], styles[m], label=m, markersize=4,
-                                color=color)[0].get_color()
+                color = ax.plot(
+                    [p[0] for p in pts], [p[1] for p in pts], styles[m], label=m, markersize=4, color=color
+                )[0].get_color()
             rnd = [(r["n"], r[f"{op}_s"]) for r in rows if r["method"] == m and r["kind"] == "random" and r[f"{op}_s"]]
             if rnd:
-                ax.plot([p[0] for p in rnd], [p[1] for p in rnd], markers[m], fillstyle="none", markersize=9,
-                        color=color)
+                ax.plot(
+                    [p[0] for p in rnd], [p[1] for p in rnd], markers[m], fillstyle="none", markersize=9, color=color
+                )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(f"{op} (walk data; hollow markers: uniform random)")
@@ -729,7 +799,7 @@ def plot(doc: dict[str, Any], path: str) -> None:
 
 def import_kompakt(log: Callable[[str], None]) -> None:
     """Imports kompakt, retrying for a while: someone may be rebuilding it."""
-    for attempt in range(30):
+    for _attempt in range(30):
         try:
             import kompakt  # noqa: F401
 
@@ -749,11 +819,17 @@ def main() -> None:
     p.add_argument("--data-dir", default=os.path.join(HERE, "data", "store"), help="cached input arrays")
     p.add_argument("--results", default=os.environ.get("BENCH_RESULTS", os.path.join(HERE, "results")))
     p.add_argument("--tmp", help="where stores and files are written (default: <data-dir>/out)")
-    p.add_argument("--idle-wait", type=float, help="seconds to wait for quiet before a measurement (default 10, quick 0)")
+    p.add_argument(
+        "--idle-wait", type=float, help="seconds to wait for quiet before a measurement (default 10, quick 0)"
+    )
     p.add_argument("--busy-max", type=float, default=0.3, help="cores other processes may use (default 0.3)")
     p.add_argument("--retries", type=int, default=2, help="extra attempts of a noisy measurement (default 2)")
-    p.add_argument("--noise-budget", type=float, default=300,
-                   help="seconds the run may spend waiting for quiet and measuring again (default 300)")
+    p.add_argument(
+        "--noise-budget",
+        type=float,
+        default=300,
+        help="seconds the run may spend waiting for quiet and measuring again (default 300)",
+    )
     p.add_argument("--timeout", type=float, default=1800, help="per worker process, seconds")
     p.add_argument("--no-snapshot", action="store_true", help="benchmark the installed kompakt, not a private copy")
     p.add_argument("--report-only", action="store_true", help="re-render the markdown and plot from the JSON")
@@ -774,19 +850,11 @@ def main() -> None:
     json_path, md_path = os.path.join(a.results, stem + ".json"), os.path.join(a.results, stem + ".md")
     png_path = os.path.join(a.results, "store_sizes" + ("_quick" if a.quick else "") + ".png")
     if a.report_only:
-        with open(json_path) as f:
-            doc = json.load(f)
-        doc["summary"] = summarize(doc)
-        plot(doc, png_path)
-        with open(md_path, "w") as f:
-            f.write(render(doc))
-        print(md_path)
+        plot(rerender_report(json_path, md_path, summarize, render), png_path)
         return
 
     t_start = time.time()
-
-    def log(msg: str) -> None:
-        print(f"[store {time.time() - t_start:6.0f}s] {msg}", file=sys.stderr, flush=True)
+    log = logger("store", t_start)
 
     a.repeats = a.repeats or mode["repeats"]
     a.tiny_n = a.tiny_n or mode["tiny_n"]
@@ -801,8 +869,7 @@ def main() -> None:
     env = worker_env()
     ksnap: dict[str, Any] = {}
     if not a.no_snapshot:
-        snap_dir, ksnap = snapshot_kompakt(os.path.join(a.results, stem, "kompakt_snapshot"), log)
-        env["PYTHONPATH"] = snap_dir + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        snap_dir, ksnap = snapshot_kompakt(os.path.join(a.results, stem, "kompakt_snapshot"), log, env)
     ver = versions(env)
     if not a.no_snapshot and not ver["kompakt_file"].startswith(snap_dir):
         sys.exit(f"the snapshot is not what workers import: {ver['kompakt_file']}")
@@ -813,12 +880,25 @@ def main() -> None:
 
     doc: dict[str, Any] = {
         "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
-        "config": {"quick": a.quick, "repeats": a.repeats, "tiny_n": a.tiny_n, "large_plan": large_plan,
-                   "idle_wait": a.idle_wait, "busy_max": a.busy_max, "retries": a.retries,
-                   "noise_budget": a.noise_budget, "tmp": a.tmp,
-                   "command": " ".join(["python3 bench/store.py", *sys.argv[1:]])},
-        "machine": machine_info(), "versions": ver, "kompakt": ksnap, "git": git_state(), "plot": png_path,
-        "tiny": [], "large": [],
+        "config": {
+            "quick": a.quick,
+            "repeats": a.repeats,
+            "tiny_n": a.tiny_n,
+            "large_plan": large_plan,
+            "idle_wait": a.idle_wait,
+            "busy_max": a.busy_max,
+            "retries": a.retries,
+            "noise_budget": a.noise_budget,
+            "tmp": a.tmp,
+            "command": " ".join(["python3 bench/store.py", *sys.argv[1:]]),
+        },
+        "machine": machine_info(),
+        "versions": ver,
+        "kompakt": ksnap,
+        "git": git_state(),
+        "plot": png_path,
+        "tiny": [],
+        "large": [],
     }
 
     def write_outputs() -> None:
@@ -828,12 +908,14 @@ def main() -> None:
         tools = TINY_TOOLS if rep % 2 == 0 else TINY_TOOLS[::-1]  # alternate: drift hits both ends
         for kind in TINY_VALUES:
             for tool in tools:
-                r = measure(a, lambda: tiny_run(a, env, tool, kind, a.tiny_n),
-                            lambda r: r.get("other_cores", 0.0), idle=True)
+                r = measure(
+                    a, lambda: tiny_run(a, env, tool, kind, a.tiny_n), lambda r: r.get("other_cores", 0.0), idle=True
+                )
                 doc["tiny"].append(dict(r, kind=kind, tool=tool, rep=rep))
                 brief = r.get("error", "").splitlines()[-1:] or [
                     f"set {r['set']['mean_us']:.1f} us, get {r['get']['mean_us']:.1f} us"
-                    + ("" if r["correct"] else " WRONG DATA")]
+                    + ("" if r["correct"] else " WRONG DATA")
+                ]
                 log(f"rep {rep + 1}/{a.repeats} tiny {kind} / {tool}: {brief[0]} (other {r['other_cores']:.2f} cores)")
         write_outputs()
 
@@ -845,11 +927,21 @@ def main() -> None:
                 doc["large"].append(dict(r, kind=kind, n=n, method=m, rep=rep))
                 s, g = r["set"], r["get"]
                 err = s.get("error") or g.get("error")
-                log(f"rep {rep + 1}/{a.repeats} {kind} {fmt_n(n)} / {m}: "
-                    + (f"ERROR {err.splitlines()[-1]}" if err else
-                       f"set {fmt_t(s['seconds'])}, get {fmt_t(g['seconds'])}" + ("" if g["correct"] else " WRONG DATA")
-                       + (f", extra RSS set {s['extra'] / MB:.0f} MB get {g['extra'] / MB:.0f} MB" if n >= 10**7 else ""))
-                    + f" (other {pair_noise(r):.2f} cores)")
+                log(
+                    f"rep {rep + 1}/{a.repeats} {kind} {fmt_n(n)} / {m}: "
+                    + (
+                        f"ERROR {err.splitlines()[-1]}"
+                        if err
+                        else f"set {fmt_t(s['seconds'])}, get {fmt_t(g['seconds'])}"
+                        + ("" if g["correct"] else " WRONG DATA")
+                        + (
+                            f", extra RSS set {s['extra'] / MB:.0f} MB get {g['extra'] / MB:.0f} MB"
+                            if n >= 10**7
+                            else ""
+                        )
+                    )
+                    + f" (other {pair_noise(r):.2f} cores)"
+                )
             write_outputs()
 
     doc["git_end"] = git_state()

@@ -73,9 +73,10 @@ polars, check, slices). Times are medians over --repeats (3, quick 1) of a worke
 whole reads run at least 3 times in their worker, so the figure is the steady state of a
 fresh process (the first run pays for faulting its output in, which on this VM swings from
 1x to 10x a read's time; every run is in the JSON), and an operation whose fastest run
-takes under 50 ms runs again, up to 20 times or 0.3 s after the first. Reads are warm-cache (the file was just written; dropping
-the page cache needs root). Workers import a private copy of the kompakt package made at the
-start (--no-snapshot: the installed one). Methods that fail (e.g. before ``kompakt.write_table`` exists) are recorded as errors.
+takes under 50 ms runs again, up to 20 times or 0.3 s after the first. Reads are warm-cache
+(the file was just written; dropping the page cache needs root). Workers import a private copy
+of the kompakt package made at the start (--no-snapshot: the installed one). Methods that fail
+(e.g. before ``kompakt.write_table`` exists) are recorded as errors.
 
 Outputs: bench/results/table.md and table.json (table_quick.* with --quick). Knobs: --repeats,
 --datasets, --methods, --input, --slice-repeats, --slice-budget, --rss-methods, --no-rss,
@@ -99,30 +100,38 @@ import sys
 import time
 import traceback
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from gen_data import CITIES  # noqa: E402
-from python_objects import (  # noqa: E402
+import common  # noqa: E402
+from common import (  # noqa: E402
     MB,
     Sampler,
-    _fsync_dir,
-    children_cpu,
-    cpu_ticks,
+    cpu_mark,
+    fmt_x,
+    fsync_file,
     git_state,
+    logger,
     machine_info,
+    other_cores,
     proc_status,
+    rerender_report,
     reset_peak,
     save_report,
     snapshot_kompakt,
     trim_heap,
-    worker_env,
     wait_idle,
+    worker_env,
 )
+from gen_data import CITIES  # noqa: E402
 
 SEED = 20240701
+# Times in whole microseconds and in milliseconds to one decimal (store.py shows a digit more).
+fmt_t = partial(common.fmt_t, decimals=0)
 GEN_VERSION = 1
 GEN_BATCH = 1 << 20  # rows per generated batch (a multiple of Feather's 64 Ki-row chunks)
 SLICE_ROWS = 1000
@@ -134,8 +143,8 @@ DATASETS: dict[str, dict[str, Any]] = {
         "rows": {"full": 10_000_000, "quick": 1_000_000},
         "slice_cols": ["Integer", "Factor"],
         "describe": "Logical (bool, ~5 % missing, pandas 'boolean'), Integer (int32 1..100), "
-                    "Real (float64, one of 20 prices round(uniform(0, 100), 2)), "
-                    "Factor (category of 70 city names, uniform)",
+        "Real (float64, one of 20 prices round(uniform(0, 100), 2)), "
+        "Factor (category of 70 city names, uniform)",
     },
     "int60_small": {
         "title": "60 int32 columns, small",
@@ -154,15 +163,15 @@ DATASETS: dict[str, dict[str, Any]] = {
         "rows": {"full": 10_000_000, "quick": 1_000_000},
         "slice_cols": ["url", "category"],
         "describe": "word (3-10 random lowercase letters), url ('https://example.com/<word>/<int>', "
-                    "10,000-word vocabulary, int 0..999,999), category (50 distinct words); plain utf8",
+        "10,000-word vocabulary, int 0..999,999), category (50 distinct words); plain utf8",
     },
     "sorted": {
         "title": "sorted sensor log",
         "rows": {"full": 10_000_000, "quick": 1_000_000},
         "slice_cols": ["sensor", "reading"],
         "describe": "sorted by (day, sensor): day (date32, 4,000 rows a day), sensor (int32, 100 a day, "
-                    "40 rows each), status (category of 4, runs of ~500 rows), setpoint (float64, one of "
-                    "50 values, changes every ~1,000 rows), reading (float64 random walk, 2 decimals)",
+        "40 rows each), status (category of 4, runs of ~500 rows), setpoint (float64, one of "
+        "50 values, changes every ~1,000 rows), reading (float64 random walk, 2 decimals)",
     },
 }
 
@@ -220,10 +229,20 @@ def schema_of(name: str) -> Any:
     import pyarrow as pa
 
     if name == "fst":
-        small = pd.DataFrame({"Logical": pd.array([True], dtype="boolean"), "Integer": np.array([1], np.int32),
-                              "Real": [1.0], "Factor": pd.Categorical(["Tokyo"], categories=CITIES)})
-        fields = [pa.field("Logical", pa.bool_()), pa.field("Integer", pa.int32()), pa.field("Real", pa.float64()),
-                  pa.field("Factor", pa.dictionary(pa.int8(), pa.string()))]
+        small = pd.DataFrame(
+            {
+                "Logical": pd.array([True], dtype="boolean"),
+                "Integer": np.array([1], np.int32),
+                "Real": [1.0],
+                "Factor": pd.Categorical(["Tokyo"], categories=CITIES),
+            }
+        )
+        fields = [
+            pa.field("Logical", pa.bool_()),
+            pa.field("Integer", pa.int32()),
+            pa.field("Real", pa.float64()),
+            pa.field("Factor", pa.dictionary(pa.int8(), pa.string())),
+        ]
     elif name.startswith("int60"):
         cols = [f"c{i:02d}" for i in range(60)]
         small = pd.DataFrame({c: np.array([1], np.int32) for c in cols})
@@ -231,12 +250,22 @@ def schema_of(name: str) -> Any:
     elif name == "sorted":
         import datetime
 
-        small = pd.DataFrame({"day": [datetime.date(2022, 1, 1)], "sensor": np.array([1], np.int32),
-                              "status": pd.Categorical(["ok"], categories=STATUS), "setpoint": [1.0],
-                              "reading": [1.0]})
-        fields = [pa.field("day", pa.date32()), pa.field("sensor", pa.int32()),
-                  pa.field("status", pa.dictionary(pa.int8(), pa.string())), pa.field("setpoint", pa.float64()),
-                  pa.field("reading", pa.float64())]
+        small = pd.DataFrame(
+            {
+                "day": [datetime.date(2022, 1, 1)],
+                "sensor": np.array([1], np.int32),
+                "status": pd.Categorical(["ok"], categories=STATUS),
+                "setpoint": [1.0],
+                "reading": [1.0],
+            }
+        )
+        fields = [
+            pa.field("day", pa.date32()),
+            pa.field("sensor", pa.int32()),
+            pa.field("status", pa.dictionary(pa.int8(), pa.string())),
+            pa.field("setpoint", pa.float64()),
+            pa.field("reading", pa.float64()),
+        ]
     else:
         small = pd.DataFrame({c: ["a"] for c in ("word", "url", "category")})
         fields = [pa.field(c, pa.string()) for c in ("word", "url", "category")]
@@ -344,15 +373,6 @@ def load_dataset(path: str) -> Any:
 # -------------------------------------------------------------------------------------------
 
 
-def fsync_file(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    _fsync_dir(path)
-
-
 def family(method: str) -> str:
     return method.split("-")[0]
 
@@ -390,7 +410,7 @@ def read_fns(method: str, path: str) -> dict[str, Callable[[], Any]]:
         import kompakt
 
         for to in ("arrow", "pandas", "polars"):
-            out[to] = (lambda to=to: kompakt.read_table(path, to=to))
+            out[to] = lambda to=to: kompakt.read_table(path, to=to)
     elif fam == "feather":
         import pyarrow.feather as feather
 
@@ -441,22 +461,31 @@ def parquet_slice(path: str, cols: list[str], start: int, stop: int) -> Any:
     return pf.read_row_groups(groups, columns=cols).slice(start - (first or 0), stop - start)
 
 
-def slice_variants(method: str, path: str, cols: list[str], start: int,
-                   stop: int) -> dict[str, dict[str, Callable[[], Any]]]:
+def slice_variants(
+    method: str, path: str, cols: list[str], start: int, stop: int
+) -> dict[str, dict[str, Callable[[], Any]]]:
     """variant -> {"arrow": fn, "pandas": fn}."""
     fam = family(method)
     if fam == "kompakt":
         import kompakt
 
-        return {"read_table(rows=)": {
-            "arrow": lambda: kompakt.read_table(path, columns=cols, rows=(start, stop), to="arrow"),
-            "pandas": lambda: kompakt.read_table(path, columns=cols, rows=(start, stop), to="pandas")}}
+        return {
+            "read_table(rows=)": {
+                "arrow": lambda: kompakt.read_table(path, columns=cols, rows=(start, stop), to="arrow"),
+                "pandas": lambda: kompakt.read_table(path, columns=cols, rows=(start, stop), to="pandas"),
+            }
+        }
     if fam == "feather":
         fns = {"ipc batches": feather_slice_ipc, "read_table+slice": feather_slice_table}
     else:
         fns = {"row groups": parquet_slice}
-    return {v: {"arrow": (lambda f=f: f(path, cols, start, stop)),
-                "pandas": (lambda f=f: f(path, cols, start, stop).to_pandas())} for v, f in fns.items()}
+    return {
+        v: {
+            "arrow": (lambda f=f: f(path, cols, start, stop)),
+            "pandas": (lambda f=f: f(path, cols, start, stop).to_pandas()),
+        }
+        for v, f in fns.items()
+    }
 
 
 # -------------------------------------------------------------------------------------------
@@ -493,8 +522,11 @@ def compare(expected: Any, got: Any) -> str | None:
 
 
 def type_notes(expected: Any, got: Any) -> list[str]:
-    return [f"{f.name}: {f.type} (original {expected.schema.field(f.name).type})"
-            for f in got.schema if f.name in expected.column_names and f.type != expected.schema.field(f.name).type]
+    return [
+        f"{f.name}: {f.type} (original {expected.schema.field(f.name).type})"
+        for f in got.schema
+        if f.name in expected.column_names and f.type != expected.schema.field(f.name).type
+    ]
 
 
 def pandas_as_arrow(df: Any) -> Any:
@@ -516,9 +548,15 @@ def err_text(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"[:600]
 
 
-def timed(fn: Callable[[], Any], setup: Callable[[], None] | None = None,
-          fast: float = 0.05, budget: float = 0.3, max_n: int = 20, min_n: int = 1,
-          times: list[float] | None = None) -> tuple[Any, float, int]:
+def timed(
+    fn: Callable[[], Any],
+    setup: Callable[[], None] | None = None,
+    fast: float = 0.05,
+    budget: float = 0.3,
+    max_n: int = 20,
+    min_n: int = 1,
+    times: list[float] | None = None,
+) -> tuple[Any, float, int]:
     """Runs fn (after setup, untimed) at least min_n times, and again while it is fast (its
     fastest run under ``fast`` seconds, the runs after the first within ``budget``). Returns
     the last result, the median seconds and the number of runs (every run's seconds are
@@ -687,7 +725,10 @@ def worker_read(spec: dict[str, Any]) -> dict[str, Any]:
                 fn()
                 times.append(time.perf_counter_ns() - t0)
             res["slice"].setdefault(to, {})[variant] = {
-                "median_us": statistics.median(times) / 1e3, "min_us": min(times) / 1e3, "n": len(times)}
+                "median_us": statistics.median(times) / 1e3,
+                "min_us": min(times) / 1e3,
+                "n": len(times),
+            }
     return res
 
 
@@ -758,8 +799,10 @@ def worker_rss(spec: dict[str, Any]) -> dict[str, Any]:
         if fam == "kompakt":
             kompakt.write_table(reader, path)
         elif fam == "feather":
-            with pa.OSFile(path, "wb") as sink, ipc.new_file(
-                    sink, schema, options=ipc.IpcWriteOptions(compression=method.split("-")[1])) as w:
+            with (
+                pa.OSFile(path, "wb") as sink,
+                ipc.new_file(sink, schema, options=ipc.IpcWriteOptions(compression=method.split("-")[1])) as w,
+            ):
                 for b in reader:
                     w.write_batch(b)
         else:
@@ -768,11 +811,21 @@ def worker_rss(spec: dict[str, Any]) -> dict[str, Any]:
                     w.write_batch(b)
         fsync_file(path)
     elif op == "read_arrow":
-        out = (kompakt.read_table(path, to="arrow") if fam == "kompakt" else
-               feather.read_table(path) if fam == "feather" else pq.read_table(path))
+        out = (
+            kompakt.read_table(path, to="arrow")
+            if fam == "kompakt"
+            else feather.read_table(path)
+            if fam == "feather"
+            else pq.read_table(path)
+        )
     else:
-        out = (kompakt.read_table(path, to="pandas") if fam == "kompakt" else
-               feather.read_feather(path) if fam == "feather" else pq.read_table(path).to_pandas())
+        out = (
+            kompakt.read_table(path, to="pandas")
+            if fam == "kompakt"
+            else feather.read_feather(path)
+            if fam == "feather"
+            else pq.read_table(path).to_pandas()
+        )
     res["seconds"] = time.perf_counter() - t0
     st = proc_status()
     if sampler is not None:
@@ -807,21 +860,18 @@ def worker_main(a: argparse.Namespace) -> None:
 def run_worker(a: argparse.Namespace, env: dict[str, str], kind: str, spec: dict[str, Any]) -> dict[str, Any]:
     """Runs one worker; adds the cores other processes used meanwhile (`other_cores`)."""
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", kind, "--spec", json.dumps(spec)]
-    b0, t0 = cpu_ticks()
-    c0, w0 = children_cpu(), time.time()
+    mark = cpu_mark()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=a.timeout)
     except subprocess.TimeoutExpired:
-        return {"error": f"timeout after {a.timeout:.0f} s", "other_cores": 0.0, "wall_s": time.time() - w0}
+        return {"error": f"timeout after {a.timeout:.0f} s", "other_cores": 0.0, "wall_s": other_cores(mark)[1]}
     finally:
         remove(spec["path"]) if kind == "read" else None  # the rss driver removes its own file
-    wall = time.time() - w0
-    b1, t1 = cpu_ticks()
-    machine = (b1 - b0) / max(1, t1 - t0) * (os.cpu_count() or 1)
-    other = round(max(0.0, machine - (children_cpu() - c0) / max(wall, 1e-9)), 2)
+    other, wall = other_cores(mark)
+    other = round(other, 2)
     for line in p.stdout.splitlines():
         if line.startswith("RESULT ") and p.returncode == 0:
-            return dict(json.loads(line[len("RESULT "):]), other_cores=other, wall_s=round(wall, 2))
+            return dict(json.loads(line[len("RESULT ") :]), other_cores=other, wall_s=round(wall, 2))
     tail = "\n".join(p.stderr.strip().splitlines()[-8:])
     return {"error": f"worker exit {p.returncode}: {tail}", "other_cores": other, "wall_s": round(wall, 2)}
 
@@ -867,11 +917,18 @@ def main() -> None:
     p.add_argument("--repeats", type=int, help="repeats of every (dataset, method) (default 3, quick 1)")
     p.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated, of: " + ", ".join(DATASETS))
     p.add_argument("--methods", default=",".join(METHODS), help="comma-separated, of: " + ", ".join(METHODS))
-    p.add_argument("--input", choices=["arrow", "pandas"], default="arrow",
-                   help="what every method writes from: the Arrow table (default) or its pandas DataFrame")
+    p.add_argument(
+        "--input",
+        choices=["arrow", "pandas"],
+        default="arrow",
+        help="what every method writes from: the Arrow table (default) or its pandas DataFrame",
+    )
     p.add_argument("--slice-repeats", type=int, help="calls per slice measurement (default 100, quick 30)")
-    p.add_argument("--slice-budget", type=float, help="seconds per slice measurement at most, once 5 calls "
-                   "are done (default 3, quick 1)")
+    p.add_argument(
+        "--slice-budget",
+        type=float,
+        help="seconds per slice measurement at most, once 5 calls are done (default 3, quick 1)",
+    )
     p.add_argument("--rss-methods", default=",".join(RSS_METHODS), help="methods for the peak-RSS section")
     p.add_argument("--rss-batch-rows", type=int, default=65536, help="rows per generated batch (default 65536)")
     p.add_argument("--no-rss", action="store_true", help="skip the peak-RSS section")
@@ -880,8 +937,12 @@ def main() -> None:
     p.add_argument("--results", default=os.environ.get("BENCH_RESULTS", os.path.join(HERE, "results")))
     p.add_argument("--tmp", help="where the benchmarked files are written (default: <data-dir>/out)")
     p.add_argument("--idle-wait", type=float, help="seconds to wait for quiet before each worker (default 5, quick 0)")
-    p.add_argument("--busy-max", type=float, default=0.3, help="cores other processes may use before a "
-                   "measurement is flagged noisy (default 0.3)")
+    p.add_argument(
+        "--busy-max",
+        type=float,
+        default=0.3,
+        help="cores other processes may use before a measurement is flagged noisy (default 0.3)",
+    )
     p.add_argument("--timeout", type=float, default=1800, help="per worker process, seconds")
     p.add_argument("--no-snapshot", action="store_true", help="benchmark the installed kompakt, not a private copy")
     p.add_argument("--report-only", action="store_true", help="re-render the markdown from the JSON")
@@ -896,12 +957,7 @@ def main() -> None:
     os.makedirs(a.results, exist_ok=True)
     json_path, md_path = os.path.join(a.results, stem + ".json"), os.path.join(a.results, stem + ".md")
     if a.report_only:
-        with open(json_path) as f:
-            doc = json.load(f)
-        doc["summary"] = summarize(doc)
-        with open(md_path, "w") as f:
-            f.write(render(doc))
-        print(md_path)
+        rerender_report(json_path, md_path, summarize, render)
         return
 
     datasets = [d for d in a.datasets.split(",") if d]
@@ -921,16 +977,13 @@ def main() -> None:
     os.makedirs(a.tmp, exist_ok=True)
 
     t_start = time.time()
-
-    def log(msg: str) -> None:
-        print(f"[table {time.time() - t_start:6.0f}s] {msg}", file=sys.stderr, flush=True)
+    log = logger("table", t_start)
 
     env = worker_env()
     ksnap: dict[str, Any] = {}
     if not a.no_snapshot:
         try:
-            snap_dir, ksnap = snapshot_kompakt(os.path.join(a.results, stem, "kompakt_snapshot"), log)
-            env["PYTHONPATH"] = snap_dir + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+            _, ksnap = snapshot_kompakt(os.path.join(a.results, stem, "kompakt_snapshot"), log, env)
         except Exception as e:  # noqa: BLE001
             ksnap = {"error": err_text(e)}
             log(f"kompakt snapshot failed ({err_text(e)}); workers import whatever is installed")
@@ -947,20 +1000,43 @@ def main() -> None:
 
         with pa.memory_map(caches[d]) as src:
             t = ipc.open_file(src).read_all()
-            ds_info[d] = {"rows": n, "columns": t.num_columns, "raw_bytes": t.nbytes,
-                          "slice_cols": DATASETS[d]["slice_cols"], "slice_start": n // 2,
-                          "slice_stop": min(n, n // 2 + SLICE_ROWS), "cache": caches[d]}
+            ds_info[d] = {
+                "rows": n,
+                "columns": t.num_columns,
+                "raw_bytes": t.nbytes,
+                "slice_cols": DATASETS[d]["slice_cols"],
+                "slice_start": n // 2,
+                "slice_stop": min(n, n // 2 + SLICE_ROWS),
+                "cache": caches[d],
+            }
             del t
 
     doc: dict[str, Any] = {
         "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
-        "config": {"quick": a.quick, "repeats": a.repeats, "datasets": datasets, "methods": methods,
-                   "input": a.input, "slice_repeats": a.slice_repeats, "slice_budget": a.slice_budget,
-                   "rss_methods": rss_methods, "rss_batch_rows": a.rss_batch_rows, "fsync": not a.no_fsync,
-                   "idle_wait": a.idle_wait, "busy_max": a.busy_max, "tmp": a.tmp, "polars": polars,
-                   "command": " ".join(["python3 bench/table.py", *sys.argv[1:]])},
-        "machine": machine_info(), "versions": ver, "kompakt": ksnap, "git": git_state(),
-        "datasets": ds_info, "runs": [], "rss": [],
+        "config": {
+            "quick": a.quick,
+            "repeats": a.repeats,
+            "datasets": datasets,
+            "methods": methods,
+            "input": a.input,
+            "slice_repeats": a.slice_repeats,
+            "slice_budget": a.slice_budget,
+            "rss_methods": rss_methods,
+            "rss_batch_rows": a.rss_batch_rows,
+            "fsync": not a.no_fsync,
+            "idle_wait": a.idle_wait,
+            "busy_max": a.busy_max,
+            "tmp": a.tmp,
+            "polars": polars,
+            "command": " ".join(["python3 bench/table.py", *sys.argv[1:]]),
+        },
+        "machine": machine_info(),
+        "versions": ver,
+        "kompakt": ksnap,
+        "git": git_state(),
+        "datasets": ds_info,
+        "runs": [],
+        "rss": [],
     }
 
     def write_outputs() -> None:
@@ -971,10 +1047,19 @@ def main() -> None:
         for d in datasets:
             for m in order:
                 path = os.path.join(a.tmp, f"{d}.{m}{EXT[family(m)]}")
-                spec = {"dataset": d, "method": m, "path": path, "cache": caches[d], "input": a.input,
-                        "fsync": not a.no_fsync, "polars": polars, "slice_cols": ds_info[d]["slice_cols"],
-                        "slice_start": ds_info[d]["slice_start"], "slice_repeats": a.slice_repeats,
-                        "slice_budget": a.slice_budget}
+                spec = {
+                    "dataset": d,
+                    "method": m,
+                    "path": path,
+                    "cache": caches[d],
+                    "input": a.input,
+                    "fsync": not a.no_fsync,
+                    "polars": polars,
+                    "slice_cols": ds_info[d]["slice_cols"],
+                    "slice_start": ds_info[d]["slice_start"],
+                    "slice_repeats": a.slice_repeats,
+                    "slice_budget": a.slice_budget,
+                }
                 if a.idle_wait > 0:
                     wait_idle(a.idle_wait, a.busy_max)
                 r = run_worker(a, env, "write", spec)
@@ -999,8 +1084,14 @@ def main() -> None:
                     spec = {"method": m, "op": op, "path": path, "rows": rows, "batch_rows": a.rss_batch_rows}
                     r = run_worker(a, env, "rss", spec)
                     doc["rss"].append(dict(r, method=m, op=op, rows=rows))
-                    log(f"rss {m} {op}: " + (("ERROR " + r["error"].splitlines()[-1]) if "error" in r else
-                                            f"{fmt_t(r['seconds'])}, extra {r['extra'] / MB:.0f} MB"))
+                    log(
+                        f"rss {m} {op}: "
+                        + (
+                            ("ERROR " + r["error"].splitlines()[-1])
+                            if "error" in r
+                            else f"{fmt_t(r['seconds'])}, extra {r['extra'] / MB:.0f} MB"
+                        )
+                    )
                     if "error" in r and op == "write":
                         break
             finally:
@@ -1030,10 +1121,14 @@ def summarize(doc: dict[str, Any]) -> dict[str, Any]:
             runs = [r for r in doc["runs"] if r["dataset"] == d and r["method"] == m]
             ok = [r for r in runs if "error" not in r]
             row: dict[str, Any] = {
-                "dataset": d, "method": m, "runs": len(runs),
+                "dataset": d,
+                "method": m,
+                "runs": len(runs),
                 "noisy": sum(r.get("other_cores", 0) > busy_max for r in runs),
-                "errors": sorted({r["error"] for r in runs if "error" in r}
-                                 | {f"{k}: {v}" for r in ok for k, v in r["errors"].items()}),
+                "errors": sorted(
+                    {r["error"] for r in runs if "error" in r}
+                    | {f"{k}: {v}" for r in ok for k, v in r["errors"].items()}
+                ),
                 "mismatch": sorted({f"{k}: {v}" for r in ok for k, v in r["mismatch"].items()}),
                 "notes": {k: v for r in ok for k, v in r.get("notes", {}).items()},
             }
@@ -1105,24 +1200,10 @@ def summarize(doc: dict[str, Any]) -> dict[str, Any]:
     return {"rows": rows, "targets": targets, "rss": rss}
 
 
-def fmt_t(s: float | None) -> str:
-    if s is None:
-        return "-"
-    if s < 1e-3:
-        return f"{s * 1e6:.0f} us"
-    if s < 1:
-        return f"{s * 1e3:.1f} ms"
-    return f"{s:.2f} s"
-
-
 def fmt_us(us: float | None) -> str:
     if us is None:
         return "-"
     return f"{us:,.0f}" if us >= 10 else f"{us:.1f}"
-
-
-def fmt_x(x: float | None) -> str:
-    return "-" if x is None else f"{x:.2f}x"
 
 
 def fmt_mb(b: float | None) -> str:
@@ -1138,47 +1219,69 @@ def render(doc: dict[str, Any]) -> str:
     w("# Table file benchmark" + (" (quick smoke run)" if cfg["quick"] else "") + "\n")
     w(f"Generated by `{cfg['command']}` on {doc['date']} (run took {doc.get('elapsed_s', 0) / 60:.1f} min).\n")
     g, ks = doc["git"], doc["kompakt"]
-    w(f"- Machine: {mach['cpu']}, {mach['cores']} cores, {mach['mem_gib']} GiB RAM, Linux {mach['kernel']}, "
-      f"Python {mach['python']}, load average at start {' '.join(mach['loadavg_start'])}.")
-    kdesc = (f"kompakt {ver.get('kompakt')}" + (f", a copy of `{ks['source']}` (core built {ks.get('core_built')}, "
-             f"sha256 {ks.get('core_sha256')})" if ks.get("source") else "")
-             + ("" if ver.get("kompakt_table_api") else " **without write_table/read_table: kompakt rows fail**"))
-    w(f"- {kdesc}; repository at {g['commit']}"
-      + (f", uncommitted changes in {', '.join(g['dirty_paths'][:6])}" if g["dirty_paths"] else "") + ".")
-    w("- " + ", ".join(f"{m} {ver.get(m)}" for m in ("pyarrow", "pandas", "numpy", "psutil"))
-      + (f", polars {ver['polars']}." if ver.get("polars") else "; polars not installed (no polars reads)."))
-    w(f"- {cfg['repeats']} repeat(s), each (dataset, method, repeat) in two fresh worker processes: one loads "
-      "the dataset and writes, the next reads the file (the original memory-mapped for the checks, so no "
-      "reader reuses pages freed by loading the table); times are medians over the repeats of each worker's "
-      f"median: whole reads run at least {READ_MIN_RUNS} times in their worker (the first run faults its output "
-      "in from the kernel; every run's time is in the JSON), and while the fastest run is under 50 ms, up to 20 times / 0.3 s "
-      "after the first. "
-      "Writes start from the "
-      + ("in-memory Arrow table" if cfg["input"] == "arrow" else "pandas DataFrame")
-      + (" and include an fsync of the file and its folder for every method." if cfg["fsync"] else
-         " (no fsync).")
-      + " Reads are warm-cache (the file was just written; dropping the page cache needs root). "
-      "Library defaults everywhere, threads included.")
-    w(f"- Slices: rows [rows/2, rows/2 + {SLICE_ROWS}) of two columns, each call opening the file afresh; "
-      f"median over up to {cfg['slice_repeats']} calls (at most {cfg['slice_budget']:g} s once 5 are done), "
-      "in microseconds. \"via\" names the fastest of the ways tried (see the methods below).\n")
+    w(
+        f"- Machine: {mach['cpu']}, {mach['cores']} cores, {mach['mem_gib']} GiB RAM, Linux {mach['kernel']}, "
+        f"Python {mach['python']}, load average at start {' '.join(mach['loadavg_start'])}."
+    )
+    kdesc = (
+        f"kompakt {ver.get('kompakt')}"
+        + (
+            f", a copy of `{ks['source']}` (core built {ks.get('core_built')}, sha256 {ks.get('core_sha256')})"
+            if ks.get("source")
+            else ""
+        )
+        + ("" if ver.get("kompakt_table_api") else " **without write_table/read_table: kompakt rows fail**")
+    )
+    w(
+        f"- {kdesc}; repository at {g['commit']}"
+        + (f", uncommitted changes in {', '.join(g['dirty_paths'][:6])}" if g["dirty_paths"] else "")
+        + "."
+    )
+    w(
+        "- "
+        + ", ".join(f"{m} {ver.get(m)}" for m in ("pyarrow", "pandas", "numpy", "psutil"))
+        + (f", polars {ver['polars']}." if ver.get("polars") else "; polars not installed (no polars reads).")
+    )
+    w(
+        f"- {cfg['repeats']} repeat(s), each (dataset, method, repeat) in two fresh worker processes: one loads "
+        "the dataset and writes, the next reads the file (the original memory-mapped for the checks, so no "
+        "reader reuses pages freed by loading the table); times are medians over the repeats of each worker's "
+        f"median: whole reads run at least {READ_MIN_RUNS} times in their worker (the first run faults its output "
+        "in from the kernel; every run's time is in the JSON), and while the fastest run is under 50 ms, "
+        "up to 20 times / 0.3 s "
+        "after the first. "
+        "Writes start from the "
+        + ("in-memory Arrow table" if cfg["input"] == "arrow" else "pandas DataFrame")
+        + (" and include an fsync of the file and its folder for every method." if cfg["fsync"] else " (no fsync).")
+        + " Reads are warm-cache (the file was just written; dropping the page cache needs root). "
+        "Library defaults everywhere, threads included."
+    )
+    w(
+        f"- Slices: rows [rows/2, rows/2 + {SLICE_ROWS}) of two columns, each call opening the file afresh; "
+        f"median over up to {cfg['slice_repeats']} calls (at most {cfg['slice_budget']:g} s once 5 are done), "
+        'in microseconds. "via" names the fastest of the ways tried (see the methods below).\n'
+    )
     w("Methods:\n")
     for m in cfg["methods"]:
         w(f"- `{m}`: {METHODS[m]}")
-    w("\nSlice variants: kompakt `read_table(path, columns=[a, b], rows=(start, stop), to=...)`; Feather "
-      "\"ipc batches\" = `pa.ipc.open_file(pa.memory_map(path), options=IpcReadOptions(included_fields=[a, b]))`, "
-      "batch 0 read for the batch length, then only the covering batches; Feather \"read_table+slice\" = "
-      "`feather.read_table(path, columns=[a, b], memory_map=True).slice(...)`; Parquet \"row groups\" = "
-      "`pq.ParquetFile(path).read_row_groups(<groups covering the rows, from the footer>, columns=[a, b])"
-      ".slice(...)`. Into pandas: `.to_pandas()` of the Arrow result (kompakt: `to=\"pandas\"`).\n")
+    w(
+        "\nSlice variants: kompakt `read_table(path, columns=[a, b], rows=(start, stop), to=...)`; Feather "
+        '"ipc batches" = `pa.ipc.open_file(pa.memory_map(path), options=IpcReadOptions(included_fields=[a, b]))`, '
+        'batch 0 read for the batch length, then only the covering batches; Feather "read_table+slice" = '
+        '`feather.read_table(path, columns=[a, b], memory_map=True).slice(...)`; Parquet "row groups" = '
+        "`pq.ParquetFile(path).read_row_groups(<groups covering the rows, from the footer>, columns=[a, b])"
+        '.slice(...)`. Into pandas: `.to_pandas()` of the Arrow result (kompakt: `to="pandas"`).\n'
+    )
 
     w("## Datasets\n")
     w("| dataset | rows | columns | in memory (Arrow) MB | contents | slice |")
     w("|---|---:|---:|---:|---|---|")
     for d in cfg["datasets"]:
         i = doc["datasets"][d]
-        w(f"| {d} | {i['rows']:,} | {i['columns']} | {fmt_mb(i['raw_bytes'])} | {DATASETS[d]['describe']} | "
-          f"{', '.join(i['slice_cols'])}, rows [{i['slice_start']:,}, {i['slice_stop']:,}) |")
+        w(
+            f"| {d} | {i['rows']:,} | {i['columns']} | {fmt_mb(i['raw_bytes'])} | {DATASETS[d]['describe']} | "
+            f"{', '.join(i['slice_cols'])}, rows [{i['slice_start']:,}, {i['slice_stop']:,}) |"
+        )
     w("")
 
     rows = summ["rows"]
@@ -1187,8 +1290,11 @@ def render(doc: dict[str, Any]) -> str:
     for n, d in enumerate(cfg["datasets"], 1):
         i = doc["datasets"][d]
         w(f"## {n}. {d}: {DATASETS[d]['title']}, {i['rows']:,} rows ({fmt_mb(i['raw_bytes'])} MB in memory)\n")
-        w("| method | write | read > arrow | read > pandas |" + (" read > polars |" if pol else "")
-          + " file MB | memory / file | slice > arrow us | slice > pandas us | slice via | check |")
+        w(
+            "| method | write | read > arrow | read > pandas |"
+            + (" read > polars |" if pol else "")
+            + " file MB | memory / file | slice > arrow us | slice > pandas us | slice via | check |"
+        )
         w("|---|---:|---:|---:|" + ("---:|" if pol else "") + "---:|---:|---:|---:|---|---|")
         for m in cfg["methods"]:
             r = by[(d, m)]
@@ -1198,35 +1304,51 @@ def render(doc: dict[str, Any]) -> str:
             if r["noisy"]:
                 check += f", noisy {r['noisy']}/{r['runs']}"
             via = r["slice_pandas_via"] or r["slice_arrow_via"] or "-"
-            w(f"| {m} | {fmt_t(r['write_s'])} | {fmt_t(r['read_arrow_s'])} | {fmt_t(r['read_pandas_s'])} |"
-              + (f" {fmt_t(r['read_polars_s'])} |" if pol else "")
-              + f" {fmt_mb(r['size'])} | {fmt_x(i['raw_bytes'] / r['size'] if r['size'] else None)} | "
-              f"{fmt_us(r['slice_arrow_us'])} | {fmt_us(r['slice_pandas_us'])} | {via} | {check} |")
+            w(
+                f"| {m} | {fmt_t(r['write_s'])} | {fmt_t(r['read_arrow_s'])} | {fmt_t(r['read_pandas_s'])} |"
+                + (f" {fmt_t(r['read_polars_s'])} |" if pol else "")
+                + f" {fmt_mb(r['size'])} | {fmt_x(i['raw_bytes'] / r['size'] if r['size'] else None)} | "
+                f"{fmt_us(r['slice_arrow_us'])} | {fmt_us(r['slice_pandas_us'])} | {via} | {check} |"
+            )
         w("")
         w("Relative to Feather-lz4 (F) and Parquet-zstd (P): time or size / the reference's (below 1 = better).\n")
-        w("| method | write /F | read>arrow /F | read>pandas /F | size /F | slice>pandas /F | write /P | "
-          "read>arrow /P | read>pandas /P | size /P | slice>pandas /P |")
+        w(
+            "| method | write /F | read>arrow /F | read>pandas /F | size /F | slice>pandas /F | write /P | "
+            "read>arrow /P | read>pandas /P | size /P | slice>pandas /P |"
+        )
         w("|---|" + "---:|" * 10)
         for m in cfg["methods"]:
             r = by[(d, m)]
-            cells = [fmt_x(r.get(f"{k}_vs_{ref}")) for ref in REFS
-                     for k in ("write_s", "read_arrow_s", "read_pandas_s", "size", "slice_pandas_us")]
+            cells = [
+                fmt_x(r.get(f"{k}_vs_{ref}"))
+                for ref in REFS
+                for k in ("write_s", "read_arrow_s", "read_pandas_s", "size", "slice_pandas_us")
+            ]
             w(f"| {m} | " + " | ".join(cells) + " |")
         w("")
-        variants = [(m, to, v, us) for m in cfg["methods"] for to in ("arrow", "pandas")
-                    for v, us in by[(d, m)][f"slice_{to}_variants"].items()
-                    if len(by[(d, m)][f"slice_{to}_variants"]) > 1]
+        variants = [
+            (m, to, v, us)
+            for m in cfg["methods"]
+            for to in ("arrow", "pandas")
+            for v, us in by[(d, m)][f"slice_{to}_variants"].items()
+            if len(by[(d, m)][f"slice_{to}_variants"]) > 1
+        ]
         if variants:
-            w("Slice variants tried (median us): " + "; ".join(f"{m} > {to} {v}: {fmt_us(us)}"
-                                                              for m, to, v, us in variants) + ".\n")
+            w(
+                "Slice variants tried (median us): "
+                + "; ".join(f"{m} > {to} {v}: {fmt_us(us)}" for m, to, v, us in variants)
+                + ".\n"
+            )
         notes = [(m, k, v) for m in cfg["methods"] for k, v in by[(d, m)]["notes"].items()]
         if notes:
             w("Type notes (not errors): " + "; ".join(f"{m} {k}: {v}" for m, k, v in notes) + ".\n")
 
     w("## Targets (informational)\n")
-    w("Issue targets for kompakt: on the fst table, write <= 0.5x Feather-lz4, file <= Parquet-zstd, read "
-      "<= 0.5x Feather-lz4, slice into pandas < 1 ms; on the 60-column and string tables, faster than "
-      "Feather-lz4 both ways with a smaller file.\n")
+    w(
+        "Issue targets for kompakt: on the fst table, write <= 0.5x Feather-lz4, file <= Parquet-zstd, read "
+        "<= 0.5x Feather-lz4, slice into pandas < 1 ms; on the 60-column and string tables, faster than "
+        "Feather-lz4 both ways with a smaller file.\n"
+    )
     kms = [m for m in cfg["methods"] if family(m) == "kompakt"]
     w("| dataset | target | " + " | ".join(kms) + " |")
     w("|---|---|" + "---|" * len(kms))
@@ -1248,13 +1370,15 @@ def render(doc: dict[str, Any]) -> str:
         rows_rss = summ["rss"][0]["rows"]
         N = rows_rss * 60 * 4
         w(f"## Peak RSS: {RSS_DATASET} streamed, {rows_rss:,} rows x 60 int32 (N = {N / MB:,.0f} MB)\n")
-        w(f"Write: from a `pyarrow.RecordBatchReader` generating {cfg['rss_batch_rows']:,}-row batches (same "
-          "distribution as the dataset, its own random stream), so the table is never in memory: kompakt "
-          "`write_table(reader, path)`, Feather-lz4 `pa.ipc.new_file(..., IpcWriteOptions(compression='lz4'))` + "
-          "`write_batch`, Parquet-zstd `pq.ParquetWriter(..., compression='zstd')` + `write_batch` (one row group "
-          "per batch). Read: the whole file into Arrow / pandas. Each in a fresh process: peak-RSS counter reset "
-          "after the imports, extra = peak (VmHWM) - RSS then; ideal ~0 for writes (a batch or a few), ~1x N for "
-          "reads. kept = RSS after the operation - RSS before. check = column sums equal to the written ones.\n")
+        w(
+            f"Write: from a `pyarrow.RecordBatchReader` generating {cfg['rss_batch_rows']:,}-row batches (same "
+            "distribution as the dataset, its own random stream), so the table is never in memory: kompakt "
+            "`write_table(reader, path)`, Feather-lz4 `pa.ipc.new_file(..., IpcWriteOptions(compression='lz4'))` + "
+            "`write_batch`, Parquet-zstd `pq.ParquetWriter(..., compression='zstd')` + `write_batch` (one row group "
+            "per batch). Read: the whole file into Arrow / pandas. Each in a fresh process: peak-RSS counter reset "
+            "after the imports, extra = peak (VmHWM) - RSS then; ideal ~0 for writes (a batch or a few), ~1x N for "
+            "reads. kept = RSS after the operation - RSS before. check = column sums equal to the written ones.\n"
+        )
         w("| method | op | time | base RSS MB | peak RSS MB | extra MB | extra / N | kept MB | file MB | check |")
         w("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
         for r in summ["rss"]:
@@ -1262,9 +1386,11 @@ def render(doc: dict[str, Any]) -> str:
                 w(f"| {r['method']} | {r['op']} | FAILED: {r['error'].splitlines()[-1][:120]} | | | | | | | |")
                 continue
             chk = "-" if "correct" not in r else ("ok" if r["correct"] else "**MISMATCH**")
-            w(f"| {r['method']} | {r['op']} | {fmt_t(r['seconds'])} | {fmt_mb(r['base'])} | {fmt_mb(r['peak'])} | "
-              f"{fmt_mb(r['extra'])} | {r['extra'] / N:.2f}x | {fmt_mb(r['kept'])} | "
-              f"{fmt_mb(r.get('size'))} | {chk}{'' if r['exact_peak'] else ' (sampled)'} |")
+            w(
+                f"| {r['method']} | {r['op']} | {fmt_t(r['seconds'])} | {fmt_mb(r['base'])} | {fmt_mb(r['peak'])} | "
+                f"{fmt_mb(r['extra'])} | {r['extra'] / N:.2f}x | {fmt_mb(r['kept'])} | "
+                f"{fmt_mb(r.get('size'))} | {chk}{'' if r['exact_peak'] else ' (sampled)'} |"
+            )
         w("")
 
     bad = [(r["dataset"], r["method"], e) for r in rows for e in r["mismatch"]]
@@ -1281,10 +1407,12 @@ def render(doc: dict[str, Any]) -> str:
         w("")
     noisy = sum(r.get("other_cores", 0) > cfg["busy_max"] for r in doc["runs"])
     w("## Noise\n")
-    w(f"Before each worker the driver waited up to {cfg['idle_wait']:g} s for other processes to use < "
-      f"{cfg['busy_max']} cores; in {noisy} of {len(doc['runs'])} (dataset, method, repeat) runs, a write or "
-      "read worker still ran while they used more (`other_cores` in the JSON: the larger of the two; flagged "
-      "\"noisy\" in the check column).\n")
+    w(
+        f"Before each worker the driver waited up to {cfg['idle_wait']:g} s for other processes to use < "
+        f"{cfg['busy_max']} cores; in {noisy} of {len(doc['runs'])} (dataset, method, repeat) runs, a write or "
+        "read worker still ran while they used more (`other_cores` in the JSON: the larger of the two; flagged "
+        '"noisy" in the check column).\n'
+    )
     return "\n".join(L) + "\n"
 
 

@@ -64,14 +64,27 @@ def main() -> None:
     a = p.parse_args()
     paths = make_slices(a.data)
     codecs = ",".join(f"zstd:{level}" for level in range(1, 23))
-    cmd = [a.kompakt, "bench", *paths, "--codecs", codecs, "--threads", "1", "--block-size", "1M",
-           "--seconds", "0", "--json", "-q"]
+    cmd = [
+        a.kompakt,
+        "bench",
+        *paths,
+        "--codecs",
+        codecs,
+        "--threads",
+        "1",
+        "--block-size",
+        "1M",
+        "--seconds",
+        "0",
+        "--json",
+        "-q",
+    ]
     rows = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
-    names = [os.path.basename(p)[len("levels_"):-len(".bin")] for p in paths]
+    names = [os.path.basename(p)[len("levels_") : -len(".bin")] for p in paths]
     ratio: dict[int, dict[str, float]] = {}
     for r in rows:
         if r["codec"].startswith("zstd:"):
-            name = os.path.basename(r["file"])[len("levels_"):-len(".bin")]
+            name = os.path.basename(r["file"])[len("levels_") : -len(".bin")]
             ratio.setdefault(int(r["codec"][5:]), {})[name] = r["ratio"]
 
     print("| zstd level | " + " | ".join(names) + " |")
@@ -85,14 +98,30 @@ def main() -> None:
     print()
     bad = [(lo, hi) for lo, hi in zip(MAPPING, MAPPING[1:]) if not at_least(hi, lo)]
     decades = ", ".join(f"{21 if i == 0 else 10 * (i + 2)}: zstd {lv}" for i, lv in enumerate(MAPPING))
-    print(f"Mapping ({decades}): " + ("monotone on every slice." if not bad else
-          "FALLS: " + "; ".join(f"zstd {hi} below zstd {lo} on " + ", ".join(
-              n for n in names if ratio[hi][n] < ratio[lo][n]) for lo, hi in bad)))
+    print(
+        f"Mapping ({decades}): "
+        + (
+            "monotone on every slice."
+            if not bad
+            else "FALLS: "
+            + "; ".join(
+                f"zstd {hi} below zstd {lo} on " + ", ".join(n for n in names if ratio[hi][n] < ratio[lo][n])
+                for lo, hi in bad
+            )
+        )
+    )
     for lo, hi in zip(MAPPING, MAPPING[1:]):
         between = [lv for lv in range(lo + 1, hi) if at_least(lv, lo) and at_least(hi, lv)]
         if hi > lo + 1:
-            print(f"- between zstd {lo} and {hi}: " + (", ".join(map(str, between)) + " would also keep it monotone"
-                  if between else "no level compresses every slice at least as small as the one below and no smaller than the one above"))
+            print(
+                f"- between zstd {lo} and {hi}: "
+                + (
+                    ", ".join(map(str, between)) + " would also keep it monotone"
+                    if between
+                    else "no level compresses every slice at least as small as the one below "
+                    "and no smaller than the one above"
+                )
+            )
     sys.exit(1 if bad else 0)
 
 

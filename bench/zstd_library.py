@@ -70,9 +70,24 @@ def library_round(zstandard, blocks: list[bytes], level: int) -> tuple[float, fl
 
 def kompakt_round(kompakt: str, path: str, level: int) -> dict:
     out = subprocess.run(
-        [kompakt, "bench", path, "--codecs", f"zstd:{level}", "--threads", "1", "--block-size", "1M",
-         "--seconds", "3", "--json", "-q"],
-        check=True, capture_output=True, text=True,
+        [
+            kompakt,
+            "bench",
+            path,
+            "--codecs",
+            f"zstd:{level}",
+            "--threads",
+            "1",
+            "--block-size",
+            "1M",
+            "--seconds",
+            "3",
+            "--json",
+            "-q",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     return next(r for r in json.loads(out) if r["codec"] == f"zstd:{level}")
 
@@ -88,19 +103,25 @@ def main() -> None:
     want = bundled_zstd_version()
     have = tuple(int(x) for x in zstandard.ZSTD_VERSION)
     if have != want:
-        sys.exit(f"zstd_library: python-zstandard bundles zstd {have}, kompakt links {want}: "
-                 "install a python-zstandard release that bundles the same version")
+        sys.exit(
+            f"zstd_library: python-zstandard bundles zstd {have}, kompakt links {want}: "
+            "install a python-zstandard release that bundles the same version"
+        )
     if not os.access(a.kompakt, os.X_OK):
         sys.exit(f"zstd_library: {a.kompakt} not found: run cargo build --release first")
     levels = [int(x) for x in a.levels.split(",")]
-    print(f"zstd {'.'.join(map(str, want))} on both sides; 1 MiB blocks, 1 thread, best of "
-          f"{a.rounds} rounds; MB = 10^6 bytes\n")
-    print("| file | level | library ratio | kompakt ratio | library comp MB/s | kompakt comp MB/s | k/lib "
-          "| library dec MB/s | kompakt dec MB/s | k/lib |")
+    print(
+        f"zstd {'.'.join(map(str, want))} on both sides; 1 MiB blocks, 1 thread, best of "
+        f"{a.rounds} rounds; MB = 10^6 bytes\n"
+    )
+    print(
+        "| file | level | library ratio | kompakt ratio | library comp MB/s | kompakt comp MB/s | k/lib "
+        "| library dec MB/s | kompakt dec MB/s | k/lib |"
+    )
     print("|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for path in a.files:
         data = open(path, "rb").read()
-        blocks = [data[i:i + BLOCK] for i in range(0, len(data), BLOCK)]
+        blocks = [data[i : i + BLOCK] for i in range(0, len(data), BLOCK)]
         mb = len(data) / 1e6
         for level in levels:
             lib_c = lib_d = float("inf")
@@ -113,8 +134,11 @@ def main() -> None:
                 c, d, lib_size = library_round(zstandard, blocks, level)
                 lib_c, lib_d = min(lib_c, c), min(lib_d, d)
             lc, ld = mb / lib_c, mb / lib_d
-            print(f"| {os.path.basename(path)} | {level} | {len(data) / lib_size:.3f} | {k_ratio:.3f} | {lc:,.1f} | "
-                  f"{k_c:,.1f} | {k_c / lc:.2f} | {ld:,.1f} | {k_d:,.1f} | {k_d / ld:.2f} |", flush=True)
+            print(
+                f"| {os.path.basename(path)} | {level} | {len(data) / lib_size:.3f} | {k_ratio:.3f} | {lc:,.1f} | "
+                f"{k_c:,.1f} | {k_c / lc:.2f} | {ld:,.1f} | {k_d:,.1f} | {k_d / ld:.2f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -1,19 +1,48 @@
 #!/usr/bin/env bash
 # The main job: build kompakt and show it end to end on generated data.
 #   bash scripts/demo.sh            (about 4 minutes on 2 cores, most of it the first builds)
+#
+# Environment:
+#   KOMPAKT_DEMO_DIR   where the generated data and outputs go (default: target/demo). The
+#                      folder is emptied first, so it must be new, empty or an earlier demo's.
+#   KOMPAKT_DEMO_ROWS  rows of the generated tables (default 2000000)
+#   CARGO_TARGET_DIR   cargo's target folder, as for cargo itself (default: target/)
 set -euo pipefail
+CALLER_DIR="$PWD"
 cd "$(dirname "$0")/.."
+ROOT="$PWD"
+# Relative folders in the environment are taken from where the demo was started.
+case "${CARGO_TARGET_DIR:-}" in "" | /*) ;; *) export CARGO_TARGET_DIR="$CALLER_DIR/$CARGO_TARGET_DIR" ;; esac
 source scripts/setup.sh
 
-echo "== building kompakt (release)"
+ROWS="${KOMPAKT_DEMO_ROWS:-2000000}"
+if ! [[ "$ROWS" =~ ^[0-9]+$ ]] || [ "$ROWS" -lt 1000 ]; then
+  echo "KOMPAKT_DEMO_ROWS must be a whole number of at least 1000, not '$ROWS'" >&2
+  exit 2
+fi
+OUT="${KOMPAKT_DEMO_DIR:-$ROOT/target/demo}"
+case "$OUT" in /*) ;; *) OUT="$CALLER_DIR/$OUT" ;; esac
+# The demo empties its folder: never a chosen one that holds anything but an earlier demo's files.
+if [ -n "${KOMPAKT_DEMO_DIR:-}" ] && [ -d "$OUT" ] && [ -n "$(ls -A "$OUT")" ] && [ ! -f "$OUT/.kompakt-demo" ]; then
+  echo "KOMPAKT_DEMO_DIR=$OUT is not empty and is not an earlier demo's folder; choose another" >&2
+  exit 2
+fi
+
+echo "== building kompakt (release; a few minutes the first time, cargo shows its progress)"
 cargo build --release --locked -p kompakt-cli
-K="$PWD/target/release/kompakt"
-OUT="${KOMPAKT_DEMO_DIR:-$PWD/target/demo}"
+# The binary is in cargo's target folder: CARGO_TARGET_DIR, a cargo config's build.target-dir,
+# or target/.
+TARGET_DIR="$(cargo metadata --format-version 1 --no-deps --locked | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+K="$TARGET_DIR/release/kompakt"
+[ -x "$K" ] || { echo "the build did not leave $K" >&2; exit 1; }
+
 rm -rf "$OUT" && mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+touch "$OUT/.kompakt-demo"
 cd "$OUT"
 
-echo "== generating data in $OUT"
-python3 "$OLDPWD/scripts/gen_demo_data.py" data --rows "${KOMPAKT_DEMO_ROWS:-2000000}"
+echo "== generating data in $OUT ($ROWS rows; pure Python, a few seconds per million rows)"
+"$PY" "$ROOT/scripts/gen_demo_data.py" data --rows "$ROWS"
 ls -l data
 
 echo; echo "== compress with the default level (21 = zstd:1), all cores"
@@ -28,14 +57,22 @@ echo; echo "== inspect"
 "$K" inspect table.bin.kpk
 "$K" inspect ids-delta.kpk
 
-echo; echo "== random access: bytes 10,000,000..10,000,040 of the table, decoding one block"
-"$K" cat table.bin.kpk --range 10000000:10000040 | od -A d -t x1 | head -3
-python3 - "$OUT" <<'PY'
-import subprocess, sys
-out = sys.argv[1]
-want = open(f"{out}/data/table.bin", "rb").read()[10_000_000:10_000_040]
-got = subprocess.run([f"{out}/../release/kompakt", "cat", f"{out}/table.bin.kpk", "-r", "10000000:10000040"],
-                     check=True, capture_output=True).stdout
+# 40 bytes from byte 10,000,000 (from the middle when the table is smaller than that).
+size=$(stat -c %s data/table.bin)
+start=$(( size >= 20000000 ? 10000000 : size / 2 ))
+end=$(( start + 40 ))
+echo; echo "== random access: bytes $start..$end of the table, decoding one block"
+"$K" cat table.bin.kpk --range "$start:$end" | od -A d -t x1 | head -3
+"$PY" - "$K" "$OUT" "$start" "$end" <<'PY'
+import subprocess
+import sys
+
+kompakt, out, start, end = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+with open(f"{out}/data/table.bin", "rb") as f:
+    want = f.read()[start:end]
+got = subprocess.run(
+    [kompakt, "cat", f"{out}/table.bin.kpk", "-r", f"{start}:{end}"], check=True, capture_output=True
+).stdout
 assert got == want, "random access returned wrong bytes"
 print("range matches the original bytes")
 PY
@@ -48,14 +85,16 @@ cmp data/table.bin table.out && echo "table.bin: identical"
 echo; echo "== verify; then flip one byte and verify again (exit code 1 = damaged)"
 "$K" verify table.bin.kpk ids-delta.kpk
 cp table.bin.kpk damaged.kpk
-python3 -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[len(b)//2]^=1; open(p,'wb').write(b)" damaged.kpk
+"$PY" -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[len(b)//2]^=1; open(p,'wb').write(b)" damaged.kpk
 set +e; "$K" verify damaged.kpk; rc=$?; set -e
 echo "verify exit code: $rc"
 [ "$rc" = 1 ]
 
 echo; echo "== bench: codecs on the table's column bytes (in memory, 1 and 2 threads)"
 "$K" bench data/table.bin --codecs lz4,zstd:1,zstd:3,auto --typesize 1 --seconds 0.3 -q
-echo; echo "== Python: pip install . (builds the extension), then save/load objects"
-python3 -m pip install --quiet --disable-pip-version-check "$OLDPWD[test]"
-python3 "$OLDPWD/scripts/demo_python.py" "$OUT" "${KOMPAKT_DEMO_ROWS:-2000000}"
+echo; echo "== Python: pip install . (maturin builds the extension, several minutes the first time;"
+echo "   cargo's progress follows), then save/load objects"
+"$PY" -m pip install -v "$ROOT[test]"
+echo
+"$PY" "$ROOT/scripts/demo_python.py" "$OUT" "$ROWS"
 echo; echo "demo done: outputs in $OUT"

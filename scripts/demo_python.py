@@ -57,8 +57,10 @@ timed("pickle.dump (uncompressed)", pickle_save)
 timed("pickle.load", pickle_load)
 print(f"  sizes: kompakt {os.path.getsize(path) / 1e6:.1f} MB, pickle {os.path.getsize(pkl) / 1e6:.1f} MB")
 info = kompakt.info(path)
-print(f"  kompakt.info: {len(info['streams'])} streams, ratio {info['ratio']:.2f}, "
-      f"{len(info['object']['buffers'])} buffers stored out of band")
+print(
+    f"  kompakt.info: {len(info['streams'])} streams, ratio {info['ratio']:.2f}, "
+    f"{len(info['object']['buffers'])} buffers stored out of band"
+)
 assert kompakt.load(path, trusted=False)["note"] == "kompakt demo"
 print("  loaded again with trusted=False (restricted unpickler): ok")
 
@@ -93,8 +95,10 @@ assert len(calls) == 1
 print("  memoize: second call with an equal DataFrame served from the store")
 store.set("table copy", df)
 info = store.info()
-print(f"  {info['keys']} keys, {info['objects']} objects (equal values stored once), "
-      f"{info['stored_bytes'] / 1e6:.1f} MB stored")
+print(
+    f"  {info['keys']} keys, {info['objects']} objects (equal values stored once), "
+    f"{info['stored_bytes'] / 1e6:.1f} MB stored"
+)
 assert store.verify()["problems"] == []
 
 print("\n== Tables: columns and row ranges read on their own")
@@ -103,8 +107,10 @@ timed("write_table", lambda: kompakt.write_table(df, table_path))
 back = timed("read_table (all)", lambda: kompakt.read_table(table_path))
 assert back.equals(df)
 mid = rows // 2
-part = timed("1000 rows of 2 columns", lambda: kompakt.read_table(table_path, ["price", "city"], rows=(mid, mid + 1000)))
-assert part.equals(df.iloc[mid:mid + 1000][["price", "city"]])
+part = timed(
+    "1000 rows of 2 columns", lambda: kompakt.read_table(table_path, ["price", "city"], rows=(mid, mid + 1000))
+)
+assert part.equals(df.iloc[mid : mid + 1000][["price", "city"]])
 kompakt.append_table(df.iloc[:1000], table_path)
 assert kompakt.TableFile(table_path).num_rows == rows + 1000
 parquet_note = ""

@@ -10,6 +10,7 @@
 - ids.i64     : sorted int64 ids (delta-friendly)
 - log.txt     : text lines
 """
+
 import argparse
 import array
 import os
@@ -58,8 +59,10 @@ def main() -> int:
     words = "request served user cache miss hit backend timeout retry queue flushed".split()
     with open(os.path.join(a.out, "log.txt"), "w") as f:
         for k in range(n // 4):
-            f.write(f"2026-11-21T{k // 3600 % 24:02d}:{k // 60 % 60:02d}:{k % 60:02d} {rng.choice(levels)} "
-                    f"{' '.join(rng.choices(words, k=5))} id={rng.randint(1, 99999)} ms={rng.randint(1, 900)}\n")
+            f.write(
+                f"2026-11-21T{k // 3600 % 24:02d}:{k // 60 % 60:02d}:{k % 60:02d} {rng.choice(levels)} "
+                f"{' '.join(rng.choices(words, k=5))} id={rng.randint(1, 99999)} ms={rng.randint(1, 900)}\n"
+            )
     return 0
 
 

@@ -1,11 +1,72 @@
-# Sourced by demo.sh and test.sh: makes sure a fresh machine has what the build needs.
+# Sourced by demo.sh and test.sh (from the repository's root): makes sure a fresh machine has
+# what the build needs, and puts the project's Python in a virtual environment, .venv/.
 # Rust comes from rustup on this project's machines; python3 is part of the image.
+#
+# Afterwards $PY is the venv's interpreter; .venv/bin is also first on PATH (exported), so
+# `python3`, `pip` and the tools installed into the venv are its own. Debian's python3 refuses
+# `pip install` outside a venv (PEP 668), and the global interpreter is never touched.
+
+# apt-get, as the project's machines want it: one `apt-get update`, then one install at a time.
+_kompakt_apt_updated=0
+kompakt_apt_install() {
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "setup: please install $* (needs root and apt-get)" >&2
+    return 1
+  fi
+  if [ "$_kompakt_apt_updated" = 0 ]; then
+    echo "setup: apt-get update"
+    apt-get update -qq
+    _kompakt_apt_updated=1
+  fi
+  echo "setup: apt-get install $*"
+  apt-get install -y -qq -o DPkg::Lock::Timeout=600 "$@"
+}
+
 if ! command -v cargo >/dev/null 2>&1; then
   [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
 fi
 command -v cargo >/dev/null 2>&1 || { echo "cargo not found: install Rust (rustup) first" >&2; exit 2; }
-command -v python3 >/dev/null 2>&1 || { echo "python3 not found" >&2; exit 2; }
 # A C compiler builds the zstd and lz4 libraries.
 if ! command -v cc >/dev/null 2>&1; then
-  apt-get update -qq && apt-get install -y -qq -o DPkg::Lock::Timeout=600 build-essential
+  kompakt_apt_install build-essential
 fi
+
+# --- Python: the project's virtual environment ---------------------------------------------
+# The base interpreter: Debian's own when there is one (other pythons, such as a pyenv shim,
+# may come first on PATH), else whatever python3 is on PATH. KOMPAKT_PYTHON overrides it.
+if [ -n "${KOMPAKT_PYTHON:-}" ]; then
+  _kompakt_base="$KOMPAKT_PYTHON"
+elif [ -x /usr/bin/python3 ]; then
+  _kompakt_base=/usr/bin/python3
+else
+  _kompakt_base="$(command -v python3 || true)"
+fi
+[ -n "$_kompakt_base" ] || { echo "python3 not found" >&2; exit 2; }
+_kompakt_py_ok='import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'
+if ! "$_kompakt_base" -c "$_kompakt_py_ok"; then
+  echo "setup: $_kompakt_base is Python $("$_kompakt_base" -c 'import platform; print(platform.python_version())');" \
+    "kompakt needs Python >= 3.11 (set KOMPAKT_PYTHON to another interpreter)" >&2
+  exit 2
+fi
+
+VENV="$PWD/.venv"
+PY="$VENV/bin/python"
+# An existing venv is kept if its interpreter runs, is new enough and has pip; a half-made one
+# (say, from a `python3 -m venv` that failed for want of python3-venv) is made again.
+if ! { [ -x "$PY" ] && "$PY" -c "$_kompakt_py_ok" && "$PY" -m pip --version; } >/dev/null 2>&1; then
+  echo "setup: creating the virtual environment $VENV (from $_kompakt_base, Python $("$_kompakt_base" -c 'import platform; print(platform.python_version())'))"
+  rm -rf "$VENV"
+  if ! "$_kompakt_base" -m venv "$VENV"; then
+    # Debian ships venv and ensurepip in a separate package.
+    rm -rf "$VENV"
+    echo "setup: '$_kompakt_base -m venv' failed; installing Debian's python3-venv"
+    kompakt_apt_install python3-venv || exit 2
+    "$_kompakt_base" -m venv "$VENV" || { echo "setup: could not create $VENV" >&2; exit 2; }
+  fi
+  "$PY" -m pip --version >/dev/null || { echo "setup: $VENV has no pip" >&2; exit 2; }
+fi
+export VIRTUAL_ENV="$VENV"
+export PATH="$VENV/bin:$PATH"
+unset PYTHONHOME
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+echo "setup: Python $("$PY" -c 'import platform; print(platform.python_version())') in $VENV"

@@ -1,26 +1,43 @@
 #!/usr/bin/env bash
 # Every test of the project, as CI runs it:
 #   bash scripts/test.sh
-# formatting, lints, unit/property/golden/corruption/CLI tests (release build: the same artifacts
-# as the demo), then a short run of every fuzz target.
+# formatting and lints (Rust and Python), unit/property/golden/corruption/CLI tests (release
+# build: the same artifacts as the demo), the type stubs against the compiled module, then a
+# short run of every fuzz target. Python runs in the project's venv, .venv/ (scripts/setup.sh).
 set -euo pipefail
+CALLER_DIR="$PWD"
 cd "$(dirname "$0")/.."
+# A relative CARGO_TARGET_DIR is taken from where the script was started.
+case "${CARGO_TARGET_DIR:-}" in "" | /*) ;; *) export CARGO_TARGET_DIR="$CALLER_DIR/$CARGO_TARGET_DIR" ;; esac
 source scripts/setup.sh
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
+# The cargo target folder (CARGO_TARGET_DIR, a cargo config's build.target-dir, or target/):
+# the tests run the kompakt binary built there.
+TARGET_DIR="$(cargo metadata --format-version 1 --no-deps --locked | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
 
 echo "== cargo fmt --check"
 cargo fmt --all --check
+echo "== Python lint and format check (ruff; settings in pyproject.toml)"
+# The tools of the `lint` extra, read from pyproject.toml: installed without building the package.
+"$PY" -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["lint"]))' \
+  > "$VENV/lint-requirements.txt"
+"$PY" -m pip install --quiet -r "$VENV/lint-requirements.txt"
+"$PY" -m ruff check .
+"$PY" -m ruff format --check .
 echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --release --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --release --locked
-echo "== Python package: pip install .[test], then pytest"
-python3 -m pip install --quiet --disable-pip-version-check ".[test]"
-KOMPAKT_BIN="$PWD/target/release/kompakt" python3 -m pytest -q python/tests
+echo "== Python package: pip install .[test] (maturin builds the extension: minutes the first time), then pytest"
+"$PY" -m pip install -v ".[test]"
+KOMPAKT_BIN="$TARGET_DIR/release/kompakt" "$PY" -m pytest -q python/tests
+echo "== type stubs: python/kompakt/_core.pyi against the compiled module (mypy stubtest)"
+# MYPYPATH: the stubs of the source tree, not the copy installed with the package.
+MYPYPATH=python "$PY" -m mypy.stubtest --mypy-config-file pyproject.toml kompakt._core
 echo "== Python fuzz smoke run (atheris: object decoder and KompaktFile)"
-python3 -m pip install --quiet --disable-pip-version-check atheris
+"$PY" -m pip install --quiet atheris
 mkdir -p fuzz/corpus/python-objects
-python3 fuzz/python/objects.py fuzz/corpus/python-objects -max_total_time="${KOMPAKT_FUZZ_SECONDS:-20}" \
+"$PY" fuzz/python/objects.py fuzz/corpus/python-objects -max_total_time="${KOMPAKT_FUZZ_SECONDS:-20}" \
   -rss_limit_mb=4096 -max_len=16384 -print_final_stats=0 2>&1 | tail -n 3
 echo "== fuzz smoke run"
 bash fuzz/smoke.sh "${KOMPAKT_FUZZ_SECONDS:-20}"

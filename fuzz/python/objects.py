@@ -36,12 +36,10 @@ def object_file(fdp: atheris.FuzzedDataProvider) -> bytes:
             version = fdp.ConsumeIntInRange(-1, 2)
             pickle_stream = fdp.ConsumeIntInRange(-1, 4)
             buffers = [fdp.ConsumeIntInRange(-1, 4) for _ in range(fdp.ConsumeIntInRange(0, 4))]
-        w.set_metadata(
-            (
-                '{"kompakt":"python-pickle","version":%d,"pickle":{"stream":%d,"protocol":5},"buffers":[%s]}'
-                % (version, pickle_stream, ",".join('{"stream":%d}' % b for b in buffers))
-            ).encode()
-        )
+        # JSON templates: %-formatting keeps their braces as they are.
+        template = '{"kompakt":"python-pickle","version":%d,"pickle":{"stream":%d,"protocol":5},"buffers":[%s]}'
+        streams = ",".join('{"stream":%d}' % b for b in buffers)  # noqa: UP031
+        w.set_metadata((template % (version, pickle_stream, streams)).encode())
     return w.close()
 
 

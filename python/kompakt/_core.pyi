@@ -1,12 +1,33 @@
 """Type stubs of the native module kompakt._core (crates/kompakt-python)."""
 
 import os
-from typing import IO, Any, Union
+from pathlib import Path
+from typing import IO, Any, Self, final
 
 from kompakt._errors import CorruptError as CorruptError
 
-_Path = Union[str, os.PathLike[str]]
+_Path = str | os.PathLike[str]
 _Buffer = Any  # any object with the buffer protocol
+
+__all__ = [
+    "CorruptError",
+    "__version__",
+    "FORMAT_VERSION",
+    "DEFAULT_LEVEL",
+    "DEFAULT_BLOCK_SIZE",
+    "FileWriter",
+    "FileReader",
+    "Store",
+    "Pending",
+    "Hasher",
+    "Table",
+    "is_plain",
+    "write_table",
+    "append_table",
+    "compress",
+    "decompress",
+    "run_cli",
+]
 
 __version__: str
 FORMAT_VERSION: str
@@ -25,9 +46,10 @@ def compress(
 ) -> bytes: ...
 def decompress(data: _Buffer, *, threads: int | None = None) -> bytes: ...
 
+@final
 class FileWriter:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         target: _Path | IO[bytes] | None = None,
         *,
         codec: str | None = None,
@@ -37,9 +59,14 @@ class FileWriter:
         filter: str | None = None,
         block_size: int | None = None,
         adapt: bool = False,
-    ) -> None: ...
+    ) -> Self: ...
     def add_stream(
-        self, *, codec: str | None = None, level: int | None = None, typesize: int | None = None, filter: str | None = None
+        self,
+        *,
+        codec: str | None = None,
+        level: int | None = None,
+        typesize: int | None = None,
+        filter: str | None = None,
     ) -> int: ...
     def write(self, stream: int, data: _Buffer) -> int: ...
     def finish_stream(self, stream: int) -> None: ...
@@ -53,10 +80,11 @@ class FileWriter:
     def close(self) -> bytes | None: ...
     def abort(self) -> None: ...
 
+@final
 class FileReader:
-    def __init__(
-        self, source: _Path | IO[bytes] | _Buffer, *, threads: int | None = None, verify_checksums: bool = True
-    ) -> None: ...
+    def __new__(
+        cls, source: _Path | IO[bytes] | _Buffer, *, threads: int | None = None, verify_checksums: bool = True
+    ) -> Self: ...
     def stream_lengths(self) -> list[int]: ...
     def metadata(self) -> bytes: ...
     def read_stream(self, stream: int) -> bytes: ...
@@ -69,13 +97,15 @@ class FileReader:
     @property
     def closed(self) -> bool: ...
 
+@final
 class Pending:
     @property
     def hash(self) -> str: ...
 
+@final
 class Store:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         path: _Path,
         *,
         codec: str | None = None,
@@ -84,9 +114,9 @@ class Store:
         durable: bool = False,
         threads: int | None = None,
         adapt: bool | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> Path: ...
     @property
     def codec(self) -> str: ...
     @property
@@ -124,14 +154,15 @@ class Store:
 
 def is_plain(value: Any) -> bool: ...
 
+@final
 class Hasher:
-    def __init__(self) -> None: ...
+    def __new__(cls) -> Self: ...
     def write(self, data: _Buffer) -> int: ...
     def hexdigest(self) -> str: ...
 
 def write_table(
     data: Any,
-    path: str,
+    path: _Path,
     *,
     codec: str | None = None,
     level: int | None = None,
@@ -140,10 +171,9 @@ def write_table(
     metadata: dict[str, str] | None = None,
     sorted_by: list[tuple[str, bool, bool]] | None = None,
 ) -> int: ...
-
 def append_table(
     data: Any,
-    path: str,
+    path: _Path,
     *,
     codec: str | None = None,
     level: int | None = None,
@@ -151,8 +181,9 @@ def append_table(
     metadata: dict[str, str] | None = None,
 ) -> int: ...
 
+@final
 class Table:
-    def __init__(self, path: str) -> None: ...
+    def __new__(cls, path: _Path) -> Self: ...
     @property
     def schema(self) -> Any: ...
     @property
@@ -160,7 +191,7 @@ class Table:
     @property
     def rows_per_group(self) -> int: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> Path: ...
     @property
     def file_size(self) -> int: ...
     @property

@@ -58,8 +58,17 @@ class KompaktFile(io.BufferedIOBase):
             )
             self._writer.add_stream()
         else:
-            given = [k for k, v in (("codec", codec), ("level", level), ("typesize", typesize),
-                                    ("filter", filter), ("block_size", block_size)) if v is not None]
+            given = [
+                k
+                for k, v in (
+                    ("codec", codec),
+                    ("level", level),
+                    ("typesize", typesize),
+                    ("filter", filter),
+                    ("block_size", block_size),
+                )
+                if v is not None
+            ]
             if given:
                 raise ValueError(f"{', '.join(given)} only apply when writing (mode 'wb')")
             self._reader = _core.FileReader(file, threads=threads)

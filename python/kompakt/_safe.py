@@ -73,11 +73,32 @@ _EXACT: dict[str, frozenset[str]] = {
 _GETATTR = frozenset([("zoneinfo._zoneinfo", "ZoneInfo", "_unpickle"), ("zoneinfo", "ZoneInfo", "_unpickle")])
 
 _DENIED = (
-    "numpy.f2py", "numpy.distutils", "numpy.testing", "numpy.ctypeslib", "numpy.lib.format",
-    "pandas.io", "pandas.plotting", "pandas.testing", "pandas.util", "pandas.core.computation",
-    "pandas.api", "pandas._testing", "pandas.tests", "pandas._config",
-    "pyarrow.fs", "pyarrow._fs", "pyarrow.io", "pyarrow.parquet", "pyarrow.dataset", "pyarrow.csv",
-    "pyarrow.json", "pyarrow.orc", "pyarrow.feather", "pyarrow.ipc", "pyarrow.flight", "pyarrow.cuda",
+    "numpy.f2py",
+    "numpy.distutils",
+    "numpy.testing",
+    "numpy.ctypeslib",
+    "numpy.lib.format",
+    "pandas.io",
+    "pandas.plotting",
+    "pandas.testing",
+    "pandas.util",
+    "pandas.core.computation",
+    "pandas.api",
+    "pandas._testing",
+    "pandas.tests",
+    "pandas._config",
+    "pyarrow.fs",
+    "pyarrow._fs",
+    "pyarrow.io",
+    "pyarrow.parquet",
+    "pyarrow.dataset",
+    "pyarrow.csv",
+    "pyarrow.json",
+    "pyarrow.orc",
+    "pyarrow.feather",
+    "pyarrow.ipc",
+    "pyarrow.flight",
+    "pyarrow.cuda",
 )
 _FAMILIES = ("numpy", "pandas", "pyarrow")
 
@@ -104,16 +125,36 @@ def _data_class(obj: Any, family: str) -> bool:
 
         return issubclass(
             obj,
-            (pyarrow.DataType, pyarrow.Array, pyarrow.ChunkedArray, pyarrow.Table, pyarrow.RecordBatch,
-             pyarrow.Schema, pyarrow.Field, pyarrow.Scalar, pyarrow.Buffer),
+            (
+                pyarrow.DataType,
+                pyarrow.Array,
+                pyarrow.ChunkedArray,
+                pyarrow.Table,
+                pyarrow.RecordBatch,
+                pyarrow.Schema,
+                pyarrow.Field,
+                pyarrow.Scalar,
+                pyarrow.Buffer,
+            ),
         )
     # pandas sets __module__ = "pandas" on its public classes (HDFStore too): decide by base.
     import pandas
     from pandas.api.extensions import ExtensionArray, ExtensionDtype
     from pandas.core.internals.managers import BaseBlockManager
 
-    bases = (pandas.DataFrame, pandas.Series, pandas.Index, ExtensionArray, ExtensionDtype, BaseBlockManager,
-             pandas.Timestamp, pandas.Timedelta, pandas.Period, pandas.Interval, pandas.offsets.BaseOffset)
+    bases = (
+        pandas.DataFrame,
+        pandas.Series,
+        pandas.Index,
+        ExtensionArray,
+        ExtensionDtype,
+        BaseBlockManager,
+        pandas.Timestamp,
+        pandas.Timedelta,
+        pandas.Period,
+        pandas.Interval,
+        pandas.offsets.BaseOffset,
+    )
     return issubclass(obj, bases)
 
 

@@ -37,6 +37,7 @@ SMALL_PICKLE_MAX = 1 << 20
 
 _MISSING: Any = object()
 
+
 def _plain_pickle(value: Any) -> bytes | None:
     """The pickle of ``value`` when it is a small plain value (builtin scalars, alone or in a
     small dict, list or tuple: see ``_core.is_plain``), else None. Such values pickle the same
@@ -53,6 +54,8 @@ def _small_pickle(value: Any, open_writer: Callable[[], Any]) -> tuple[bytes | N
     encoder = _ObjectEncoder(open_writer, SMALL_PICKLE_MAX)
     small = encoder.encode(value)
     return small, (None if small is not None else encoder)
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 PathLike = Union[str, "os.PathLike[str]"]
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import collections
 import json
 import os
-from typing import Any, Iterator, Sequence, Union
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from kompakt import _core
 
@@ -80,7 +81,7 @@ def _check_metadata(metadata) -> None:
         raise TypeError("metadata must map str to str")
 
 
-SortKeys = Union[str, Sequence[Union[str, tuple[str, str], tuple[str, str, str]]]]
+SortKeys = str | Sequence[str | tuple[str, str] | tuple[str, str, str]]
 _SORT_ORDERS = {"ascending": False, "descending": True}
 _NULL_PLACES = {"last": False, "first": True}
 
@@ -198,9 +199,7 @@ def append_table(
         stored = TableFile(path).columns
         preserve_index = any(isinstance(n, str) and n.startswith("__index_level_") for n in stored) or None
     stream = _arrow_input(data, preserve_index, "append_table")
-    return _core.append_table(
-        stream, os.fspath(path), codec=codec, level=level, threads=threads, metadata=metadata
-    )
+    return _core.append_table(stream, os.fspath(path), codec=codec, level=level, threads=threads, metadata=metadata)
 
 
 def read_table(
@@ -302,7 +301,7 @@ class TableFile:
     def __repr__(self) -> str:
         return f"<kompakt.TableFile {self._path!r}: {self.num_rows} rows x {len(self.columns)} columns>"
 
-    def __enter__(self) -> "TableFile":
+    def __enter__(self) -> TableFile:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -463,9 +462,7 @@ class TableFile:
         columns = dict(zip(table.column_names, table.columns))
         columns.update((all_names[i], a) for i, a in direct.items())
         blocks = [(block, [all_names[i] for i in members]) for block, members in blocks]
-        df = _simple_frame(
-            names, columns, stop - start, pandas_meta, start, self.num_rows, self._pandas_cache, blocks
-        )
+        df = _simple_frame(names, columns, stop - start, pandas_meta, start, self.num_rows, self._pandas_cache, blocks)
         if df is not None:
             return df
         if direct:
@@ -474,7 +471,9 @@ class TableFile:
             schema = self._core.schema
             # (A column read through Arrow has the type it was read as: large strings.)
             fields = [table.schema.field(all_names[i]) if i in rest else schema.field(i) for i in wanted]
-            arrays = [columns[f.name] if i in rest else pa.array(direct[i], type=f.type) for i, f in zip(wanted, fields)]
+            arrays = [
+                columns[f.name] if i in rest else pa.array(direct[i], type=f.type) for i, f in zip(wanted, fields)
+            ]
             table = pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=schema.metadata))
         df = table.to_pandas()
         if pandas_meta:
@@ -536,7 +535,6 @@ def _shift_range_index(df, meta: dict, start: int, total: int) -> None:
         df.index = index
 
 
-
 _UNSET = object()
 # pandas objects built from recently read files, by file identity: a CategoricalDtype costs
 # more to build than a 1000-row read. An append or a replaced file is a new identity.
@@ -558,6 +556,8 @@ def _pandas_cache_of(key: tuple) -> dict[Any, Any]:
     while len(_PANDAS_CACHE) > _PANDAS_CACHE_FILES:
         _PANDAS_CACHE.popitem(last=False)
     return _PANDAS_CACHE[key]
+
+
 def _is_number(t) -> bool:
     """Integer or floating Arrow type (``to_pandas_dtype`` raises for some other primitives,
     such as times)."""

@@ -6,13 +6,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kompakt
+from helpers import damaged_copies, random_bytes
 
 CODECS = ["none", "lz4", "lz4:8", "lz4hc", "lz4hc:3", "zstd", "zstd:-5", "zstd:9", "gzip", "zlib:1", "auto"]
 
 
 @settings(max_examples=60, deadline=None)
 @given(
-    data=st.binary(max_size=300_000) | st.builds(lambda n, b: b * n, st.integers(0, 50_000), st.binary(min_size=1, max_size=7)),
+    data=st.binary(max_size=300_000)
+    | st.builds(lambda n, b: b * n, st.integers(0, 50_000), st.binary(min_size=1, max_size=7)),
     codec=st.sampled_from(CODECS),
     typesize=st.sampled_from([None, 1, 2, 4, 8, 3]),
     threads=st.sampled_from([None, 1, 2, 3]),
@@ -25,7 +27,7 @@ def test_round_trip_any_bytes(data, codec, typesize, threads, block_size):
 
 
 def test_output_does_not_depend_on_thread_count():
-    data = np.random.default_rng(1).integers(0, 1000, 3_000_000).tobytes()
+    data = random_bytes(3_000_000, 1000, seed=1, dtype=np.int64)
     one = kompakt.compress(data, threads=1, block_size=65536)
     assert kompakt.compress(data, threads=2, block_size=65536) == one
     assert kompakt.compress(data, threads=7, block_size=65536) == one
@@ -91,10 +93,7 @@ def test_damaged_data_raises_corrupt_error():
     for n in range(0, len(packed), max(1, len(packed) // 300)):
         with pytest.raises(kompakt.CorruptError):
             kompakt.decompress(packed[:n])
-    rng = np.random.default_rng(3)
-    for pos in rng.integers(0, len(packed), 300):
-        flipped = bytearray(packed)
-        flipped[pos] ^= 1 << int(rng.integers(0, 8))
+    for flipped in damaged_copies(packed, 300, seed=3):
         with pytest.raises(kompakt.CorruptError):
             kompakt.decompress(flipped)
     with pytest.raises(kompakt.CorruptError):
@@ -122,7 +121,7 @@ def test_the_gil_is_released_while_compressing():
     import threading
     import time
 
-    data = np.random.default_rng(7).integers(0, 4, 16_000_000).astype(np.uint8).tobytes()
+    data = random_bytes(16_000_000, 4, seed=7)
     started = threading.Event()
     result = []
 

@@ -8,8 +8,23 @@ import kompakt
 from kompakt import _data, _file, _objects, _store, _table
 
 PUBLIC = [
-    "compress", "decompress", "save", "load", "dump", "dumps", "loads", "open", "info", "verify",
-    "Store", "memoize", "hash_value", "write_table", "read_table", "append_table", "TableFile",
+    "compress",
+    "decompress",
+    "save",
+    "load",
+    "dump",
+    "dumps",
+    "loads",
+    "open",
+    "info",
+    "verify",
+    "Store",
+    "memoize",
+    "hash_value",
+    "write_table",
+    "read_table",
+    "append_table",
+    "TableFile",
 ]
 
 

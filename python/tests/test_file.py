@@ -9,10 +9,11 @@ import pandas as pd
 import pytest
 
 import kompakt
+from helpers import random_bytes
 
 
 def test_copyfileobj_both_ways(tmp_path):
-    data = np.random.default_rng(0).integers(0, 20, 3_000_000).astype(np.uint8).tobytes()
+    data = random_bytes(3_000_000, 20, seed=0)
     src = tmp_path / "src.bin"
     src.write_bytes(data)
     with open(src, "rb") as fin, kompakt.open(tmp_path / "c.kpk", "wb", codec="lz4") as fout:

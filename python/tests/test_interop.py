@@ -6,6 +6,7 @@ import numpy as np
 import xxhash
 
 import kompakt
+from helpers import random_bytes
 from kompakt import _core
 
 GOLDEN_OBJECT = "python-object.kpk"
@@ -27,7 +28,7 @@ def run(cli, *args, **kw):
 
 
 def test_cli_files_read_in_python(cli, tmp_path):
-    data = np.random.default_rng(0).integers(0, 1000, 2_000_000).astype(np.int64).tobytes()
+    data = random_bytes(2_000_000, 1000, seed=0, dtype=np.int64)
     src = tmp_path / "in.bin"
     src.write_bytes(data)
     for codec in ("lz4", "zstd:3", "gzip", "none"):

@@ -6,7 +6,6 @@ import json
 import os
 import pathlib
 import pickle
-import threading
 
 import numpy as np
 import pandas as pd
@@ -17,6 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import kompakt
+from helpers import damaged_copies, incompressible, random_bytes, run_in_threads
 from kompakt import _objects
 
 ALL_DTYPES = (
@@ -47,7 +47,22 @@ def test_small_arrays_of_every_dtype(arr):
 
 
 @pytest.mark.parametrize(
-    "dtype", ["bool", "int8", "uint16", ">i4", "int64", "float16", "float32", ">f8", "complex128", "M8[ns]", "m8[s]", "S7", "U3"]
+    "dtype",
+    [
+        "bool",
+        "int8",
+        "uint16",
+        ">i4",
+        "int64",
+        "float16",
+        "float32",
+        ">f8",
+        "complex128",
+        "M8[ns]",
+        "m8[s]",
+        "S7",
+        "U3",
+    ],
 )
 def test_large_arrays_go_out_of_band_and_load_writeable(dtype):
     rng = np.random.default_rng(0)
@@ -66,8 +81,17 @@ def test_non_contiguous_fortran_zero_size_and_readonly_arrays():
     ro = base.copy()
     ro.flags.writeable = False
     times = np.asfortranarray(base.astype("M8[s]"))
-    cases = [base[::3, ::2], np.asfortranarray(base), np.empty((0, 5)), np.zeros((3, 0, 2), "f4"), base.T, ro, times,
-             times[::2], base.astype("m8[ms]")]
+    cases = [
+        base[::3, ::2],
+        np.asfortranarray(base),
+        np.empty((0, 5)),
+        np.zeros((3, 0, 2), "f4"),
+        base.T,
+        ro,
+        times,
+        times[::2],
+        base.astype("m8[ms]"),
+    ]
     for arr in cases:
         back = kompakt.loads(kompakt.dumps(arr))
         assert_same_array(back, arr)
@@ -133,7 +157,7 @@ def test_nested_containers_and_scalars():
     obj = {
         "list": [1, 2.5, "three", None, True, b"bytes", bytearray(b"ba"), 10**40, 1 + 2j],
         "tuple": (frozenset({1, 2}), {3, 4}, range(5), slice(1, 2)),
-        "when": datetime.datetime(2026, 11, 22, tzinfo=datetime.timezone.utc),
+        "when": datetime.datetime(2026, 11, 22, tzinfo=datetime.UTC),
         "arrays": [np.arange(i * 10_000) for i in range(5)],
         "nested": {"deeper": {"frame": pd.DataFrame({"a": [1, 2]})}},
     }
@@ -145,7 +169,7 @@ def test_nested_containers_and_scalars():
 
 
 def test_large_bytes_stream_through_the_pickle():
-    big = os.urandom(1 << 20) * 12  # above WHOLE_PICKLE_MAX: read back through a file object
+    big = incompressible(1 << 20) * 12  # above WHOLE_PICKLE_MAX: read back through a file object
     assert len(big) > _objects.WHOLE_PICKLE_MAX
     obj = [big, b"small", bytearray(big[:100_000])]
     assert kompakt.loads(kompakt.dumps(obj)) == obj
@@ -264,10 +288,7 @@ def test_corrupt_and_truncated_files_raise_corrupt_error(tmp_path):
     for n in list(range(0, 200)) + list(range(200, len(blob), max(1, len(blob) // 200))):
         with pytest.raises(kompakt.CorruptError):
             kompakt.loads(blob[:n])
-    rng = np.random.default_rng(4)
-    for pos in rng.integers(0, len(blob), 200):
-        damaged = bytearray(blob)
-        damaged[pos] ^= 0x10
+    for damaged in damaged_copies(blob, 200, seed=4, mask=0x10):
         with pytest.raises(kompakt.CorruptError):
             kompakt.loads(damaged)
     path = tmp_path / "t.kpk"
@@ -282,9 +303,11 @@ def test_forged_metadata_is_refused():
     assert reader_meta["pickle"] == {"stream": 0, "protocol": 5}
     from kompakt import _core
 
-    for meta in (b'{"kompakt":"python-pickle","version":1,"pickle":{"stream":5,"protocol":5},"buffers":[]}',
-                 b'{"kompakt":"python-pickle","version":1,"pickle":{"stream":0,"protocol":5},"buffers":[{"stream":0}]}',
-                 b'{"kompakt":"python-pickle","version":1}'):
+    for meta in (
+        b'{"kompakt":"python-pickle","version":1,"pickle":{"stream":5,"protocol":5},"buffers":[]}',
+        b'{"kompakt":"python-pickle","version":1,"pickle":{"stream":0,"protocol":5},"buffers":[{"stream":0}]}',
+        b'{"kompakt":"python-pickle","version":1}',
+    ):
         w = _core.FileWriter(None)
         w.write(w.add_stream(), pickle.dumps([1, 2], protocol=5))
         w.set_metadata(meta)
@@ -329,52 +352,33 @@ def test_untrusted_getattr_on_allowed_class_refuses_dunders():
 
 
 def test_many_threads_saving_and_loading_at_once(tmp_path):
-    errors = []
-
     def work(i):
-        try:
-            obj = {"i": i, "a": np.arange(200_000) * i}
-            path = tmp_path / f"{i % 4}-{i}.kpk"
-            for _ in range(3):
-                kompakt.save(obj, path, threads=2)
-                back = kompakt.load(path, threads=2)
-                assert back["i"] == i and (back["a"] == obj["a"]).all()
-                assert kompakt.loads(kompakt.dumps(obj))["i"] == i
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        obj = {"i": i, "a": np.arange(200_000) * i}
+        path = tmp_path / f"{i % 4}-{i}.kpk"
+        for _ in range(3):
+            kompakt.save(obj, path, threads=2)
+            back = kompakt.load(path, threads=2)
+            assert back["i"] == i and (back["a"] == obj["a"]).all()
+            assert kompakt.loads(kompakt.dumps(obj))["i"] == i
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(12)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_in_threads(work, range(12))
 
 
 def test_shared_file_objects_across_threads(tmp_path):
     path = tmp_path / "shared.kpk"
-    data = np.random.default_rng(1).integers(0, 9, 2_000_000).astype(np.uint8).tobytes()
+    data = random_bytes(2_000_000, 9, seed=1)
     with kompakt.open(path, "wb", block_size=65536) as f:
         f.write(data)
     reader = kompakt._core.FileReader(path)
-    errors = []
 
     def work(seed):
         rng = np.random.default_rng(seed)
-        try:
-            for _ in range(200):
-                pos = int(rng.integers(0, len(data)))
-                n = int(rng.integers(0, 300_000))
-                assert reader.read(0, pos, n) == data[pos : pos + n]
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
+        for _ in range(200):
+            pos = int(rng.integers(0, len(data)))
+            n = int(rng.integers(0, 300_000))
+            assert reader.read(0, pos, n) == data[pos : pos + n]
 
-    threads = [threading.Thread(target=work, args=(s,)) for s in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_in_threads(work, range(6))
 
 
 def test_pathlib_and_pickle_compat():
@@ -389,10 +393,16 @@ def test_pathlib_and_pickle_compat():
         st.binary(max_size=100),
         st.builds(
             lambda ver, ps, bufs, proto: json.dumps(
-                {"kompakt": "python-pickle", "version": ver, "pickle": {"stream": ps, "protocol": proto},
-                 "buffers": [{"stream": b} for b in bufs]}
+                {
+                    "kompakt": "python-pickle",
+                    "version": ver,
+                    "pickle": {"stream": ps, "protocol": proto},
+                    "buffers": [{"stream": b} for b in bufs],
+                }
             ).encode(),
-            st.integers(-2, 3), st.integers(-1, 3) | st.text(max_size=2), st.lists(st.integers(-1, 4), max_size=4),
+            st.integers(-2, 3),
+            st.integers(-1, 3) | st.text(max_size=2),
+            st.lists(st.integers(-1, 4), max_size=4),
             st.integers(-1, 6),
         ),
     ),
@@ -426,8 +436,11 @@ def _object_file(pickle_bytes):
 
     w = _core.FileWriter(None)
     w.write(w.add_stream(), pickle_bytes)
-    w.set_metadata(json.dumps({"kompakt": "python-pickle", "version": 1,
-                               "pickle": {"stream": 0, "protocol": 5}, "buffers": []}).encode())
+    w.set_metadata(
+        json.dumps(
+            {"kompakt": "python-pickle", "version": 1, "pickle": {"stream": 0, "protocol": 5}, "buffers": []}
+        ).encode()
+    )
     return w.close()
 
 
@@ -459,10 +472,19 @@ def test_untrusted_load_refuses_reaching_code(module, name):
 
 def test_untrusted_getattr_cannot_reach_methods(tmp_path):
     target = tmp_path / "written"
-    for cls_module, cls_name, attr in [("numpy", "ndarray", "tofile"), ("pandas", "DataFrame", "to_csv"),
-                                       ("datetime", "datetime", "__subclasses__")]:
-        body = (_stack_global("builtins", "getattr") + _stack_global(cls_module, cls_name)
-                + b"\x8c" + bytes([len(attr)]) + attr.encode() + b"\x86R.")  # TUPLE2 REDUCE
+    for cls_module, cls_name, attr in [
+        ("numpy", "ndarray", "tofile"),
+        ("pandas", "DataFrame", "to_csv"),
+        ("datetime", "datetime", "__subclasses__"),
+    ]:
+        body = (
+            _stack_global("builtins", "getattr")
+            + _stack_global(cls_module, cls_name)
+            + b"\x8c"
+            + bytes([len(attr)])
+            + attr.encode()
+            + b"\x86R."
+        )  # TUPLE2 REDUCE
         with pytest.raises(pickle.UnpicklingError, match="getattr"):
             kompakt.loads(_object_file(b"\x80\x05" + body), trusted=False)
     assert not target.exists()
@@ -500,14 +522,14 @@ def test_reentrant_calls_from_file_objects_raise_instead_of_hanging():
 
         def write(self, b):
             if self.writer is not None:
-                self.writer.bytes_in  # calls back into the FileWriter that is writing
+                self.writer.bytes_in  # noqa: B018 - calls back into the FileWriter that is writing
             return super().write(b)
 
     spy = Spy()
     w = _core.FileWriter(spy)
     spy.writer = w
     with pytest.raises(RuntimeError, match="re-entrant"):
-        w.write(w.add_stream(), os.urandom(20 << 20))  # big enough to reach the file during write
+        w.write(w.add_stream(), incompressible(20 << 20))  # big enough to reach the file during write
     w.abort()
 
 

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kompakt
+from helpers import incompressible
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -98,10 +99,9 @@ def test_large_values_round_trip_as_files(store: kompakt.Store) -> None:
 
 
 def test_equal_values_are_stored_once_whatever_the_codec(tmp_path: Path) -> None:
-    import random
 
     x = np.arange(3_000_000, dtype=np.int64)
-    medium = random.Random(0).randbytes(4000)  # incompressible: in the index's object table
+    medium = incompressible(4000, seed=0)  # incompressible: in the index's object table
     small = {"a": list(range(50))}  # 1 KiB or less stored: kept beside each key
     hashes = set()
     for codec in ["zstd:1", "lz4", "none", "zstd:9"]:
@@ -167,7 +167,7 @@ def test_plain_bytes_and_cli_interop(store: kompakt.Store, cli: Path) -> None:
     assert kompakt.load(obj_file) == {"from": "python"}
     assert run("store", "get", store.path, "raw", "--decompress").stdout == "plain data"
     src = Path(store.path).parent / "input.bin"
-    src.write_bytes(os.urandom(1000) * 300)
+    src.write_bytes(incompressible(1000) * 300)
     run("store", "put", store.path, "from-cli", str(src), "-n", "cli")
     assert store.get_bytes("from-cli", namespace="cli") == src.read_bytes()
     assert "OK" in run("store", "verify", store.path).stdout
@@ -556,7 +556,11 @@ def test_hash_value_is_stable_across_processes() -> None:
     code = "import kompakt, numpy; print(kompakt.hash_value([{'b', 'a', 'c'}, frozenset({1, 2}), numpy.arange(10)]))"
     outs = {
         subprocess.run(
-            [sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True, check=True
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         for seed in ["1", "2", "3"]
     }

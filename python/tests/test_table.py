@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kompakt
+from helpers import damaged_copies
 
 
 def frame(n: int, seed: int = 0) -> pd.DataFrame:
@@ -127,7 +128,12 @@ def test_polars_in_and_out(tmp_path):
     rows_per_group=st.sampled_from([1, 7, 64, 100, 1024]),
     start=st.integers(-700, 700),
     stop=st.integers(-700, 700),
-    cols=st.lists(st.sampled_from(["Logical", "Integer", "Real", "Factor", "NullableInt", "When", "Word"]), min_size=1, max_size=3, unique=True),
+    cols=st.lists(
+        st.sampled_from(["Logical", "Integer", "Real", "Factor", "NullableInt", "When", "Word"]),
+        min_size=1,
+        max_size=3,
+        unique=True,
+    ),
 )
 def test_any_slice_equals_slicing_the_frame(tmp_path_factory, n, rows_per_group, start, stop, cols):
     df = frame(n, seed=n)
@@ -192,10 +198,7 @@ def test_damage_is_corrupt_error(tmp_path):
     kompakt.write_table(frame(3000), path, rows_per_group=500)
     good = path.read_bytes()
     bad = tmp_path / "bad.kpk"
-    rng = np.random.default_rng(1)
-    for pos in rng.integers(0, len(good), 40):
-        data = bytearray(good)
-        data[pos] ^= 0x04
+    for data in damaged_copies(good, 40, seed=1, mask=0x04):
         bad.write_bytes(bytes(data))
         with pytest.raises(kompakt.CorruptError):
             kompakt.read_table(bad, to="arrow")
@@ -212,7 +215,12 @@ def test_pathlib_and_cli_inspect(tmp_path, cli):
     out = subprocess.run([cli, "inspect", os.fspath(path)], capture_output=True, text=True, check=True).stdout
     assert "table: 1000 rows x 8 columns" in out
     assert "Factor" in out and "for " in out and "dict " in out
-    out = subprocess.run([cli, "head", "-n", "3", "--columns", "Integer,Word", os.fspath(path)], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [cli, "head", "-n", "3", "--columns", "Integer,Word", os.fspath(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out.count("\n") >= 4 and "Word" in out
 
 
@@ -222,7 +230,18 @@ def test_append_pandas_with_new_categories(tmp_path):
     b = pd.DataFrame({"city": pd.Categorical(["Quito", "Oslo"] * 50), "n": np.arange(1200, 1300, dtype="int64")})
     kompakt.write_table(a, path, rows_per_group=500)
     assert kompakt.append_table(b, path) == 100
-    assert kompakt.append_table(pa.table({"city": pa.array(["Accra"]).dictionary_encode().cast(pa.dictionary(pa.int8(), pa.large_string())), "n": pa.array([1300])}), path) == 1
+    assert (
+        kompakt.append_table(
+            pa.table(
+                {
+                    "city": pa.array(["Accra"]).dictionary_encode().cast(pa.dictionary(pa.int8(), pa.large_string())),
+                    "n": pa.array([1300]),
+                }
+            ),
+            path,
+        )
+        == 1
+    )
     back = kompakt.read_table(path)
     assert back["n"].tolist() == list(range(1301))
     assert back["city"].tolist() == ["Oslo", "Lima"] * 600 + ["Quito", "Oslo"] * 50 + ["Accra"]
@@ -276,9 +295,12 @@ def test_simple_frames_equal_pyarrows_conversion(tmp_path_factory, n, seed, inde
             "f32": rng.random(n).astype("float32"),
             "f64": rng.random(n),
             "flag": rng.random(n) < 0.3,
-            "maybe": pd.array(np.where(rng.random(n) < (0.2 if nulls else 0), None, rng.random(n) < 0.5), dtype="boolean"),
+            "maybe": pd.array(
+                np.where(rng.random(n) < (0.2 if nulls else 0), None, rng.random(n) < 0.5), dtype="boolean"
+            ),
             "city": pd.Categorical.from_codes(
-                np.where(rng.random(n) < (0.1 if nulls else 0), -1, rng.integers(0, 300, n)), [f"c{i}" for i in range(300)]
+                np.where(rng.random(n) < (0.1 if nulls else 0), -1, rng.integers(0, 300, n)),
+                [f"c{i}" for i in range(300)],
             ),
             "size": pd.Categorical.from_codes(rng.integers(0, 3, n), ["S", "M", "L"], ordered=True),
         }
@@ -294,7 +316,12 @@ def test_simple_frames_equal_pyarrows_conversion(tmp_path_factory, n, seed, inde
         kompakt.write_table(df, path, rows_per_group=512)
     t = kompakt.TableFile(path)
     a, b = sorted(x % (n + 1) for x in window)
-    for columns, rows in [(None, None), (None, slice(a, b)), (["city", "maybe"], (a, b)), (["size", "f32"], slice(b, None))]:
+    for columns, rows in [
+        (None, None),
+        (None, slice(a, b)),
+        (["city", "maybe"], (a, b)),
+        (["size", "f32"], slice(b, None)),
+    ]:
         fast = t.read(columns, rows)
         taken = _simple(t, columns, rows)
         assert taken is not None or n == 0, "these frames take the fast path (empty dictionaries do not)"
@@ -332,7 +359,10 @@ def test_frames_outside_the_simple_case_use_pyarrows_conversion(tmp_path):
     assert meta
     assert _simple(t, None, None) is None
     assert _simple(t, ["Logical", "Factor", "Real"], None) is not None
-    _same(t.read(["Logical", "Factor", "Real"], slice(100, 1300)), _generic(path, ["Logical", "Factor", "Real"], slice(100, 1300)))
+    _same(
+        t.read(["Logical", "Factor", "Real"], slice(100, 1300)),
+        _generic(path, ["Logical", "Factor", "Real"], slice(100, 1300)),
+    )
     # Numeric columns decoded into numpy, the others through Arrow, put together for pyarrow.
     _same(t.read(), _generic(path))
     _same(t.read(rows=slice(100, 1300)), _generic(path, rows=slice(100, 1300)))
@@ -436,7 +466,9 @@ def test_pandas_metadata_that_does_not_fit_the_arrow_type_is_not_trusted(tmp_pat
     n = 100
     for index in [None, pd.Index(np.arange(n)[::-1], name="k")]:
         src = pa.Table.from_pandas(pd.DataFrame({"a": np.arange(n), "b": np.arange(n)}, index=index))
-        fields = [pa.field("a", pa.time64("us")), pa.field("b", pa.int64())] + [pa.field("k", pa.int64())] * (index is not None)
+        fields = [pa.field("a", pa.time64("us")), pa.field("b", pa.int64())] + [pa.field("k", pa.int64())] * (
+            index is not None
+        )
         table = src.cast(pa.schema(fields, metadata=src.schema.metadata))
         path = tmp_path / f"t{index is None}.kpk"
         kompakt.write_table(table, path)
@@ -611,7 +643,9 @@ def test_strings_read_into_pandas_as_pyarrow_converts_them(tmp_path, infer_strin
         # (pandas 3 deprecates turning Arrow-backed strings off, and warns; it still can.)
         with pd.option_context("future.infer_string", infer_string):
             for rows in (None, slice(900, 2100), slice(5, 5)):
-                want = stored.to_pandas() if rows is None else stored.slice(rows.start, rows.stop - rows.start).to_pandas()
+                want = (
+                    stored.to_pandas() if rows is None else stored.slice(rows.start, rows.stop - rows.start).to_pandas()
+                )
                 if rows is not None and name == "pandas":
                     want.index = pd.RangeIndex(rows.start, rows.stop)
                 got = kompakt.read_table(path, rows=rows)
