@@ -23,8 +23,8 @@ Loading runs pickle: only load files you trust, or pass ``trusted=False``.
 """
 
 from kompakt._core import DEFAULT_BLOCK_SIZE, DEFAULT_LEVEL, FORMAT_VERSION, __version__
-from kompakt._errors import CorruptError, KompaktError, OptionError, StoreError, UsageError
 from kompakt._data import compress, decompress, info, verify
+from kompakt._errors import CorruptError, KompaktError, OptionError, StoreError, UsageError
 from kompakt._file import KompaktFile, open
 from kompakt._objects import dump, dumps, load, loads, save
 from kompakt._store import Store, hash_value, memoize
