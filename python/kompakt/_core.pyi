@@ -26,6 +26,7 @@ __all__ = [
     "append_table",
     "compress",
     "decompress",
+    "resolve_threads",
     "run_cli",
 ]
 
@@ -218,3 +219,6 @@ class Table:
 def run_cli(args: list[str | os.PathLike[str]]) -> int:
     """Runs the ``kompakt`` command line on ``args`` (the program's name first); returns the
     exit code."""
+
+def resolve_threads(threads: int | None = None) -> int:
+    """The number of threads ``threads=`` means: None or 0 for all available cores, at most 256."""

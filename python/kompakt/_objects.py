@@ -22,6 +22,7 @@ from kompakt._data import _object_metadata
 from kompakt._errors import CorruptError
 from kompakt._file import KompaktFile
 from kompakt._safe import RestrictedUnpickler
+from kompakt.rebuild import datetime_array, ndarray_subclass
 
 Target = Union[str, "os.PathLike[str]", IO[bytes]]
 
@@ -137,7 +138,7 @@ class _Pickler(pickle.Pickler):
         ):
             order = "C" if obj.flags.c_contiguous else "F"
             ints = obj.view(np.int64)
-            return _time_array, (pickle.PickleBuffer(ints), obj.dtype, obj.shape, order)
+            return datetime_array, (pickle.PickleBuffer(ints), obj.dtype, obj.shape, order)
         # numpy also pickles ndarray subclasses in-band (np.memmap, say that of np.load's
         # mmap_mode, np.recarray): a full copy through the pickle. One that keeps ndarray's own
         # pickling loses nothing as a plain view of its data, sent out of band, and a view as
@@ -149,7 +150,7 @@ class _Pickler(pickle.Pickler):
             and obj.nbytes >= OUT_OF_BAND_MIN
             and _pickles_as_ndarray(type(obj), np)
         ):
-            return _subclass_array, (obj.view(np.ndarray), type(obj))
+            return ndarray_subclass, (obj.view(np.ndarray), type(obj))
         return NotImplemented
 
 
@@ -161,22 +162,15 @@ def _pickles_as_ndarray(cls: type, np: Any) -> bool:
     )
 
 
+# The names files written before kompakt.rebuild existed use: kept, so those files load.
 def _subclass_array(array: Any, cls: type) -> Any:
-    """Rebuilds an ndarray subclass saved by kompakt as a view of its data (named in files:
-    keep it)."""
-    import numpy
-
-    if not (isinstance(cls, type) and issubclass(cls, numpy.ndarray)):
-        raise pickle.UnpicklingError(f"not an ndarray subclass: {cls!r}")
-    return array.view(cls)
+    """Old name of :func:`kompakt.rebuild.ndarray_subclass`, named in older files."""
+    return ndarray_subclass(array, cls)
 
 
 def _time_array(buffer: Any, dtype: Any, shape: tuple[int, ...], order: str) -> Any:
-    """Rebuilds a datetime64/timedelta64 array saved by kompakt (named in files: keep it)."""
-    import numpy
-
-    flat = numpy.frombuffer(buffer, dtype=numpy.int64).view(dtype)
-    return flat.reshape(shape, order=order)  # type: ignore[call-overload]
+    """Old name of :func:`kompakt.rebuild.datetime_array`, named in older files."""
+    return datetime_array(buffer, dtype, shape, order)
 
 
 def save(

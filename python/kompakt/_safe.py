@@ -40,7 +40,8 @@ _EXACT: dict[str, frozenset[str]] = {
     "zoneinfo": frozenset(["ZoneInfo"]),
     "pytz": frozenset(["_p", "_UTC"]),
     "dateutil.tz.tz": frozenset(["tzutc", "tzoffset"]),
-    "kompakt._objects": frozenset(["_time_array", "_subclass_array"]),
+    "kompakt.rebuild": frozenset(["datetime_array", "ndarray_subclass"]),
+    "kompakt._objects": frozenset(["_time_array", "_subclass_array"]),  # the old names
     "numpy": frozenset(["ndarray", "dtype"]),
     "numpy.core.multiarray": frozenset(["_reconstruct", "scalar"]),
     "numpy._core.multiarray": frozenset(["_reconstruct", "scalar"]),

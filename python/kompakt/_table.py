@@ -462,7 +462,9 @@ class TableFile:
         columns = dict(zip(table.column_names, table.columns))
         columns.update((all_names[i], a) for i, a in direct.items())
         blocks = [(block, [all_names[i] for i in members]) for block, members in blocks]
-        df = _simple_frame(names, columns, stop - start, pandas_meta, start, self.num_rows, self._pandas_cache, blocks)
+        df = _simple_frame(
+            names, columns, stop - start, pandas_meta, start, self.num_rows, self._pandas_cache, blocks, threads
+        )
         if df is not None:
             return df
         if direct:
@@ -578,6 +580,7 @@ def _simple_frame(
     total: int,
     cache: dict,
     blocks: list = (),
+    threads: int | None = None,
 ):
     """The DataFrame that ``table.to_pandas`` (and the index fix-up of a row slice) would give
     for the columns ``names`` of ``n`` rows (``columns``: name -> pyarrow ChunkedArray, or a
@@ -656,7 +659,7 @@ def _simple_frame(
             data[name] = pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
         else:
             return None
-    _writable_copies(data)
+    _writable_copies(data, threads)
     row_index = _range_index(meta, start, n, total) if index else pd.RangeIndex(n)
     key = ("columns", tuple(names))
     labels_index = cache.get(key)
@@ -685,12 +688,14 @@ def _simple_frame(
 
 
 _COPY_PIECE = 1 << 22
-_copy_pool = None
+_COPY_THREADS_MAX = 8
+_copy_pools: dict = {}
 
 
-def _writable_copies(data: dict) -> None:
-    """Replaces the read-only numpy arrays in ``data`` by copies, several threads copying
-    4 MiB pieces when there is much to copy (numpy releases the GIL while it copies)."""
+def _writable_copies(data: dict, threads: int | None = None) -> None:
+    """Replaces the read-only numpy arrays in ``data`` by copies, ``threads`` threads (as
+    everywhere: None or 0 for all cores; at most 8) copying 4 MiB pieces when there is much to
+    copy (numpy releases the GIL while it copies)."""
     import numpy as np
 
     arrays = [k for k, v in data.items() if isinstance(v, np.ndarray) and not v.flags.writeable]
@@ -700,14 +705,16 @@ def _writable_copies(data: dict) -> None:
         src, dst = data[k].reshape(-1), copies[k].reshape(-1)
         step = max(1, _COPY_PIECE // max(1, src.itemsize))
         pieces.extend((dst[a : a + step], src[a : a + step]) for a in range(0, len(src), step))
-    workers = min(os.cpu_count() or 1, 8)
+    workers = min(_core.resolve_threads(threads), _COPY_THREADS_MAX)
     if len(pieces) > 1 and workers > 1:
-        global _copy_pool
-        if _copy_pool is None:
+        pool = _copy_pools.get(workers)
+        if pool is None:
             import concurrent.futures
 
-            _copy_pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="kompakt-copy")
-        list(_copy_pool.map(lambda p: np.copyto(p[0], p[1]), pieces))
+            pool = _copy_pools[workers] = concurrent.futures.ThreadPoolExecutor(
+                workers, thread_name_prefix="kompakt-copy"
+            )
+        list(pool.map(lambda p: np.copyto(p[0], p[1]), pieces))
     else:
         for dst, src in pieces:
             np.copyto(dst, src)

@@ -210,10 +210,48 @@ def test_large_ndarray_subclasses_go_out_of_band_and_keep_their_type(tmp_path):
     # Untrusted loads refuse the class as they would in a plain pickle.
     with pytest.raises(pickle.UnpicklingError, match="refuses"):
         kompakt.loads(kompakt.dumps(mapped), trusted=False)
-    from kompakt._objects import _subclass_array
+    from kompakt.rebuild import ndarray_subclass
 
     with pytest.raises(pickle.UnpicklingError, match="not an ndarray subclass"):
-        _subclass_array(arr, dict)
+        ndarray_subclass(arr, dict)
+
+
+def test_files_naming_the_old_rebuild_functions_still_load(monkeypatch):
+    """Files written before kompakt.rebuild name kompakt._objects._time_array and
+    _subclass_array; writing with a pickler that uses the old names makes such a file."""
+    from kompakt import _objects
+
+    times = np.arange(100_000, dtype=np.int64).astype("datetime64[s]")
+    rec = np.zeros(20_000, dtype=[("a", "f8"), ("b", "i8")]).view(np.recarray)
+
+    class OldPickler(_objects._Pickler):
+        def reducer_override(self, obj):
+            reduced = super().reducer_override(obj)
+            if reduced is NotImplemented:
+                return reduced
+            old = {
+                _objects.datetime_array: _objects._time_array,
+                _objects.ndarray_subclass: _objects._subclass_array,
+            }
+            return old[reduced[0]], reduced[1]
+
+    monkeypatch.setattr(_objects, "_Pickler", OldPickler)
+    blob = kompakt.dumps({"t": times, "r": rec})
+    monkeypatch.undo()
+    assert b"_time_array" in _pickle_stream(blob)
+    for trusted in (True, False):
+        back = kompakt.loads(blob, trusted=trusted)
+        np.testing.assert_array_equal(back["t"], times)
+        assert type(back["r"]) is np.recarray
+    new = _pickle_stream(kompakt.dumps({"t": times}))
+    assert b"datetime_array" in new and b"_time_array" not in new
+
+
+def _pickle_stream(blob: bytes) -> bytes:
+    """The pickle of an object file: the stream its metadata names."""
+    reader = kompakt._core.FileReader(blob)
+    stream = json.loads(reader.metadata())["pickle"]["stream"]
+    return reader.read(stream, 0, reader.stream_lengths()[stream])
 
 
 @settings(max_examples=40, deadline=None)

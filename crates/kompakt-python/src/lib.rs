@@ -49,7 +49,16 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(oneshot::compress, m)?)?;
     m.add_function(wrap_pyfunction!(oneshot::decompress, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_threads, m)?)?;
     Ok(())
+}
+
+/// The number of threads a `threads=` option means, by the one policy of every kompakt
+/// operation: None or 0 for all available cores, at most 256.
+#[pyfunction]
+#[pyo3(signature = (threads=None))]
+fn resolve_threads(threads: Option<i64>) -> PyResult<usize> {
+    Ok(kompakt::stream::resolve_threads(options::threads(threads)?))
 }
 
 /// Runs the `kompakt` command line on `args` (the program's name first) and returns its exit
