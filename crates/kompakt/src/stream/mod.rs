@@ -17,6 +17,7 @@ mod parallel;
 mod pool;
 mod reader;
 mod sequential;
+mod source;
 mod writer;
 
 pub use block::{BlockDecoder, BlockEncoder, BlockSettings, EncodedBlock, Payload};
@@ -26,6 +27,7 @@ pub use pace::Pace;
 pub use parallel::{resolve_threads, MAX_THREADS};
 pub use reader::{filter_label, BlockCache, ReadOptions, Reader, StreamReader, StreamSummary, VerifyReport};
 pub use sequential::decode_sequential;
+pub use source::{ReadAt, SourceCursor};
 pub use writer::{
     Encoder, InMemory, StreamId, StreamOptions, WriteOptions, Writer, DEFAULT_BLOCK_SIZE, MAX_METADATA_LEN,
     STAGED_BLOCKS,

@@ -9,6 +9,7 @@ use super::format::{
 use super::parallel::ordered_map;
 use super::parallel::resolve_threads;
 use super::sequential::read_full;
+use super::source::{ReadAt, SourceCursor};
 use crate::codec::CodecId;
 use crate::error::{Error, Result};
 use crate::hash::xxh3_64;
@@ -531,6 +532,14 @@ impl<T: AsRef<[u8]>> Reader<Cursor<T>> {
             Some(c.get_ref().as_ref())
         }
         Reader::with_memory(Cursor::new(data), opts, whole::<T>)
+    }
+}
+
+impl<S: ReadAt> Reader<SourceCursor<S>> {
+    /// Opens a file from any [`ReadAt`] source: a `File`, bytes in memory (decoded where they
+    /// lie), or a source of the caller's.
+    pub fn at(source: S, opts: ReadOptions) -> Result<Self> {
+        Reader::with_memory(SourceCursor::new(source)?, opts, SourceCursor::in_memory)
     }
 }
 
