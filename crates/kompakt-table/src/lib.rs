@@ -44,6 +44,7 @@ pub mod page;
 mod reader;
 pub mod schema;
 mod sort;
+mod threads;
 mod writer;
 mod zeroed;
 

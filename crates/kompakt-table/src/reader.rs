@@ -4,7 +4,7 @@
 use crate::meta::{group_count, TableMeta};
 use crate::page::{decode_page, decode_page_into, decode_page_rows_as, WindowBits};
 use crate::schema::{from_json, ParsedSchema};
-use crate::writer::with_threads;
+use crate::threads::with_threads;
 use crate::zeroed::ZeroedBuffer;
 use arrow_array::{make_array, ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_buffer::bit_mask::set_bits;
