@@ -44,13 +44,15 @@ pub mod page;
 mod reader;
 pub mod schema;
 mod sort;
+mod string_layout;
 mod threads;
 mod writer;
 mod zeroed;
 
 pub use append::{append_journal_for_tests, append_table_file, journal_path};
-pub use reader::{ColumnSummary, StringLayout, TableReader};
+pub use reader::{ColumnSummary, TableReader};
 pub use sort::SortKey;
+pub use string_layout::StringLayout;
 pub use writer::{write_table_file, TableOptions, TableWriter, DEFAULT_ROWS_PER_GROUP, DEFAULT_STRING_CODEC};
 
 /// Whether a kompakt file's footer metadata marks it as a table file.

@@ -8,7 +8,7 @@
 //! to 256 values with one-byte codes: the codec then entropy-codes bytes, which is where
 //! low-cardinality columns get small.
 
-use crate::reader::StringLayout;
+use crate::string_layout::StringLayout;
 use crate::zeroed::ZeroedBuffer;
 use arrow_buffer::bit_mask::set_bits;
 use arrow_buffer::{bit_util, Buffer, MutableBuffer};
