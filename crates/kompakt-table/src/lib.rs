@@ -28,11 +28,11 @@
 //! ```
 
 // Three `unsafe` blocks skip Arrow's second check of what the decoder already guarantees:
-// string offsets and ASCII string data (`page.rs`), and dictionary keys whose largest is in
-// range (`reader.rs`). Each is allowed where it stands, with its proof and a test comparing it
-// with the checked constructor. The AVX2 bit-unpacking kernel (`bits.rs`, module `avx2`) loads
-// and stores vectors through arrays of their exact size and runs only on CPUs with AVX2; a test
-// compares it with the scalar kernel at every width. Everything else stays safe.
+// string offsets and ASCII string data (`page/decode.rs`), and dictionary keys whose largest is
+// in range (`reader.rs`). Each is allowed where it stands, with its proof and a test comparing
+// it with the checked constructor. The AVX2 bit-unpacking kernel (`bits.rs`, module `avx2`)
+// loads and stores vectors through arrays of their exact size and runs only on CPUs with AVX2;
+// a test compares it with the scalar kernel at every width. Everything else stays safe.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -44,12 +44,15 @@ pub mod page;
 mod reader;
 pub mod schema;
 mod sort;
+mod string_layout;
+mod threads;
 mod writer;
 mod zeroed;
 
 pub use append::{append_journal_for_tests, append_table_file, journal_path};
-pub use reader::{ColumnSummary, StringLayout, TableReader};
+pub use reader::{ColumnSummary, TableReader};
 pub use sort::SortKey;
+pub use string_layout::StringLayout;
 pub use writer::{write_table_file, TableOptions, TableWriter, DEFAULT_ROWS_PER_GROUP, DEFAULT_STRING_CODEC};
 
 /// Whether a kompakt file's footer metadata marks it as a table file.

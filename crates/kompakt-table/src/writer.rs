@@ -6,6 +6,7 @@ use crate::meta::{PageEntry, TableMeta, MAX_ROWS_PER_GROUP};
 use crate::page::encode_page;
 use crate::schema::{check_supported, to_json, ColumnLayout};
 use crate::sort::{SortCheck, SortKey};
+use crate::threads::overlap;
 use crate::TableReader;
 use arrow_array::RecordBatch;
 use arrow_data::ArrayData;
@@ -148,63 +149,6 @@ fn compress_page(stream: u32, settings: &BlockSettings, page: &[u8]) -> Result<V
             })
             .collect()
     })
-}
-
-/// Runs `f` on a pool of `threads` threads (0: rayon's global pool, all cores).
-pub(crate) fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> Result<T> {
-    Ok(match pool(threads)? {
-        Some(pool) => pool.install(f),
-        None => f(),
-    })
-}
-
-/// Runs `background` on a pool of `threads` threads (as [`with_threads`]) while `foreground`
-/// runs on this thread, which need not be `Send`; returns both results.
-fn overlap<A, B: Send>(
-    threads: usize,
-    foreground: impl FnOnce() -> A,
-    background: impl FnOnce() -> B + Send,
-) -> Result<(A, B)> {
-    let mut b = None;
-    let slot = &mut b;
-    let a = match pool(threads)? {
-        Some(pool) => pool.in_place_scope(|s| {
-            s.spawn(move |_| *slot = Some(background()));
-            foreground()
-        }),
-        None => rayon::in_place_scope(|s| {
-            s.spawn(move |_| *slot = Some(background()));
-            foreground()
-        }),
-    };
-    Ok((a, b.expect("a scope ends after the work it spawned")))
-}
-
-/// The pool of `threads` threads, `None` for rayon's global pool (0). Pools are kept per size:
-/// starting threads for every small read would cost more than the read.
-fn pool(threads: usize) -> Result<Option<std::sync::Arc<rayon::ThreadPool>>> {
-    use std::sync::{Arc, Mutex, OnceLock};
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
-    if threads == 0 {
-        return Ok(None);
-    }
-    let pool = {
-        let mut pools = POOLS
-            .get_or_init(Default::default)
-            .lock()
-            .map_err(|_| Error::Usage("internal: the thread pool registry is poisoned".into()))?;
-        match pools.get(&threads) {
-            Some(p) => p.clone(),
-            None => {
-                let p = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .map_err(|e| Error::Usage(format!("cannot start {threads} threads: {e}")))?;
-                pools.entry(threads).or_insert(Arc::new(p)).clone()
-            }
-        }
-    };
-    Ok(Some(pool))
 }
 
 impl<W: Write> std::fmt::Debug for TableWriter<W> {

@@ -1,0 +1,688 @@
+//! Encoding pages (docs/FORMAT.md, "Pages"): a fixed-width page chooses from its data between
+//! runs, plain, frame of reference, bit packing, delta and a dictionary; a string page between
+//! plain and a dictionary.
+
+use super::{
+    encoding, load, slice_data, store, Encoded, MAX_FIXED_DICT, MAX_STRING_DICT, MAX_WIDE_DICT, SUMMARY_NULLS,
+};
+use arrow_buffer::bit_mask::set_bits;
+use arrow_buffer::bit_util;
+use arrow_data::ArrayData;
+use arrow_schema::DataType;
+use kompakt::filter::shuffle;
+use kompakt::{Error, Result};
+
+/// A page is stored as runs when its runs are this many rows long on average, or longer.
+/// Integers need longer runs: frame of reference, delta and the codec already shrink short
+/// runs of them about as well (sorted timestamps with runs of 20 are 2x smaller as deltas).
+const MIN_MEAN_RUN: usize = 16;
+const MIN_MEAN_RUN_INT: usize = 64;
+
+fn kind_of(dt: &DataType) -> Kind {
+    match dt {
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => Kind::Int { signed: true },
+        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => Kind::Int { signed: false },
+        DataType::Date32
+        | DataType::Date64
+        | DataType::Time32(_)
+        | DataType::Time64(_)
+        | DataType::Timestamp(_, _)
+        | DataType::Duration(_) => Kind::Int { signed: true },
+        _ => Kind::Other,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Int { signed: bool },
+    Other,
+}
+
+/// What the encoders of one page may use, and the table layout what they used needs.
+struct Ctx {
+    runs: bool,
+    layout: u16,
+}
+
+/// Encodes `pieces` (arrays of type `dt`, `n` rows in all) as one page appended to `out`.
+pub fn encode_page(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>) -> Result<Encoded> {
+    // A dictionary column's pages hold its keys (its values are stored once, on their own).
+    let dt = match dt {
+        DataType::Dictionary(key, _) => key.as_ref(),
+        other => other,
+    };
+    let mut cx = Ctx { runs: true, layout: 1 };
+    let summary = encode_node(dt, pieces, out, &mut cx)?;
+    Ok(Encoded {
+        summary,
+        layout: cx.layout,
+    })
+}
+
+/// Encodes the values of a dictionary column as one page, without runs: a reader bounds the
+/// count a dictionary claims by its bytes (every value at least a bit), which runs would break.
+pub fn encode_dictionary_values(values: &ArrayData, out: &mut Vec<u8>) -> Result<Encoded> {
+    let mut cx = Ctx { runs: false, layout: 1 };
+    let summary = encode_node(values.data_type(), std::slice::from_ref(values), out, &mut cx)?;
+    Ok(Encoded {
+        summary,
+        layout: cx.layout,
+    })
+}
+
+/// Encodes one node of a page; raises `layout` to what its encodings need.
+fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>, cx: &mut Ctx) -> Result<u8> {
+    let n: usize = pieces.iter().map(ArrayData::len).sum();
+    if *dt == DataType::Null {
+        return Ok(encoding::PLAIN);
+    }
+    let validity = gather_validity(pieces, n);
+    let mut summary = 0;
+    match &validity {
+        None => out.push(0),
+        Some(bits) => {
+            out.push(1);
+            out.extend_from_slice(bits);
+            summary |= SUMMARY_NULLS;
+        }
+    }
+    let body = match dt {
+        DataType::Boolean => {
+            let mut bits = vec![0u8; bit_util::ceil(n, 8)];
+            let mut pos = 0;
+            for p in pieces {
+                set_bits(&mut bits, p.buffers()[0].as_slice(), pos, p.offset(), p.len());
+                pos += p.len();
+            }
+            out.extend_from_slice(&bits);
+            encoding::PLAIN
+        }
+        DataType::Struct(fields) => {
+            // Arrow's StructArray knows how a struct's offset applies to its children.
+            let structs: Vec<arrow_array::StructArray> = pieces
+                .iter()
+                .map(|p| arrow_array::StructArray::from(p.clone()))
+                .collect();
+            for (j, f) in fields.iter().enumerate() {
+                let children: Vec<ArrayData> = structs.iter().map(|s| s.column(j).to_data()).collect();
+                encode_node(f.data_type(), &children, out, cx)?;
+            }
+            encoding::PLAIN
+        }
+        DataType::List(item) => encode_list::<4>(item.data_type(), pieces, n, out, cx)?,
+        DataType::LargeList(item) => encode_list::<8>(item.data_type(), pieces, n, out, cx)?,
+        DataType::Utf8 | DataType::Binary => encode_strings::<4>(pieces, n, out, cx),
+        DataType::LargeUtf8 | DataType::LargeBinary => encode_strings::<8>(pieces, n, out, cx),
+        DataType::FixedSizeBinary(w) => {
+            let w = *w as usize;
+            for p in pieces {
+                out.extend_from_slice(&p.buffers()[0].as_slice()[p.offset() * w..(p.offset() + p.len()) * w]);
+            }
+            encoding::PLAIN
+        }
+        _ => {
+            let w = crate::schema::fixed_width(dt)
+                .ok_or_else(|| Error::Usage(format!("internal: no page encoding for {dt}")))?;
+            fn values(p: &ArrayData, w: usize) -> &[u8] {
+                &p.buffers()[0].as_slice()[p.offset() * w..(p.offset() + p.len()) * w]
+            }
+            match (pieces, &validity) {
+                // The common case reads the column's memory in place.
+                ([p], None) => encode_fixed(w, values(p, w), kind_of(dt), out, cx),
+                _ => {
+                    let mut vals = Vec::with_capacity(n * w);
+                    for p in pieces {
+                        vals.extend_from_slice(values(p, w));
+                    }
+                    if let Some(bits) = &validity {
+                        fill_null_slots(&mut vals, w, bits);
+                    }
+                    encode_fixed(w, &vals, kind_of(dt), out, cx)
+                }
+            }
+        }
+    };
+    Ok(summary | body)
+}
+
+/// Lists (offsets of `OW` bytes): the lengths, then the child values the rows cover.
+fn encode_list<const OW: usize>(
+    item: &DataType,
+    pieces: &[ArrayData],
+    n: usize,
+    out: &mut Vec<u8>,
+    cx: &mut Ctx,
+) -> Result<u8> {
+    let mut lengths = Vec::with_capacity(n * OW);
+    let mut children = Vec::with_capacity(pieces.len());
+    for p in pieces {
+        let offsets = &p.buffers()[0].as_slice()[p.offset() * OW..(p.offset() + p.len() + 1) * OW];
+        let (offsets, _) = offsets.as_chunks::<OW>();
+        let first = load::<OW>(&offsets[0]) as usize;
+        let last = load::<OW>(&offsets[p.len()]) as usize;
+        children.push(slice_data(&p.child_data()[0], first, last - first));
+        for pair in offsets.windows(2) {
+            let len = load::<OW>(&pair[1]) - load::<OW>(&pair[0]);
+            lengths.extend_from_slice(&len.to_le_bytes()[..OW]);
+        }
+    }
+    encode_words::<OW>(&lengths, Kind::Int { signed: false }, out, cx);
+    encode_node(item, &children, out, cx)?;
+    Ok(encoding::PLAIN)
+}
+
+/// The validity bitmap of the rows, or `None` when every row is valid.
+fn gather_validity(pieces: &[ArrayData], n: usize) -> Option<Vec<u8>> {
+    if pieces.iter().all(|p| p.null_count() == 0) {
+        return None;
+    }
+    let mut bits = vec![0u8; bit_util::ceil(n, 8)];
+    let mut pos = 0;
+    for p in pieces {
+        match p.nulls() {
+            Some(nulls) => {
+                let b = nulls.inner();
+                set_bits(&mut bits, b.values(), pos, b.offset(), p.len());
+            }
+            None => (pos..pos + p.len()).for_each(|i| bit_util::set_bit(&mut bits, i)),
+        }
+        pos += p.len();
+    }
+    Some(bits)
+}
+
+/// Null slots hold whatever the producer left there: give each the valid value before it
+/// (leading ones the first valid value), so that they neither widen a frame of reference, add
+/// a dictionary entry, break a run nor make a jump in a delta.
+fn fill_null_slots(vals: &mut [u8], w: usize, bits: &[u8]) {
+    let n = vals.len() / w.max(1);
+    let Some(first) = (0..n).find(|&i| bit_util::get_bit(bits, i)) else {
+        vals.fill(0);
+        return;
+    };
+    for i in 0..first {
+        vals.copy_within(first * w..(first + 1) * w, i * w);
+    }
+    for i in first + 1..n {
+        if !bit_util::get_bit(bits, i) {
+            vals.copy_within((i - 1) * w..i * w, i * w);
+        }
+    }
+}
+
+fn encode_fixed(w: usize, vals: &[u8], kind: Kind, out: &mut Vec<u8>, cx: &mut Ctx) -> u8 {
+    match w {
+        1 => encode_words::<1>(vals, kind, out, cx),
+        2 => encode_words::<2>(vals, kind, out, cx),
+        4 => encode_words::<4>(vals, kind, out, cx),
+        8 => encode_words::<8>(vals, kind, out, cx),
+        _ => {
+            out.push(encoding::PLAIN);
+            push_shuffled(w, vals, out);
+            encoding::PLAIN
+        }
+    }
+}
+
+pub(super) fn push_shuffled(w: usize, bytes: &[u8], out: &mut Vec<u8>) {
+    let start = out.len();
+    out.resize(start + bytes.len(), 0);
+    if w > 1 {
+        shuffle(w, bytes, &mut out[start..]);
+    } else {
+        out[start..].copy_from_slice(bytes);
+    }
+}
+
+/// Encodes fixed-width values as the data suggests (docs/DESIGN.md, "What kompakt's table
+/// writer chooses"); returns the encoding and raises `layout` to what it needs.
+fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Vec<u8>, cx: &mut Ctx) -> u8 {
+    let (enc, needs) = choose_words::<W>(vals, kind, cx.runs, out);
+    cx.layout = cx.layout.max(needs);
+    enc
+}
+
+/// Encodes as [`encode_words`] does; returns the encoding and the table layout it needs (2 for
+/// runs and for dictionaries with 2-byte codes, which came with layout 2).
+fn choose_words<const W: usize>(vals: &[u8], kind: Kind, runs: bool, out: &mut Vec<u8>) -> (u8, u16) {
+    let (words, _) = vals.as_chunks::<W>();
+    if words.is_empty() {
+        out.push(encoding::PLAIN);
+        return (encoding::PLAIN, 1);
+    }
+    // Long runs first: filling a run decodes faster than any per-value encoding, and the
+    // page shrinks to a few bytes per run before the codec sees it.
+    let mean_run = if matches!(kind, Kind::Int { .. }) {
+        MIN_MEAN_RUN_INT
+    } else {
+        MIN_MEAN_RUN
+    };
+    let limit = if runs && words.len() <= u32::MAX as usize {
+        words.len() / mean_run
+    } else {
+        0
+    };
+    if let Some(runs) = count_runs::<W>(words, limit) {
+        encode_runs::<W>(words, runs, out);
+        return (encoding::RUNS, 2);
+    }
+    let mut narrow_codes = None;
+    if let Kind::Int { signed } = kind {
+        // Flipping the sign bit maps signed order onto unsigned order; differences are the same.
+        let flip = if signed { 1u64 << (8 * W - 1) } else { 0 };
+        let (lo, hi) = value_range::<W>(words, flip);
+        let bits = 64 - (hi - lo).leading_zeros() as usize;
+        let base = lo ^ flip;
+        if bits <= 8 && W > 1 {
+            let start = out.len();
+            encode_for::<W>(words, 1, base, out);
+            if bits < 8 && pack_instead(&out[start + 2 + W..], bits) {
+                out.truncate(start);
+                encode_bitpack::<W>(words, bits, base, out);
+                return (encoding::BITPACK, 1);
+            }
+            return (encoding::FOR, 1);
+        }
+        // The differences of a prefix range no wider than all of them: when the prefix's are
+        // already too wide, so are all (random data never pays for the second pass).
+        const PREFIX: usize = 256;
+        let delta_wins = |w: &[[u8; W]]| W > 1 && delta_width::<W>(w) + 4 <= bits;
+        if delta_wins(&words[..words.len().min(PREFIX)]) && (words.len() <= PREFIX || delta_wins(words)) {
+            encode_delta::<W>(words, out);
+            return (encoding::DELTA, 1);
+        }
+        narrow_codes = Some((bits, base));
+    }
+    if W >= 2 && encode_dict::<W>(words, out) {
+        return (encoding::DICT, 1);
+    }
+    if let Some((bits, base)) = narrow_codes {
+        let k = bits.div_ceil(8).max(1);
+        if 8 * k - bits >= 3 || (W == 1 && bits < 8 && pack_instead(vals, bits)) {
+            // At least 3 of 8k bits would be zero in every code, or the codec could not save
+            // much more than the zero bits: pack them.
+            encode_bitpack::<W>(words, bits, base, out);
+            return (encoding::BITPACK, 1);
+        }
+        if k < W {
+            encode_for::<W>(words, k, base, out);
+            return (encoding::FOR, 1);
+        }
+    }
+    // Floats with a few hundred to thousands of distinct values (prices, rounded readings):
+    // 2-byte codes the codec entropy-codes, instead of bytes of mantissa it cannot.
+    if kind == Kind::Other && W >= 4 && encode_wide_dict::<W>(words, out) {
+        return (encoding::DICT, 2);
+    }
+    out.push(encoding::PLAIN);
+    push_shuffled(W, vals, out);
+    (encoding::PLAIN, 1)
+}
+
+/// Whether one-byte `codes` of `bits` significant bits are better bit-packed (and stored
+/// raw) than left whole to the codec: when its entropy stage could save under
+/// [`MIN_ENTROPY_SAVING`] over packing, and LZ4 finds no repeats, the codec would spend its
+/// time (and the reader's: decoding entropy-coded bytes is several times slower than
+/// unpacking bits) for next to nothing. Uniform codes of 1..100 in 7 bits: 5 % at most.
+///
+/// [`MIN_ENTROPY_SAVING`]: kompakt::codec::MIN_ENTROPY_SAVING
+fn pack_instead(codes: &[u8], bits: usize) -> bool {
+    use kompakt::codec::{entropy_saving_bound, probe, Compressor, MIN_ENTROPY_SAVING, MIN_SAVING, SAMPLES};
+    let entropy_bits = 8.0 * (1.0 - entropy_saving_bound(codes, SAMPLES));
+    if entropy_bits < bits as f64 * (1.0 - MIN_ENTROPY_SAVING) {
+        return false;
+    }
+    let lz4 = kompakt::Codec::Lz4 { acceleration: 1 };
+    match probe(&mut Compressor::new(), lz4, codes, SAMPLES, &mut Vec::new()) {
+        Ok(r) => r.fraction() > 1.0 - MIN_SAVING,
+        Err(_) => false,
+    }
+}
+
+/// Number of runs of equal values, if at most `limit` (stops counting past it).
+fn count_runs<const W: usize>(words: &[[u8; W]], limit: usize) -> Option<usize> {
+    if words.is_empty() || limit == 0 {
+        return None;
+    }
+    let mut runs = 1;
+    for pair in words.windows(2) {
+        if pair[0] != pair[1] {
+            runs += 1;
+            if runs > limit {
+                return None;
+            }
+        }
+    }
+    Some(runs)
+}
+
+/// `runs` runs: the count, each run's value (byte-shuffled), then each run's length minus one,
+/// bit-packed.
+fn encode_runs<const W: usize>(words: &[[u8; W]], runs: usize, out: &mut Vec<u8>) {
+    let mut values: Vec<u8> = Vec::with_capacity(runs * W);
+    let mut lengths: Vec<u64> = Vec::with_capacity(runs);
+    let mut start = 0;
+    values.extend_from_slice(&words[0]);
+    for (i, pair) in words.windows(2).enumerate() {
+        if pair[0] != pair[1] {
+            lengths.push((i + 1 - start) as u64);
+            start = i + 1;
+            values.extend_from_slice(&pair[1]);
+        }
+    }
+    lengths.push((words.len() - start) as u64);
+    debug_assert_eq!(lengths.len(), runs);
+    let longest = lengths.iter().copied().max().unwrap_or(1);
+    let bits = 64 - (longest - 1).leading_zeros() as usize;
+    out.push(encoding::RUNS);
+    out.extend_from_slice(&(runs as u32).to_le_bytes());
+    push_shuffled(W, &values, out);
+    out.push(bits as u8);
+    crate::bits::pack(lengths.iter().map(|&l| l - 1), bits, out);
+}
+
+/// Smallest and largest value, sign bit flipped by `flip` (so that unsigned order is signed
+/// order). Four independent minimums and maximums: one chain of compare-and-select per value is
+/// what limits a plain loop.
+fn value_range<const W: usize>(words: &[[u8; W]], flip: u64) -> (u64, u64) {
+    const LANES: usize = 4;
+    let (mut lo, mut hi) = ([u64::MAX; LANES], [0u64; LANES]);
+    let (chunks, tail) = words.as_chunks::<LANES>();
+    for chunk in chunks {
+        for (k, w) in chunk.iter().enumerate() {
+            let v = load::<W>(w) ^ flip;
+            lo[k] = lo[k].min(v);
+            hi[k] = hi[k].max(v);
+        }
+    }
+    for w in tail {
+        let v = load::<W>(w) ^ flip;
+        lo[0] = lo[0].min(v);
+        hi[0] = hi[0].max(v);
+    }
+    (
+        lo.into_iter().min().expect("lanes"),
+        hi.into_iter().max().expect("lanes"),
+    )
+}
+
+/// Bits needed by the differences of consecutive values (mod 2^(8W)) as a frame of reference.
+fn delta_width<const W: usize>(words: &[[u8; W]]) -> usize {
+    let mask = if W == 8 { u64::MAX } else { (1u64 << (8 * W)) - 1 };
+    let sign = 1u64 << (8 * W - 1);
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for pair in words.windows(2) {
+        let d = (load::<W>(&pair[1]).wrapping_sub(load::<W>(&pair[0])) & mask) ^ sign;
+        lo = lo.min(d);
+        hi = hi.max(d);
+    }
+    if lo > hi {
+        return 0;
+    }
+    64 - (hi - lo).leading_zeros() as usize
+}
+
+/// The first value, then the differences (mod 2^(8W)) as a bit-packed frame of reference.
+fn encode_delta<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) {
+    let mask = if W == 8 { u64::MAX } else { (1u64 << (8 * W)) - 1 };
+    let sign = 1u64 << (8 * W - 1);
+    let deltas: Vec<u64> = words
+        .windows(2)
+        .map(|p| load::<W>(&p[1]).wrapping_sub(load::<W>(&p[0])) & mask)
+        .collect();
+    let lo = deltas.iter().map(|&d| d ^ sign).min().unwrap_or(sign) ^ sign;
+    let hi = deltas
+        .iter()
+        .map(|&d| (d ^ sign).wrapping_sub(lo ^ sign))
+        .max()
+        .unwrap_or(0);
+    let bits = 64 - hi.leading_zeros() as usize;
+    out.push(encoding::DELTA);
+    out.extend_from_slice(&words[0]);
+    out.extend_from_slice(&lo.to_le_bytes()[..W]);
+    out.push(bits as u8);
+    crate::bits::pack(deltas.iter().map(|&d| d.wrapping_sub(lo) & mask), bits, out);
+}
+
+fn encode_bitpack<const W: usize>(words: &[[u8; W]], bits: usize, base: u64, out: &mut Vec<u8>) {
+    out.push(encoding::BITPACK);
+    out.push(bits as u8);
+    out.extend_from_slice(&base.to_le_bytes()[..W]);
+    // Codes are differences mod 2^(8W): a signed range across zero wraps in u64 arithmetic.
+    let mask = if W == 8 { u64::MAX } else { (1u64 << (8 * W)) - 1 };
+    crate::bits::pack(words.iter().map(|w| load::<W>(w).wrapping_sub(base) & mask), bits, out);
+}
+
+fn encode_for<const W: usize>(words: &[[u8; W]], k: usize, base: u64, out: &mut Vec<u8>) {
+    out.push(encoding::FOR);
+    out.push(k as u8);
+    out.extend_from_slice(&base.to_le_bytes()[..W]);
+    let mut codes = vec![0u8; words.len() * k];
+    match k {
+        1 => narrow::<W, 1>(words, base, &mut codes),
+        2 => narrow::<W, 2>(words, base, &mut codes),
+        3 => narrow::<W, 3>(words, base, &mut codes),
+        4 => narrow::<W, 4>(words, base, &mut codes),
+        5 => narrow::<W, 5>(words, base, &mut codes),
+        6 => narrow::<W, 6>(words, base, &mut codes),
+        _ => narrow::<W, 7>(words, base, &mut codes),
+    }
+    push_shuffled(k, &codes, out);
+}
+
+fn narrow<const W: usize, const K: usize>(words: &[[u8; W]], base: u64, codes: &mut [u8]) {
+    let (codes, _) = codes.as_chunks_mut::<K>();
+    for (c, w) in codes.iter_mut().zip(words) {
+        store::<K>(load::<W>(w).wrapping_sub(base), c);
+    }
+}
+
+/// Dictionary of at most 256 distinct values with one-byte codes, if the values allow it.
+fn encode_dict<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) -> bool {
+    const SLOTS: usize = 1024;
+    let mut keys = [0u64; SLOTS];
+    let mut ids = [u16::MAX; SLOTS];
+    let mut dict: Vec<u64> = Vec::new();
+    let mut codes = Vec::with_capacity(words.len());
+    for w in words {
+        let v = load::<W>(w);
+        let mut slot = (v.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize;
+        loop {
+            if ids[slot] == u16::MAX {
+                if dict.len() == MAX_FIXED_DICT {
+                    return false;
+                }
+                ids[slot] = dict.len() as u16;
+                keys[slot] = v;
+                dict.push(v);
+                break;
+            }
+            if keys[slot] == v {
+                break;
+            }
+            slot = (slot + 1) % SLOTS;
+        }
+        codes.push(ids[slot] as u8);
+    }
+    out.push(encoding::DICT);
+    out.extend_from_slice(&(dict.len() as u32).to_le_bytes());
+    let mut dict_bytes = vec![0u8; dict.len() * W];
+    for (d, v) in dict_bytes.as_chunks_mut::<W>().0.iter_mut().zip(&dict) {
+        store::<W>(*v, d);
+    }
+    push_shuffled(W, &dict_bytes, out);
+    out.push(1);
+    out.extend_from_slice(&codes);
+    true
+}
+
+/// Dictionary of 257 to `min(65536, n / 4)` distinct values with two-byte codes, if the values
+/// allow it and no prefix of 1024 rows or more is more than half distinct values (checked on
+/// the first 1024 first, so that pages without repeats stop after about 512 values).
+fn encode_wide_dict<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) -> bool {
+    use std::collections::HashMap;
+    let n = words.len();
+    let limit = (n / 4).min(MAX_WIDE_DICT);
+    if limit <= MAX_FIXED_DICT {
+        return false;
+    }
+    let prefix = &words[..n.min(1024)];
+    let mut distinct: std::collections::HashSet<u64, BuildFx> =
+        std::collections::HashSet::with_capacity_and_hasher(prefix.len() / 2 + 1, BuildFx);
+    for w in prefix {
+        if distinct.insert(load::<W>(w)) && distinct.len() * 2 > prefix.len() {
+            return false;
+        }
+    }
+    let mut ids: HashMap<u64, u16, BuildFx> = HashMap::with_capacity_and_hasher(distinct.len() * 4, BuildFx);
+    let mut dict: Vec<u64> = Vec::new();
+    let mut codes: Vec<u8> = Vec::with_capacity(2 * n);
+    for (seen, w) in (1..).zip(words) {
+        let v = load::<W>(w);
+        let id = match ids.get(&v) {
+            Some(&id) => id,
+            None => {
+                // Past the prefix too, a page that turns mostly distinct stops early.
+                if dict.len() == limit || (seen > 1024 && dict.len() * 2 >= seen) {
+                    return false;
+                }
+                let id = dict.len() as u16; // below limit <= 65536
+                ids.insert(v, id);
+                dict.push(v);
+                id
+            }
+        };
+        codes.extend_from_slice(&id.to_le_bytes());
+    }
+    out.push(encoding::DICT);
+    out.extend_from_slice(&(dict.len() as u32).to_le_bytes());
+    let mut dict_bytes = vec![0u8; dict.len() * W];
+    for (d, v) in dict_bytes.as_chunks_mut::<W>().0.iter_mut().zip(&dict) {
+        store::<W>(*v, d);
+    }
+    push_shuffled(W, &dict_bytes, out);
+    out.push(2);
+    push_shuffled(2, &codes, out);
+    true
+}
+
+/// Strings and binaries (offsets of `OW` bytes): lengths then data, or a dictionary of
+/// distinct strings then codes when few values repeat many times.
+fn encode_strings<const OW: usize>(pieces: &[ArrayData], n: usize, out: &mut Vec<u8>, cx: &mut Ctx) -> u8 {
+    let mut lengths = Vec::with_capacity(n * OW);
+    let mut spans: Vec<&[u8]> = Vec::with_capacity(pieces.len());
+    for p in pieces {
+        let offsets = &p.buffers()[0].as_slice()[p.offset() * OW..(p.offset() + p.len() + 1) * OW];
+        let (offsets, _) = offsets.as_chunks::<OW>();
+        let first = load::<OW>(&offsets[0]) as usize;
+        let last = load::<OW>(&offsets[p.len()]) as usize;
+        spans.push(&p.buffers()[1].as_slice()[first..last]);
+        for pair in offsets.windows(2) {
+            let len = load::<OW>(&pair[1]) - load::<OW>(&pair[0]);
+            lengths.extend_from_slice(&len.to_le_bytes()[..OW]);
+        }
+    }
+    // A page cut from one batch (the usual case) is read where it lies, not gathered into a
+    // buffer first (a pass over every string byte); pieces of several batches are joined.
+    let data: std::borrow::Cow<'_, [u8]> = match spans.as_slice() {
+        [one] => std::borrow::Cow::Borrowed(one),
+        _ => std::borrow::Cow::Owned(spans.concat()),
+    };
+    if let Some(()) = encode_string_dict::<OW>(&lengths, &data, n, out, cx) {
+        return encoding::DICT;
+    }
+    out.push(encoding::PLAIN);
+    encode_words::<OW>(&lengths, Kind::Int { signed: false }, out, cx);
+    out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    out.extend_from_slice(&data);
+    encoding::PLAIN
+}
+
+fn encode_string_dict<const OW: usize>(
+    lengths: &[u8],
+    data: &[u8],
+    n: usize,
+    out: &mut Vec<u8>,
+    cx: &mut Ctx,
+) -> Option<()> {
+    use std::collections::HashMap;
+    if n < 64 {
+        return None;
+    }
+    let (lens, _) = lengths.as_chunks::<OW>();
+    let mut starts = Vec::with_capacity(n + 1);
+    let mut pos = 0usize;
+    starts.push(0);
+    for l in lens {
+        pos += load::<OW>(l) as usize;
+        starts.push(pos);
+    }
+    let value = |i: usize| &data[starts[i]..starts[i + 1]];
+    // A sample decides cheaply whether values repeat enough to be worth hashing them all.
+    let sample = n.min(256);
+    let distinct: std::collections::HashSet<&[u8]> = (0..sample).map(value).collect();
+    if distinct.len() * 4 > sample {
+        return None;
+    }
+    let limit = MAX_STRING_DICT.min(n / 2);
+    let mut ids: HashMap<&[u8], u32, BuildFx> = HashMap::with_capacity_and_hasher(distinct.len() * 2, BuildFx);
+    let mut order: Vec<usize> = Vec::new();
+    let mut codes: Vec<u32> = Vec::with_capacity(n);
+    for i in 0..n {
+        let next = ids.len() as u32;
+        let id = *ids.entry(value(i)).or_insert_with(|| {
+            order.push(i);
+            next
+        });
+        if ids.len() > limit {
+            return None;
+        }
+        codes.push(id);
+    }
+    out.push(encoding::DICT);
+    out.extend_from_slice(&(order.len() as u32).to_le_bytes());
+    let mut dict_lengths = Vec::with_capacity(order.len() * OW);
+    let mut dict_data = Vec::new();
+    for &i in &order {
+        dict_lengths.extend_from_slice(&((starts[i + 1] - starts[i]) as u64).to_le_bytes()[..OW]);
+        dict_data.extend_from_slice(value(i));
+    }
+    encode_words::<OW>(&dict_lengths, Kind::Int { signed: false }, out, cx);
+    out.extend_from_slice(&(dict_data.len() as u64).to_le_bytes());
+    out.extend_from_slice(&dict_data);
+    if order.len() <= 256 {
+        out.push(1);
+        out.extend(codes.iter().map(|&c| c as u8));
+    } else {
+        out.push(2);
+        let bytes: Vec<u8> = codes.iter().flat_map(|&c| (c as u16).to_le_bytes()).collect();
+        push_shuffled(2, &bytes, out);
+    }
+    Some(())
+}
+
+/// FxHash-style hasher: string keys of a page dictionary need speed, not DoS resistance (the
+/// dictionary is bounded and built by the writer from its own data).
+#[derive(Default, Clone, Copy)]
+struct BuildFx;
+
+impl std::hash::BuildHasher for BuildFx {
+    type Hasher = FxHasher;
+    fn build_hasher(&self) -> FxHasher {
+        FxHasher(0)
+    }
+}
+
+struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = xxhash_rust::xxh3::xxh3_64_with_seed(bytes, self.0);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.0 = (self.0.rotate_left(5) ^ i as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}

@@ -1,0 +1,84 @@
+//! Pages: the rows of one column in one row group, encoded before the codec
+//! (docs/FORMAT.md, "Pages").
+//!
+//! A page is a validity byte (and bitmap) then a body whose layout the column type decides.
+//! Fixed-width values choose per page between runs (long runs of equal values), plain
+//! (byte-shuffled), frame of reference (narrow integer ranges as byte-wide or bit-packed
+//! offsets from the minimum), delta (sorted or slowly changing integers) and a dictionary of up
+//! to 256 values with one-byte codes: the codec then entropy-codes bytes, which is where
+//! low-cardinality columns get small.
+//!
+//! What both directions share is here: the encoding tags, the page summary, the format's
+//! limits and little-endian word access. `encode.rs` holds [`encode_page`] and what it calls,
+//! `decode.rs` [`decode_page`] and its relatives, `tests.rs` the tests of both.
+
+mod decode;
+mod encode;
+#[cfg(test)]
+mod tests;
+
+pub use decode::{decode_page, decode_page_into, decode_page_rows, decode_page_rows_as, WindowBits};
+pub use encode::{encode_dictionary_values, encode_page};
+
+use arrow_data::ArrayData;
+
+/// Body encodings of fixed-width values and strings.
+pub mod encoding {
+    /// Values as they are (fixed-width types byte-shuffled).
+    pub const PLAIN: u8 = 0;
+    /// Frame of reference: a base value, then each value minus the base in 1, 2 or 4 bytes.
+    pub const FOR: u8 = 1;
+    /// A dictionary of distinct values, then a 1- or 2-byte code per value.
+    pub const DICT: u8 = 2;
+    /// Frame of reference with codes packed in `b` bits each (ranges that waste bits in bytes).
+    pub const BITPACK: u8 = 3;
+    /// The first value, then each value minus the one before, as a frame of reference (sorted
+    /// or slowly changing integers and timestamps).
+    pub const DELTA: u8 = 4;
+    /// Runs of equal values: each run's value, then where each run ends (table layout 2).
+    pub const RUNS: u8 = 5;
+}
+
+/// A page as the writer encoded it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Encoded {
+    /// The page summary of the table index: body encoding, plus [`SUMMARY_NULLS`].
+    pub summary: u8,
+    /// The oldest table layout whose readers decode every part of the page (nested parts and
+    /// string lengths included, which the summary does not show).
+    pub layout: u16,
+}
+
+/// Bit of a page summary (in the table index) set when the page has a validity bitmap.
+pub const SUMMARY_NULLS: u8 = 0x80;
+
+/// Largest dictionary of fixed-width values (one-byte codes).
+const MAX_FIXED_DICT: usize = 256;
+/// Largest dictionary of fixed-width values with two-byte codes.
+const MAX_WIDE_DICT: usize = 1 << 16;
+/// Largest dictionary of strings (two-byte codes).
+const MAX_STRING_DICT: usize = 1 << 16;
+/// Most bytes a page may expand to beyond the bytes it holds, all its parts together: values
+/// and offsets decoded from encodings that can stand for many values in few bytes (runs,
+/// 0-bit codes, list lengths), and strings rebuilt from a dictionary. A bound on what a hostile
+/// page can make us allocate; string data copied as it is does not count.
+const MAX_PAGE_DATA: u64 = 1 << 34;
+
+/// Rows `offset..offset + len` of `data`. Through Arrow's arrays, not `ArrayData::slice`:
+/// that one slices a struct's children *and* moves the struct's offset, which
+/// `StructArray::from` then applies a second time.
+pub(crate) fn slice_data(data: &ArrayData, offset: usize, len: usize) -> ArrayData {
+    arrow_array::make_array(data.clone()).slice(offset, len).to_data()
+}
+
+#[inline]
+fn load<const W: usize>(b: &[u8; W]) -> u64 {
+    let mut a = [0u8; 8];
+    a[..W].copy_from_slice(b);
+    u64::from_le_bytes(a)
+}
+
+#[inline]
+fn store<const W: usize>(v: u64, dst: &mut [u8; W]) {
+    dst.copy_from_slice(&v.to_le_bytes()[..W]);
+}

@@ -1,0 +1,639 @@
+//! Tests of page encoding and decoding: which encoding the data chooses, round trips of whole
+//! pages and of windows of rows, and hostile pages, which must be errors and never panics.
+
+use super::decode::{byte_array, decode_rows_within};
+use super::encode::push_shuffled;
+use super::*;
+use crate::string_layout::StringLayout;
+use arrow_array::{
+    Array, BooleanArray, Float64Array, Int32Array, Int64Array, LargeStringArray, StringArray, UInt16Array, UInt64Array,
+};
+use arrow_buffer::Buffer;
+use arrow_schema::DataType;
+use kompakt::filter::shuffle;
+
+fn round_trip(arr: &dyn Array) -> u8 {
+    round_trip_page(arr).summary
+}
+
+fn round_trip_page(arr: &dyn Array) -> Encoded {
+    let data = arr.to_data();
+    let mut page = Vec::new();
+    let summary = encode_page(arr.data_type(), std::slice::from_ref(&data), &mut page).unwrap();
+    if summary.summary & 0x7f == encoding::RUNS {
+        assert_eq!(summary.layout, 2);
+    }
+    let back = decode_page(arr.data_type(), arr.len(), &page).unwrap();
+    assert_eq!(arrow_array::make_array(back).as_ref(), arr);
+    let n = arr.len();
+    for (a, b) in [
+        (0, 0),
+        (0, n / 2),
+        (n / 3, n),
+        (n / 2, n / 2 + 1),
+        (1, n.saturating_sub(1)),
+        (n, n),
+    ] {
+        let (a, b) = (a.min(n), b.min(n).max(a.min(n)));
+        let part = decode_page_rows(arr.data_type(), n, &page, a..b).unwrap();
+        assert_eq!(
+            arrow_array::make_array(part).as_ref(),
+            arr.slice(a, b - a).as_ref(),
+            "rows {a}..{b}"
+        );
+        for layout in [StringLayout::Large, StringLayout::View] {
+            let got = decode_page_rows_as(arr.data_type(), layout, n, &page, a..b).unwrap();
+            got.validate_full().unwrap();
+            let got = arrow_array::make_array(got);
+            match read_as(arr, layout) {
+                Some(want) => assert_eq!(got.as_ref(), want.slice(a, b - a).as_ref(), "{layout:?}, rows {a}..{b}"),
+                None => assert_eq!(got.as_ref(), arr.slice(a, b - a).as_ref(), "rows {a}..{b}"),
+            }
+        }
+    }
+    // Every truncation is an error, never a panic.
+    for cut in 0..page.len() {
+        assert!(decode_page(arr.data_type(), arr.len(), &page[..cut]).is_err());
+    }
+    summary
+}
+
+/// A `Utf8` or `Binary` array as `layout` hands it over, built value by value; None for
+/// other types.
+fn read_as(arr: &dyn Array, layout: StringLayout) -> Option<arrow_array::ArrayRef> {
+    use arrow_array::cast::AsArray;
+    if layout == StringLayout::View {
+        return match arr.data_type() {
+            DataType::Utf8 => Some(std::sync::Arc::new(arrow_array::StringViewArray::from_iter(
+                arr.as_string::<i32>().iter(),
+            ))),
+            DataType::Binary => Some(std::sync::Arc::new(arrow_array::BinaryViewArray::from_iter(
+                arr.as_binary::<i32>().iter(),
+            ))),
+            _ => None,
+        };
+    }
+    match arr.data_type() {
+        DataType::Utf8 => Some(std::sync::Arc::new(LargeStringArray::from_iter(
+            arr.as_string::<i32>().iter(),
+        ))),
+        DataType::Binary => Some(std::sync::Arc::new(arrow_array::LargeBinaryArray::from_iter(
+            arr.as_binary::<i32>().iter(),
+        ))),
+        _ => None,
+    }
+}
+
+#[test]
+fn encodings_are_chosen_from_the_data() {
+    let narrow = Int32Array::from_iter_values((0..1000).map(|i| 1 + i % 100));
+    assert_eq!(round_trip(&narrow), encoding::FOR);
+    let prices = Float64Array::from_iter_values((0..1000).map(|i| [1.5, 2.25, 99.99][i % 3]));
+    assert_eq!(round_trip(&prices), encoding::DICT);
+    let steady = Int64Array::from_iter_values((0..1000).map(|i| i * 1_000_003));
+    assert_eq!(round_trip(&steady), encoding::DELTA);
+    let sorted = Int64Array::from_iter_values((0..1000i64).map(|i| (1 << 40) | (i * 1000 + (i * 7919) % 13)));
+    assert_eq!(round_trip(&sorted), encoding::DELTA);
+    let twenty_bits = Int32Array::from_iter_values((0..1000).map(|i| (i * 7919) % 1_000_000));
+    assert_eq!(round_trip(&twenty_bits), encoding::BITPACK);
+    let three_bytes = Int64Array::from_iter_values((0..1000).map(|i| -(i * 16_000_003 % 16_700_000)));
+    assert_eq!(round_trip(&three_bytes), encoding::FOR);
+    let full = UInt64Array::from_iter_values((0..1000u64).map(|i| {
+        let x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (x ^ (x >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 3
+    }));
+    assert_eq!(round_trip(&full), encoding::BITPACK);
+    let one = Int32Array::from(vec![5]);
+    round_trip(&one);
+    let random = Int64Array::from_iter_values((0..1000u64).map(|i| {
+        let x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (x ^ (x >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) as i64
+    }));
+    assert_eq!(round_trip(&random), encoding::PLAIN);
+    let negative = Int32Array::from_iter_values((0..1000).map(|i| -50 + i % 7));
+    assert_eq!(round_trip(&negative), encoding::FOR);
+    let extremes = Int64Array::from(vec![i64::MIN, i64::MAX, 0, -1]);
+    round_trip(&extremes);
+    let u16s = UInt16Array::from_iter_values((0..300).map(|i| i * 200));
+    round_trip(&u16s);
+    // Signed ranges across zero: codes are differences mod 2^(8W), not mod 2^64.
+    let across_zero = Int32Array::from_iter_values((0..5000).map(|i| (i * 7919) % 2000 - 1000));
+    assert_eq!(round_trip(&across_zero), encoding::BITPACK);
+    let small_across = Int32Array::from_iter_values((0..5000).map(|i| (i * 31) % 400 - 200));
+    assert_eq!(round_trip(&small_across), encoding::BITPACK);
+    let i16s = arrow_array::Int16Array::from_iter_values((0..5000).map(|i| ((i * 31) % 600 - 300) as i16));
+    assert_eq!(round_trip(&i16s), encoding::BITPACK);
+    let i8s = arrow_array::Int8Array::from_iter_values((0..5000).map(|i| ((i * 7) % 21 - 10) as i8));
+    assert_eq!(round_trip(&i8s), encoding::BITPACK);
+}
+
+#[test]
+fn codes_the_codec_could_not_shrink_are_bit_packed() {
+    let mut x = 1u64;
+    let mut uniform = |k: u64| {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (x >> 33) % k
+    };
+    // Uniform in 1..100: 6.6 bits of entropy in 7-bit codes, nothing for zstd to add.
+    let random: Vec<i32> = (0..16_384).map(|_| 1 + uniform(100) as i32).collect();
+    assert_eq!(round_trip(&Int32Array::from(random.clone())), encoding::BITPACK);
+    // The same range with skewed frequencies (about 2 bits of entropy): left to the codec.
+    let skewed = Int32Array::from_iter_values((0..16_384).map(|_| {
+        let u = uniform(1000);
+        if u < 900 {
+            (u % 4) as i32
+        } else {
+            (u % 100) as i32
+        }
+    }));
+    assert_eq!(round_trip(&skewed), encoding::FOR);
+    // Uniform codes, but repeated: LZ4 finds the repeats, so the codec keeps them.
+    let repeated = Int32Array::from(random[..2048].repeat(8));
+    assert_eq!(round_trip(&repeated), encoding::FOR);
+    // One-byte integers: 7 bits of entropy in 7 bits are packed; 70 values (6.1 bits) are
+    // left to the codec, whose entropy stage saves 12 % over packing.
+    let i8s = arrow_array::Int8Array::from_iter_values((0..16_384).map(|_| uniform(128) as i8));
+    assert_eq!(round_trip(&i8s), encoding::BITPACK);
+    let keys = arrow_array::Int8Array::from_iter_values((0..16_384).map(|_| uniform(70) as i8));
+    assert_eq!(round_trip(&keys), encoding::PLAIN);
+}
+
+#[test]
+fn long_runs_become_runs() {
+    // Sorted keys, 100 rows each: one run per key.
+    let keys = Int64Array::from_iter_values((0..5000i64).map(|i| 1_000_000_007 * (i / 100)));
+    let enc = round_trip_page(&keys);
+    assert_eq!((enc.summary, enc.layout), (encoding::RUNS, 2));
+    let prices = Float64Array::from_iter_values((0..4000).map(|i| [9.99, -0.0, 0.0, f64::NAN][i / 700 % 4]));
+    assert_eq!(round_trip(&prices), encoding::RUNS);
+    let constant = arrow_array::Int8Array::from_iter_values((0..100).map(|_| -3));
+    assert_eq!(round_trip(&constant), encoding::RUNS);
+    // Nulls inside runs take the value before them, so they do not break the runs.
+    let gappy = Int32Array::from_iter((0..3000).map(|i| (i % 9 != 4).then_some(i / 100)));
+    assert_eq!(round_trip(&gappy), encoding::RUNS | SUMMARY_NULLS);
+    let leading_nulls = Int32Array::from_iter((0..400).map(|i| (i >= 30).then_some(7)));
+    assert_eq!(round_trip(&leading_nulls), encoding::RUNS | SUMMARY_NULLS);
+    // Integers need runs of 64 rows on average (shorter ones are smaller as deltas);
+    // floats 16.
+    let step = |run: i64| Int64Array::from_iter_values((0..4096i64).map(move |i| (1 << 40) + (i / run) * 1_000_003));
+    assert_eq!(round_trip(&step(63)), encoding::DELTA);
+    assert_eq!(round_trip(&step(64)), encoding::RUNS);
+    let float_steps = |run: usize| Float64Array::from_iter_values((0..4096).map(move |i| (i / run) as f64 * 0.1));
+    assert_eq!(round_trip(&float_steps(15)), encoding::DICT);
+    assert_eq!(round_trip(&float_steps(16)), encoding::RUNS);
+    // Runs of different lengths (10-bit lengths), windows across them.
+    let ragged = Int32Array::from_iter_values((0..20_000).map(|i: i32| if i < 19_900 { i / 1000 } else { -i / 50 }));
+    assert_eq!(round_trip(&ragged), encoding::RUNS);
+    // Strings of one length: the lengths are a run, which the page summary does not show.
+    let codes = StringArray::from_iter_values((0..1000).map(|i| format!("{:06}", i * 7919 % 1_000_000)));
+    let enc = round_trip_page(&codes);
+    assert_eq!((enc.summary, enc.layout), (encoding::PLAIN, 2));
+    // Pages without runs stay readable by layout-1 readers.
+    let plain = Int32Array::from_iter_values((0..1000).map(|i| 1 + i % 100));
+    assert_eq!(round_trip_page(&plain).layout, 1);
+}
+
+#[test]
+fn floats_with_hundreds_of_values_get_two_byte_codes() {
+    // A random walk in steps of 0.01: about 600 distinct values in 4096 rows.
+    let mut x = 100.0f64;
+    let walk = Float64Array::from_iter_values((0..4096u64).map(|i| {
+        x += [0.01, -0.01, 0.02, -0.02, 0.0][(i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 61) as usize % 5];
+        (x * 100.0).round() / 100.0
+    }));
+    let enc = round_trip_page(&walk);
+    assert_eq!((enc.summary, enc.layout), (encoding::DICT, 2));
+    let prices =
+        arrow_array::Float32Array::from_iter((0..4096).map(|i| (i % 9 != 0).then_some((i * 7 % 400) as f32 / 4.0)));
+    assert_eq!(round_trip(&prices), encoding::DICT | SUMMARY_NULLS);
+    // Repeats at first, then distinct values: plain, found out before the page's end.
+    let turning = Float64Array::from_iter_values((0..8192).map(|i| if i < 1500 { (i % 10) as f64 } else { i as f64 }));
+    assert_eq!(round_trip(&turning), encoding::PLAIN);
+    // Few repeats: plain, without hashing the whole page.
+    let noise = Float64Array::from_iter_values(
+        (0..4096u64).map(|i| f64::from_bits(i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 2)),
+    );
+    assert_eq!(
+        round_trip_page(&noise),
+        Encoded {
+            summary: encoding::PLAIN,
+            layout: 1
+        }
+    );
+    // Up to 256 values keep one-byte codes, readable by layout-1 readers.
+    let few = Float64Array::from_iter_values((0..4096).map(|i| (i % 200) as f64 * 0.5));
+    assert_eq!(
+        round_trip_page(&few),
+        Encoded {
+            summary: encoding::DICT,
+            layout: 1
+        }
+    );
+}
+
+#[test]
+fn hostile_dictionary_pages_are_errors() {
+    // Int32, 4 rows, dictionary of `d` values (all 7), code width `k`, then `codes`.
+    let page = |d: u32, k: u8, codes: &[u8]| {
+        let mut p = vec![0u8, encoding::DICT];
+        p.extend_from_slice(&d.to_le_bytes());
+        let values: Vec<u8> = (0..d).flat_map(|_| 7i32.to_le_bytes()).collect();
+        push_shuffled(4, &values, &mut p);
+        p.push(k);
+        p.extend_from_slice(codes);
+        p
+    };
+    // Codes 0, 299, 1, 2 (byte-shuffled: low bytes, then high bytes).
+    let wide = page(300, 2, &[0, 43, 1, 2, 0, 1, 0, 0]);
+    assert!(decode_page(&DataType::Int32, 4, &wide).is_ok());
+    for (why, bad) in [
+        ("a code past the dictionary", page(300, 2, &[0, 44, 1, 2, 0, 1, 0, 0])),
+        ("300 values with 1-byte codes", page(300, 1, &[0, 1, 2, 3])),
+        ("3-byte codes", page(3, 3, &[0; 12])),
+        ("too many values", page(65_537, 2, &[0; 8])),
+        ("codes cut short", page(300, 2, &[0, 43, 1, 2, 0, 1, 0])),
+    ] {
+        assert!(decode_page(&DataType::Int32, 4, &bad).is_err(), "{why}");
+        assert!(decode_page_rows(&DataType::Int32, 4, &bad, 1..2).is_err(), "{why}");
+    }
+}
+
+#[test]
+fn hostile_run_pages_are_errors() {
+    // Int32 runs: `runs`, the values, `bits`, then `lengths` (minus one) packed in `bits`.
+    let page = |runs: u32, values: &[i32], bits: u8, lengths: &[u64]| {
+        let mut p = vec![0u8, encoding::RUNS];
+        p.extend_from_slice(&runs.to_le_bytes());
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        push_shuffled(4, &bytes, &mut p);
+        p.push(bits);
+        crate::bits::pack(lengths.iter().map(|l| l - 1), bits as usize, &mut p);
+        p
+    };
+    let good = page(2, &[1, 2], 3, &[3, 7]);
+    let back = arrow_array::make_array(decode_page(&DataType::Int32, 10, &good).unwrap());
+    assert_eq!(
+        back.as_ref(),
+        &Int32Array::from(vec![1, 1, 1, 2, 2, 2, 2, 2, 2, 2]) as &dyn Array
+    );
+    let mut wide_bits = page(2, &[1, 2], 3, &[3, 7]);
+    let at = wide_bits.len() - 2;
+    wide_bits[at] = 64;
+    for (why, bad, n) in [
+        ("no runs", page(0, &[], 0, &[]), 10),
+        ("more runs than rows", page(3, &[1, 2, 3], 1, &[1, 1, 1]), 2),
+        ("lengths short of the page", page(2, &[1, 2], 3, &[3, 6]), 10),
+        ("lengths past the page", page(2, &[1, 2], 3, &[3, 8]), 10),
+        ("lengths cut short", page(2, &[1, 2], 3, &[3, 7])[..14].to_vec(), 10),
+        ("64-bit lengths", wide_bits, 10),
+        ("a huge run count", page(u32::MAX, &[1], 4, &[10]), 10),
+    ] {
+        assert!(decode_page(&DataType::Int32, n, &bad).is_err(), "{why}");
+        assert!(decode_page_rows(&DataType::Int32, n, &bad, 0..0).is_err(), "{why}");
+    }
+    // Lengths that would overflow a sum: errors, not wrap-arounds.
+    let huge = page(2, &[1, 2], 63, &[1 << 62, 1 << 62]);
+    assert!(decode_page(&DataType::Int32, 10, &huge).is_err());
+    // 2-byte dictionary codes for more rows than can be addressed.
+    let mut wide = vec![0u8, encoding::DICT, 0x2c, 1, 0, 0];
+    wide.extend(std::iter::repeat_n(0u8, 300));
+    wide.push(2);
+    assert!(decode_page_rows(&DataType::UInt8, 1 << 63, &wide, 0..0).is_err());
+}
+
+#[test]
+fn nulls_and_slices() {
+    let with_nulls = Int32Array::from_iter((0..1000).map(|i| (i % 7 != 0).then_some(i % 50)));
+    assert_eq!(round_trip(&with_nulls), encoding::FOR | SUMMARY_NULLS);
+    let sliced = with_nulls.slice(3, 500);
+    round_trip(&sliced);
+    let bools = BooleanArray::from_iter((0..1001).map(|i| (i % 5 != 0).then_some(i % 3 == 0)));
+    round_trip(&bools);
+    round_trip(&bools.slice(5, 99));
+    let all_null = Float64Array::from(vec![None; 17]);
+    round_trip(&all_null);
+}
+
+#[test]
+fn strings_plain_and_dictionary() {
+    let words = StringArray::from_iter((0..1000).map(|i| (i % 11 != 0).then(|| format!("w{}", i * 7919))));
+    assert_eq!(round_trip(&words), encoding::PLAIN | SUMMARY_NULLS);
+    let cities = LargeStringArray::from_iter_values((0..1000).map(|i| ["Paris", "Oslo", "Lima"][i % 3]));
+    assert_eq!(round_trip(&cities), encoding::DICT);
+    round_trip(&cities.slice(10, 300));
+    // Dictionary values around the 16-byte copy chunk, empty and multi-byte ones included.
+    let values = [
+        "",
+        "a",
+        "é15-bytes-abcd",
+        "0123456789abcdef",
+        "0123456789abcdefg",
+        "ü".repeat(20).as_str(),
+    ]
+    .map(String::from);
+    let mixed = StringArray::from_iter((0..1000).map(|i| (i % 13 != 0).then(|| values[i * 7 % 6].clone())));
+    assert_eq!(round_trip(&mixed), encoding::DICT | SUMMARY_NULLS);
+    let bytes = arrow_array::BinaryArray::from_iter((0..1000u32).map(|i| (i % 5 != 0).then(|| i.to_le_bytes())));
+    assert_eq!(round_trip(&bytes), encoding::PLAIN | SUMMARY_NULLS);
+}
+
+#[test]
+fn several_pieces_make_one_page() {
+    let a = Int32Array::from_iter((0..100).map(|i| (i % 3 != 0).then_some(i)));
+    let b = Int32Array::from_iter_values(100..250);
+    let mut page = Vec::new();
+    encode_page(&DataType::Int32, &[a.to_data().slice(7, 50), b.to_data()], &mut page).unwrap();
+    let back = arrow_array::make_array(decode_page(&DataType::Int32, 200, &page).unwrap());
+    let want: Vec<Option<i32>> = a.slice(7, 50).iter().chain(b.iter()).collect();
+    assert_eq!(
+        back.as_any()
+            .downcast_ref::<Int32Array>()
+            .unwrap()
+            .iter()
+            .collect::<Vec<_>>(),
+        want
+    );
+}
+
+#[test]
+fn hostile_pages_are_errors() {
+    // A dictionary code past the dictionary.
+    let page = [0u8, encoding::DICT, 1, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 1, 5];
+    assert!(decode_page(&DataType::Int64, 1, &page).is_err());
+    // Strings whose lengths overflow.
+    let mut page = vec![0u8, encoding::PLAIN, encoding::PLAIN];
+    page.extend_from_slice(&u64::MAX.to_le_bytes());
+    page.extend_from_slice(&0u64.to_le_bytes());
+    assert!(decode_page(&DataType::LargeUtf8, 1, &page).is_err());
+    // Invalid UTF-8.
+    let mut page = vec![0u8, encoding::PLAIN, encoding::PLAIN, 2, 0, 0, 0];
+    page.extend_from_slice(&2u64.to_le_bytes());
+    page.extend_from_slice(&[0xff, 0xfe]);
+    assert!(decode_page(&DataType::Utf8, 1, &page).is_err());
+    assert!(decode_page(&DataType::Binary, 1, &page).is_ok());
+}
+
+/// `byte_array` with arbitrary offsets and data: the same verdict and array as
+/// `GenericByteArray::try_new`, on both its ASCII path (no per-offset check) and the other.
+fn byte_array_agrees<T: arrow_array::types::ByteArrayType>(data: &[u8], lengths: &[usize], nulls: Option<&[u8]>) {
+    use arrow_buffer::{ArrowNativeType, BooleanBuffer, NullBuffer, OffsetBuffer};
+    let n = lengths.len();
+    let mut at = 0usize;
+    let mut offsets = vec![T::Offset::usize_as(0)];
+    for &l in lengths {
+        at += l;
+        offsets.push(T::Offset::usize_as(at));
+    }
+    let offset_bytes = Buffer::from_vec(offsets.clone());
+    let validity = nulls.map(Buffer::from);
+    let ours = byte_array::<T>(n, offset_bytes, Buffer::from(data), validity.clone());
+    let theirs = arrow_array::GenericByteArray::<T>::try_new(
+        OffsetBuffer::new(offsets.into()),
+        Buffer::from(data),
+        validity.map(|b| NullBuffer::new(BooleanBuffer::new(b, 0, n))),
+    );
+    match (ours, theirs) {
+        (Ok(a), Ok(b)) => assert_eq!(arrow_array::make_array(a).as_ref(), &b as &dyn arrow_array::Array),
+        (Err(_), Err(_)) => {}
+        (a, b) => panic!(
+            "byte_array {:?}, try_new {:?} on {data:?} {lengths:?}",
+            a.is_ok(),
+            b.is_ok()
+        ),
+    }
+}
+
+#[test]
+fn byte_array_checks_like_try_new() {
+    use arrow_array::types::{BinaryType, LargeUtf8Type, Utf8Type};
+    let cases: &[(&[u8], &[usize])] = &[
+        (b"", &[]),
+        (b"", &[0, 0]),
+        (b"abc", &[1, 2]),
+        (b"abc", &[1, 1]),             // data longer than the offsets say: allowed
+        (b"abc", &[2, 2]),             // an offset past the data
+        ("héllo".as_bytes(), &[2, 4]), // split inside "é"
+        ("héllo".as_bytes(), &[3, 3]),
+        (&[0x61, 0xff, 0x62], &[1, 2]), // not UTF-8
+        (&[0x80], &[1]),
+    ];
+    for (data, lengths) in cases {
+        byte_array_agrees::<Utf8Type>(data, lengths, None);
+        byte_array_agrees::<LargeUtf8Type>(data, lengths, None);
+        byte_array_agrees::<BinaryType>(data, lengths, None);
+        byte_array_agrees::<Utf8Type>(data, lengths, Some(&[0b10]));
+    }
+}
+
+/// A `Utf8`/`Binary` page of strings cut from `data` at `lengths` (which add up to it),
+/// plain, or as a dictionary of those strings indexed by `codes`.
+fn string_page(data: &[u8], lengths: &[usize], codes: Option<&[u8]>) -> Vec<u8> {
+    let mut page = vec![
+        0u8,
+        if codes.is_some() {
+            encoding::DICT
+        } else {
+            encoding::PLAIN
+        },
+    ];
+    if codes.is_some() {
+        page.extend_from_slice(&(lengths.len() as u32).to_le_bytes());
+    }
+    let raw: Vec<u8> = lengths.iter().flat_map(|&l| (l as u32).to_le_bytes()).collect();
+    let mut shuffled = vec![0u8; raw.len()];
+    shuffle(4, &raw, &mut shuffled);
+    page.push(encoding::PLAIN);
+    page.extend_from_slice(&shuffled);
+    page.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    page.extend_from_slice(data);
+    if let Some(codes) = codes {
+        page.push(1);
+        page.extend_from_slice(codes);
+    }
+    page
+}
+
+proptest::proptest! {
+    #[test]
+    fn string_views_check_like_try_new_on_any_bytes(
+        data in proptest::collection::vec(proptest::prop_oneof![0u8..0x80, proptest::num::u8::ANY], 0..60),
+        cuts in proptest::collection::vec(0usize..60, 1..8),
+        codes in proptest::collection::vec(0u8..8, 0..30),
+        dictionary in proptest::bool::ANY,
+    ) {
+        // Views of any bytes, cut anywhere (inside characters too, short and long values):
+        // the page decodes as views exactly when `StringArray::try_new` accepts its strings
+        // (for a dictionary page, its values), and what decodes is valid and equal.
+        let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(data.len())).collect();
+        cuts.sort_unstable();
+        cuts.push(data.len());
+        let lengths: Vec<usize> = cuts.iter().scan(0, |at, &c| { let l = c - *at; *at = c; Some(l) }).collect();
+        let mut offsets = vec![0i32];
+        offsets.extend(cuts.iter().map(|&c| c as i32));
+        let values = StringArray::try_new(
+            arrow_buffer::OffsetBuffer::new(offsets.clone().into()), Buffer::from(data.as_slice()), None);
+        let codes: Vec<u8> = codes.iter().map(|&x| x % lengths.len() as u8).collect();
+        let (page, n) = match dictionary {
+            true => (string_page(&data, &lengths, Some(&codes)), codes.len()),
+            false => (string_page(&data, &lengths, None), lengths.len()),
+        };
+        for (dt, utf8) in [(DataType::Utf8, true), (DataType::Binary, false)] {
+            let got = decode_page_rows_as(&dt, StringLayout::View, n, &page, 0..n);
+            proptest::prop_assert_eq!(got.is_ok(), values.is_ok() || !utf8, "{:?}", got.as_ref().err());
+            let Ok(got) = got else { continue };
+            got.validate_full().unwrap();
+            let binary = arrow_array::BinaryArray::new(
+                arrow_buffer::OffsetBuffer::new(offsets.clone().into()), Buffer::from(data.as_slice()), None);
+            let want: Vec<&[u8]> = match dictionary {
+                true => codes.iter().map(|&x| binary.value(usize::from(x))).collect(),
+                false => binary.iter().map(Option::unwrap).collect(),
+            };
+            let got = arrow_array::make_array(got);
+            let got: Vec<&[u8]> = match utf8 {
+                true => got.as_any().downcast_ref::<arrow_array::StringViewArray>().unwrap().iter().map(|v| v.unwrap().as_bytes()).collect(),
+                false => got.as_any().downcast_ref::<arrow_array::BinaryViewArray>().unwrap().iter().map(Option::unwrap).collect(),
+            };
+            proptest::prop_assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn byte_array_checks_like_try_new_on_any_bytes(
+        data in proptest::collection::vec(proptest::prop_oneof![0u8..0x80, proptest::num::u8::ANY], 0..40),
+        cuts in proptest::collection::vec(0usize..48, 0..8),
+    ) {
+        let mut cuts = cuts;
+        cuts.sort_unstable();
+        let lengths: Vec<usize> = cuts.iter().scan(0, |at, &c| { let l = c - *at; *at = c; Some(l) }).collect();
+        byte_array_agrees::<arrow_array::types::Utf8Type>(&data, &lengths, None);
+        byte_array_agrees::<arrow_array::types::LargeBinaryType>(&data, &lengths, None);
+    }
+
+    #[test]
+    fn dictionary_strings_round_trip(
+        values in proptest::collection::vec("[a-c\\x{e9}\\x{1F600}]{0,40}", 1..6),
+        picks in proptest::collection::vec((0usize..6, 0u8..10), 100..400),
+    ) {
+        // Long, short and empty values, multi-byte ones, nulls: both offset widths.
+        let rows = picks.iter().map(|&(i, null)| (null != 0).then(|| values[i % values.len()].as_str()));
+        let small = StringArray::from_iter(rows.clone());
+        let large = LargeStringArray::from_iter(rows);
+        for arr in [&small as &dyn Array, &large] {
+            let summary = round_trip(arr);
+            proptest::prop_assert_eq!(summary & 0x7f, encoding::DICT);
+        }
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn string_offsets_never_decrease(
+        lengths in proptest::collection::vec(proptest::prop_oneof![40 => 0u64..40, 1 => proptest::num::u64::ANY], 0..20),
+        codes in proptest::collection::vec(0u8..20, 0..60),
+        large in proptest::bool::ANY,
+        dictionary in proptest::bool::ANY,
+    ) {
+        // String pages with hostile lengths, plain or as a dictionary: a page whose
+        // lengths sum past what the offsets can hold fails, and every page that decodes
+        // has offsets that `OffsetBuffer::new`'s own check accepts (what `byte_array`'s
+        // `new_unchecked` relies on).
+        let (ow, dt) = if large { (8usize, DataType::LargeUtf8) } else { (4, DataType::Utf8) };
+        let stored = |l: u64| if ow == 8 { l } else { l & 0xFFFF_FFFF };
+        let limit = if ow == 8 { i64::MAX as u64 } else { i32::MAX as u64 };
+        let mut raw = Vec::new();
+        for &l in &lengths {
+            raw.extend_from_slice(&l.to_le_bytes()[..ow]);
+        }
+        let mut shuffled = vec![0u8; raw.len()];
+        shuffle(ow, &raw, &mut shuffled);
+        let sum = |ls: &mut dyn Iterator<Item = u64>| ls.fold(0u64, |a, l| a.saturating_add(l));
+        let dict_sum = sum(&mut lengths.iter().map(|&l| stored(l)));
+        // The data holds what the lengths claim when that is small; hostile sums get 4 KiB.
+        let data_len = if dict_sum <= 1 << 12 { dict_sum } else { 1 << 12 };
+        // Codes within the dictionary (a code past it is another test's subject).
+        let codes: Vec<u8> = codes.iter().map(|&x| x % lengths.len().max(1) as u8).collect();
+        let mut page = vec![0u8];
+        let (n, total) = if dictionary {
+            let n = codes.len();
+            page.push(encoding::DICT);
+            page.extend_from_slice(&(lengths.len() as u32).to_le_bytes());
+            let total = sum(&mut codes.iter().map(|&x| lengths.get(usize::from(x)).map_or(0, |&l| stored(l))));
+            (n, total)
+        } else {
+            page.push(encoding::PLAIN);
+            (lengths.len(), dict_sum)
+        };
+        page.push(encoding::PLAIN);
+        page.extend_from_slice(&shuffled);
+        page.extend_from_slice(&data_len.to_le_bytes());
+        page.extend(std::iter::repeat_n(b'a', data_len as usize));
+        if dictionary {
+            page.push(1);
+            page.extend_from_slice(&codes);
+        }
+        let got = decode_page(&dt, n, &page);
+        if total > limit {
+            proptest::prop_assert!(got.is_err(), "{total} bytes of strings in a page");
+        }
+        // As views: whatever decodes is a valid array; what decodes as stored decodes as
+        // views too, to the same values.
+        let views = decode_page_rows_as(&dt, StringLayout::View, n, &page, 0..n);
+        if let Ok(v) = &views {
+            v.validate_full().unwrap();
+        }
+        if let (Ok(stored), false) = (&got, large) {
+            let views = arrow_array::make_array(views.unwrap());
+            let want = read_as(arrow_array::make_array(stored.clone()).as_ref(), StringLayout::View).unwrap();
+            proptest::prop_assert_eq!(views.as_ref(), want.as_ref());
+        }
+        // Widened as they decode: the same verdict, the same offsets as 64-bit values.
+        let wide = decode_page_rows_as(&dt, StringLayout::Large, n, &page, 0..n);
+        proptest::prop_assert_eq!(wide.is_ok(), got.is_ok());
+        if let (Ok(narrow), Ok(wide), false) = (&got, &wide, large) {
+            let offsets = |d: &ArrayData, w: usize| -> Vec<u64> {
+                d.buffers()[0].as_slice().chunks(w).map(|c| {
+                    let mut a = [0u8; 8];
+                    a[..w].copy_from_slice(c);
+                    u64::from_le_bytes(a)
+                }).take(n + 1).collect()
+            };
+            proptest::prop_assert_eq!(offsets(narrow, 4), offsets(wide, 8));
+            proptest::prop_assert_eq!(wide.data_type(), &DataType::LargeUtf8);
+            proptest::prop_assert_eq!(narrow.buffers()[1].as_slice(), wide.buffers()[1].as_slice());
+        }
+        if let Ok(data) = got {
+            let offsets = &data.buffers()[0];
+            if large {
+                arrow_buffer::OffsetBuffer::new(arrow_buffer::ScalarBuffer::<i64>::new(offsets.clone(), 0, n + 1));
+            } else {
+                arrow_buffer::OffsetBuffer::new(arrow_buffer::ScalarBuffer::<i32>::new(offsets.clone(), 0, n + 1));
+            }
+            proptest::prop_assert_eq!(data.len(), n);
+        }
+    }
+}
+
+#[test]
+fn one_budget_covers_every_part_of_a_page() {
+    use arrow_array::builder::{Int64Builder, ListBuilder};
+    // Lists of lists of int64: offsets at two levels, then the values.
+    let mut b = ListBuilder::new(ListBuilder::new(Int64Builder::new()));
+    for i in 0..64i64 {
+        for j in 0..8 {
+            b.values().values().append_slice(&[i, j, i * j, 7]);
+            b.values().append(true);
+        }
+        b.append(true);
+    }
+    let arr = b.finish();
+    let dt = arr.data_type().clone();
+    let mut page = Vec::new();
+    encode_page(&dt, &[arr.to_data()], &mut page).unwrap();
+    // Decoded: 65 + 513 offsets of 4 bytes, 2048 values of 8: the largest part is 16 KiB.
+    let total = (65 + 513) * 4 + 2048 * 8;
+    let whole = decode_rows_within(&dt, StringLayout::AsStored, 64, &page, 0..64, total).unwrap();
+    assert_eq!(arrow_array::make_array(whole).as_ref(), &arr as &dyn Array);
+    // Enough for each part on its own, not for all of them.
+    let err = decode_rows_within(&dt, StringLayout::AsStored, 64, &page, 0..64, total - 1).unwrap_err();
+    assert!(err.to_string().contains("the page decodes to more than"), "{err}");
+}
