@@ -12,7 +12,7 @@ use arrow_buffer::bit_mask::set_bits;
 use arrow_buffer::Buffer;
 use arrow_data::{ArrayData, ArrayDataBuilder};
 use arrow_schema::{DataType, Schema, SchemaRef};
-use kompakt::stream::{BlockDecoder, BlockEntry, ReadOptions, Reader, StreamSummary};
+use kompakt::stream::{BlockDecoder, BlockEntry, ReadAt, ReadOptions, Reader, SourceCursor, StreamSummary};
 use kompakt::{Error, Result};
 use rayon::prelude::*;
 use std::cell::RefCell;
@@ -105,8 +105,9 @@ pub struct ColumnSummary {
 /// A table file opened for reading: the footer is read and checked once; reads then touch
 /// only the pages they need.
 pub struct TableReader {
-    file: File,
-    index: Reader<File>,
+    /// Where the pages' bytes come from: every read of the table goes through it.
+    source: Arc<dyn ReadAt>,
+    index: Reader<SourceCursor<Arc<dyn ReadAt>>>,
     meta: TableMeta,
     parsed: ParsedSchema,
     verify: bool,
@@ -135,7 +136,13 @@ impl TableReader {
 
     /// Opens a table from an open file.
     pub fn from_file(file: File) -> Result<Self> {
-        let index = Reader::new(file.try_clone()?, ReadOptions::default())?;
+        Self::from_source(Arc::new(file))
+    }
+
+    /// Opens a table from any source of bytes read by position: a file, the bytes of a table
+    /// in memory (`Arc::new(vec)`), or a source of the caller's ([`ReadAt`]).
+    pub fn from_source(source: Arc<dyn ReadAt>) -> Result<Self> {
+        let index = Reader::at(Arc::clone(&source), ReadOptions::default())?;
         let lens: Vec<u64> = index.streams().iter().map(|s| s.raw_len).collect();
         let meta = TableMeta::decode(index.metadata(), &lens)?;
         let parsed = from_json(&meta.schema_json, lens.len())?;
@@ -151,7 +158,7 @@ impl TableReader {
             ));
         }
         Ok(TableReader {
-            file,
+            source,
             index,
             meta,
             parsed,
@@ -830,7 +837,7 @@ impl TableReader {
                 stored,
                 kompakt::stream::format::BLOCK_HEADER_LEN + b.header.stored_len as usize,
             )?;
-            read_exact_at(&self.file, stored, b.file_offset)?;
+            read_exact_at(self.source.as_ref(), stored, b.file_offset)?;
             let dst = &mut out[(lo - start) as usize..(hi - start) as usize];
             DECODER.with(|d| {
                 d.borrow_mut()
@@ -913,10 +920,10 @@ fn leaf_type(dt: &DataType) -> &DataType {
     }
 }
 
-#[cfg(unix)]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> Result<()> {
-    use std::os::unix::fs::FileExt;
-    file.read_exact_at(buf, offset).map_err(|e| match e.kind() {
+/// The block at `offset` from `source`; a source that ends first is a damaged (or changed)
+/// file.
+fn read_exact_at(source: &dyn ReadAt, buf: &mut [u8], offset: u64) -> Result<()> {
+    source.read_exact_at(buf, offset).map_err(|e| match e.kind() {
         std::io::ErrorKind::UnexpectedEof => Error::corrupt(
             "block",
             offset,
@@ -924,21 +931,6 @@ fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> Result<()> {
         ),
         _ => e.into(),
     })
-}
-
-#[cfg(windows)]
-fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> Result<()> {
-    use std::os::windows::fs::FileExt;
-    while !buf.is_empty() {
-        match file.seek_read(buf, offset)? {
-            0 => return Err(Error::corrupt("block", offset, "the file ends inside the block")),
-            n => {
-                buf = &mut buf[n..];
-                offset += n as u64;
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -34,19 +34,22 @@ pub(crate) fn overlap<A, B: Send>(
     Ok((a, b.expect("a scope ends after the work it spawned")))
 }
 
-/// The pool of `threads` threads, `None` for rayon's global pool (0). Pools are kept per size:
-/// starting threads for every small read would cost more than the read.
+/// The pool of `threads` threads, `None` for rayon's global pool (when it has that many).
+/// `threads` means what it means everywhere ([`kompakt::stream::resolve_threads`]: 0 is all
+/// available cores, at most 256). Pools are kept per size: starting threads for every small
+/// read would cost more than the read.
 fn pool(threads: usize) -> Result<Option<std::sync::Arc<rayon::ThreadPool>>> {
     use std::sync::{Arc, Mutex, OnceLock};
     static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
-    if threads == 0 {
+    let threads = kompakt::stream::resolve_threads(threads);
+    if threads == rayon::current_num_threads() {
         return Ok(None);
     }
     let pool = {
         let mut pools = POOLS
             .get_or_init(Default::default)
             .lock()
-            .map_err(|_| Error::Usage("internal: the thread pool registry is poisoned".into()))?;
+            .map_err(|_| Error::Internal("the thread pool registry is poisoned".into()))?;
         match pools.get(&threads) {
             Some(p) => p.clone(),
             None => {

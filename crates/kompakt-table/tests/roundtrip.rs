@@ -852,3 +852,18 @@ fn large_reads_on_threads_equal_the_original() {
     let (_, one) = t.read(None, 0..n as u64, 1).unwrap();
     assert_eq!(two, one);
 }
+
+#[test]
+fn a_table_reads_the_same_from_a_file_and_from_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let batch = table(5_000, 11);
+    let path = write(dir.path(), &batch, &[1_234], 1_000);
+    let bytes: Arc<dyn kompakt::stream::ReadAt> = Arc::new(std::fs::read(&path).unwrap());
+    let in_memory = TableReader::from_source(bytes).unwrap();
+    let all: Vec<usize> = (0..batch.num_columns()).collect();
+    check_read(&in_memory, &batch, &all, 0, batch.num_rows());
+    check_read(&in_memory, &batch, &all[..2], 2_500, 3_700);
+    assert_eq!(in_memory.verify_rows(2, &mut |_| {}).unwrap(), batch.num_rows() as u64);
+    let cut: Arc<dyn kompakt::stream::ReadAt> = Arc::new(std::fs::read(&path).unwrap()[..100].to_vec());
+    assert!(TableReader::from_source(cut).is_err_and(|e| e.is_corruption()));
+}

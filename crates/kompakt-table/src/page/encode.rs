@@ -121,8 +121,8 @@ fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>, cx: &mut 
             encoding::PLAIN
         }
         _ => {
-            let w = crate::schema::fixed_width(dt)
-                .ok_or_else(|| Error::Usage(format!("internal: no page encoding for {dt}")))?;
+            let w =
+                crate::schema::fixed_width(dt).ok_or_else(|| Error::Internal(format!("no page encoding for {dt}")))?;
             fn values(p: &ArrayData, w: usize) -> &[u8] {
                 &p.buffers()[0].as_slice()[p.offset() * w..(p.offset() + p.len()) * w]
             }
