@@ -7,6 +7,7 @@ import os
 from typing import IO, Any, Union
 
 from kompakt import _core
+from kompakt._errors import CorruptError
 
 Buffer = Any  # bytes, bytearray, memoryview, numpy array: anything with the buffer protocol
 Source = Union[str, "os.PathLike[str]", IO[bytes]]
@@ -66,6 +67,8 @@ def _object_metadata(raw: bytes) -> dict[str, Any] | None:
         meta = json.loads(raw)
     except ValueError:
         return None
+    except RecursionError:
+        raise CorruptError("the file's metadata is JSON nested too deeply to describe an object") from None
     if isinstance(meta, dict) and meta.get("kompakt") == "python-pickle":
         return meta
     return None

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kompakt import _core
+from kompakt._errors import CorruptError
 
 __all__ = ["TableFile", "append_table", "read_table", "write_table"]
 
@@ -505,9 +506,12 @@ class TableFile:
         if self._meta is _UNSET:
             raw = (self.schema.metadata or {}).get(b"pandas")
             try:
-                self._meta = json.loads(raw) if raw else None
-            except ValueError:
-                self._meta = None
+                meta = json.loads(raw) if raw else None
+            except (ValueError, RecursionError) as e:
+                raise CorruptError(f"{self._path}: the table's pandas metadata is not valid JSON ({e})") from None
+            if meta is not None and not isinstance(meta, dict):
+                raise CorruptError(f"{self._path}: the table's pandas metadata is not a JSON object")
+            self._meta = meta
         return self._meta
 
 

@@ -53,3 +53,32 @@ def test_a_folder_that_is_not_a_store_is_a_store_error(tmp_path):
     (tmp_path / "data.csv").write_text("1,2")
     with pytest.raises(StoreError, match="not a kompakt store"):
         kompakt.Store(tmp_path)
+
+
+def _file_with_metadata(metadata: bytes) -> bytes:
+    w = kompakt._core.FileWriter()
+    w.write(w.add_stream(), b"payload")
+    w.set_metadata(metadata)
+    return w.close()
+
+
+def test_deeply_nested_metadata_is_damage_not_a_recursion_error():
+    blob = _file_with_metadata(b'{"a":' * 100_000 + b"1" + b"}" * 100_000)
+    for call in (kompakt.loads, lambda b: kompakt.loads(b, trusted=False), kompakt.info):
+        with pytest.raises(CorruptError, match="nested too deeply"):
+            call(blob)
+
+
+def test_garbage_pandas_metadata_in_a_table_is_damage(tmp_path):
+    import pyarrow as pa
+
+    table = pa.table({"a": [1, 2, 3]}).replace_schema_metadata({b"pandas": b"{not json"})
+    kompakt.write_table(table, tmp_path / "t.kpk")
+    assert kompakt.read_table(tmp_path / "t.kpk", to="arrow").num_rows == 3
+    with pytest.raises(CorruptError, match="pandas metadata"):
+        kompakt.read_table(tmp_path / "t.kpk")
+    table = table.replace_schema_metadata({b"pandas": b"[1, 2]"})
+    kompakt.write_table(table, tmp_path / "u.kpk")
+    with pytest.raises(CorruptError, match="not a JSON object"):
+        kompakt.read_table(tmp_path / "u.kpk")
+    assert kompakt.read_table(tmp_path / "t.kpk", to="polars").shape == (3, 1)
