@@ -580,3 +580,19 @@ def test_output_buffer_may_not_be_the_input():
         reader.read_into(0, 0, blob)
     out = bytearray(10)
     assert reader.read_into(0, 0, out) == 10 and bytes(out) == b"abcabcabca"
+
+
+def test_saving_to_a_fifo_writes_into_it(tmp_path):
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    obj = {"x": np.arange(100_000), "note": "through a pipe"}
+    kompakt.save(obj, fifo)
+    reader.join()
+    back = kompakt.loads(got[0])
+    np.testing.assert_array_equal(back["x"], obj["x"])
+    assert fifo.is_fifo() and sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]

@@ -34,7 +34,8 @@ impl Output {
             }
             return Ok(Output::Stdout(BufWriter::with_capacity(1 << 20, io::stdout())));
         }
-        if path.exists() && !force {
+        // A device or FIFO is written into, not replaced: no --force needed.
+        if path.exists() && !force && !kompakt_fs::is_special_file(path) {
             return Err(CliError::new(format!(
                 "{} already exists; use --force to overwrite it",
                 path.display()

@@ -206,6 +206,11 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> CliResult<u8> {
                 format_size(raw),
                 if sorted { ", rows in sort-key order" } else { "" }
             )?,
+            // Not kompakt at all is not damage: said as such, still exit code 1 (not good).
+            Err(e @ kompakt::Error::BadMagic { what: "header", .. }) => {
+                writeln!(out, "{}: NOT KOMPAKT: {e}", path.display())?;
+                worst = worst.max(1);
+            }
             Err(e) if e.is_corruption() => {
                 writeln!(out, "{}: DAMAGED: {e}", path.display())?;
                 worst = worst.max(1);

@@ -479,3 +479,67 @@ fn adaptive_compression_keeps_the_content() {
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("needs an output file"));
 }
+
+#[cfg(unix)]
+#[test]
+fn output_to_a_fifo_or_device_goes_into_it() {
+    use std::os::unix::fs::FileTypeExt;
+    let d = Dir::new("special");
+    fs::write(d.path("data.bin"), sample()).unwrap();
+    ok(&kompakt(&["compress", "data.bin", "-q"], &d.0, None));
+    let fifo = d.path("pipe");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || fs::read(fifo).unwrap())
+    };
+    ok(&kompakt(
+        &["decompress", "data.bin.kpk", "-o", "pipe", "-q"],
+        &d.0,
+        None,
+    ));
+    assert!(reader.join().unwrap() == sample());
+    assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    // A copy of /dev/null, with --force as a user would try it (mknod needs root; CI has it).
+    let null = d.path("null");
+    if Command::new("mknod")
+        .arg(&null)
+        .args(["c", "1", "3"])
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        ok(&kompakt(
+            &["decompress", "data.bin.kpk", "-o", "null", "--force", "-q"],
+            &d.0,
+            None,
+        ));
+        assert!(fs::metadata(&null).unwrap().file_type().is_char_device());
+    }
+}
+
+#[test]
+fn a_file_that_is_not_kompakt_is_called_so() {
+    let d = Dir::new("not-kompakt");
+    fs::write(
+        d.path("hello.txt"),
+        "hello, this is text and not a kompakt file at all\n".repeat(4),
+    )
+    .unwrap();
+    let out = kompakt(&["verify", "hello.txt"], &d.0, None);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("NOT KOMPAKT") && text.contains("starts with \"hell\""),
+        "{text}"
+    );
+    let out = kompakt(&["decompress", "hello.txt", "-o", "x"], &d.0, None);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a kompakt file (it starts with \"hell\""));
+    // A kompakt file cut short is not "not kompakt".
+    fs::write(d.path("data.bin"), sample()).unwrap();
+    ok(&kompakt(&["compress", "data.bin", "-q"], &d.0, None));
+    let whole = fs::read(d.path("data.bin.kpk")).unwrap();
+    fs::write(d.path("cut.kpk"), &whole[..whole.len() - 7]).unwrap();
+    let out = kompakt(&["verify", "cut.kpk"], &d.0, None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("DAMAGED") && text.contains("cut short"), "{text}");
+}

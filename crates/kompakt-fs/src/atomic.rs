@@ -11,11 +11,28 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A file that appears at its target path only when [`commit`](AtomicFile::commit) succeeds.
 /// Dropped without commit, the temporary file is removed and the target is untouched.
+///
+/// A target that is a device, a FIFO or a socket is written into instead: it cannot be
+/// replaced without ceasing to be one (a `/dev/null` renamed over is a regular file).
 #[derive(Debug)]
 pub struct AtomicFile {
     file: Option<WritebackFile>,
-    tmp: PathBuf,
+    /// The temporary file, renamed over the target on commit; `None` for a special file.
+    tmp: Option<PathBuf>,
     target: PathBuf,
+}
+
+/// Whether `meta` is of a file that must be written into, not replaced: neither a regular
+/// file nor a folder (links are followed before).
+fn is_special(meta: &fs::Metadata) -> bool {
+    !meta.is_file() && !meta.is_dir()
+}
+
+/// Whether the file at `path` (links followed) is one that output is written into rather than
+/// replacing it: a device, a FIFO or a socket. Replacing a regular file needs the caller's
+/// consent; writing into a special file does not destroy it.
+pub fn is_special_file(path: &Path) -> bool {
+    fs::metadata(path).is_ok_and(|m| is_special(&m))
 }
 
 impl AtomicFile {
@@ -40,6 +57,14 @@ impl AtomicFile {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let target = resolve_links(target.as_ref())?;
         let existing = fs::metadata(&target).ok();
+        if existing.as_ref().is_some_and(is_special) {
+            let file = OpenOptions::new().write(true).open(&target)?;
+            return Ok(AtomicFile {
+                file: Some(WritebackFile::unsynced(file)),
+                tmp: None,
+                target,
+            });
+        }
         let name = target
             .file_name()
             .ok_or_else(|| {
@@ -71,7 +96,7 @@ impl AtomicFile {
                     }
                     return Ok(AtomicFile {
                         file: Some(WritebackFile::with_progress(file, progress)),
-                        tmp,
+                        tmp: Some(tmp),
                         target,
                     });
                 }
@@ -105,10 +130,20 @@ impl AtomicFile {
     }
 
     /// Flushes, fsyncs, renames over the target and fsyncs the folder. On failure the
-    /// temporary file is removed and the target is untouched.
+    /// temporary file is removed and the target is untouched. A special file is flushed and
+    /// synced where it can be (a block device), and left in place.
     pub fn commit(mut self) -> io::Result<()> {
+        let Some(tmp) = self.tmp.clone() else {
+            let file = self.open();
+            file.flush()?;
+            return match file.get_ref().sync_all() {
+                // Pipes and character devices have nothing to sync.
+                Err(e) if e.kind() == io::ErrorKind::InvalidInput => Ok(()),
+                done => done,
+            };
+        };
         self.open().sync_all()?;
-        fs::rename(&self.tmp, &self.target)?;
+        fs::rename(&tmp, &self.target)?;
         // Renamed: from here on there is no temporary file for Drop to remove.
         self.file = None;
         // Makes the rename itself durable; not possible on every platform, so best effort.
@@ -163,8 +198,8 @@ impl Write for AtomicFile {
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        if self.file.take().is_some() {
-            let _ = fs::remove_file(&self.tmp);
+        if let (Some(_), Some(tmp)) = (self.file.take(), &self.tmp) {
+            let _ = fs::remove_file(tmp);
         }
     }
 }
@@ -250,5 +285,43 @@ mod tests {
         );
         assert_eq!(fs::read(&real).unwrap(), b"new");
         assert_eq!(fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_and_fifos_are_written_into_not_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        use std::process::Command;
+        let temp = tempfile::tempdir().unwrap();
+        let fifo = temp.path().join("pipe");
+        assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || fs::read(fifo).unwrap())
+        };
+        assert!(is_special_file(&fifo));
+        let mut f = AtomicFile::create(&fifo).unwrap();
+        f.write_all(b"through the pipe").unwrap();
+        f.commit().unwrap();
+        assert_eq!(reader.join().unwrap(), b"through the pipe");
+        assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo(), "still a FIFO");
+        // A copy of /dev/null (mknod needs root, which CI has).
+        let null = temp.path().join("null");
+        let made = Command::new("mknod").arg(&null).args(["c", "1", "3"]).status();
+        if made.is_ok_and(|s| s.success()) {
+            let mut f = AtomicFile::create(&null).unwrap();
+            f.write_all(b"gone").unwrap();
+            f.commit().unwrap();
+            assert!(
+                fs::metadata(&null).unwrap().file_type().is_char_device(),
+                "still a device"
+            );
+        }
+        assert_eq!(
+            fs::read_dir(temp.path()).unwrap().count(),
+            1 + usize::from(null.exists()),
+            "no litter"
+        );
+        assert!(!is_special_file(temp.path()) && !is_special_file(&temp.path().join("missing")));
     }
 }

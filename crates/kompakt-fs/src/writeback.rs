@@ -361,7 +361,7 @@ impl Writeback {
         };
         // Until a write-back thread exists: then its fdatasync takes over, and the kernel's
         // work of starting the write-back stays off the writing thread.
-        if self.progress.is_none() && self.worker.is_none() {
+        if self.progress.is_none() && self.worker.is_none() && !self.off {
             self.since_start += n as u64;
             if self.since_start >= START_WRITEBACK_EVERY {
                 self.since_start = 0;
@@ -579,6 +579,13 @@ impl WritebackFile {
             file,
             writeback: Writeback::paced(progress),
         }
+    }
+
+    /// Wraps `file` without any write-back: for pipes and devices, where it means nothing.
+    pub fn unsynced(file: File) -> WritebackFile {
+        let mut writeback = Writeback::default();
+        writeback.off = true;
+        WritebackFile { file, writeback }
     }
 
     /// [`paced`](Self::paced) when `progress` is given, else [`new`](Self::new).

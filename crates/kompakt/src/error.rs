@@ -18,7 +18,7 @@ pub enum Error {
     Io(#[from] io::Error),
 
     /// The input does not start (or end) with kompakt's magic bytes.
-    #[error("not a kompakt file: {what} magic is {found:02x?}, expected {expected:02x?}")]
+    #[error("{}", magic_message(what, found))]
     BadMagic {
         /// Which magic (header or trailer).
         what: &'static str,
@@ -157,5 +157,51 @@ impl From<Error> for io::Error {
                 io::Error::new(kind, other)
             }
         }
+    }
+}
+
+/// What a wrong magic means to a user: a wrong start is not a kompakt file at all; a wrong end
+/// behind a good start is a kompakt file cut short (or with bytes after it).
+fn magic_message(what: &str, found: &[u8; 4]) -> String {
+    let shown = if found.iter().all(|b| b.is_ascii_graphic() || *b == b' ') {
+        format!("{:?}", String::from_utf8_lossy(found))
+    } else {
+        format!("bytes {found:02x?}")
+    };
+    if what == "header" {
+        format!("not a kompakt file (it starts with {shown}, not \"KMPK\")")
+    } else {
+        format!(
+            "a kompakt file cut short or with bytes after its end: it does not end with its {what} \
+             (the last bytes are {shown}, not \"KMPK\")"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wrong_magic_says_what_the_file_is() {
+        let text = Error::BadMagic {
+            what: "header",
+            found: *b"hell",
+            expected: *b"KMPK",
+        }
+        .to_string();
+        assert_eq!(text, "not a kompakt file (it starts with \"hell\", not \"KMPK\")");
+        let binary = Error::BadMagic {
+            what: "header",
+            found: [0x89, b'P', b'N', b'G'],
+            expected: *b"KMPK",
+        };
+        assert!(binary.to_string().contains("bytes [89, 50, 4e, 47]"), "{binary}");
+        let cut = Error::BadMagic {
+            what: "trailer",
+            found: *b"\0\0\0\0",
+            expected: *b"KMPK",
+        };
+        assert!(cut.to_string().starts_with("a kompakt file cut short"), "{cut}");
     }
 }
