@@ -53,6 +53,17 @@ pub enum Command {
     Bench(BenchArgs),
     /// Work with an object store (the folder of `kompakt.Store`): ls, get, put, info, gc, verify.
     Store(StoreArgs),
+    /// Remove the temporary files that killed writers left beside their outputs
+    /// (`.NAME.*.tmp`, older than 10 s, held by no living writer).
+    Clean(CleanArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    /// Output files (their own temporary files are removed) or folders (every kompakt
+    /// temporary file in them).
+    #[arg(required = true)]
+    pub paths: Vec<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -543,3 +543,21 @@ fn a_file_that_is_not_kompakt_is_called_so() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("DAMAGED") && text.contains("cut short"), "{text}");
 }
+
+#[test]
+fn clean_removes_what_killed_writers_left() {
+    let d = Dir::new("clean");
+    fs::write(d.path("data.bin"), b"kept").unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for name in [".data.bin.4000000.0.1a.tmp", ".other.kpk.4000000.3.ff.tmp"] {
+        let f = fs::File::create(d.path(name)).unwrap();
+        f.set_len(2048).unwrap();
+        f.set_modified(old).unwrap();
+    }
+    let out = kompakt(&["clean", "data.bin"], &d.0, None);
+    ok(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("removed 1 temporary file (2.0 KiB)"));
+    assert_eq!(d.names(), [".other.kpk.4000000.3.ff.tmp", "data.bin"]);
+    ok(&kompakt(&["clean", "."], &d.0, None));
+    assert_eq!(d.names(), ["data.bin"]);
+}

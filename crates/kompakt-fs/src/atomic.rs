@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A file that appears at its target path only when [`commit`](AtomicFile::commit) succeeds.
 /// Dropped without commit, the temporary file is removed and the target is untouched.
@@ -20,6 +20,63 @@ pub struct AtomicFile {
     /// The temporary file, renamed over the target on commit; `None` for a special file.
     tmp: Option<PathBuf>,
     target: PathBuf,
+}
+
+/// True when a temporary file may be removed: older than `min_age` (a writer that has just
+/// created it may not have locked it yet) and not locked by a living writer (a writer holds
+/// an advisory lock on its temporary file until it is done; the kernel drops it when the
+/// writer dies).
+pub fn abandoned(path: &Path, min_age: Duration) -> bool {
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        return false;
+    };
+    let old = meta.is_file()
+        && meta
+            .modified()
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= min_age);
+    old && File::open(path).is_ok_and(|f| f.try_lock().is_ok())
+}
+
+/// A temporary file of an [`AtomicFile`] older than this whose writer is gone is litter.
+pub const STALE_TEMP_AGE: Duration = Duration::from_secs(10);
+
+/// Whether `file_name` is the name of an [`AtomicFile`]'s temporary file for a target named
+/// `target_name` (any target when `None`): `.NAME.PID.N.HEX.tmp`.
+fn is_temp_name(file_name: &str, target_name: Option<&str>) -> bool {
+    let Some(rest) = file_name.strip_prefix('.').and_then(|s| s.strip_suffix(".tmp")) else {
+        return false;
+    };
+    let mut parts = rest.rsplitn(4, '.');
+    let (Some(nanos), Some(n), Some(pid), Some(name)) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let hex = !nanos.is_empty() && nanos.bytes().all(|b| b.is_ascii_hexdigit());
+    digits(pid) && digits(n) && hex && !name.is_empty() && target_name.is_none_or(|t| t == name)
+}
+
+/// Removes the temporary files that writers of [`AtomicFile`]s left in `dir` when they were
+/// killed (only those of a target named `target_name`, when given): files with the
+/// temporary name pattern, older than [`STALE_TEMP_AGE`], that no living writer holds.
+/// Returns each file removed with its size. Files it cannot read or remove are left alone.
+pub fn remove_stale_temps(dir: &Path, target_name: Option<&str>) -> io::Result<Vec<(PathBuf, u64)>> {
+    let mut removed = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let Ok(entry) = entry else { continue };
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !is_temp_name(name, target_name) {
+            continue;
+        }
+        let path = entry.path();
+        let size = entry.metadata().map_or(0, |m| m.len());
+        if abandoned(&path, STALE_TEMP_AGE) && fs::remove_file(&path).is_ok() {
+            removed.push((path, size));
+        }
+    }
+    Ok(removed)
 }
 
 /// Whether `meta` is of a file that must be written into, not replaced: neither a regular
@@ -88,6 +145,12 @@ impl AtomicFile {
             let tmp = dir.join(format!(".{name}.{}.{n}.{nanos:x}.tmp", std::process::id()));
             match OpenOptions::new().write(true).create_new(true).open(&tmp) {
                 Ok(file) => {
+                    // Held until the file is committed or dropped (or the process dies), so
+                    // that cleaners see a living writer. Best effort: some file systems have
+                    // no locks, and then only the age protects a temporary file.
+                    let _ = file.try_lock();
+                    // Litter of earlier writers of this path that were killed; best effort.
+                    let _ = remove_stale_temps(&dir, Some(&name));
                     if let Some(meta) = &existing {
                         if let Err(e) = file.set_permissions(meta.permissions()) {
                             let _ = fs::remove_file(&tmp);
@@ -323,5 +386,65 @@ mod tests {
             "no litter"
         );
         assert!(!is_special_file(temp.path()) && !is_special_file(&temp.path().join("missing")));
+    }
+
+    #[test]
+    fn temporary_names_are_recognised() {
+        assert!(is_temp_name(".data.bin.kpk.1234.0.1f3a.tmp", Some("data.bin.kpk")));
+        assert!(is_temp_name(".x.1.22.abc.tmp", None));
+        assert!(!is_temp_name(".x.1.22.abc.tmp", Some("y")));
+        for other in [
+            ".x.tmp",
+            "x.1.2.ab.tmp",
+            ".x.1.2.zz.tmp",
+            ".x.p.2.ab.tmp",
+            "..1.2.ab.tmp",
+            ".x.1.2.ab",
+        ] {
+            assert!(!is_temp_name(other, None), "{other}");
+        }
+    }
+
+    #[test]
+    fn litter_of_killed_writers_is_removed_by_the_next_write() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path();
+        let target = dir.join("out.bin");
+        let old = SystemTime::now() - Duration::from_secs(3600);
+        let litter = |name: &str, age: SystemTime| {
+            let path = dir.join(name);
+            let f = File::create(&path).unwrap();
+            f.set_len(1000).unwrap();
+            f.set_modified(age).unwrap();
+            path
+        };
+        let stale = litter(".out.bin.4000000.0.1a.tmp", old);
+        let fresh = litter(".out.bin.4000000.1.1b.tmp", SystemTime::now());
+        let other = litter(".other.bin.4000000.0.1c.tmp", old);
+        let held = litter(".out.bin.4000000.2.1d.tmp", old);
+        let holder = File::open(&held).unwrap();
+        holder.try_lock().unwrap();
+        let mut f = AtomicFile::create(&target).unwrap();
+        f.write_all(b"new").unwrap();
+        f.commit().unwrap();
+        assert!(!stale.exists(), "a killed writer's old temporary file is removed");
+        assert!(fresh.exists() && held.exists(), "a young or held one is kept");
+        assert!(other.exists(), "another target's litter is not this write's business");
+        // Every temporary file of the folder, once the holder is gone.
+        drop(holder);
+        let removed = remove_stale_temps(dir, None).unwrap();
+        let mut names: Vec<_> = removed
+            .iter()
+            .map(|(p, n)| (p.file_name().unwrap().to_owned(), *n))
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                (".other.bin.4000000.0.1c.tmp".into(), 1000),
+                (".out.bin.4000000.2.1d.tmp".into(), 1000)
+            ]
+        );
+        assert!(fresh.exists() && target.exists());
     }
 }

@@ -623,7 +623,7 @@ impl Store {
             while rows.next()?.is_some() {}
         }
         for file in read_dir_sorted(&self.root.join("tmp"))? {
-            if objects::abandoned(&file, TEMP_MIN_AGE) {
+            if kompakt_fs::abandoned(&file, TEMP_MIN_AGE) {
                 report.temp_files += 1;
                 remove_if_present(&file)?;
             }

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `objects/ab/ab12...ef.kpk`: 256 folders by the first hash byte keep folders small.
 pub fn object_path(root: &Path, hash: ContentHash) -> PathBuf {
@@ -105,21 +105,6 @@ impl Drop for TempObject {
             let _ = fs::remove_file(&self.path);
         }
     }
-}
-
-/// True when a temporary file may be removed: older than `min_age` and not locked by a
-/// living writer.
-pub fn abandoned(path: &Path, min_age: Duration) -> bool {
-    let Ok(meta) = fs::symlink_metadata(path) else {
-        return false;
-    };
-    let old = meta.is_file()
-        && meta
-            .modified()
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age >= min_age);
-    old && File::open(path).is_ok_and(|f| f.try_lock().is_ok())
 }
 
 /// Where an object being written goes: memory while it is small, a temporary file once it
