@@ -339,6 +339,37 @@ pub fn cat(a: CatArgs) -> CliResult {
     Ok(())
 }
 
+/// `kompakt clean`: removes the temporary files killed writers left (see
+/// [`kompakt_fs::remove_stale_temps`]), for output files or whole folders.
+pub fn clean(a: crate::args::CleanArgs, quiet: bool) -> CliResult {
+    for path in &a.paths {
+        let removed = if path.is_dir() {
+            kompakt_fs::remove_stale_temps(path, None)
+        } else {
+            let name = path.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
+                CliError::new(format!("{}: not a file or folder name kompakt writes", path.display()))
+            })?;
+            let dir = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            kompakt_fs::remove_stale_temps(dir, Some(name))
+        }
+        .map_err(|e| CliError::from(e).context(path.display()))?;
+        if !quiet {
+            let bytes: u64 = removed.iter().map(|(_, n)| n).sum();
+            eprintln!(
+                "{}: removed {} temporary file{} ({})",
+                path.display(),
+                removed.len(),
+                if removed.len() == 1 { "" } else { "s" },
+                format_size(bytes)
+            );
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -378,35 +409,4 @@ mod tests {
             }
         }
     }
-}
-
-/// `kompakt clean`: removes the temporary files killed writers left (see
-/// [`kompakt_fs::remove_stale_temps`]), for output files or whole folders.
-pub fn clean(a: crate::args::CleanArgs, quiet: bool) -> CliResult {
-    for path in &a.paths {
-        let removed = if path.is_dir() {
-            kompakt_fs::remove_stale_temps(path, None)
-        } else {
-            let name = path.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
-                CliError::new(format!("{}: not a file or folder name kompakt writes", path.display()))
-            })?;
-            let dir = match path.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p,
-                _ => Path::new("."),
-            };
-            kompakt_fs::remove_stale_temps(dir, Some(name))
-        }
-        .map_err(|e| CliError::from(e).context(path.display()))?;
-        if !quiet {
-            let bytes: u64 = removed.iter().map(|(_, n)| n).sum();
-            eprintln!(
-                "{}: removed {} temporary file{} ({})",
-                path.display(),
-                removed.len(),
-                if removed.len() == 1 { "" } else { "s" },
-                format_size(bytes)
-            );
-        }
-    }
-    Ok(())
 }
