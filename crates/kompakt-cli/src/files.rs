@@ -319,11 +319,24 @@ pub fn decompress(a: DecompressArgs, quiet: bool) -> CliResult {
     let len = reader.stream_len(a.stream)?;
     let mut out = Output::open(&output, a.force, false, false)?;
     let bar = progress_bar(Some(len), quiet, "decompressing");
+    let start = Instant::now();
     reader
         .copy_range_to(a.stream, 0, len, &mut out, &mut |n| bar.set_position(n))
         .map_err(|e| CliError::from(e).context(a.input.display()))?;
     out.finish()?;
     bar.finish_and_clear();
+    if !quiet {
+        // The same line as compress's, read the other way: file size -> data size.
+        let secs = start.elapsed().as_secs_f64().max(1e-9);
+        eprintln!(
+            "{}: {} -> {} in {:.2} s, {:.0} MB/s",
+            a.input.display(),
+            format_size(reader.file_len()),
+            format_size(len),
+            secs,
+            len as f64 / 1e6 / secs
+        );
+    }
     Ok(())
 }
 

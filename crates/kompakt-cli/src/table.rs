@@ -13,7 +13,8 @@ use std::io::{self, Write};
 use std::path::Path;
 
 fn open(path: &Path) -> CliResult<TableReader> {
-    TableReader::open(path).map_err(|e| CliError::new(format!("{}: {e}", path.display())))
+    // Damage exits 1 and other faults 2, as in every command.
+    TableReader::open(path).map_err(|e| CliError::from(e).context(path.display()))
 }
 
 /// The table part of `kompakt inspect`: rows, schema, and per column its page encodings and
@@ -94,7 +95,7 @@ pub fn head(a: HeadArgs) -> CliResult {
     let rows = a.rows.min(t.num_rows());
     let (schema, batches) = t
         .read(positions.as_deref(), 0..rows, 0)
-        .map_err(|e| CliError::new(format!("{}: {e}", a.file.display())))?;
+        .map_err(|e| CliError::from(e).context(a.file.display()))?;
     let mut cells: Vec<Vec<String>> = vec![schema.fields().iter().map(|f| f.name().clone()).collect()];
     for b in &batches {
         for i in 0..b.num_rows() {

@@ -86,8 +86,14 @@ fn compress_decompress_cat_inspect_verify() {
         None,
     ));
 
-    ok(&kompakt(&["decompress", "data.bin.kpk", "-o", "copy.bin"], &d.0, None));
+    let out = kompakt(&["decompress", "data.bin.kpk", "-o", "copy.bin"], &d.0, None);
+    ok(&out);
     assert!(fs::read(d.path("copy.bin")).unwrap() == data);
+    let summary = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        summary.starts_with("data.bin.kpk: ") && summary.contains(" MB/s"),
+        "{summary}"
+    );
 
     let cat = ok(&kompakt(&["cat", "data.bin.kpk", "--range", "1000:1016"], &d.0, None))
         .stdout
@@ -560,4 +566,20 @@ fn clean_removes_what_killed_writers_left() {
     assert_eq!(d.names(), [".other.kpk.4000000.3.ff.tmp", "data.bin"]);
     ok(&kompakt(&["clean", "."], &d.0, None));
     assert_eq!(d.names(), ["data.bin"]);
+}
+
+#[test]
+fn head_reports_damage_with_the_exit_code_of_every_command() {
+    let d = Dir::new("head-damage");
+    let out = kompakt(&["head", "missing.kpk"], &d.0, None);
+    assert_eq!(out.status.code(), Some(2), "a missing file is not damage");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.kpk"));
+    fs::write(
+        d.path("text.kpk"),
+        "plain text, no table here at all, long enough to be read whole\n".repeat(3),
+    )
+    .unwrap();
+    let out = kompakt(&["head", "text.kpk"], &d.0, None);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("text.kpk: not a kompakt file"));
 }
