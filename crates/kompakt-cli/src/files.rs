@@ -123,7 +123,7 @@ pub fn compress(a: CompressArgs, quiet: bool) -> CliResult {
     out.finish()?;
     bar.finish_and_clear();
     if !quiet {
-        summary(&a.input, raw, stored, start);
+        summary(&a.input, raw, stored, start, true);
         if a.adapt {
             let blocks = raw.div_ceil(opts.block_size as u64);
             eprintln!("--adapt: {paced_raw} of {blocks} blocks stored raw while the disk waited");
@@ -132,14 +132,20 @@ pub fn compress(a: CompressArgs, quiet: bool) -> CliResult {
     Ok(())
 }
 
-fn summary(input: &Path, raw: u64, stored: u64, start: Instant) {
+/// The summary line of compress (data -> file, with the ratio) and decompress (file -> data):
+/// sizes, time, and speed in raw bytes per second.
+fn summary(input: &Path, from: u64, to: u64, start: Instant, compressed: bool) {
     let secs = start.elapsed().as_secs_f64().max(1e-9);
+    let (raw, ratio) = if compressed {
+        (from, format!(" (ratio {:.3})", from as f64 / to.max(1) as f64))
+    } else {
+        (to, String::new())
+    };
     eprintln!(
-        "{}: {} -> {} (ratio {:.3}) in {:.2} s, {:.0} MB/s",
+        "{}: {} -> {}{ratio} in {:.2} s, {:.0} MB/s",
         input.display(),
-        format_size(raw),
-        format_size(stored),
-        raw as f64 / stored.max(1) as f64,
+        format_size(from),
+        format_size(to),
         secs,
         raw as f64 / 1e6 / secs
     );
@@ -326,16 +332,7 @@ pub fn decompress(a: DecompressArgs, quiet: bool) -> CliResult {
     out.finish()?;
     bar.finish_and_clear();
     if !quiet {
-        // The same line as compress's, read the other way: file size -> data size.
-        let secs = start.elapsed().as_secs_f64().max(1e-9);
-        eprintln!(
-            "{}: {} -> {} in {:.2} s, {:.0} MB/s",
-            a.input.display(),
-            format_size(reader.file_len()),
-            format_size(len),
-            secs,
-            len as f64 / 1e6 / secs
-        );
+        summary(&a.input, reader.file_len(), len, start, false);
     }
     Ok(())
 }

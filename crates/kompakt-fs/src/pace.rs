@@ -28,12 +28,6 @@ impl PacedOutput for AtomicFile {
     }
 }
 
-impl PacedOutput for Vec<u8> {
-    fn progress(&self) -> Option<Arc<WritebackProgress>> {
-        None
-    }
-}
-
 impl<W: PacedOutput + ?Sized> PacedOutput for &mut W {
     fn progress(&self) -> Option<Arc<WritebackProgress>> {
         (**self).progress()
