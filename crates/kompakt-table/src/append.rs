@@ -8,95 +8,18 @@
 //! (a crash, a power failure) means the append did not finish: the next open puts the old
 //! footer back, so the table is exactly what it was before the append.
 
+use crate::journal::{journal_path, lock_journal, restore, sync_parent, JOURNAL_MAGIC};
+use crate::sort::SortCheck;
+use crate::writer::Resume;
 use crate::{TableOptions, TableReader, TableWriter};
 use arrow_array::RecordBatch;
+use arrow_schema::DataType;
 use kompakt::hash::xxh3_64;
-use kompakt::{Error, Result};
+use kompakt::Result;
 use kompakt_fs::WritebackFile;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
-
-const JOURNAL_MAGIC: [u8; 8] = *b"KTJRNL01";
-
-/// Where the journal of an append to `path` lives.
-pub fn journal_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".kompakt-journal");
-    path.with_file_name(name)
-}
-
-fn sync_parent(path: &Path) -> Result<()> {
-    #[cfg(unix)]
-    kompakt_fs::sync_parent_dir(path)?;
-    let _ = path;
-    Ok(())
-}
-
-/// Takes the journal's lock, or fails when another append holds it.
-fn lock_journal(path: &Path) -> Result<File> {
-    let journal = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(journal_path(path))?;
-    match journal.try_lock() {
-        Ok(()) => Ok(journal),
-        Err(std::fs::TryLockError::WouldBlock) => Err(Error::Usage(format!(
-            "{}: another process is appending to this table; try again when it is done",
-            path.display()
-        ))),
-        Err(std::fs::TryLockError::Error(e)) => Err(e.into()),
-    }
-}
-
-/// Puts back the footer an interrupted append saved, then removes the journal. `journal` is
-/// locked by the caller.
-fn restore(path: &Path, journal: &mut File) -> Result<()> {
-    let mut saved = Vec::new();
-    journal.seek(SeekFrom::Start(0))?;
-    journal.read_to_end(&mut saved)?;
-    // A journal that is not complete was being written when the process stopped: the table
-    // had not been touched yet.
-    let complete = saved.len() >= 32 && saved[..8] == JOURNAL_MAGIC && {
-        let body = &saved[..saved.len() - 8];
-        let sum = u64::from_le_bytes(saved[saved.len() - 8..].try_into().expect("8 bytes"));
-        xxh3_64(body) == sum
-    };
-    if complete {
-        let cut = u64::from_le_bytes(saved[8..16].try_into().expect("8 bytes"));
-        let tail_len = u64::from_le_bytes(saved[16..24].try_into().expect("8 bytes")) as usize;
-        let tail = saved
-            .get(24..24 + tail_len)
-            .ok_or_else(|| Error::corrupt("append journal", 0, "its saved footer is shorter than it says"))?;
-        let mut file = OpenOptions::new().write(true).open(path)?;
-        file.set_len(cut)?;
-        file.seek(SeekFrom::Start(cut))?;
-        file.write_all(tail)?;
-        file.sync_all()?;
-    }
-    std::fs::remove_file(journal_path(path))?;
-    sync_parent(path)
-}
-
-/// Opens a table, first undoing an append that was interrupted (when no append is running).
-pub(crate) fn recover_if_needed(path: &Path) -> Result<()> {
-    if !journal_path(path).exists() {
-        return Ok(());
-    }
-    let mut journal = match lock_journal(path) {
-        Ok(j) => j,
-        Err(Error::Usage(_)) => {
-            return Err(Error::Usage(format!(
-                "{}: an append to this table is in progress; open it when the append is done",
-                path.display()
-            )))
-        }
-        Err(e) => return Err(e),
-    };
-    restore(path, &mut journal)
-}
+use std::path::Path;
 
 /// Appends `batches` (with the table's column types) to the table file at `path`, without
 /// rewriting it. Returns the rows appended. The table's rows per group is kept; the codec and
@@ -181,7 +104,7 @@ fn append_locked(
     file.set_len(cut)?;
     file.seek(SeekFrom::Start(cut))?;
     let mut file = WritebackFile::new(file);
-    let mut w = TableWriter::resume(&mut file, &old, opts, keep_groups)?;
+    let mut w = TableWriter::resume(&mut file, resume_point(&old, keep_groups)?, opts)?;
     let before = w.rows_written();
     for b in redo {
         w.write(&b)?;
@@ -194,4 +117,43 @@ fn append_locked(
     w.finish()?;
     file.sync_all()?;
     Ok(appended)
+}
+
+/// What the writer needs to continue `old` after its first `keep_groups` row groups.
+fn resume_point(old: &TableReader, keep_groups: usize) -> Result<Resume> {
+    let schema = old.schema();
+    let sorted_by = old.sorted_by().to_vec();
+    let kept_rows = (keep_groups as u64 * u64::from(old.rows_per_group())).min(old.num_rows());
+    let last_sort_row = if !sorted_by.is_empty() && kept_rows > 0 {
+        let sort_columns = SortCheck::new(&schema, &sorted_by)?.columns();
+        let (_, last) = old.read(Some(&sort_columns), kept_rows - 1..kept_rows, 1)?;
+        let row = last
+            .first()
+            .ok_or_else(|| kompakt::Error::corrupt("table", 0, "the last row of the table could not be read"))?;
+        Some(row.columns().to_vec())
+    } else {
+        None
+    };
+    let mut dictionaries = Vec::with_capacity(schema.fields().len());
+    for (c, f) in schema.fields().iter().enumerate() {
+        dictionaries.push(match f.data_type() {
+            DataType::Dictionary(..) => Some(old.dictionary(c)?),
+            _ => None,
+        });
+    }
+    let (streams, blocks) = old.stream_index();
+    Ok(Resume {
+        rows_per_group: old.rows_per_group(),
+        user_metadata: old.user_metadata_map(),
+        sorted_by,
+        kept_rows,
+        last_sort_row,
+        streams: streams.to_vec(),
+        blocks: blocks.to_vec(),
+        layouts: old.layouts().to_vec(),
+        layout: old.layout(),
+        dictionaries,
+        pages: old.pages().iter().map(|p| p[..keep_groups].to_vec()).collect(),
+        schema,
+    })
 }

@@ -39,6 +39,7 @@
 mod append;
 mod bits;
 mod dict;
+mod journal;
 pub mod meta;
 pub mod page;
 mod reader;
@@ -49,7 +50,8 @@ mod threads;
 mod writer;
 mod zeroed;
 
-pub use append::{append_journal_for_tests, append_table_file, journal_path};
+pub use append::{append_journal_for_tests, append_table_file};
+pub use journal::journal_path;
 pub use reader::{ColumnSummary, TableReader};
 pub use sort::SortKey;
 pub use string_layout::StringLayout;

@@ -126,7 +126,7 @@ impl std::fmt::Debug for TableReader {
 impl TableReader {
     /// Opens a table file (first undoing an append that a crash interrupted, if any).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        crate::append::recover_if_needed(path.as_ref())?;
+        crate::journal::recover_if_needed(path.as_ref())?;
         Self::open_unrecovered(path)
     }
 

@@ -7,7 +7,6 @@ use crate::page::encode_page;
 use crate::schema::{check_supported, to_json, ColumnLayout};
 use crate::sort::{SortCheck, SortKey};
 use crate::threads::overlap;
-use crate::TableReader;
 use arrow_array::RecordBatch;
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, SchemaRef};
@@ -190,6 +189,27 @@ pub struct TableWriter<W: Write> {
     sort: SortCheck,
 }
 
+/// A table file's state at the point an append continues it: everything the writer needs,
+/// taken from the old file by the append (the writer never reads tables itself).
+pub(crate) struct Resume {
+    pub schema: SchemaRef,
+    pub rows_per_group: u32,
+    pub user_metadata: HashMap<String, String>,
+    pub sorted_by: Vec<SortKey>,
+    /// Rows in the row groups that stay.
+    pub kept_rows: u64,
+    /// The sort-key columns of the last row that stays, as one-row arrays (sorted tables).
+    pub last_sort_row: Option<Vec<arrow_array::ArrayRef>>,
+    pub streams: Vec<kompakt::stream::StreamInfo>,
+    pub blocks: Vec<kompakt::stream::BlockEntry>,
+    pub layouts: Vec<ColumnLayout>,
+    pub layout: u16,
+    /// Each dictionary column's values so far; `None` for other columns.
+    pub dictionaries: Vec<Option<ArrayData>>,
+    /// Per column, the pages of the row groups that stay.
+    pub pages: Vec<Vec<PageEntry>>,
+}
+
 impl<W: Write> TableWriter<W> {
     /// Starts a table of `schema` (checked against the supported types) on `out`.
     pub fn new(out: W, schema: SchemaRef, opts: TableOptions) -> Result<Self> {
@@ -241,62 +261,62 @@ impl<W: Write> TableWriter<W> {
         })
     }
 
-    /// Continues the table `old` on `out`, the same file cut just after its last block.
-    /// `keep_groups` row groups of it stay; rows after them must be written again (a partial
-    /// last group is rewritten whole, its old pages left unreferenced).
-    pub(crate) fn resume(out: W, old: &TableReader, mut opts: TableOptions, keep_groups: usize) -> Result<Self> {
-        opts.rows_per_group = old.rows_per_group();
-        let mut metadata = old.user_metadata_map();
+    /// Continues a table on `out`, the same file cut just after its last block, from what
+    /// `resume` says of it. Its `pages` are the row groups that stay; rows after them must be
+    /// written again (a partial last group is rewritten whole, its old pages left unreferenced).
+    pub(crate) fn resume(out: W, resume: Resume, mut opts: TableOptions) -> Result<Self> {
+        opts.rows_per_group = resume.rows_per_group;
+        let mut metadata = resume.user_metadata;
         metadata.extend(std::mem::take(&mut opts.metadata));
         opts.metadata = metadata;
-        if !opts.sorted_by.is_empty() && opts.sorted_by != old.sorted_by() {
+        if !opts.sorted_by.is_empty() && opts.sorted_by != resume.sorted_by {
             return Err(Error::Usage(
                 "an append keeps the table's sort keys; leave them out of the append's options".into(),
             ));
         }
-        opts.sorted_by = old.sorted_by().to_vec();
-        let mut sort = SortCheck::new(&old.schema(), &opts.sorted_by)?;
-        let kept_rows = (keep_groups as u64 * u64::from(old.rows_per_group())).min(old.num_rows());
-        if !opts.sorted_by.is_empty() && kept_rows > 0 {
+        opts.sorted_by = resume.sorted_by;
+        let mut sort = SortCheck::new(&resume.schema, &opts.sorted_by)?;
+        if let Some(row) = resume.last_sort_row {
             // The rows written next (the partial group again, then the new ones) must not sort
             // before the last row that stays.
-            let (_, last) = old.read(Some(&sort.columns()), kept_rows - 1..kept_rows, 1)?;
-            let row = last
-                .first()
-                .ok_or_else(|| Error::corrupt("table", 0, "the last row of the table could not be read"))?;
-            sort.set_last(row.columns().to_vec());
+            sort.set_last(row);
         }
         let (stream_opts, string_settings) = stream_options(&opts)?;
-        let (streams, blocks) = old.stream_index();
-        let out = Writer::resume(out, WriteOptions::default().threads(1), streams, blocks)?;
-        let schema = old.schema();
-        let layouts = old.layouts().to_vec();
-        let mut dicts = Vec::with_capacity(layouts.len());
-        for (c, f) in schema.fields().iter().enumerate() {
-            dicts.push(match f.data_type() {
-                DataType::Dictionary(key, value) => {
-                    Some(DictState::with_values(key.as_ref(), value.as_ref(), old.dictionary(c)?))
+        let out = Writer::resume(out, WriteOptions::default().threads(1), &resume.streams, &resume.blocks)?;
+        let schema = resume.schema;
+        let mut dicts = Vec::with_capacity(resume.layouts.len());
+        for (f, values) in schema.fields().iter().zip(resume.dictionaries) {
+            dicts.push(match (f.data_type(), values) {
+                (DataType::Dictionary(key, value), Some(values)) => {
+                    Some(DictState::with_values(key.as_ref(), value.as_ref(), values))
+                }
+                (DataType::Dictionary(..), None) => {
+                    return Err(Error::Internal(format!("no dictionary given for column {}", f.name())))
                 }
                 _ => None,
             });
         }
-        let pages: Vec<Vec<PageEntry>> = old.pages().iter().map(|p| p[..keep_groups].to_vec()).collect();
         Ok(TableWriter {
             settings: stream_opts.block_settings(),
             string_settings,
-            stream_pos: streams.iter().take(schema.fields().len()).map(|s| s.raw_len).collect(),
-            num_rows: kept_rows,
+            stream_pos: resume
+                .streams
+                .iter()
+                .take(schema.fields().len())
+                .map(|s| s.raw_len)
+                .collect(),
+            num_rows: resume.kept_rows,
             out,
             schema,
             opts,
             pending: Default::default(),
             pending_rows: 0,
             encoded: Vec::new(),
-            pages,
+            pages: resume.pages,
             dicts,
-            layouts,
+            layouts: resume.layouts,
             // The kept pages may need it (nothing tells which: keep it).
-            layout: old.layout(),
+            layout: resume.layout,
             resumed: true,
             sort,
         })
