@@ -216,13 +216,10 @@ impl Compressor {
         dst.reserve(limit);
         let written = match codec {
             Codec::None => None,
-            Codec::Lz4 { acceleration } => lz4_append(
-                src,
-                Lz4Mode::Fast(i32::try_from(acceleration).unwrap_or(i32::MAX)),
-                dst,
-                limit,
-            ),
-            Codec::Lz4Hc { level } => lz4_append(src, Lz4Mode::High(level.into()), dst, limit),
+            Codec::Lz4 { acceleration } => {
+                lz4_append(src, Lz4Mode::Fast(i32::try_from(acceleration).unwrap_or(i32::MAX)), dst)
+            }
+            Codec::Lz4Hc { level } => lz4_append(src, Lz4Mode::High(level.into()), dst),
             Codec::Zstd { level } => {
                 let cctx = self.zstd_context(level)?;
                 // The cursor makes zstd write after the bytes already there, into the spare
@@ -270,46 +267,20 @@ enum Lz4Mode {
     High(i32),
 }
 
-/// LZ4 into `dst`'s spare capacity, which holds at least `limit` bytes; the length written.
-#[allow(unsafe_code)]
-fn lz4_append(src: &[u8], mode: Lz4Mode, dst: &mut Vec<u8>, limit: usize) -> Option<usize> {
-    use lz4::liblz4::{LZ4_compress_HC, LZ4_compress_fast};
-    use std::ffi::{c_char, c_int};
+/// LZ4 appended to `dst` (in its spare capacity, no zeroing: `lzzzz` writes there and sets the
+/// length); the length written, or `None` when LZ4 refuses the input. The caller's `limit` is
+/// checked afterwards: LZ4 gets room for its worst case, so it never stops half way.
+fn lz4_append(src: &[u8], mode: Lz4Mode, dst: &mut Vec<u8>) -> Option<usize> {
     // LZ4's own input limit (LZ4_MAX_INPUT_SIZE); blocks are at most 64 MiB.
     const MAX_INPUT: usize = 0x7E00_0000;
     if src.len() > MAX_INPUT {
         return None;
     }
-    let capacity = limit.min(dst.capacity() - dst.len()).min(i32::MAX as usize);
-    let out = dst.spare_capacity_mut().as_mut_ptr().cast::<c_char>();
-    // The fast and the HC entry points take the same arguments; the last is the acceleration
-    // or the level.
-    type Lz4Compress = unsafe extern "C" fn(*const c_char, *mut c_char, c_int, c_int, c_int) -> c_int;
-    let (compress, parameter): (Lz4Compress, i32) = match mode {
-        Lz4Mode::Fast(acceleration) => (LZ4_compress_fast, acceleration),
-        Lz4Mode::High(level) => (LZ4_compress_HC, level),
+    let written = match mode {
+        Lz4Mode::Fast(acceleration) => lzzzz::lz4::compress_to_vec(src, dst, acceleration),
+        Lz4Mode::High(level) => lzzzz::lz4_hc::compress_to_vec(src, dst, level),
     };
-    // SAFETY: `src` is a live slice of `src.len()` bytes, which fits an i32 (checked above).
-    // `out` points at `dst`'s spare capacity, which holds at least `capacity` bytes (the
-    // `min` above), and `dst` is borrowed mutably, so nothing else touches that memory. LZ4
-    // writes at most `dstCapacity` bytes and returns how many it wrote, or 0 when the output
-    // does not fit: it never writes past the buffer (its documented contract, the same the
-    // `lz4` crate's `compress_to_buffer` relies on). Input and output cannot overlap: one is
-    // a shared borrow, the other inside a unique one.
-    let n = unsafe {
-        compress(
-            src.as_ptr().cast::<c_char>(),
-            out,
-            src.len() as i32,
-            capacity as i32,
-            parameter,
-        )
-    };
-    let n = usize::try_from(n).ok().filter(|&n| n > 0 && n <= capacity)?;
-    // SAFETY: LZ4 initialized the first `n` bytes of the spare capacity, and `n` is at most
-    // `capacity`, which is within it.
-    unsafe { dst.set_len(dst.len() + n) };
-    Some(n)
+    written.ok()
 }
 
 fn deflate_append(mut enc: Compress, src: &[u8], dst: &mut Vec<u8>) -> Result<Option<usize>> {
@@ -355,12 +326,11 @@ impl Decompressor {
                 dst.len()
             }
             CodecId::Lz4 => {
-                let Ok(expected) = i32::try_from(dst.len()) else {
+                if i32::try_from(dst.len()).is_err() {
                     return Err(codec_err(codec, "block too large for lz4"));
-                };
+                }
                 // LZ4_decompress_safe: never reads or writes outside the given slices.
-                lz4::block::decompress_to_buffer(src, Some(expected), dst)
-                    .map_err(|e| codec_err(codec, e.to_string()))?
+                lzzzz::lz4::decompress(src, dst).map_err(|e| codec_err(codec, e.to_string()))?
             }
             CodecId::Zstd => {
                 let dctx = match &mut self.zstd {
