@@ -204,6 +204,21 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) {
     fs::write(dir.join(format!("seed-{name}")), bytes).unwrap();
 }
 
+/// Edit lists for the `index` target (10 bytes each: op, selector, u64 value): one of each
+/// kind of lie, and the aliasing bomb (more row groups, every new page a copy of the last).
+fn index_seeds() -> Vec<(String, Vec<u8>)> {
+    let edit = |op: u8, which: u8, value: u64| {
+        let mut e = vec![op, which];
+        e.extend_from_slice(&value.to_le_bytes());
+        e
+    };
+    let mut seeds: Vec<(String, Vec<u8>)> = (0..8u8).map(|op| (format!("op{op}"), edit(op, 1, 3))).collect();
+    seeds.push(("unchanged".into(), Vec::new()));
+    seeds.push(("aliased-groups".into(), [edit(3, 0, 64 * 4000), edit(4, 0, 64)].concat()));
+    seeds.push(("huge-block".into(), edit(5, 0, 64 << 20)));
+    seeds
+}
+
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
     let files = files();
@@ -223,6 +238,9 @@ fn main() {
     }
     for (name, bytes) in table_seeds() {
         write(&root.join("table"), &name, &bytes);
+    }
+    for (name, bytes) in index_seeds() {
+        write(&root.join("index"), &name, &bytes);
     }
     println!("seed corpus written to {}", root.display());
 }

@@ -132,6 +132,10 @@ impl TableMeta {
         for (c, &stream_len) in stream_lens.iter().enumerate().take(columns) {
             let span = c * groups..(c + 1) * groups;
             let mut col = Vec::with_capacity(groups);
+            // Pages follow each other in the stream: one page's bytes cannot stand for several
+            // (a few stored bytes decoded again and again), so what a table decodes to is
+            // bounded by what its stream holds.
+            let mut previous_end = 0;
             for (g, (e, &summary)) in entries[span.clone()].iter().zip(&summaries[span]).enumerate() {
                 let (start, end) = e.split_at(8);
                 let start = u64::from_le_bytes(start.try_into().expect("8 bytes"));
@@ -141,6 +145,12 @@ impl TableMeta {
                         "column {c}: page {g} at {start}..{end} of a stream of {stream_len} bytes"
                     )));
                 }
+                if start < previous_end {
+                    return Err(bad(format!(
+                        "column {c}: page {g} at {start}..{end} overlaps or precedes the page before it, which ends at {previous_end}"
+                    )));
+                }
+                previous_end = end;
                 col.push(PageEntry { start, end, summary });
             }
             pages.push(col);
@@ -197,6 +207,18 @@ mod tests {
         let bytes = meta.encode();
         assert_eq!(TableMeta::decode(&bytes, &[12, 0, 7]).unwrap(), meta);
         assert!(TableMeta::decode(&bytes, &[11, 0]).is_err());
+        // Aliased and out-of-order pages: one page's bytes standing for several row groups.
+        for (g, start, end) in [(1, 0, 5), (1, 4, 9), (2, 0, 12)] {
+            let mut forged = meta.clone();
+            forged.pages[0][g] = PageEntry { start, end, summary: 0 };
+            let err = TableMeta::decode(&forged.encode(), &[12, 0, 7])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("overlaps or precedes"),
+                "page {g} at {start}..{end}: {err}"
+            );
+        }
         assert!(TableMeta::decode(&bytes, &[12]).is_err());
         for cut in 0..bytes.len() {
             assert!(TableMeta::decode(&bytes[..cut], &[12, 0]).is_err());

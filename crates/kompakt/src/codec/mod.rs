@@ -40,6 +40,21 @@ pub enum CodecId {
 }
 
 impl CodecId {
+    /// The most bytes `stored` bytes of this codec can decode to: the format's own limit on
+    /// expansion, so that a block (or file) cannot declare more than its bytes can produce.
+    /// LZ4 spends at least one byte per 255 bytes of a match; deflate's longest match (258
+    /// bytes) costs at least two bits, 1032:1; zstd's densest form is an RLE block, 3 header
+    /// bytes and 1 byte for up to 128 KiB, 32768:1. The constants cover headers and ends.
+    pub fn max_decoded_len(self, stored: u64) -> u64 {
+        let (ratio, slack) = match self {
+            CodecId::None => (1, 0),
+            CodecId::Lz4 => (255, 64),
+            CodecId::Gzip | CodecId::Zlib => (1032, 1024),
+            CodecId::Zstd => (32768, 0),
+        };
+        stored.saturating_mul(ratio).saturating_add(slack)
+    }
+
     /// Parses the stored byte.
     pub fn from_u8(byte: u8) -> Option<CodecId> {
         Some(match byte {
@@ -477,5 +492,38 @@ mod tests {
         assert!(Codec::Gzip { level: 10 }.validate().is_err());
         assert!(Codec::Lz4 { acceleration: 0 }.validate().is_err());
         assert!(Codec::Zstd { level: -50 }.validate().is_ok());
+    }
+
+    /// The expansion bounds a reader enforces must hold for the densest data every codec and
+    /// level writes: otherwise a valid file would be refused. Zeros, and one repeated byte
+    /// pattern, in the largest block allowed.
+    #[test]
+    fn densest_blocks_stay_within_the_expansion_bound() {
+        let size = crate::stream::format::MAX_BLOCK_SIZE;
+        let zeros = vec![0u8; size];
+        let pattern: Vec<u8> = (0..size).map(|i| (i % 7) as u8).collect();
+        let codecs = [
+            Codec::Lz4 { acceleration: 1 },
+            Codec::Lz4 { acceleration: 65537 },
+            Codec::Lz4Hc { level: 12 },
+            Codec::Zstd { level: -5 },
+            Codec::Zstd { level: 1 },
+            Codec::Zstd { level: 19 },
+            Codec::Gzip { level: 9 },
+            Codec::Zlib { level: 1 },
+        ];
+        let mut c = Compressor::new();
+        for codec in codecs {
+            for data in [&zeros, &pattern] {
+                let mut out = Vec::new();
+                // A block that does not shrink is stored raw (LZ4 at acceleration 65537 on the
+                // pattern): nothing to check.
+                let Some(n) = c.compress_append(codec, data, &mut out, size).unwrap() else {
+                    continue;
+                };
+                let bound = codec.id().max_decoded_len(n as u64);
+                assert!(size as u64 <= bound, "{codec:?}: {size} bytes from {n}, bound {bound}");
+            }
+        }
     }
 }

@@ -234,6 +234,7 @@ impl BlockHeader {
             && self.raw_len as usize <= MAX_BLOCK_SIZE
             && self.stored_len <= self.raw_len
             && (self.codec != CodecId::None || self.stored_len == self.raw_len)
+            && u64::from(self.raw_len) <= self.codec.max_decoded_len(self.stored_len.into())
             && self.typesize != 0
             && self.filters.supports(self.typesize)
     }
@@ -247,6 +248,14 @@ impl BlockHeader {
             format!("stored length {} exceeds raw length {}", self.stored_len, self.raw_len)
         } else if self.codec == CodecId::None && self.stored_len != self.raw_len {
             format!("raw block stores {} of its {} bytes", self.stored_len, self.raw_len)
+        } else if u64::from(self.raw_len) > self.codec.max_decoded_len(self.stored_len.into()) {
+            format!(
+                "{} bytes of {} cannot decode to the {} bytes it declares (at most {})",
+                self.stored_len,
+                self.codec.name(),
+                self.raw_len,
+                self.codec.max_decoded_len(self.stored_len.into())
+            )
         } else {
             format!("filters {} with element size {}", self.filters, self.typesize)
         };
@@ -672,5 +681,19 @@ mod tests {
         let mut bytes = block(0, 10, 5).encode(&[]);
         bytes[1] = 9;
         assert!(BlockHeader::decode(&bytes, 0).is_err());
+    }
+
+    #[test]
+    fn blocks_cannot_declare_more_than_their_bytes_decode_to() {
+        for (codec, stored) in [(CodecId::Lz4, 1000u32), (CodecId::Gzip, 100), (CodecId::Zstd, 10)] {
+            let mut h = block(0, 1, stored);
+            h.codec = codec;
+            let bound = codec.max_decoded_len(stored.into());
+            h.raw_len = bound as u32;
+            assert!(BlockHeader::decode(&h.encode(&[]), 0).is_ok(), "{codec:?} at its bound");
+            h.raw_len = bound as u32 + 1;
+            let err = BlockHeader::decode(&h.encode(&[]), 0).unwrap_err().to_string();
+            assert!(err.contains("cannot decode to"), "{codec:?}: {err}");
+        }
     }
 }
