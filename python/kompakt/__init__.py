@@ -24,7 +24,7 @@ Loading runs pickle: only load files you trust, or pass ``trusted=False``.
 
 from kompakt._core import DEFAULT_BLOCK_SIZE, DEFAULT_LEVEL, FORMAT_VERSION, __version__
 from kompakt._data import compress, decompress, info, verify
-from kompakt._errors import CorruptError, KompaktError, OptionError, StoreError, UsageError
+from kompakt._errors import CorruptError, KompaktError, LimitError, OptionError, StoreError, UsageError
 from kompakt._file import KompaktFile, open
 from kompakt._objects import dump, dumps, load, loads, save
 from kompakt._store import Store, hash_value, memoize
@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_LEVEL",
     "FORMAT_VERSION",
     "KompaktError",
+    "LimitError",
     "KompaktFile",
     "OptionError",
     "Store",

@@ -47,8 +47,13 @@ class StoreError(KompaktError, ValueError):
     or its index reported an error."""
 
 
+class LimitError(KompaktError, ValueError):
+    """The data would decode to more than a read allows: an untrusted object larger than
+    ``max_size``. The message names the sizes and the parameter that raises the limit."""
+
+
 class UsageError(KompaktError, ValueError):
     """An object was used in a way it does not allow (writing to a finished stream, ...)."""
 
 
-__all__ = ["CorruptError", "KompaktError", "OptionError", "StoreError", "UsageError"]
+__all__ = ["CorruptError", "KompaktError", "LimitError", "OptionError", "StoreError", "UsageError"]

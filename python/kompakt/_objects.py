@@ -15,11 +15,12 @@ import json
 import os
 import pickle
 import sys
+from collections.abc import Iterator
 from typing import IO, Any, Union
 
 from kompakt import _core
 from kompakt._data import _object_metadata
-from kompakt._errors import CorruptError
+from kompakt._errors import CorruptError, LimitError, OptionError
 from kompakt._file import KompaktFile
 from kompakt._safe import RestrictedUnpickler
 from kompakt.rebuild import datetime_array, ndarray_subclass
@@ -34,6 +35,10 @@ OUT_OF_BAND_MIN = 64 * 1024
 # A pickle stream up to this size is decoded in one piece; larger ones are streamed to the
 # unpickler so that no second copy of it exists.
 WHOLE_PICKLE_MAX = 8 << 20
+# trusted=False: an object may decode to at most this many times its file's size, and always
+# to this much (see untrusted_limit).
+UNTRUSTED_RATIO = 256
+UNTRUSTED_MIN_LIMIT = 256 << 20
 
 
 def _metadata(pickle_stream: int, buffers: list[dict[str, Any]]) -> bytes:
@@ -266,7 +271,13 @@ def _check_layout(meta: dict[str, Any], lengths: list[int]) -> tuple[int, list[i
     return stream, buffer_streams
 
 
-def _read_object(reader: _core.FileReader, trusted: bool) -> Any:
+def untrusted_limit(file_size: int) -> int:
+    """The most an object file of ``file_size`` bytes may decode to with ``trusted=False``
+    when no ``max_size`` is given: 256 times the file's size, and at least 256 MiB."""
+    return max(UNTRUSTED_MIN_LIMIT, UNTRUSTED_RATIO * file_size)
+
+
+def _read_object(reader: _core.FileReader, trusted: bool, max_size: int | None = None) -> Any:
     meta = _object_metadata(reader.metadata())
     if meta is None:
         raise ValueError(
@@ -275,20 +286,43 @@ def _read_object(reader: _core.FileReader, trusted: bool) -> Any:
         )
     lengths = reader.stream_lengths()
     stream, buffer_streams = _check_layout(meta, lengths)
-    buffers = []
-    for s in buffer_streams:
-        buffer = _empty(lengths[s])
-        reader.read_stream_into(s, buffer)
-        buffers.append(buffer)
+    if max_size is not None and (not isinstance(max_size, int) or isinstance(max_size, bool) or max_size < 0):
+        raise OptionError(f"max_size must be a number of bytes (an int >= 0), got {max_size!r}")
+    if max_size is not None or not trusted:
+        limit = untrusted_limit(reader.file_size()) if max_size is None else max_size
+        total = lengths[stream] + sum(lengths[s] for s in buffer_streams)
+        if total > limit:
+            how = "max_size" if max_size is not None else f"the limit of trusted=False ({_size(limit)} for this file)"
+            raise LimitError(
+                f"this object decodes to {_size(total)}, more than {how}: pass a larger max_size= to load it"
+            )
+
+    def buffers() -> Iterator[Any]:
+        # Each buffer is decoded when the unpickler reaches it: the restricted unpickler has
+        # checked every type before it, and a damaged buffer stops the load before the next
+        # one is allocated.
+        for s in buffer_streams:
+            buffer = _empty(lengths[s])
+            reader.read_stream_into(s, buffer)
+            yield buffer
+
     unpickler = pickle.Unpickler if trusted else RestrictedUnpickler
     if lengths[stream] <= WHOLE_PICKLE_MAX:
         source: Any = io.BytesIO(reader.read_stream(stream))
     else:
         source = KompaktFile._over_reader(reader, stream, lengths[stream])
-    return unpickler(source, buffers=buffers).load()
+    return unpickler(source, buffers=buffers()).load()
 
 
-def load(file: Target | Any, *, trusted: bool = True, threads: int | None = None) -> Any:
+def _size(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError
+
+
+def load(file: Target | Any, *, trusted: bool = True, threads: int | None = None, max_size: int | None = None) -> Any:
     """Loads an object saved by ``save`` or ``dumps``.
 
     ``file`` is a path, a seekable binary file object, or the bytes of a file. Buffers are
@@ -296,7 +330,11 @@ def load(file: Target | Any, *, trusted: bool = True, threads: int | None = None
 
     Loading runs pickle, which can execute code named in the file: load only files you trust.
     For others pass ``trusted=False``: only builtin data, datetime, numpy, pandas and pyarrow
-    types may then appear, anything else raises ``pickle.UnpicklingError``.
+    types may then appear, anything else raises ``pickle.UnpicklingError``; and the object may
+    decode to at most ``max_size`` bytes, by default 256 times the file's size (at least
+    256 MiB), or ``kompakt.LimitError`` is raised before anything is decoded. Pass a larger
+    ``max_size`` for files that really are that compressible (``max_size`` also limits trusted
+    loads when given).
 
     Raises ``kompakt.CorruptError`` (a ``ValueError``) if the file is damaged or truncated.
 
@@ -310,15 +348,15 @@ def load(file: Target | Any, *, trusted: bool = True, threads: int | None = None
         raise TypeError("kompakt.load reads bytes as a file's contents; pass a path as str or pathlib.Path")
     reader = _core.FileReader(file, threads=threads)
     try:
-        return _read_object(reader, trusted)
+        return _read_object(reader, trusted, max_size)
     finally:
         reader.close()
 
 
-def loads(data: Any, *, trusted: bool = True, threads: int | None = None) -> Any:
+def loads(data: Any, *, trusted: bool = True, threads: int | None = None, max_size: int | None = None) -> Any:
     """Loads an object from the bytes made by ``dumps`` (any bytes-like object).
 
-    See ``load`` for ``trusted``.
+    See ``load`` for ``trusted`` and ``max_size``.
 
     >>> import kompakt
     >>> kompakt.loads(kompakt.dumps({"x": (1, 2)}))
@@ -326,6 +364,6 @@ def loads(data: Any, *, trusted: bool = True, threads: int | None = None) -> Any
     """
     reader = _core.FileReader(memoryview(data), threads=threads)
     try:
-        return _read_object(reader, trusted)
+        return _read_object(reader, trusted, max_size)
     finally:
         reader.close()

@@ -123,6 +123,11 @@ impl FileReader {
         self.with_state(py, |st| Ok(st.reader.streams().iter().map(|s| s.raw_len).collect()))
     }
 
+    /// The file's size in bytes.
+    fn file_size(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with_state(py, |st| Ok(st.reader.file_len()))
+    }
+
     /// The metadata stored in the footer.
     fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let meta = self.with_state(py, |st| Ok(st.reader.metadata().to_vec()))?;

@@ -1,0 +1,163 @@
+"""Files that claim more than their bytes hold (issue 29, holes 1 and 2): aliased table pages,
+blocks that declare more than their codec can decode to, and valid objects that decode to far
+more than their file's size. Each must give a clear error before the memory is allocated."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import struct
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import kompakt
+from helpers import footer_metadata, forge_file, with_footer_metadata
+from kompakt import _core, _objects
+
+ZSTD, ZSTD_MAGIC = 2, b"\x28\xb5\x2f\xfd"
+
+
+def table_footer(meta: bytes) -> tuple[int, int, int, int]:
+    """(num_rows, rows_per_group, columns, schema length) of a table footer."""
+    num_rows, rows_per_group, columns, schema_len = struct.unpack_from("<QIII", meta, 8)
+    return num_rows, rows_per_group, columns, schema_len
+
+
+def aliased_table(path: Path, groups: int, rows_per_group: int) -> bytes:
+    """A one-column table whose every row group's page index entry points at the first page:
+    ``groups`` row groups of stored bytes for one."""
+    kompakt.write_table(
+        pd.DataFrame({"x": np.zeros(rows_per_group, dtype=np.int64)}), path, rows_per_group=rows_per_group
+    )
+    file = path.read_bytes()
+    meta = footer_metadata(file)
+    num_rows, rpg, columns, schema_len = table_footer(meta)
+    assert (num_rows, rpg, columns) == (rows_per_group, rows_per_group, 1)
+    ranges = 32 + schema_len
+    first_page, first_summary = meta[ranges : ranges + 16], meta[ranges + 16 : ranges + 17]
+    forged = (
+        meta[:8]
+        + struct.pack("<Q", groups * rows_per_group)
+        + meta[16:ranges]
+        + first_page * groups
+        + first_summary * groups
+    )
+    return with_footer_metadata(file, forged)
+
+
+def test_aliased_table_pages_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "aliased.kpk"
+    forged = aliased_table(path, groups=4, rows_per_group=1000)
+    path.write_bytes(forged)
+    for read in (
+        lambda: kompakt.read_table(path),
+        lambda: kompakt.TableFile(path).verify(),
+        lambda: kompakt.read_table(path, rows=slice(3000, 3010)),
+    ):
+        with pytest.raises(kompakt.CorruptError, match="overlaps or precedes"):
+            read()
+
+
+def forged_object(declared_blocks: int) -> bytes:
+    """An object file whose buffer stream is ``declared_blocks`` zstd blocks of 8 bytes, each
+    declaring 64 MiB: far more than 8 bytes of zstd can decode to."""
+    real = kompakt.dumps(np.zeros(1 << 20, dtype=np.uint8))
+    reader = _core.FileReader(real)
+    pickled = reader.read_stream(0)
+    reader.close()
+    blocks = [(0, 0, len(pickled), pickled)]
+    blocks += [(1, ZSTD, 64 << 20, ZSTD_MAGIC + bytes(4))] * declared_blocks
+    return forge_file(blocks, footer_metadata(real))
+
+
+def test_blocks_cannot_declare_more_than_their_codec_decodes_to() -> None:
+    forged = forged_object(16)
+    for trusted in (True, False):
+        with pytest.raises(kompakt.CorruptError, match="cannot decode to"):
+            kompakt.loads(forged, trusted=trusted)
+    with pytest.raises(kompakt.CorruptError, match="cannot decode to"):
+        kompakt.decompress(forged)
+
+
+def test_untrusted_loads_are_limited_to_what_the_file_size_allows() -> None:
+    blob = kompakt.dumps(np.zeros(300 << 20, dtype=np.uint8))  # a valid file of a few KiB
+    assert len(blob) < 1 << 20
+    with pytest.raises(kompakt.LimitError, match="max_size") as e:
+        kompakt.loads(blob, trusted=False)
+    assert isinstance(e.value, ValueError)
+    assert kompakt.loads(blob, trusted=False, max_size=301 << 20).nbytes == 300 << 20
+    # Trusted loads have no limit unless one is given.
+    assert kompakt.loads(blob).nbytes == 300 << 20
+    with pytest.raises(kompakt.LimitError):
+        kompakt.loads(blob, max_size=1 << 20)
+    assert _objects.untrusted_limit(10) == 256 << 20
+    assert _objects.untrusted_limit(2 << 20) == 512 << 20
+    for bad in (-1, 1.5, "1G", True):
+        with pytest.raises(kompakt.OptionError, match="max_size"):
+            kompakt.loads(blob, max_size=bad)
+
+
+class NotAllowed:
+    pass
+
+
+def test_untrusted_load_checks_types_before_decoding_buffers(monkeypatch: pytest.MonkeyPatch) -> None:
+    blob = kompakt.dumps([NotAllowed(), np.ones(100_000)])
+    allocated: list[int] = []
+    real_empty = _objects._empty
+    monkeypatch.setattr(_objects, "_empty", lambda n: allocated.append(n) or real_empty(n))
+    with pytest.raises(pickle.UnpicklingError):
+        kompakt.loads(blob, trusted=False)
+    assert allocated == []
+    assert isinstance(kompakt.loads(blob)[0], NotAllowed)
+    assert allocated == [800_000]
+
+
+def test_forged_files_under_a_memory_limit_give_errors_not_memory_errors(tmp_path: Path) -> None:
+    """Under an address-space limit of 1 GiB more than the interpreter uses, every hostile file
+    is refused with kompakt's own error: nothing is allocated for what a file only claims."""
+    (tmp_path / "object.kpk").write_bytes(forged_object(32))  # claims 2 GiB
+    (tmp_path / "table.kpk").write_bytes(aliased_table(tmp_path / "table.kpk", 16, 1 << 24))  # 2 GiB
+    # Valid, a few KiB, decoding to 1.5 GiB of zeros: too much for trusted=False by default.
+    (tmp_path / "zeros.kpk").write_bytes(kompakt.dumps(np.zeros(3 << 29, dtype=np.uint8)))
+    script = textwrap.dedent(
+        """
+        import json, resource, sys
+        import kompakt
+        from pathlib import Path
+        folder = Path(sys.argv[1])
+        size = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+        resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 30), size + (1 << 30)))
+        results = {}
+        cases = {
+            "load": lambda: kompakt.load(folder / "object.kpk"),
+            "load untrusted": lambda: kompakt.load(folder / "object.kpk", trusted=False),
+            "read_table": lambda: kompakt.read_table(folder / "table.kpk"),
+            "TableFile.verify": lambda: kompakt.TableFile(folder / "table.kpk").verify(),
+            "load zeros untrusted": lambda: kompakt.load(folder / "zeros.kpk", trusted=False),
+        }
+        for name, case in cases.items():
+            try:
+                case()
+                results[name] = "no error"
+            except Exception as e:
+                results[name] = type(e).__name__
+        print(json.dumps(results))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    results = json.loads(out.stdout)
+    assert results == {
+        "load": "CorruptError",
+        "load untrusted": "CorruptError",
+        "read_table": "CorruptError",
+        "TableFile.verify": "CorruptError",
+        "load zeros untrusted": "LimitError",
+    }
