@@ -29,6 +29,8 @@ Target = Union[str, "os.PathLike[str]", IO[bytes]]
 
 OBJECT_FORMAT = "python-pickle"
 OBJECT_VERSION = 1
+# What a table file's footer metadata starts with (docs/FORMAT.md, "Tables").
+TABLE_MAGIC = b"KTBL"
 # Buffers smaller than this stay inside the pickle: a stream of its own costs an index entry
 # and compresses worse alone.
 OUT_OF_BAND_MIN = 64 * 1024
@@ -267,7 +269,8 @@ def _check_layout(meta: dict[str, Any], lengths: list[int]) -> tuple[int, list[i
         raise ValueError(f"the object was pickled with protocol {protocol!r}, which this Python cannot read")
     streams = [stream, *buffer_streams]
     if any(not isinstance(s, int) or not 0 <= s < len(lengths) for s in streams) or len(set(streams)) != len(streams):
-        raise bad(f"stream ids {streams} for a file with {len(lengths)} streams")
+        shown = ", ".join(map(repr, streams[:8])) + (f", ... ({len(streams)} in all)" if len(streams) > 8 else "")
+        raise bad(f"stream ids [{shown}] for a file with {len(lengths)} streams")
     return stream, buffer_streams
 
 
@@ -278,7 +281,13 @@ def untrusted_limit(file_size: int) -> int:
 
 
 def _read_object(reader: _core.FileReader, trusted: bool, max_size: int | None = None) -> Any:
-    meta = _object_metadata(reader.metadata())
+    raw_meta = reader.metadata()
+    meta = _object_metadata(raw_meta)
+    if meta is None and raw_meta.startswith(TABLE_MAGIC):
+        raise ValueError(
+            "this kompakt file holds a table, not a saved object: "
+            "read it with kompakt.read_table(...) or kompakt.TableFile(...)"
+        )
     if meta is None:
         raise ValueError(
             "this kompakt file holds plain data, not a saved object: "

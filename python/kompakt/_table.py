@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kompakt import _core
-from kompakt._errors import CorruptError
+from kompakt._errors import CorruptError, OptionError
 
 __all__ = ["TableFile", "append_table", "read_table", "write_table"]
 
@@ -37,13 +37,16 @@ def _arrow_input(data: Any, preserve_index: bool | None, caller: str = "write_ta
     elif isinstance(data, pa.RecordBatch):
         table = pa.RecordBatchReader.from_batches(data.schema, [data])
     elif type(data).__module__.startswith("pandas") and type(data).__name__ == "DataFrame":
-        if len(data):
-            table = pa.Table.from_pandas(data, preserve_index=preserve_index)
-        else:
-            # One empty batch rather than none: it carries the categories of categoricals.
-            # (a Table's stream skips empty chunks, a reader of batches does not).
-            batch = pa.RecordBatch.from_pandas(data, preserve_index=preserve_index)
-            table = pa.RecordBatchReader.from_batches(batch.schema, [batch])
+        try:
+            if len(data):
+                table = pa.Table.from_pandas(data, preserve_index=preserve_index)
+            else:
+                # One empty batch rather than none: it carries the categories of categoricals.
+                # (a Table's stream skips empty chunks, a reader of batches does not).
+                batch = pa.RecordBatch.from_pandas(data, preserve_index=preserve_index)
+                table = pa.RecordBatchReader.from_batches(batch.schema, [batch])
+        except (pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowInvalid) as e:
+            raise ValueError(f"{caller}: {_unsupported_column(data, e)}") from None
     elif type(data).__module__.startswith("polars") and type(data).__name__ == "DataFrame":
         table = data.to_arrow()
     elif hasattr(data, "__arrow_c_stream__"):
@@ -55,6 +58,17 @@ def _arrow_input(data: Any, preserve_index: bool | None, caller: str = "write_ta
             + (" (the data comes first, then the path)" if isinstance(data, (str, os.PathLike)) else "")
         )
     return _without_views(table)
+
+
+def _unsupported_column(frame, error: Exception) -> str:
+    """Why a pandas frame has no Arrow form: the column and its type, and what to do."""
+    for name, dtype in frame.dtypes.items():
+        if getattr(dtype, "kind", None) == "c":
+            return (
+                f"column {name!r} has type {dtype}, which tables cannot store (Arrow has no complex "
+                "numbers): store its .real and .imag as two columns, or save the frame with kompakt.save"
+            )
+    return f"a column has no table type ({error}); kompakt.save stores any object"
 
 
 def _without_views(table):
@@ -213,9 +227,10 @@ def read_table(
 ):
     """Reads a table file, or some of its columns and rows, reading only the pages needed.
 
-    ``columns``: names or positions (default all). ``rows``: a slice or ``(start, stop)``
-    (negative values count from the end, as in Python); the result equals slicing the whole
-    table. ``to``: ``"pandas"`` (default), ``"arrow"`` (a pyarrow Table) or ``"polars"``.
+    ``columns``: names or positions (default all). ``rows``: a slice, clamped to the table as
+    in Python, or ``(start, stop)``, which must lie within it (``kompakt.OptionError``
+    otherwise); negative values count from the end. The result equals slicing the whole table.
+    ``to``: ``"pandas"`` (default), ``"arrow"`` (a pyarrow Table) or ``"polars"``.
 
     >>> import pyarrow as pa, kompakt, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "t.kpk")
@@ -356,13 +371,30 @@ class TableFile:
                 raise IndexError(f"row {rows} out of range for a table of {n} rows")
             return i, i + 1
         if isinstance(rows, tuple) and len(rows) == 2:
-            rows = slice(*rows)
+            return self._exact_range(*rows)
         if not isinstance(rows, slice):
             raise TypeError(f"rows must be a slice, (start, stop) or an int, got {rows!r}")
         start, stop, step = rows.indices(n)
         if step != 1:
             raise ValueError("rows must be a contiguous range (step 1)")
         return start, max(start, stop)
+
+    def _exact_range(self, first, last) -> tuple[int, int]:
+        """A ``(start, stop)`` request: like ``kompakt cat --range``, it must lie within the
+        table (negative values count from the end); a slice is clamped, as in Python."""
+        n = self.num_rows
+        if not all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in (first, last)):
+            raise TypeError(f"rows (start, stop) must be ints or None, got {(first, last)!r}")
+        start = 0 if first is None else first + n if first < 0 else first
+        stop = n if last is None else last + n if last < 0 else last
+        if stop < start:
+            raise OptionError(f"rows {(first, last)}: the range ends before it starts")
+        if start < 0 or stop > n:
+            raise OptionError(
+                f"rows {(first, last)} are outside the table's {n} rows: (start, stop) must lie within 0 to {n} "
+                "(a slice is clamped to the table instead, as in Python)"
+            )
+        return start, stop
 
     def _read_numpy(self, positions: list, meta, start: int, stop: int, threads) -> tuple[dict, list]:
         """The columns among ``positions`` that pandas keeps as numpy numbers (by the pandas

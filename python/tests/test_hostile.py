@@ -161,3 +161,40 @@ def test_forged_files_under_a_memory_limit_give_errors_not_memory_errors(tmp_pat
         "TableFile.verify": "CorruptError",
         "load zeros untrusted": "LimitError",
     }
+
+
+def test_messages_quote_at_most_a_few_items_of_a_forged_list() -> None:
+    buffers = ",".join(f'{{"stream":{i}}}' for i in range(1, 1_000_001))
+    meta = (
+        b'{"kompakt":"python-pickle","version":1,"pickle":{"stream":0,"protocol":5},"buffers":['
+        + buffers.encode()
+        + b"]}"
+    )
+    w = _core.FileWriter(None)
+    w.write(w.add_stream(), pickle.dumps([1, 2], protocol=5))
+    w.set_metadata(meta)
+    with pytest.raises(kompakt.CorruptError, match=r"1000001 in all") as e:
+        kompakt.loads(w.close())
+    assert len(str(e.value)) < 300
+
+
+def test_ordinary_mistakes_get_answers_that_name_the_way_out(tmp_path: Path) -> None:
+    table = tmp_path / "t.kpk"
+    kompakt.write_table(pd.DataFrame({"a": [1, 2]}), table)
+    with pytest.raises(ValueError, match=r"holds a table.*kompakt\.read_table"):
+        kompakt.load(table)
+    # A directory is named, whichever function meets it.
+    for call in (kompakt.load, kompakt.info, kompakt.open, kompakt.read_table, kompakt.TableFile):
+        with pytest.raises(IsADirectoryError) as e:
+            call(tmp_path)
+        assert e.value.filename == str(tmp_path), call
+
+
+def test_a_column_tables_cannot_hold_is_a_value_error_naming_it(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"ok": [1.0, 2.0], "z": np.array([1 + 2j, 3 - 1j])})
+    with pytest.raises(ValueError, match=r"column 'z' has type complex128"):
+        kompakt.write_table(frame, tmp_path / "c.kpk")
+    with pytest.raises(ValueError, match="kompakt.save stores any object"):
+        kompakt.write_table(pd.DataFrame({"o": [object()]}), tmp_path / "o.kpk")
+    assert not list(tmp_path.iterdir())
+

@@ -156,7 +156,7 @@ def test_arrow_reads_of_mixed_chunkings_equal_the_table(tmp_path_factory, rows_p
     t = pa.Table.from_pandas(frame(600, seed=rows_per_group), preserve_index=False)
     path = tmp_path_factory.mktemp("g") / "t.kpk"
     kompakt.write_table(t, path, rows_per_group=rows_per_group)
-    got = kompakt.read_table(path, cols, rows=(start, start + length), to="arrow")
+    got = kompakt.read_table(path, cols, rows=slice(start, start + length), to="arrow")
     want = t.select(cols).slice(start, length)
     assert got.schema.names == cols
     assert got.schema.field("Ordered").type.ordered if "Ordered" in cols else True
@@ -679,3 +679,41 @@ def test_strings_read_into_polars_as_views_equal_the_stored_strings(tmp_path):
         assert got.schema == want.schema
         assert got.equals(want)
     assert kompakt.read_table(path, ["blob", "few"], to="polars").equals(pl.from_arrow(table.select(["blob", "few"])))
+
+
+def test_a_start_stop_range_must_lie_within_the_table(tmp_path):
+    # One rule with `kompakt cat --range`: an explicit (start, stop) past the end or backwards
+    # is an error naming the valid range; a slice is clamped, as in Python.
+    path = tmp_path / "ten.kpk"
+    kompakt.write_table(pd.DataFrame({"a": range(10)}), path)
+    with pytest.raises(
+        kompakt.OptionError, match=r"outside the table's 10 rows: \(start, stop\) must lie within 0 to 10"
+    ):
+        kompakt.read_table(path, rows=(100, 200))
+    with pytest.raises(kompakt.OptionError, match="ends before it starts"):
+        kompakt.read_table(path, rows=(5, 2))
+    assert len(kompakt.read_table(path, rows=slice(100, 200))) == 0
+    assert kompakt.read_table(path, rows=(-3, None))["a"].tolist() == [7, 8, 9]
+    assert kompakt.read_table(path, rows=(0, 10))["a"].tolist() == list(range(10))
+
+
+def test_cli_head_shows_times_in_their_columns_time_zone(tmp_path, cli):
+    import subprocess
+
+    path = tmp_path / "tz.kpk"
+    when = pd.Timestamp("2026-07-01 12:00:00", tz="UTC")
+    kompakt.write_table(
+        pd.DataFrame(
+            {
+                "berlin": pd.Series([when]).dt.tz_convert("Europe/Berlin"),
+                "offset": pd.Series([when]).dt.tz_convert("-05:00"),
+                "naive": [when.tz_localize(None)],
+            }
+        ),
+        path,
+    )
+    out = subprocess.run([cli, "head", os.fspath(path)], capture_output=True, text=True, check=True).stdout
+    row = out.splitlines()[1]
+    assert "2026-07-01 14:00:00 CEST" in row or "2026-07-01 14:00:00 +02:00" in row, out
+    assert "2026-07-01 07:00:00 -05:00" in row, out
+    assert row.rstrip().endswith("2026-07-01 12:00:00"), out

@@ -84,7 +84,8 @@ fn open_input(path: &Path) -> CliResult<(Box<dyn Read + Send>, Option<u64>)> {
     if is_std(path) {
         return Ok((Box::new(io::stdin()), None));
     }
-    let f = File::open(path).map_err(|e| CliError::new(format!("cannot open {}: {e}", path.display())))?;
+    let f = kompakt_fs::open_for_reading(path)
+        .map_err(|e| CliError::new(format!("cannot open {}: {e}", path.display())))?;
     let len = f.metadata()?.len();
     Ok((Box::new(f), Some(len)))
 }
@@ -280,7 +281,8 @@ fn read_options(threads: usize) -> ReadOptions {
 }
 
 pub fn open_reader(path: &Path, threads: usize) -> CliResult<Reader<File>> {
-    let f = File::open(path).map_err(|e| CliError::new(format!("cannot open {}: {e}", path.display())))?;
+    let f = kompakt_fs::open_for_reading(path)
+        .map_err(|e| CliError::new(format!("cannot open {}: {e}", path.display())))?;
     Reader::new(f, read_options(threads)).map_err(|e| CliError::from(e).context(path.display()))
 }
 

@@ -62,8 +62,13 @@ pub fn parse_range(input: &str, len: u64) -> Result<(u64, u64), String> {
     } else {
         parse_size(b).map_err(|e| e.to_string())?
     };
-    if start > end || end > len {
-        return Err(format!("range {start}:{end} is outside the stream's {len} bytes"));
+    if start > end {
+        return Err(format!("range {start}:{end} ends before it starts"));
+    }
+    if end > len {
+        return Err(format!(
+            "range {start}:{end} is outside the stream's {len} bytes (valid: 0:{len} or within it)"
+        ));
     }
     Ok((start, end))
 }
@@ -109,8 +114,8 @@ mod tests {
         assert_eq!(parse_range(":", 10).unwrap(), (0, 10));
         assert_eq!(parse_range("2:", 10).unwrap(), (2, 10));
         assert_eq!(parse_range(":1K", 4096).unwrap(), (0, 1024));
-        assert!(parse_range("5:2", 10).is_err());
-        assert!(parse_range("0:11", 10).is_err());
+        assert!(parse_range("5:2", 10).unwrap_err().contains("ends before it starts"));
+        assert!(parse_range("0:11", 10).unwrap_err().contains("valid: 0:10"));
         assert!(parse_range("3", 10).is_err());
     }
 

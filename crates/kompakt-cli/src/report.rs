@@ -8,7 +8,6 @@ use kompakt::stream::{decode_sequential, filter_label, BlockEntry, StreamSummary
 use kompakt::{ReadOptions, Reader};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{self, Write};
 
 fn counts(m: &BTreeMap<String, u64>) -> String {
@@ -155,7 +154,7 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> CliResult<u8> {
             // A file that cannot be opened is reported like a damaged one, and the rest are
             // still checked.
             let bar = progress_bar(None, quiet, "verifying");
-            let r = File::open(path)
+            let r = kompakt_fs::open_for_reading(path)
                 .map_err(kompakt::Error::Io)
                 .and_then(|file| Reader::new(file, opts))
                 .and_then(|mut r| {

@@ -6,7 +6,6 @@ use crate::{progress_bar, CliError, CliResult};
 use kompakt::Reader;
 use kompakt_fs::AtomicFile;
 use kompakt_store::{Store, StoreOptions};
-use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
@@ -106,7 +105,7 @@ fn put(a: StorePutArgs, quiet: bool) -> CliResult {
     let (mut input, len): (Box<dyn Read>, Option<u64>) = if a.input.as_os_str() == "-" {
         (Box::new(io::stdin().lock()), None)
     } else {
-        let file = File::open(&a.input).map_err(|e| CliError::from(e).context(a.input.display()))?;
+        let file = kompakt_fs::open_for_reading(&a.input).map_err(|e| CliError::from(e).context(a.input.display()))?;
         let len = file.metadata().ok().map(|m| m.len());
         (Box::new(file), len)
     };

@@ -125,7 +125,8 @@ pub fn head(a: HeadArgs) -> CliResult {
     Ok(())
 }
 
-/// One value as text (null as `null`; times in UTC with their unit's precision).
+/// One value as text (null as `null`; times with their unit's precision, in their column's
+/// time zone with its offset, or as naive times when the column has none).
 fn cell(a: &ArrayRef, i: usize) -> String {
     if a.is_null(i) {
         return "null".into();
@@ -162,6 +163,27 @@ fn cell(a: &ArrayRef, i: usize) -> String {
         }
         DataType::Date32 => time!(Date32Type),
         DataType::Date64 => time!(Date64Type),
+        DataType::Timestamp(unit, Some(tz)) => {
+            let zone = tz.parse::<arrow_array::timezone::Tz>();
+            macro_rules! zoned {
+                ($t:ty) => {
+                    match zone {
+                        Ok(zone) => a
+                            .as_primitive::<$t>()
+                            .value_as_datetime_with_tz(i, zone)
+                            .map_or_else(|| prim!($t), |d| d.to_string()),
+                        // A zone this build does not know: UTC, and said so.
+                        Err(_) => format!("{} UTC", time!($t)),
+                    }
+                };
+            }
+            match unit {
+                TimeUnit::Second => zoned!(TimestampSecondType),
+                TimeUnit::Millisecond => zoned!(TimestampMillisecondType),
+                TimeUnit::Microsecond => zoned!(TimestampMicrosecondType),
+                TimeUnit::Nanosecond => zoned!(TimestampNanosecondType),
+            }
+        }
         DataType::Timestamp(TimeUnit::Second, _) => time!(TimestampSecondType),
         DataType::Timestamp(TimeUnit::Millisecond, _) => time!(TimestampMillisecondType),
         DataType::Timestamp(TimeUnit::Microsecond, _) => time!(TimestampMicrosecondType),

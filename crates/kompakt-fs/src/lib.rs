@@ -21,3 +21,14 @@ pub use pace::{writer, DiskPace, PacedOutput, ADAPT_AHEAD, ADAPT_MIN_BACKLOG};
 pub use writeback::{
     WritebackFile, WritebackProgress, PACED_FIRST_STEP, PACED_WRITEBACK_EVERY, START_WRITEBACK_EVERY, WRITEBACK_EVERY,
 };
+
+/// Opens `path` for reading. A directory is refused here, with the error `open` gives
+/// elsewhere (`EISDIR`): on Unix `File::open` accepts a directory, and the first read then
+/// fails far from the code that knows the path.
+pub fn open_for_reading(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.is_dir() {
+        return Err(std::io::Error::from_raw_os_error(libc::EISDIR));
+    }
+    Ok(file)
+}

@@ -217,7 +217,7 @@ impl Source {
     pub fn open(py: Python<'_>, target: Target<'_>) -> PyResult<Source> {
         match target {
             Target::Path(path) => Ok(Source::File(
-                py.detach(|| File::open(&path))
+                py.detach(|| kompakt_fs::open_for_reading(&path))
                     .map_err(|e| crate::errors::os_error(e, &path))?,
             )),
             Target::FileObject(obj) => {

@@ -86,11 +86,12 @@ impl TableMeta {
         let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
         let layout = u16_at(4);
         if !(1..=LAYOUT).contains(&layout) {
-            return Err(Error::invalid(
-                "table layout",
-                layout.to_string(),
-                format!("layouts 1 to {LAYOUT}; a newer kompakt wrote this table, upgrade to read it"),
-            ));
+            // Damage as far as this reader can tell (a CorruptError in Python, not an option
+            // error): the message says what else it may be.
+            return Err(bad(format!(
+                "table layout {layout}, and this kompakt reads layouts 1 to {LAYOUT}: a newer kompakt wrote \
+                 this table (upgrade to read it), or the footer is damaged"
+            )));
         }
         if u16_at(6) != 0 || u32_at(28) != 0 {
             return Err(bad("reserved fields are not zero".into()));
@@ -223,5 +224,21 @@ mod tests {
         for cut in 0..bytes.len() {
             assert!(TableMeta::decode(&bytes[..cut], &[12, 0]).is_err());
         }
+    }
+
+    #[test]
+    fn an_unknown_layout_is_damage_that_mentions_upgrading() {
+        let meta = TableMeta {
+            layout: 1,
+            num_rows: 0,
+            rows_per_group: 4,
+            schema_json: b"{}".to_vec(),
+            pages: vec![],
+        };
+        let mut bytes = meta.encode();
+        bytes[4] = 99;
+        let err = TableMeta::decode(&bytes, &[]).unwrap_err();
+        assert!(err.is_corruption(), "{err}");
+        assert!(err.to_string().contains("upgrade"), "{err}");
     }
 }
