@@ -38,6 +38,6 @@ echo "== Python fuzz smoke run (atheris: object decoder and KompaktFile)"
 "$PY" -m pip install --quiet atheris
 mkdir -p fuzz/corpus/python-objects
 "$PY" fuzz/python/objects.py fuzz/corpus/python-objects -max_total_time="${KOMPAKT_FUZZ_SECONDS:-20}" \
-  -rss_limit_mb=4096 -max_len=16384 -print_final_stats=0 2>&1 | tail -n 3
+  -rss_limit_mb=2048 -max_len=16384 -print_final_stats=0 2>&1 | tail -n 3
 echo "== fuzz smoke run"
 bash fuzz/smoke.sh "${KOMPAKT_FUZZ_SECONDS:-20}"

@@ -5,15 +5,26 @@ Run with atheris (pip install atheris):
 Any exception a hostile file can cause is fine; a crash of the interpreter, a hang or a
 runaway allocation is a finding (libFuzzer reports them and saves the input).
 
-Inputs are read three ways: as a whole file; as the parts of a valid file whose pickle stream,
+Inputs are read four ways: as a whole file; as the parts of a valid file whose pickle stream,
 metadata and buffer streams come from the fuzzer (reaching the unpickler past the checksums);
-and through kompakt.open with random seeks and reads.
+as a file forged block by block, each declaring a size of the fuzzer's choosing (up to 64 MiB)
+with the checksums and index made consistent; and through kompakt.open with random seeks and
+reads.
+
+Memory: the address space is limited to what the interpreter uses plus 1 GiB, so an allocation
+sized by what a file only claims (even one never touched, which RSS would not show) fails, and
+a MemoryError is a finding, not an acceptable answer.
 """
 
 import io
+import os
+import resource
 import sys
 
 import atheris
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests"))
+from helpers import forge_file  # noqa: E402
 
 with atheris.instrument_imports():
     import kompakt
@@ -43,14 +54,26 @@ def object_file(fdp: atheris.FuzzedDataProvider) -> bytes:
     return w.close()
 
 
+def forged_file(fdp: atheris.FuzzedDataProvider) -> bytes:
+    """Blocks whose declared sizes and codecs the fuzzer picks, under a real object's metadata."""
+    blocks = [(0, 0, 3, b"\x80\x05N")]  # stream 0: a pickle of None, stored raw
+    for _ in range(fdp.ConsumeIntInRange(0, 40)):
+        payload = fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 64))
+        blocks.append((1, fdp.ConsumeIntInRange(0, 4), fdp.ConsumeIntInRange(1, 64 << 20), payload))
+    meta = b'{"kompakt":"python-pickle","version":1,"pickle":{"stream":0,"protocol":5},"buffers":[{"stream":1}]}'
+    return forge_file(blocks, meta, streams=2)
+
+
 def TestOneInput(data: bytes) -> None:
     fdp = atheris.FuzzedDataProvider(data)
-    mode = fdp.ConsumeIntInRange(0, 2)
+    mode = fdp.ConsumeIntInRange(0, 3)
     try:
         if mode == 0:
             kompakt.loads(fdp.ConsumeBytes(len(data)), trusted=False)
         elif mode == 1:
             kompakt.loads(object_file(fdp), trusted=False)
+        elif mode == 2:
+            kompakt.loads(forged_file(fdp), trusted=False)
         else:
             blob = fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, len(data)))
             with kompakt.open(io.BytesIO(blob)) as f:
@@ -58,10 +81,18 @@ def TestOneInput(data: bytes) -> None:
                     f.seek(fdp.ConsumeIntInRange(0, 1 << 20))
                     f.read(fdp.ConsumeIntInRange(-1, 1 << 16))
                     f.readline()
+    except MemoryError:
+        raise
     except Exception:  # noqa: BLE001 - any clean exception is an acceptable answer
         pass
 
 
+def limit_address_space(extra: int = 1 << 30) -> None:
+    used = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+    resource.setrlimit(resource.RLIMIT_AS, (used + extra, used + extra))
+
+
 if __name__ == "__main__":
+    limit_address_space()
     atheris.Setup(sys.argv, TestOneInput)
     atheris.Fuzz()

@@ -315,12 +315,32 @@ def _read_object(reader: _core.FileReader, trusted: bool, max_size: int | None =
             reader.read_stream_into(s, buffer)
             yield buffer
 
+    def pickle_source() -> Any:
+        if lengths[stream] <= WHOLE_PICKLE_MAX:
+            return io.BytesIO(reader.read_stream(stream))
+        return KompaktFile._over_reader(reader, stream, lengths[stream])
+
+    if not trusted:
+        _check_pickle_lengths(pickle_source())
     unpickler = pickle.Unpickler if trusted else RestrictedUnpickler
-    if lengths[stream] <= WHOLE_PICKLE_MAX:
-        source: Any = io.BytesIO(reader.read_stream(stream))
-    else:
-        source = KompaktFile._over_reader(reader, stream, lengths[stream])
-    return unpickler(source, buffers=buffers()).load()
+    return unpickler(pickle_source(), buffers=buffers()).load()
+
+
+def _check_pickle_lengths(source: Any) -> None:
+    """Walks the opcodes of an untrusted pickle without running them: every length it declares
+    (of bytes, a bytearray, a string) must be there, and every memo slot it fills must be the
+    next one or an earlier one. The unpickler allocates a declared length before it reads (a
+    bytearray8 of 2**40 bytes in a 100-byte pickle) and grows its memo to the largest slot
+    named (LONG_BINPUT 2**31), so it must not see what the stream cannot back. Picklers number
+    memo slots from 0 upwards, one per put, so valid pickles pass."""
+    import pickletools
+
+    try:
+        for count, (op, arg, _) in enumerate(pickletools.genops(source)):
+            if op.name in ("PUT", "BINPUT", "LONG_BINPUT") and not (isinstance(arg, int) and 0 <= arg <= count):
+                raise ValueError(f"{op.name} {arg} names a memo slot beyond the {count} opcodes before it")
+    except Exception as e:  # noqa: BLE001 - genops reports short and unknown data as several types
+        raise CorruptError(f"the pickle in this object file is damaged: {e}") from None
 
 
 def _size(n: int) -> str:

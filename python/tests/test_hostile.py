@@ -198,3 +198,19 @@ def test_a_column_tables_cannot_hold_is_a_value_error_naming_it(tmp_path: Path) 
         kompakt.write_table(pd.DataFrame({"o": [object()]}), tmp_path / "o.kpk")
     assert not list(tmp_path.iterdir())
 
+
+@pytest.mark.parametrize(
+    "pickled",
+    [
+        b"\x80\x05\x96" + struct.pack("<Q", 1 << 40) + b"x.",  # BYTEARRAY8 of 1 TiB, 1 byte there
+        b"\x80\x05}r" + struct.pack("<I", 2_533_359_662) + b".",  # LONG_BINPUT into memo slot 2.5e9
+    ],
+    ids=["bytearray8", "long_binput"],
+)
+def test_untrusted_pickles_cannot_size_the_unpicklers_allocations(pickled: bytes) -> None:
+    # Found by the atheris target (fuzz/python/objects.py) under its address-space limit.
+    w = _core.FileWriter(None)
+    w.write(w.add_stream(), pickled)
+    w.set_metadata(b'{"kompakt":"python-pickle","version":1,"pickle":{"stream":0,"protocol":5},"buffers":[]}')
+    with pytest.raises(kompakt.CorruptError, match="pickle in this object file is damaged"):
+        kompakt.loads(w.close(), trusted=False)
