@@ -28,6 +28,8 @@ echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --release --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --release --locked
+echo "== C API: a C program built against the static library (crates/kompakt-c)"
+bash crates/kompakt-c/tests/run_c_tests.sh "$TARGET_DIR"
 echo "== Python package: pip install .[test] (maturin builds the extension: minutes the first time), then pytest"
 "$PY" -m pip install -v ".[test]"
 KOMPAKT_BIN="$TARGET_DIR/release/kompakt" "$PY" -m pytest -q python/tests

@@ -1,0 +1,102 @@
+/*
+ * kompakt.h: the C API of kompakt (compressed, checksummed, multi-threaded block-stream files).
+ *
+ * Link with the static library the crate `kompakt-c` builds (libkompakt_c.a) and, on Linux,
+ * -lpthread -ldl -lm.
+ *
+ * Rules that hold for every function:
+ *
+ * - Errors. Functions that can fail return a kpk_status: KPK_OK (0) or an error code. The
+ *   message of the calling thread's last error is kpk_last_error(): UTF-8, naming the file and
+ *   the valid choices where there are any, valid until the next call into kompakt on that
+ *   thread. Nothing ever unwinds across this API and nothing aborts the process on bad input: a
+ *   damaged or hostile file is KPK_ERROR_CORRUPT, a bug inside kompakt KPK_ERROR_INTERNAL.
+ * - Ownership. A kpk_writer is freed by kpk_writer_finish (whatever it returns) or by
+ *   kpk_writer_abort; a kpk_reader by kpk_reader_close; kpk_bytes by kpk_bytes_free. Pointers
+ *   the caller passes in are borrowed for the call only, except the memory given to
+ *   kpk_reader_open_memory, which must stay valid and unchanged until kpk_reader_close.
+ * - Threads. A handle may be used from any thread, by one thread at a time. Work inside a call
+ *   runs on `threads` threads (0: all cores); output bytes never depend on the thread count.
+ * - Null. Passing NULL where a handle or an output pointer is required is KPK_ERROR_USAGE.
+ */
+#ifndef KOMPAKT_H
+#define KOMPAKT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KPK_API_VERSION 1
+
+typedef int32_t kpk_status;
+#define KPK_OK 0
+#define KPK_ERROR_IO 1       /* the operating system refused (a missing file, a full disk, ...) */
+#define KPK_ERROR_CORRUPT 2  /* not a kompakt file, damaged or truncated */
+#define KPK_ERROR_OPTION 3   /* an option or a range is not valid; the message names the valid ones */
+#define KPK_ERROR_USAGE 4    /* a call the object does not allow now (a NULL handle, a finished stream) */
+#define KPK_ERROR_INTERNAL 5 /* a bug in kompakt; the handle involved must not be used again */
+
+/* `level` when no level is given: the codec's default, or the default codec (zstd:1). */
+#define KPK_LEVEL_DEFAULT INT32_MIN
+
+/* The message of this thread's last error ("" if none). */
+const char *kpk_last_error(void);
+/* kompakt's version, such as "0.1.0". */
+const char *kpk_version(void);
+
+/* Bytes made by kompakt, owned by the caller once returned; free with kpk_bytes_free. */
+typedef struct {
+    uint8_t *data;
+    size_t len;
+} kpk_bytes;
+void kpk_bytes_free(kpk_bytes *bytes);
+
+/* ---- writing ------------------------------------------------------------------------------
+ * codec and level mean what they mean in the command line and in Python: codec NULL and level
+ * KPK_LEVEL_DEFAULT is the default; a level alone is a unified level 0-100; a codec alone is a
+ * spec ("lz4", "zstd:3", "60", "auto", "none"); a bare codec name and a level is that codec's
+ * own level. Writes may be of any size: small ones are buffered inside. */
+typedef struct kpk_writer kpk_writer;
+
+/* A file at `path` (UTF-8), written atomically: nothing appears there before kpk_writer_finish
+ * succeeds, and an abort or a failure leaves what the path held before. */
+kpk_status kpk_writer_open_file(const char *path, const char *codec, int32_t level, int32_t threads,
+                                kpk_writer **out);
+/* A file built in memory, returned by kpk_writer_finish. */
+kpk_status kpk_writer_open_memory(const char *codec, int32_t level, int32_t threads, kpk_writer **out);
+/* A new stream; its id (0, 1, ...) goes to *stream. */
+kpk_status kpk_writer_add_stream(kpk_writer *writer, uint32_t *stream);
+kpk_status kpk_writer_write(kpk_writer *writer, uint32_t stream, const void *data, size_t len);
+/* Bytes stored in the footer (at most 256 MiB); the last call wins. */
+kpk_status kpk_writer_set_metadata(kpk_writer *writer, const void *data, size_t len);
+/* Completes the file and frees the writer. A memory writer's file goes to *file (which may
+ * be NULL only for a file writer). */
+kpk_status kpk_writer_finish(kpk_writer *writer, kpk_bytes *file);
+/* Discards the file and frees the writer (NULL does nothing). */
+void kpk_writer_abort(kpk_writer *writer);
+
+/* ---- reading ------------------------------------------------------------------------------
+ * Every block's checksum is verified before it is decoded. */
+typedef struct kpk_reader kpk_reader;
+
+kpk_status kpk_reader_open_file(const char *path, int32_t threads, kpk_reader **out);
+/* A file in memory, read where it lies: `data` must stay valid and unchanged until
+ * kpk_reader_close. */
+kpk_status kpk_reader_open_memory(const void *data, size_t len, int32_t threads, kpk_reader **out);
+uint32_t kpk_reader_stream_count(const kpk_reader *reader);
+kpk_status kpk_reader_stream_length(const kpk_reader *reader, uint32_t stream, uint64_t *len);
+/* The footer's metadata, borrowed: valid until kpk_reader_close. */
+kpk_status kpk_reader_metadata(const kpk_reader *reader, const uint8_t **data, size_t *len);
+/* Decodes up to `len` bytes of `stream` from position `pos` into `buffer`, decoding only the
+ * blocks that cover them; the count goes to *read (less than `len` only at the stream's end). */
+kpk_status kpk_reader_read(kpk_reader *reader, uint32_t stream, uint64_t pos, void *buffer, size_t len,
+                           size_t *read);
+void kpk_reader_close(kpk_reader *reader);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KOMPAKT_H */
