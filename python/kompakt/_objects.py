@@ -31,6 +31,8 @@ OBJECT_FORMAT = "python-pickle"
 OBJECT_VERSION = 1
 # What a table file's footer metadata starts with (docs/FORMAT.md, "Tables").
 TABLE_MAGIC = b"KTBL"
+# What the footer metadata of an R object (kompakt for R's kpk_save) holds.
+R_OBJECT_TAG = b'"kompakt":"r-serialize"'
 # Buffers smaller than this stay inside the pickle: a stream of its own costs an index entry
 # and compresses worse alone.
 OUT_OF_BAND_MIN = 64 * 1024
@@ -283,6 +285,11 @@ def untrusted_limit(file_size: int) -> int:
 def _read_object(reader: _core.FileReader, trusted: bool, max_size: int | None = None) -> Any:
     raw_meta = reader.metadata()
     meta = _object_metadata(raw_meta)
+    if meta is None and raw_meta.startswith(b"{") and R_OBJECT_TAG in raw_meta:
+        raise ValueError(
+            "this kompakt file holds an R object saved by kompakt for R (kpk_save): "
+            "read it in R with kompakt::kpk_read()"
+        )
     if meta is None and raw_meta.startswith(TABLE_MAGIC):
         raise ValueError(
             "this kompakt file holds a table, not a saved object: "

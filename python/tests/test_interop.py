@@ -3,6 +3,7 @@
 import subprocess
 
 import numpy as np
+import pytest
 import xxhash
 
 import kompakt
@@ -115,3 +116,11 @@ if __name__ == "__main__":
     if path.exists():
         raise SystemExit(f"{path} exists: golden files are never rewritten")
     kompakt.save(golden_object(), path, codec="zstd:3")
+
+
+def test_an_r_object_file_is_refused_with_a_message_naming_r(repo):
+    path = repo / "tests" / "golden" / "v1" / "r-object.kpk"
+    with pytest.raises(ValueError, match=r"R object saved by kompakt for R.*kpk_read"):
+        kompakt.load(path)
+    # The CLI and the stream API read it as data: R's serialization header comes first.
+    assert kompakt.decompress(path.read_bytes()).startswith(b"B\n")

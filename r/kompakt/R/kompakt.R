@@ -1,0 +1,50 @@
+#' Save and read any R object with kompakt
+#'
+#' `kpk_save()` streams `x` through R's own serialization (binary, version 3) into a kompakt
+#' file: compressed on all cores while R serializes, checksummed, and written atomically (a
+#' temporary file, fsync, rename: a failure or an interrupt leaves what `file` held before).
+#' `kpk_read()` reads it back; `kpk_serialize()` and `kpk_unserialize()` do the same in memory.
+#' The files are ordinary kompakt files: `kompakt inspect` and `kompakt verify` read them.
+#'
+#' `codec` and `level` mean what they mean everywhere in kompakt: neither gives the default
+#' (zstd level 1); a level alone is a unified level 0-100 (0 raw, 1-10 LZ4, 11-20 LZ4-HC,
+#' 21-100 ZSTD); a codec alone is a spec such as `"lz4"`, `"zstd:3"`, `"auto"` or `"none"`; a
+#' bare codec name and a level is that codec's own level.
+#'
+#' @param x Any R object.
+#' @param file A path.
+#' @param codec `NULL` or a codec spec (see Details).
+#' @param level `NULL` or a level (see Details).
+#' @param threads Threads to compress or decompress with; 0 (the default) uses all cores.
+#' @param raw A raw vector made by `kpk_serialize()`.
+#' @return `kpk_save()` returns `file`, invisibly; `kpk_read()` and `kpk_unserialize()` the
+#'   object; `kpk_serialize()` a raw vector.
+#' @examples
+#' path <- tempfile(fileext = ".kpk")
+#' kpk_save(list(a = 1:10, b = letters), path)
+#' str(kpk_read(path))
+#' raw <- kpk_serialize(mtcars, codec = "lz4")
+#' identical(kpk_unserialize(raw), mtcars)
+#' @export
+kpk_save <- function(x, file, codec = NULL, level = NULL, threads = 0L) {
+  .Call(kpk_save_c, x, file, codec, level, threads)
+  invisible(file)
+}
+
+#' @rdname kpk_save
+#' @export
+kpk_read <- function(file, threads = 0L) {
+  .Call(kpk_read_c, file, threads)
+}
+
+#' @rdname kpk_save
+#' @export
+kpk_serialize <- function(x, codec = NULL, level = NULL, threads = 0L) {
+  .Call(kpk_serialize_c, x, codec, level, threads)
+}
+
+#' @rdname kpk_save
+#' @export
+kpk_unserialize <- function(raw, threads = 0L) {
+  .Call(kpk_unserialize_c, raw, threads)
+}

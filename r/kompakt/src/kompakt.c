@@ -1,0 +1,308 @@
+/* The R package's glue: R's serializer streams into kompakt's C API and back.
+ *
+ * Only this file touches R. The Rust library behind kompakt.h never calls R, so an R error or
+ * interrupt (a longjmp) never crosses Rust frames: every call into kompakt returns before R
+ * code runs again. R_UnwindProtect makes sure that an R error in the middle of a save or a read
+ * still aborts the writer (a file keeps what it held) or closes the reader. */
+#include <R.h>
+#include <Rinternals.h>
+#include <R_ext/Rdynload.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kompakt.h"
+
+/* R's serializer writes a few bytes at a time; gather them before crossing into kompakt. */
+#define OUT_BUFFER (256 * 1024)
+/* Reads refill this much at a time: whole blocks (1 MiB each by default), each decoded once. */
+#define IN_BUFFER (8 * 1024 * 1024)
+
+/* The footer metadata that marks a file as an R object (docs/FORMAT.md, "R objects"). */
+static const char R_OBJECT_META[] =
+    "{\"kompakt\":\"r-serialize\",\"version\":1,\"serialize\":{\"stream\":0,\"format\":\"binary\",\"version\":3}}";
+static const char R_OBJECT_TAG[] = "\"kompakt\":\"r-serialize\"";
+static const char PY_OBJECT_TAG[] = "\"kompakt\":\"python-pickle\"";
+
+/* Raises an R error with kompakt's last message (copied first: R's error formatting runs
+ * before the longjmp, but the cleanup that follows may call kompakt again). */
+static void kompakt_error(const char *doing) {
+    char message[2048];
+    snprintf(message, sizeof message, "%s", kpk_last_error());
+    Rf_error("kompakt: %s: %s", doing, message);
+}
+
+/* ---- options ----------------------------------------------------------------------------- */
+
+static const char *codec_arg(SEXP codec) {
+    if (Rf_isNull(codec)) return NULL;
+    if (!Rf_isString(codec) || XLENGTH(codec) != 1 || STRING_ELT(codec, 0) == NA_STRING)
+        Rf_error("kompakt: codec must be NULL or one string such as \"zstd\", \"lz4\", \"zstd:3\" or \"60\"");
+    return Rf_translateCharUTF8(STRING_ELT(codec, 0));
+}
+
+static int32_t level_arg(SEXP level) {
+    if (Rf_isNull(level)) return KPK_LEVEL_DEFAULT;
+    if (!Rf_isNumeric(level) || XLENGTH(level) != 1)
+        Rf_error("kompakt: level must be NULL or one number (a unified level 0-100, or the codec's own)");
+    double v = Rf_asReal(level);
+    if (ISNAN(v) || v != (int32_t)v || v <= (double)KPK_LEVEL_DEFAULT)
+        Rf_error("kompakt: level must be a whole number, got %g", v);
+    return (int32_t)v;
+}
+
+static int32_t threads_arg(SEXP threads) {
+    if (!Rf_isNumeric(threads) || XLENGTH(threads) != 1)
+        Rf_error("kompakt: threads must be one number: 0 for all cores, or how many threads");
+    double v = Rf_asReal(threads);
+    if (ISNAN(v) || v < 0 || v > 1024 || v != (int32_t)v)
+        Rf_error("kompakt: threads must be 0 (all cores) to 1024, got %g", v);
+    return (int32_t)v;
+}
+
+static const char *path_arg(SEXP file) {
+    if (!Rf_isString(file) || XLENGTH(file) != 1 || STRING_ELT(file, 0) == NA_STRING)
+        Rf_error("kompakt: file must be one path (a string)");
+    return R_ExpandFileName(Rf_translateCharUTF8(STRING_ELT(file, 0)));
+}
+
+/* ---- saving -------------------------------------------------------------------------------- */
+
+typedef struct {
+    kpk_writer *writer;
+    uint32_t stream;
+    size_t used;
+    unsigned char *buffer; /* OUT_BUFFER bytes, from R_alloc: freed by R after the call */
+    SEXP object;
+    kpk_bytes file;        /* the file, when saving to memory */
+    SEXP result;
+} save_state;
+
+static void flush_out(save_state *s) {
+    if (s->used > 0 && kpk_writer_write(s->writer, s->stream, s->buffer, s->used) != KPK_OK)
+        kompakt_error("cannot write");
+    s->used = 0;
+}
+
+static void out_bytes(R_outpstream_t stream, void *data, int length) {
+    save_state *s = (save_state *)stream->data;
+    size_t n = (size_t)length;
+    if (s->used + n > OUT_BUFFER) flush_out(s);
+    if (n >= OUT_BUFFER / 2) {
+        /* Large pieces (vectors come in 64 KB chunks, or whole) go straight in. */
+        if (kpk_writer_write(s->writer, s->stream, data, n) != KPK_OK) kompakt_error("cannot write");
+        return;
+    }
+    memcpy(s->buffer + s->used, data, n);
+    s->used += n;
+}
+
+static void out_char(R_outpstream_t stream, int c) {
+    unsigned char byte = (unsigned char)c;
+    out_bytes(stream, &byte, 1);
+}
+
+static SEXP save_body(void *data) {
+    save_state *s = (save_state *)data;
+    struct R_outpstream_st out;
+    R_InitOutPStream(&out, (R_pstream_data_t)s, R_pstream_binary_format, 3, out_char, out_bytes, NULL,
+                     R_NilValue);
+    R_Serialize(s->object, &out);
+    flush_out(s);
+    if (kpk_writer_set_metadata(s->writer, R_OBJECT_META, strlen(R_OBJECT_META)) != KPK_OK)
+        kompakt_error("cannot write");
+    kpk_writer *writer = s->writer;
+    s->writer = NULL; /* finish frees it, whatever it returns */
+    if (kpk_writer_finish(writer, &s->file) != KPK_OK) kompakt_error("cannot complete the file");
+    if (s->file.data != NULL || s->file.len > 0) {
+        s->result = Rf_allocVector(RAWSXP, (R_xlen_t)s->file.len);
+        memcpy(RAW(s->result), s->file.data, s->file.len);
+        kpk_bytes_free(&s->file);
+    }
+    return R_NilValue;
+}
+
+static void save_cleanup(void *data, Rboolean jump) {
+    save_state *s = (save_state *)data;
+    if (jump) {
+        kpk_writer_abort(s->writer); /* a file keeps what it held; NULL does nothing */
+        s->writer = NULL;
+        kpk_bytes_free(&s->file);
+    }
+}
+
+static SEXP run_save(SEXP object, kpk_writer *writer) {
+    save_state *s = (save_state *)R_alloc(1, sizeof(save_state));
+    memset(s, 0, sizeof *s);
+    s->writer = writer;
+    s->buffer = (unsigned char *)R_alloc(OUT_BUFFER, 1);
+    s->object = object;
+    s->result = R_NilValue;
+    if (kpk_writer_add_stream(writer, &s->stream) != KPK_OK) {
+        kpk_writer_abort(writer);
+        kompakt_error("cannot write");
+    }
+    SEXP cont = PROTECT(R_MakeUnwindCont());
+    R_UnwindProtect(save_body, s, save_cleanup, s, cont);
+    UNPROTECT(1);
+    return s->result;
+}
+
+SEXP kpk_save_c(SEXP object, SEXP file, SEXP codec, SEXP level, SEXP threads) {
+    const char *path = path_arg(file);
+    kpk_writer *writer = NULL;
+    if (kpk_writer_open_file(path, codec_arg(codec), level_arg(level), threads_arg(threads), &writer) != KPK_OK)
+        kompakt_error("cannot save");
+    run_save(object, writer);
+    return R_NilValue;
+}
+
+SEXP kpk_serialize_c(SEXP object, SEXP codec, SEXP level, SEXP threads) {
+    kpk_writer *writer = NULL;
+    if (kpk_writer_open_memory(codec_arg(codec), level_arg(level), threads_arg(threads), &writer) != KPK_OK)
+        kompakt_error("cannot serialize");
+    return run_save(object, writer);
+}
+
+/* ---- reading ------------------------------------------------------------------------------- */
+
+typedef struct {
+    kpk_reader *reader;
+    uint64_t pos, length;           /* in stream 0 */
+    unsigned char *buffer;          /* IN_BUFFER bytes, from R_alloc */
+    size_t start, end;              /* the buffered bytes not yet read */
+    const char *name;               /* for messages */
+} read_state;
+
+static void read_into(read_state *s, void *dst, size_t n) {
+    size_t got = 0;
+    if (kpk_reader_read(s->reader, 0, s->pos, dst, n, &got) != KPK_OK) kompakt_error(s->name);
+    if (got != n) Rf_error("kompakt: %s: the serialized object ends early (the file is damaged)", s->name);
+    s->pos += n;
+}
+
+static void in_bytes(R_inpstream_t stream, void *data, int length) {
+    read_state *s = (read_state *)stream->data;
+    unsigned char *dst = (unsigned char *)data;
+    size_t n = (size_t)length;
+    while (n > 0) {
+        if (s->start == s->end) {
+            uint64_t rest = s->length - s->pos;
+            if (rest == 0) Rf_error("kompakt: %s: the serialized object ends early (the file is damaged)", s->name);
+            size_t fill = rest < IN_BUFFER ? (size_t)rest : IN_BUFFER;
+            read_into(s, s->buffer, fill);
+            s->start = 0;
+            s->end = fill;
+        }
+        size_t take = s->end - s->start < n ? s->end - s->start : n;
+        memcpy(dst, s->buffer + s->start, take);
+        s->start += take;
+        dst += take;
+        n -= take;
+    }
+}
+
+static int in_char(R_inpstream_t stream) {
+    unsigned char c;
+    in_bytes(stream, &c, 1);
+    return c;
+}
+
+static SEXP read_body(void *data) {
+    read_state *s = (read_state *)data;
+    struct R_inpstream_st in;
+    R_InitInPStream(&in, (R_pstream_data_t)s, R_pstream_any_format, in_char, in_bytes, NULL, R_NilValue);
+    return R_Unserialize(&in);
+}
+
+static void read_cleanup(void *data, Rboolean jump) {
+    read_state *s = (read_state *)data;
+    (void)jump;
+    kpk_reader_close(s->reader);
+    s->reader = NULL;
+}
+
+/* Whether `meta` (len bytes, not NUL-terminated) contains `tag`. */
+static int has_tag(const uint8_t *meta, size_t len, const char *tag) {
+    size_t t = strlen(tag);
+    for (size_t i = 0; i + t <= len; i++)
+        if (memcmp(meta + i, tag, t) == 0) return 1;
+    return 0;
+}
+
+/* Checks that the reader holds an R object; closes it and raises an error otherwise. */
+static void check_r_object(kpk_reader *reader, const char *name) {
+    const uint8_t *meta = NULL;
+    size_t len = 0;
+    if (kpk_reader_metadata(reader, &meta, &len) != KPK_OK) {
+        kpk_reader_close(reader);
+        kompakt_error(name);
+    }
+    const char *why = NULL;
+    if (len > 0 && meta[0] == '{' && has_tag(meta, len, R_OBJECT_TAG) && has_tag(meta, len, "\"version\":1,"))
+        return;
+    else if (len > 0 && meta[0] == '{' && has_tag(meta, len, R_OBJECT_TAG))
+        why = "holds an R object of a newer layout than this kompakt reads: upgrade kompakt";
+    else if (len > 0 && meta[0] == '{' && has_tag(meta, len, PY_OBJECT_TAG))
+        why = "holds a Python object saved by kompakt.save; load it in Python with kompakt.load()";
+    else if (len >= 4 && memcmp(meta, "KTBL", 4) == 0)
+        why = "holds a table, not a saved R object";
+    else
+        why = "holds plain data (made by kompakt compress), not a saved R object";
+    kpk_reader_close(reader);
+    Rf_error("kompakt: %s %s", name, why);
+}
+
+static SEXP run_read(kpk_reader *reader, const char *name) {
+    check_r_object(reader, name);
+    read_state *s = (read_state *)R_alloc(1, sizeof(read_state));
+    memset(s, 0, sizeof *s);
+    s->reader = reader;
+    s->name = name;
+    s->buffer = (unsigned char *)R_alloc(IN_BUFFER, 1);
+    if (kpk_reader_stream_count(reader) < 1 || kpk_reader_stream_length(reader, 0, &s->length) != KPK_OK) {
+        kpk_reader_close(reader);
+        Rf_error("kompakt: %s: the file has no serialized object (it is damaged)", name);
+    }
+    SEXP cont = PROTECT(R_MakeUnwindCont());
+    SEXP result = PROTECT(R_UnwindProtect(read_body, s, read_cleanup, s, cont));
+    UNPROTECT(2);
+    return result;
+}
+
+SEXP kpk_read_c(SEXP file, SEXP threads) {
+    const char *path = path_arg(file);
+    int32_t nthreads = threads_arg(threads);
+    kpk_reader *reader = NULL;
+    if (kpk_reader_open_file(path, nthreads, &reader) != KPK_OK) kompakt_error("cannot read");
+    /* The name outlives the reader: messages raised after it is closed still use it. */
+    char *name = R_alloc(strlen(path) + 1, 1);
+    strcpy(name, path);
+    return run_read(reader, name);
+}
+
+SEXP kpk_unserialize_c(SEXP raw, SEXP threads) {
+    if (TYPEOF(raw) != RAWSXP) Rf_error("kompakt: kpk_unserialize takes a raw vector (from kpk_serialize)");
+    int32_t nthreads = threads_arg(threads);
+    kpk_reader *reader = NULL;
+    /* The raw vector is read where it lies: it is protected by the caller's frame until
+     * run_read returns, and the reader is closed before that. */
+    if (kpk_reader_open_memory(RAW(raw), (size_t)XLENGTH(raw), nthreads, &reader) != KPK_OK)
+        kompakt_error("cannot read the raw vector");
+    return run_read(reader, "the raw vector");
+}
+
+SEXP kpk_version_c(void) { return Rf_mkString(kpk_version()); }
+
+static const R_CallMethodDef call_methods[] = {
+    {"kpk_save_c", (DL_FUNC)&kpk_save_c, 5},
+    {"kpk_serialize_c", (DL_FUNC)&kpk_serialize_c, 4},
+    {"kpk_read_c", (DL_FUNC)&kpk_read_c, 2},
+    {"kpk_unserialize_c", (DL_FUNC)&kpk_unserialize_c, 2},
+    {"kpk_version_c", (DL_FUNC)&kpk_version_c, 0},
+    {NULL, NULL, 0}};
+
+void R_init_kompakt(DllInfo *dll) {
+    R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
+    R_useDynamicSymbols(dll, FALSE);
+    R_forceSymbols(dll, TRUE);
+}

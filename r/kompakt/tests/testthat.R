@@ -1,0 +1,3 @@
+library(testthat)
+library(kompakt)
+test_check("kompakt")

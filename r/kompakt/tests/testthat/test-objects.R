@@ -1,0 +1,76 @@
+objects <- list(
+  null = NULL,
+  numbers = c(1.5, NA, -Inf, NaN, 1e300),
+  integers = c(1L, NA, .Machine$integer.max),
+  logicals = c(TRUE, NA, FALSE),
+  text = c("a", NA, "\u00e9t\u00e9", enc2native("plain")),
+  complex = complex(real = 1:3, imaginary = -1),
+  raw = as.raw(0:255),
+  factor = factor(c("lo", "hi", NA, "lo"), levels = c("lo", "hi")),
+  ordered = factor(c("b", "a"), levels = c("b", "a"), ordered = TRUE),
+  dates = as.Date(c("2026-11-27", NA)),
+  times = as.POSIXct(c("2026-11-27 10:00:00", NA), tz = "Europe/Oslo"),
+  frame = data.frame(x = 1:3, y = c("a", "b", NA), stringsAsFactors = FALSE),
+  nested = list(a = list(b = list(c = 1:3)), f = eval(quote(function(x) x + 1), globalenv()), e = quote(a + b)),
+  attributes = structure(1:6, dim = 2:3, dimnames = list(c("r1", "r2"), NULL), note = "kept"),
+  long = seq_len(3e6) / 7,
+  empty = list(numeric(0), character(0), list())
+)
+
+test_that("every kind of object comes back identical, from a file and from memory", {
+  path <- tempfile(fileext = ".kpk")
+  on.exit(unlink(path))
+  for (name in names(objects)) {
+    x <- objects[[name]]
+    expect_invisible(kpk_save(x, path))
+    expect_identical(kpk_read(path), x, info = name)
+    expect_identical(kpk_unserialize(kpk_serialize(x)), x, info = name)
+  }
+  env <- new.env()
+  assign("v", 1:3, envir = env)
+  back <- kpk_unserialize(kpk_serialize(env))
+  expect_identical(get("v", envir = back), 1:3)
+})
+
+test_that("codecs and levels mean what they mean everywhere, and bad ones name the valid ones", {
+  x <- rep(c(1.25, 2.5, 3.75), 2e5)
+  sizes <- vapply(list(list(NULL, NULL), list("lz4", NULL), list("zstd", 9), list(NULL, 60), list("none", NULL)),
+                  function(o) length(kpk_serialize(x, codec = o[[1]], level = o[[2]], threads = 1)), 0)
+  expect_lt(sizes[1], sizes[5])
+  expect_gt(sizes[5], 8 * length(x))
+  for (threads in c(1, 2, 0)) expect_identical(kpk_unserialize(kpk_serialize(x, threads = threads)), x)
+  expect_error(kpk_serialize(x, codec = "brotli"), "lz4")
+  expect_error(kpk_serialize(x, codec = "zstd:3", level = 4), "zstd")
+  expect_error(kpk_serialize(x, level = 101), "0")
+  expect_error(kpk_serialize(x, threads = -1), "threads")
+  expect_error(kpk_serialize(x, codec = 3), "codec")
+})
+
+test_that("saves are atomic: a failed save keeps the old file and leaves nothing beside it", {
+  dir <- tempfile()
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  path <- file.path(dir, "x.kpk")
+  kpk_save("old", path)
+  expect_error(kpk_save(1:10, path, codec = "x"), "codec")
+  expect_error(kpk_save(1:10, file.path(dir, "no such folder", "x.kpk")), "no such folder")
+  expect_identical(kpk_read(path), "old")
+  kpk_save("new", path)
+  expect_identical(kpk_read(path), "new")
+  expect_identical(list.files(dir, all.files = TRUE, no.. = TRUE), "x.kpk")
+})
+
+test_that("damaged, truncated and foreign files give clear errors", {
+  path <- tempfile(fileext = ".kpk")
+  on.exit(unlink(path))
+  kpk_save(seq_len(1e6), path)
+  bytes <- readBin(path, "raw", file.size(path))
+  flipped <- bytes
+  flipped[length(bytes) %/% 2] <- as.raw(bitwXor(as.integer(flipped[length(bytes) %/% 2]), 1L))
+  expect_error(kpk_unserialize(flipped), "checksum")
+  expect_error(kpk_unserialize(bytes[seq_len(length(bytes) - 10)]), "kompakt")
+  expect_error(kpk_unserialize(charToRaw("hello, not kompakt")), "not a kompakt file")
+  expect_error(kpk_read(file.path(tempdir(), "missing.kpk")), "missing.kpk")
+  expect_error(kpk_read(tempdir()), "directory")
+  expect_error(kpk_unserialize("text"), "raw vector")
+})
