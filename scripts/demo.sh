@@ -97,4 +97,20 @@ echo "   cargo's progress follows), then save/load objects"
 "$PY" -m pip install -v "$ROOT[test]"
 echo
 "$PY" "$ROOT/scripts/demo_python.py" "$OUT" "$ROWS"
+
+echo; echo "== R: R CMD INSTALL r/kompakt (R from Debian when missing), then save and read an R object"
+(cd "$ROOT" && kompakt_r_setup "$TARGET_DIR")
+R_LIBS="$TARGET_DIR/R-library" Rscript -e '
+library(kompakt)
+frame <- data.frame(id = seq_len(1e6), price = round(runif(1e6, 1, 100), 2),
+                    city = factor(sample(c("Oslo", "Lima", "Quito"), 1e6, TRUE)))
+t_save <- system.time(kpk_save(frame, "frame.kpk"))[["elapsed"]]
+t_rds <- system.time(saveRDS(frame, "frame.rds", compress = FALSE))[["elapsed"]]
+t_read <- system.time(back <- kpk_read("frame.kpk"))[["elapsed"]]
+cat(sprintf("kpk_save %.2f s (%.1f MB) | saveRDS(compress = FALSE) %.2f s (%.1f MB) | kpk_read %.2f s, identical: %s\n",
+            t_save, file.size("frame.kpk") / 1e6, t_rds, file.size("frame.rds") / 1e6, t_read, identical(back, frame)))
+'
+"$K" verify frame.kpk
+"$PY" -c 'import kompakt; kompakt.load("frame.kpk")' 2>&1 | tail -n 1 || true
+
 echo; echo "demo done: outputs in $OUT"

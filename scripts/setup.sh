@@ -70,3 +70,15 @@ export PATH="$VENV/bin:$PATH"
 unset PYTHONHOME
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 echo "setup: Python $("$PY" -c 'import platform; print(platform.python_version())') in $VENV"
+
+# --- R: the R package (r/kompakt), for test.sh and demo.sh ----------------------------------
+# Installs R and testthat from Debian when missing, then the package into $1/R-library (cargo's
+# target folder), building kompakt's C API with cargo. Afterwards $R_LIBRARY is that folder.
+kompakt_r_setup() {
+  if ! command -v Rscript >/dev/null 2>&1 || ! Rscript -e 'library(testthat)' >/dev/null 2>&1; then
+    kompakt_apt_install --no-install-recommends r-base-dev r-cran-testthat
+  fi
+  R_LIBRARY="$1/R-library"
+  mkdir -p "$R_LIBRARY"
+  CARGO_TARGET_DIR="$1" R CMD INSTALL --preclean --no-multiarch -l "$R_LIBRARY" r/kompakt
+}

@@ -31,12 +31,7 @@ cargo test --workspace --release --locked
 echo "== C API: a C program built against the static library (crates/kompakt-c)"
 bash crates/kompakt-c/tests/run_c_tests.sh "$TARGET_DIR"
 echo "== R package (r/kompakt): R from Debian when missing, then R CMD INSTALL and testthat"
-if ! command -v Rscript >/dev/null 2>&1 || ! Rscript -e 'library(testthat)' >/dev/null 2>&1; then
-  kompakt_apt_install --no-install-recommends r-base-dev r-cran-testthat
-fi
-R_LIBRARY="$TARGET_DIR/R-library"
-mkdir -p "$R_LIBRARY"
-CARGO_TARGET_DIR="$TARGET_DIR" R CMD INSTALL --preclean --no-multiarch -l "$R_LIBRARY" r/kompakt
+kompakt_r_setup "$TARGET_DIR"
 (cd r/kompakt/tests && R_LIBS="$R_LIBRARY" Rscript testthat.R)
 echo "== Python package: pip install .[test] (maturin builds the extension: minutes the first time), then pytest"
 "$PY" -m pip install -v ".[test]"
