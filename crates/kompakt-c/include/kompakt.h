@@ -69,6 +69,10 @@ kpk_status kpk_writer_open_file(const char *path, const char *codec, int32_t lev
 kpk_status kpk_writer_open_memory(const char *codec, int32_t level, int32_t threads, kpk_writer **out);
 /* A new stream; its id (0, 1, ...) goes to *stream. */
 kpk_status kpk_writer_add_stream(kpk_writer *writer, uint32_t *stream);
+/* A new stream of elements of `typesize` bytes (1-255), with `filter` "none", "shuffle",
+ * "delta" or "auto" (per block); NULL: byte shuffle when typesize is above 1. */
+kpk_status kpk_writer_add_stream_typed(kpk_writer *writer, uint32_t typesize, const char *filter,
+                                       uint32_t *stream);
 kpk_status kpk_writer_write(kpk_writer *writer, uint32_t stream, const void *data, size_t len);
 /* Bytes stored in the footer (at most 256 MiB); the last call wins. */
 kpk_status kpk_writer_set_metadata(kpk_writer *writer, const void *data, size_t len);

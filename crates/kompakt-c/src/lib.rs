@@ -267,6 +267,8 @@ fn memory_of(out: &mut Output) -> Option<&mut Vec<u8>> {
 /// A kompakt file being written.
 pub struct kpk_writer {
     writer: Writer<Output>,
+    /// The options it was opened with: the base of its streams' options.
+    opts: WriteOptions,
     /// The file's path, for messages (None in memory).
     path: Option<PathBuf>,
 }
@@ -281,7 +283,7 @@ fn open_writer(
         return Err(Failure::usage("the output pointer for the writer is NULL"));
     }
     let writer = kompakt_fs::writer(output, opts, Some(memory_of))?;
-    put(out, Box::into_raw(Box::new(kpk_writer { writer, path })))
+    put(out, Box::into_raw(Box::new(kpk_writer { writer, opts, path })))
 }
 
 /// Opens a writer to a file.
@@ -343,6 +345,37 @@ pub unsafe extern "C" fn kpk_writer_add_stream(writer: *mut kpk_writer, stream: 
     })
 }
 
+/// Adds a stream of elements of `typesize` bytes, with a filter (NULL: byte shuffle when
+/// `typesize` is above 1).
+///
+/// # Safety
+/// `writer` is a live handle; `filter` NULL or a NUL-terminated string; `stream` a writable
+/// pointer.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_writer_add_stream_typed(
+    writer: *mut kpk_writer,
+    typesize: u32,
+    filter: *const c_char,
+    stream: *mut u32,
+) -> kpk_status {
+    guard(|| {
+        let w = writer_mut(writer)?;
+        let typesize = u8::try_from(typesize).ok().filter(|&t| t >= 1).ok_or_else(|| {
+            Failure(
+                KPK_ERROR_OPTION,
+                format!("typesize must be an element size of 1-255 bytes, got {typesize}"),
+            )
+        })?;
+        let mut opts = w.opts.stream_options().typesize(typesize);
+        if let Some(f) = text(filter, "filter")? {
+            opts = opts.filter(f.parse::<kompakt::FilterSpec>()?);
+        }
+        opts.validate()?;
+        let id = w.writer.add_stream(Some(opts))?;
+        put(stream, id.0)
+    })
+}
+
 /// Appends bytes to a stream.
 ///
 /// # Safety
@@ -399,7 +432,7 @@ pub unsafe extern "C" fn kpk_writer_finish(writer: *mut kpk_writer, file: *mut k
         // SAFETY: a live handle from kpk_writer_open_*, freed here once: the caller may not
         // use it again (the header's contract).
         let w = unsafe { Box::from_raw(writer) };
-        let kpk_writer { writer, path } = *w;
+        let kpk_writer { writer, path, .. } = *w;
         let in_memory = path.is_none();
         if in_memory && file.is_null() {
             // The writer is dropped: nothing was promised to a path.

@@ -198,3 +198,44 @@ fn a_panic_is_a_status_not_an_unwind() {
         env!("CARGO_PKG_VERSION")
     );
 }
+
+#[test]
+fn typed_streams_shuffle_and_refuse_bad_element_sizes() {
+    // Doubles with few distinct high bytes: shuffled by 8, they compress far better.
+    let data: Vec<u8> = (0..200_000u64)
+        .flat_map(|i| ((i * 7919) as f64 / 3.0).to_le_bytes())
+        .collect();
+    let size_with = |typesize: u32, filter: Option<&str>| unsafe {
+        let mut w = null_mut();
+        assert_eq!(kpk_writer_open_memory(null(), KPK_LEVEL_DEFAULT, 1, &mut w), KPK_OK);
+        let filter = filter.map(c);
+        let mut s = 0;
+        let status = kpk_writer_add_stream_typed(w, typesize, filter.as_ref().map_or(null(), |f| f.as_ptr()), &mut s);
+        if status != KPK_OK {
+            kpk_writer_abort(w);
+            return Err(status);
+        }
+        assert_eq!(kpk_writer_write(w, s, data.as_ptr().cast(), data.len()), KPK_OK);
+        let mut file = kpk_bytes {
+            data: null_mut(),
+            len: 0,
+        };
+        assert_eq!(kpk_writer_finish(w, &mut file), KPK_OK);
+        let bytes = std::slice::from_raw_parts(file.data, file.len).to_vec();
+        kpk_bytes_free(&mut file);
+        assert_eq!(kompakt::decompress(&bytes).unwrap(), data);
+        Ok(bytes.len())
+    };
+    let plain = size_with(1, None).unwrap();
+    let shuffled = size_with(8, None).unwrap();
+    assert!(shuffled < plain, "{shuffled} against {plain}");
+    assert!(size_with(8, Some("auto")).unwrap() <= plain);
+    assert_eq!(size_with(0, None), Err(KPK_ERROR_OPTION));
+    assert_eq!(size_with(256, None), Err(KPK_ERROR_OPTION));
+    assert_eq!(size_with(8, Some("zigzag")), Err(KPK_ERROR_OPTION));
+    assert!(
+        last_error().contains("shuffle"),
+        "the valid filters are named: {}",
+        last_error()
+    );
+}

@@ -74,3 +74,11 @@ test_that("damaged, truncated and foreign files give clear errors", {
   expect_error(kpk_read(tempdir()), "directory")
   expect_error(kpk_unserialize("text"), "raw vector")
 })
+
+test_that("small and large pieces of one object keep their order", {
+  # Strings (written a few bytes at a time) between vectors (written in 64 KB pieces).
+  x <- list(runif(1e5), "a", as.character(1:3), runif(1e4), c(a = "b"), 1:1e5 + 0L, "z")
+  expect_identical(kpk_unserialize(kpk_serialize(x)), x)
+  y <- lapply(1:200, function(i) if (i %% 2) runif(3000) else paste("s", i))
+  expect_identical(kpk_unserialize(kpk_serialize(y, threads = 2)), y)
+})
