@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kompakt import _core
-from kompakt._errors import CorruptError, OptionError
+from kompakt._errors import CorruptError, LimitError, OptionError
 
 __all__ = ["TableFile", "append_table", "read_table", "write_table"]
 
@@ -224,6 +224,7 @@ def read_table(
     *,
     to: str = "pandas",
     threads: int | None = None,
+    max_size: int | None = None,
 ):
     """Reads a table file, or some of its columns and rows, reading only the pages needed.
 
@@ -231,6 +232,9 @@ def read_table(
     in Python, or ``(start, stop)``, which must lie within it (``kompakt.OptionError``
     otherwise); negative values count from the end. The result equals slicing the whole table.
     ``to``: ``"pandas"`` (default), ``"arrow"`` (a pyarrow Table) or ``"polars"``.
+    ``max_size``: the most memory the columns read may take, in bytes (estimated from their
+    types before anything is read): by default 256 times the file's size, at least 1 GiB;
+    more raises ``kompakt.LimitError``.
 
     >>> import pyarrow as pa, kompakt, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "t.kpk")
@@ -239,7 +243,36 @@ def read_table(
     >>> kompakt.read_table(path, ["a"], rows=(50_000, 50_002), to="arrow").to_pydict()
     {'a': [50000, 50001]}
     """
-    return TableFile(path).read(columns, rows, to=to, threads=threads)
+    return TableFile(path, max_size=max_size).read(columns, rows, to=to, threads=threads)
+
+
+# A table read may take this many times its file's size in memory, and always this much,
+# unless the caller says otherwise (max_size).
+TABLE_RATIO = 256
+TABLE_MIN_LIMIT = 1 << 30
+
+
+def _row_bytes(t) -> float:
+    """Bytes a row of an Arrow type takes at least once read: its fixed width, or the offsets
+    of a variable-size type (its values come on top)."""
+    import pyarrow as pa
+
+    if pa.types.is_boolean(t):
+        return 1 / 8
+    if pa.types.is_dictionary(t):
+        return _row_bytes(t.index_type)
+    if pa.types.is_struct(t):
+        return sum(_row_bytes(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_fixed_size_list(t):
+        return t.list_size * _row_bytes(t.value_type)
+    if pa.types.is_null(t):
+        return 0
+    try:
+        return t.bit_width / 8
+    except ValueError:
+        pass
+    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t) or pa.types.is_large_list(t)
+    return 8 if large else 4
 
 
 class TableFile:
@@ -255,7 +288,10 @@ class TableFile:
     {'b': ['y', 'z']}
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, *, max_size: int | None = None):
+        if max_size is not None and (not isinstance(max_size, int) or isinstance(max_size, bool) or max_size < 0):
+            raise OptionError(f"max_size must be a number of bytes (an int >= 0), got {max_size!r}")
+        self._max_size = max_size
         self._path = os.fspath(path)
         before = _identity(self._path)
         self._core = _core.Table(self._path)
@@ -436,7 +472,24 @@ class TableFile:
     def read_arrow(self, columns=None, rows=None, *, threads: int | None = None):
         """Like :meth:`read` with ``to="arrow"``: a ``pyarrow.Table``."""
         start, stop = self._range(rows)
-        return self._read_arrow(self._positions(columns), start, stop, threads)
+        positions = self._positions(columns)
+        self._check_size(positions, start, stop)
+        return self._read_arrow(positions, start, stop, threads)
+
+    def _check_size(self, positions, start: int, stop: int) -> None:
+        """Refuses a read whose columns take more memory than the table's limit (``max_size``,
+        by default 256 times the file's size and at least 1 GiB): a small file can declare
+        millions of rows per page of a constant, so its size alone does not bound a read."""
+        schema = self.schema
+        fields = range(len(schema)) if positions is None else positions
+        need = int((stop - start) * sum(_row_bytes(schema.field(i).type) for i in fields))
+        limit = self._max_size if self._max_size is not None else max(TABLE_MIN_LIMIT, TABLE_RATIO * self.file_size)
+        if need > limit:
+            how = "max_size" if self._max_size is not None else f"the default limit ({limit >> 20} MiB for this file)"
+            raise LimitError(
+                f"{self._path}: reading rows {start}..{stop} of these columns takes at least {need >> 20} MiB, "
+                f"more than {how}: pass a larger max_size= (to read_table or TableFile), or read fewer rows"
+            )
 
     def _read_arrow(self, positions, start: int, stop: int, threads, strings: str = "stored"):
         """``strings``: utf8 and binary columns as stored, as ``"large"`` types or as ``"view"`` s."""
@@ -462,6 +515,7 @@ class TableFile:
             raise ValueError(f"to must be one of {', '.join(map(repr, _TARGETS))}, got {to!r}")
         start, stop = self._range(rows)
         positions = self._positions(columns)
+        self._check_size(positions, start, stop)
         pandas_meta = None
         if to == "pandas":
             pandas_meta = self._pandas_metadata()

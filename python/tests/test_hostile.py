@@ -214,3 +214,26 @@ def test_untrusted_pickles_cannot_size_the_unpicklers_allocations(pickled: bytes
     w.set_metadata(b'{"kompakt":"python-pickle","version":1,"pickle":{"stream":0,"protocol":5},"buffers":[]}')
     with pytest.raises(kompakt.CorruptError, match="pickle in this object file is damaged"):
         kompakt.loads(w.close(), trusted=False)
+
+
+def test_table_reads_are_limited_to_what_the_file_size_allows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kompakt import _table
+
+    # A few KiB that decode to 8 MB (a constant column): legitimate, and the shape of a bomb.
+    path = tmp_path / "zeros.kpk"
+    kompakt.write_table(pd.DataFrame({"z": np.zeros(1_000_000, dtype=np.int64), "s": ["x"] * 1_000_000}), path)
+    assert path.stat().st_size < 64 << 10
+    assert len(kompakt.read_table(path)) == 1_000_000  # within the default floor of 1 GiB
+    monkeypatch.setattr(_table, "TABLE_MIN_LIMIT", 1 << 20)
+    with pytest.raises(kompakt.LimitError, match=r"rows 0\.\.1000000.*max_size"):
+        kompakt.read_table(path)
+    with pytest.raises(kompakt.LimitError):
+        kompakt.TableFile(path)[:, "z"]
+    assert len(kompakt.read_table(path, max_size=100 << 20)) == 1_000_000
+    assert len(kompakt.read_table(path, rows=slice(0, 1000))) == 1000  # a part fits
+    # An explicit limit: 8 bytes a row for int64, 4 of offsets for a string column.
+    assert kompakt.read_table(path, ["z"], rows=(0, 100), max_size=800, to="arrow").num_rows == 100
+    with pytest.raises(kompakt.LimitError):
+        kompakt.read_table(path, ["z", "s"], rows=(0, 100), max_size=800)
+    with pytest.raises(kompakt.OptionError, match="max_size"):
+        kompakt.TableFile(path, max_size=-5)
