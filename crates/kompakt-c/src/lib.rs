@@ -73,6 +73,21 @@ fn io_failure(e: io::Error) -> Failure {
     Failure(KPK_ERROR_IO, e.to_string())
 }
 
+/// A core error about the file at `path` (when there is one: memory has no name).
+fn about(path: &Option<PathBuf>) -> impl Fn(kompakt::Error) -> Failure + '_ {
+    move |e| match path {
+        Some(p) => Failure::at(p)(e.into()),
+        None => e.into(),
+    }
+}
+
+/// A required path argument.
+fn path_arg(path: *const c_char) -> Result<PathBuf, Failure> {
+    Ok(PathBuf::from(
+        text(path, "path")?.ok_or_else(|| Failure::usage("path is NULL"))?,
+    ))
+}
+
 fn set_last_error(message: &str) {
     // A message with a NUL byte in it (from a file name) is cut there rather than lost.
     let text = message.split('\0').next().unwrap_or_default();
@@ -300,7 +315,7 @@ pub unsafe extern "C" fn kpk_writer_open_file(
     out: *mut *mut kpk_writer,
 ) -> kpk_status {
     guard(|| {
-        let path = PathBuf::from(text(path, "path")?.ok_or_else(|| Failure::usage("path is NULL"))?);
+        let path = path_arg(path)?;
         let opts = write_options(codec, level, threads)?;
         let file = AtomicFile::create(&path).map_err(|e| Failure::at(&path)(io_failure(e)))?;
         open_writer(Output::File(file), Some(path), opts, out)
@@ -529,10 +544,7 @@ fn open_reader(
         threads: threads(threads_)?,
         verify_checksums: true,
     };
-    let reader = Reader::at(source, opts).map_err(|e| match &path {
-        Some(p) => Failure::at(p)(e.into()),
-        None => e.into(),
-    })?;
+    let reader = Reader::at(source, opts).map_err(about(&path))?;
     put(out, Box::into_raw(Box::new(kpk_reader { reader, path })))
 }
 
@@ -547,7 +559,7 @@ pub unsafe extern "C" fn kpk_reader_open_file(
     out: *mut *mut kpk_reader,
 ) -> kpk_status {
     guard(|| {
-        let path = PathBuf::from(text(path, "path")?.ok_or_else(|| Failure::usage("path is NULL"))?);
+        let path = path_arg(path)?;
         let file = kompakt_fs::open_for_reading(&path).map_err(|e| Failure::at(&path)(io_failure(e)))?;
         open_reader(Arc::new(file), Some(path), threads, out)
     })
@@ -651,10 +663,7 @@ pub unsafe extern "C" fn kpk_reader_read(
             // contract), and `n <= len`; nothing else refers to them during the call.
             let dst = unsafe { std::slice::from_raw_parts_mut(buffer.cast::<u8>(), n) };
             let path = r.path.clone();
-            r.reader.read_range_into(stream, pos, dst).map_err(|e| match &path {
-                Some(p) => Failure::at(p)(e.into()),
-                None => e.into(),
-            })?;
+            r.reader.read_range_into(stream, pos, dst).map_err(about(&path))?;
         }
         put(read, n)
     })
