@@ -11,8 +11,9 @@
  *   the valid choices where there are any, valid until the next call into kompakt on that
  *   thread. Nothing ever unwinds across this API and nothing aborts the process on bad input: a
  *   damaged or hostile file is KPK_ERROR_CORRUPT, a bug inside kompakt KPK_ERROR_INTERNAL.
- * - Ownership. A kpk_writer is freed by kpk_writer_finish (whatever it returns) or by
- *   kpk_writer_abort; a kpk_reader by kpk_reader_close; kpk_bytes by kpk_bytes_free. Pointers
+ * - Ownership. A kpk_writer is freed by kpk_writer_finish or kpk_store_commit (whatever they
+ *   return) or by kpk_writer_abort; a kpk_reader by kpk_reader_close; a kpk_store by
+ *   kpk_store_close; kpk_bytes by kpk_bytes_free. Pointers
  *   the caller passes in are borrowed for the call only, except the memory given to
  *   kpk_reader_open_memory, which must stay valid and unchanged until kpk_reader_close.
  * - Threads. A handle may be used from any thread, by one thread at a time. Work inside a call
@@ -38,6 +39,7 @@ typedef int32_t kpk_status;
 #define KPK_ERROR_OPTION 3   /* an option or a range is not valid; the message names the valid ones */
 #define KPK_ERROR_USAGE 4    /* a call the object does not allow now (a NULL handle, a finished stream) */
 #define KPK_ERROR_INTERNAL 5 /* a bug in kompakt; the handle involved must not be used again */
+#define KPK_ERROR_STORE 6    /* a folder that is not a store, or a store that refused (its index) */
 
 /* `level` when no level is given: the codec's default, or the default codec (zstd:1). */
 #define KPK_LEVEL_DEFAULT INT32_MIN
@@ -99,6 +101,37 @@ kpk_status kpk_reader_metadata(const kpk_reader *reader, const uint8_t **data, s
 kpk_status kpk_reader_read(kpk_reader *reader, uint32_t stream, uint64_t pos, void *buffer, size_t len,
                            size_t *read);
 void kpk_reader_close(kpk_reader *reader);
+
+/* ---- the object store ---------------------------------------------------------------------
+ * A content-addressed store in a folder, the same folders as Python's kompakt.Store and the
+ * `kompakt store` commands: values are kompakt files stored once per content hash; keys (any
+ * UTF-8 text without NUL, in namespaces such as "objects") point at them. Many processes may
+ * use one store; every commit is atomic and the last writer of a key wins. A store handle may
+ * be used by several threads at once. */
+typedef struct kpk_store kpk_store;
+
+/* Opens the store in folder `path`, creating it when missing. codec/level: the default codec
+ * recorded for a new store (NULL and KPK_LEVEL_DEFAULT: the library's default, or the
+ * store's); an existing store opened with another is KPK_ERROR_STORE. */
+kpk_status kpk_store_open(const char *path, const char *codec, int32_t level, int32_t threads,
+                          kpk_store **out);
+void kpk_store_close(kpk_store *store);
+/* A writer for a new value (add streams, write, set metadata), hashed as it is written;
+ * complete it with kpk_store_commit, or discard it with kpk_writer_abort. */
+kpk_status kpk_store_writer(const kpk_store *store, kpk_writer **out);
+/* Completes `writer` (freed by this call, whatever it returns) and points `key` at its value;
+ * the content hash (32 hex digits and a NUL) goes to `hash` unless it is NULL. */
+kpk_status kpk_store_commit(const kpk_store *store, const char *ns, const char *key, kpk_writer *writer,
+                            char *hash);
+/* The value under `key`, open for reading; *out is NULL (and the status KPK_OK) when the key
+ * does not exist. */
+kpk_status kpk_store_get(const kpk_store *store, const char *ns, const char *key, kpk_reader **out);
+kpk_status kpk_store_exists(const kpk_store *store, const char *ns, const char *key, int32_t *exists);
+/* *deleted (unless NULL) says whether the key existed. */
+kpk_status kpk_store_delete(const kpk_store *store, const char *ns, const char *key, int32_t *deleted);
+/* Sorted lists, as kpk_bytes: each item a little-endian uint32 length, then its UTF-8 bytes. */
+kpk_status kpk_store_keys(const kpk_store *store, const char *ns, kpk_bytes *keys);
+kpk_status kpk_store_namespaces(const kpk_store *store, kpk_bytes *namespaces);
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,8 @@ pub const KPK_ERROR_OPTION: kpk_status = 3;
 pub const KPK_ERROR_USAGE: kpk_status = 4;
 /// A bug in kompakt.
 pub const KPK_ERROR_INTERNAL: kpk_status = 5;
+/// A folder that is not a store, or a store that refused (its index, its configuration).
+pub const KPK_ERROR_STORE: kpk_status = 6;
 /// `level` when none is given.
 pub const KPK_LEVEL_DEFAULT: i32 = i32::MIN;
 
@@ -238,6 +240,8 @@ pub unsafe extern "C" fn kpk_bytes_free(bytes: *mut kpk_bytes) {
 enum Output {
     File(AtomicFile),
     Memory(Vec<u8>),
+    /// An object on its way into a store (committed by `kpk_store_commit`).
+    Store(kompakt_store::Spill),
 }
 
 impl Write for Output {
@@ -245,6 +249,7 @@ impl Write for Output {
         match self {
             Output::File(f) => f.write(buf),
             Output::Memory(v) => v.write(buf),
+            Output::Store(s) => s.write(buf),
         }
     }
 
@@ -252,6 +257,7 @@ impl Write for Output {
         match self {
             Output::File(f) => f.write_all(buf),
             Output::Memory(v) => v.write_all(buf),
+            Output::Store(s) => s.write_all(buf),
         }
     }
 
@@ -259,6 +265,7 @@ impl Write for Output {
         match self {
             Output::File(f) => f.flush(),
             Output::Memory(_) => Ok(()),
+            Output::Store(s) => s.flush(),
         }
     }
 }
@@ -268,6 +275,7 @@ impl PacedOutput for Output {
         match self {
             Output::File(f) => f.progress(),
             Output::Memory(_) => None,
+            Output::Store(s) => s.progress(),
         }
     }
 }
@@ -275,7 +283,7 @@ impl PacedOutput for Output {
 fn memory_of(out: &mut Output) -> Option<&mut Vec<u8>> {
     match out {
         Output::Memory(v) => Some(v),
-        Output::File(_) => None,
+        Output::File(_) | Output::Store(_) => None,
     }
 }
 
@@ -463,6 +471,8 @@ pub unsafe extern "C" fn kpk_writer_finish(writer: *mut kpk_writer, file: *mut k
                 Ok(())
             }
             Output::Memory(v) => put(file, kpk_bytes::from_vec(v)),
+            // Dropped: the object never reaches the store.
+            Output::Store(_) => Err(Failure::usage("a store's writer is completed by kpk_store_commit")),
         }
     })
 }
@@ -683,6 +693,269 @@ pub unsafe extern "C" fn kpk_reader_close(reader: *mut kpk_reader) {
         drop(unsafe { Box::from_raw(reader) });
         Ok(())
     });
+}
+
+// ---- the object store ------------------------------------------------------------------------
+
+/// A content-addressed store in a folder: the same folders as Python's `kompakt.Store` and
+/// `kompakt store`.
+pub struct kpk_store {
+    store: kompakt_store::Store,
+}
+
+fn store_failure(e: kompakt_store::Error) -> Failure {
+    match e {
+        kompakt_store::Error::Format(e) => e.into(),
+        e => Failure(KPK_ERROR_STORE, e.to_string()),
+    }
+}
+
+fn store_ref<'a>(s: *const kpk_store) -> Result<&'a kpk_store, Failure> {
+    // SAFETY: a non-NULL handle came from kpk_store_open and is not closed yet; a store is
+    // shared between threads by design (its index serializes writers).
+    unsafe { s.as_ref() }.ok_or_else(|| Failure::usage("the store is NULL"))
+}
+
+fn required<'a>(s: *const c_char, what: &str) -> Result<&'a str, Failure> {
+    text(s, what)?.ok_or_else(|| Failure::usage(format!("{what} is NULL")))
+}
+
+/// Opens (creating when missing) a store.
+///
+/// # Safety
+/// `path` is a NUL-terminated string, `codec` NULL or one; `out` a writable pointer.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_store_open(
+    path: *const c_char,
+    codec: *const c_char,
+    level: i32,
+    threads: i32,
+    out: *mut *mut kpk_store,
+) -> kpk_status {
+    guard(|| {
+        if out.is_null() {
+            return Err(Failure::usage("the output pointer for the store is NULL"));
+        }
+        let path = path_arg(path)?;
+        let codec_text = text(codec, "codec")?;
+        let codec = if codec_text.is_none() && level == KPK_LEVEL_DEFAULT {
+            None
+        } else {
+            Some(CodecSpec::from_options(
+                codec_text,
+                (level != KPK_LEVEL_DEFAULT).then_some(i64::from(level)),
+            )?)
+        };
+        let opts = kompakt_store::StoreOptions {
+            codec,
+            threads: self::threads(threads)?,
+            ..Default::default()
+        };
+        let store = kompakt_store::Store::open(&path, opts).map_err(|e| Failure::at(&path)(store_failure(e)))?;
+        put(out, Box::into_raw(Box::new(kpk_store { store })))
+    })
+}
+
+/// Closes a store.
+///
+/// # Safety
+/// `store` is NULL or a live handle, freed by this call.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_store_close(store: *mut kpk_store) {
+    if store.is_null() {
+        return;
+    }
+    let _ = guard(|| {
+        // SAFETY: a live handle, freed here once (the header's contract).
+        drop(unsafe { Box::from_raw(store) });
+        Ok(())
+    });
+}
+
+/// A writer for a new value of the store, completed by `kpk_store_commit`.
+///
+/// # Safety
+/// `store` is a live handle; `out` a writable pointer.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_store_writer(store: *const kpk_store, out: *mut *mut kpk_writer) -> kpk_status {
+    guard(|| {
+        let s = store_ref(store)?;
+        if out.is_null() {
+            return Err(Failure::usage("the output pointer for the writer is NULL"));
+        }
+        let opts = s.store.write_options(None);
+        let spill = s.store.spill(&opts);
+        let mut writer = kompakt_fs::writer(Output::Store(spill), opts, None)?;
+        writer.hash_content()?;
+        put(
+            out,
+            Box::into_raw(Box::new(kpk_writer {
+                writer,
+                opts,
+                path: None,
+            })),
+        )
+    })
+}
+
+/// Completes a store writer's value and points `key` at it; frees the writer.
+///
+/// # Safety
+/// `store` is a live handle; `namespace` and `key` NUL-terminated strings; `writer` a live
+/// handle from `kpk_store_writer` (freed by this call); `hash` NULL or room for 33 bytes.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_store_commit(
+    store: *const kpk_store,
+    namespace: *const c_char,
+    key: *const c_char,
+    writer: *mut kpk_writer,
+    hash: *mut c_char,
+) -> kpk_status {
+    guard(|| {
+        if writer.is_null() {
+            return Err(Failure::usage("the writer is NULL"));
+        }
+        // SAFETY: a live handle, freed here once (the header's contract).
+        let w = unsafe { Box::from_raw(writer) };
+        let s = store_ref(store)?;
+        let (namespace, key) = (required(namespace, "namespace")?, required(key, "key")?);
+        let raw = w.writer.bytes_in();
+        let (output, content) = w.writer.finish_hashed()?;
+        let (Output::Store(spill), Some(content)) = (output, content) else {
+            return Err(Failure::usage("kpk_store_commit takes a writer from kpk_store_writer"));
+        };
+        let pending = kompakt_store::PendingObject::new(spill, content, raw).map_err(store_failure)?;
+        let committed = s.store.commit(namespace, key, pending).map_err(store_failure)?;
+        if !hash.is_null() {
+            let hex = CString::new(committed.to_string()).unwrap_or_default();
+            let bytes = hex.as_bytes_with_nul();
+            // SAFETY: the caller passes room for 33 bytes (the header's contract); a content
+            // hash is 32 hex digits and the NUL.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr().cast::<c_char>(), hash, bytes.len().min(33)) };
+        }
+        Ok(())
+    })
+}
+
+/// Opens the value under `key` for reading; `*out` is NULL when the key does not exist.
+///
+/// # Safety
+/// `store` is a live handle; `namespace` and `key` NUL-terminated strings; `out` a writable
+/// pointer.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_store_get(
+    store: *const kpk_store,
+    namespace: *const c_char,
+    key: *const c_char,
+    out: *mut *mut kpk_reader,
+) -> kpk_status {
+    guard(|| {
+        let s = store_ref(store)?;
+        let (namespace, key) = (required(namespace, "namespace")?, required(key, "key")?);
+        let Some(object) = s.store.get(namespace, key).map_err(store_failure)? else {
+            return put(out, std::ptr::null_mut());
+        };
+        let source: Arc<dyn ReadAt> = match object.source {
+            kompakt_store::ObjectSource::File(f) => Arc::new(f),
+            kompakt_store::ObjectSource::Memory(m) => Arc::new(m.into_inner()),
+        };
+        let threads = i32::try_from(s.store.read_options().threads).unwrap_or(0);
+        open_reader(source, None, threads, out)
+    })
+}
+
+/// Whether `key` exists (`*exists` 1 or 0).
+///
+/// # Safety
+/// `store` is a live handle; `namespace` and `key` NUL-terminated strings; `exists` a
+/// writable pointer.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_store_exists(
+    store: *const kpk_store,
+    namespace: *const c_char,
+    key: *const c_char,
+    exists: *mut i32,
+) -> kpk_status {
+    guard(|| {
+        let s = store_ref(store)?;
+        let (namespace, key) = (required(namespace, "namespace")?, required(key, "key")?);
+        put(
+            exists,
+            i32::from(s.store.exists(namespace, key).map_err(store_failure)?),
+        )
+    })
+}
+
+/// Deletes `key` (`*deleted` 1 if it existed, else 0).
+///
+/// # Safety
+/// `store` is a live handle; `namespace` and `key` NUL-terminated strings; `deleted` NULL or
+/// a writable pointer.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_store_delete(
+    store: *const kpk_store,
+    namespace: *const c_char,
+    key: *const c_char,
+    deleted: *mut i32,
+) -> kpk_status {
+    guard(|| {
+        let s = store_ref(store)?;
+        let (namespace, key) = (required(namespace, "namespace")?, required(key, "key")?);
+        let gone = s.store.delete(namespace, key).map_err(store_failure)?;
+        if deleted.is_null() {
+            return Ok(());
+        }
+        put(deleted, i32::from(gone))
+    })
+}
+
+/// Strings as one buffer: each a little-endian u32 length, then its UTF-8 bytes.
+fn string_list(items: impl IntoIterator<Item = String>) -> kpk_bytes {
+    let mut out = Vec::new();
+    for item in items {
+        out.extend_from_slice(&(item.len() as u32).to_le_bytes());
+        out.extend_from_slice(item.as_bytes());
+    }
+    kpk_bytes::from_vec(out)
+}
+
+/// The keys of a namespace, sorted.
+///
+/// # Safety
+/// `store` is a live handle; `namespace` a NUL-terminated string; `keys` a writable pointer.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_store_keys(
+    store: *const kpk_store,
+    namespace: *const c_char,
+    keys: *mut kpk_bytes,
+) -> kpk_status {
+    guard(|| {
+        let s = store_ref(store)?;
+        let namespace = required(namespace, "namespace")?;
+        let mut list = s.store.keys(namespace).map_err(store_failure)?;
+        list.sort();
+        put(keys, string_list(list))
+    })
+}
+
+/// The namespaces that hold keys, sorted.
+///
+/// # Safety
+/// `store` is a live handle; `namespaces` a writable pointer.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_store_namespaces(store: *const kpk_store, namespaces: *mut kpk_bytes) -> kpk_status {
+    guard(|| {
+        let s = store_ref(store)?;
+        let mut list: Vec<String> = s
+            .store
+            .namespaces()
+            .map_err(store_failure)?
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        list.sort();
+        put(namespaces, string_list(list))
+    })
 }
 
 #[cfg(test)]

@@ -239,3 +239,126 @@ fn typed_streams_shuffle_and_refuse_bad_element_sizes() {
         last_error()
     );
 }
+
+/// Splits a kpk_bytes list (u32 length, bytes; repeated) and frees it.
+unsafe fn list(mut b: kpk_bytes) -> Vec<String> {
+    let bytes = if b.len == 0 {
+        Vec::new()
+    } else {
+        std::slice::from_raw_parts(b.data, b.len).to_vec()
+    };
+    kpk_bytes_free(&mut b);
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let n = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        out.push(String::from_utf8(bytes[at + 4..at + 4 + n].to_vec()).unwrap());
+        at += 4 + n;
+    }
+    out
+}
+
+#[test]
+fn a_store_sets_gets_lists_and_deletes_values() {
+    let dir = std::env::temp_dir().join(format!("kompakt-c-store-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cdir = c(dir.to_str().unwrap());
+    let (ns, other) = (c("objects"), c("runs"));
+    unsafe {
+        let mut store = null_mut();
+        assert_eq!(
+            kpk_store_open(cdir.as_ptr(), null(), KPK_LEVEL_DEFAULT, 0, &mut store),
+            KPK_OK,
+            "{}",
+            last_error()
+        );
+        let put_value = |ns: &CString, key: &str, data: &[u8]| {
+            let mut w = null_mut();
+            assert_eq!(kpk_store_writer(store, &mut w), KPK_OK);
+            let mut s = 0;
+            assert_eq!(kpk_writer_add_stream(w, &mut s), KPK_OK);
+            assert_eq!(kpk_writer_write(w, s, data.as_ptr().cast(), data.len()), KPK_OK);
+            let mut hash = [0 as c_char; 33];
+            let key = c(key);
+            assert_eq!(
+                kpk_store_commit(store, ns.as_ptr(), key.as_ptr(), w, hash.as_mut_ptr()),
+                KPK_OK,
+                "{}",
+                last_error()
+            );
+            CStr::from_ptr(hash.as_ptr()).to_str().unwrap().to_owned()
+        };
+        let big: Vec<u8> = (0..3_000_000u32).map(|i| (i % 7) as u8).collect();
+        let h1 = put_value(&ns, "a", b"small value");
+        let h2 = put_value(&ns, "b", &big);
+        assert_eq!(put_value(&other, "c", b"small value"), h1, "equal content, equal hash");
+        assert_eq!(h1.len(), 32);
+        assert_ne!(h1, h2);
+
+        let get = |ns: &CString, key: &str| -> Option<Vec<u8>> {
+            let key = c(key);
+            let mut r = null_mut();
+            assert_eq!(kpk_store_get(store, ns.as_ptr(), key.as_ptr(), &mut r), KPK_OK);
+            if r.is_null() {
+                return None;
+            }
+            let mut len = 0u64;
+            assert_eq!(kpk_reader_stream_length(r, 0, &mut len), KPK_OK);
+            let mut buf = vec![0u8; len as usize];
+            let mut got = 0;
+            assert_eq!(
+                kpk_reader_read(r, 0, 0, buf.as_mut_ptr().cast(), buf.len(), &mut got),
+                KPK_OK
+            );
+            kpk_reader_close(r);
+            Some(buf)
+        };
+        assert_eq!(get(&ns, "a").unwrap(), b"small value");
+        assert_eq!(get(&ns, "b").unwrap(), big);
+        assert_eq!(get(&ns, "missing"), None);
+
+        let mut keys = kpk_bytes {
+            data: null_mut(),
+            len: 0,
+        };
+        assert_eq!(kpk_store_keys(store, ns.as_ptr(), &mut keys), KPK_OK);
+        assert_eq!(list(keys), ["a", "b"]);
+        let mut namespaces = kpk_bytes {
+            data: null_mut(),
+            len: 0,
+        };
+        assert_eq!(kpk_store_namespaces(store, &mut namespaces), KPK_OK);
+        assert_eq!(list(namespaces), ["objects", "runs"]);
+        let (mut exists, mut deleted) = (-1, -1);
+        let a = c("a");
+        assert_eq!(kpk_store_exists(store, ns.as_ptr(), a.as_ptr(), &mut exists), KPK_OK);
+        assert_eq!(exists, 1);
+        assert_eq!(kpk_store_delete(store, ns.as_ptr(), a.as_ptr(), &mut deleted), KPK_OK);
+        assert_eq!(deleted, 1);
+        assert_eq!(kpk_store_delete(store, ns.as_ptr(), a.as_ptr(), &mut deleted), KPK_OK);
+        assert_eq!(deleted, 0);
+        assert_eq!(kpk_store_exists(store, ns.as_ptr(), a.as_ptr(), &mut exists), KPK_OK);
+        assert_eq!(exists, 0);
+
+        // A store writer is not finished as a file; a file writer is not committed.
+        let mut w = null_mut();
+        assert_eq!(kpk_store_writer(store, &mut w), KPK_OK);
+        assert_eq!(kpk_writer_finish(w, null_mut()), KPK_ERROR_USAGE);
+        assert_eq!(kpk_writer_open_memory(null(), KPK_LEVEL_DEFAULT, 0, &mut w), KPK_OK);
+        assert_eq!(
+            kpk_store_commit(store, ns.as_ptr(), a.as_ptr(), w, null_mut()),
+            KPK_ERROR_USAGE
+        );
+        kpk_store_close(store);
+
+        // Another codec than the store's is refused, naming the store.
+        let lz4 = c("lz4");
+        assert_eq!(
+            kpk_store_open(cdir.as_ptr(), lz4.as_ptr(), KPK_LEVEL_DEFAULT, 0, &mut store),
+            KPK_ERROR_STORE
+        );
+        assert!(last_error().contains(dir.to_str().unwrap()), "{}", last_error());
+        kpk_store_close(null_mut());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
