@@ -30,12 +30,13 @@ echo "== cargo test"
 cargo test --workspace --release --locked
 echo "== C API: a C program built against the static library (crates/kompakt-c)"
 bash crates/kompakt-c/tests/run_c_tests.sh "$TARGET_DIR"
-echo "== R package (r/kompakt): R from Debian when missing, then R CMD INSTALL and testthat"
-kompakt_r_setup "$TARGET_DIR"
-(cd r/kompakt/tests && R_LIBS="$R_LIBRARY" Rscript testthat.R)
 echo "== Python package: pip install .[test] (maturin builds the extension: minutes the first time), then pytest"
 "$PY" -m pip install -v ".[test]"
 KOMPAKT_BIN="$TARGET_DIR/release/kompakt" "$PY" -m pytest -q python/tests
+echo "== R package (r/kompakt): R from Debian when missing, then R CMD INSTALL and testthat"
+echo "   (with the CLI and the Python package, for the tests of a store shared by all three)"
+kompakt_r_setup "$TARGET_DIR"
+(cd r/kompakt/tests && R_LIBS="$R_LIBRARY" KOMPAKT_BIN="$TARGET_DIR/release/kompakt" KOMPAKT_PYTHON_BIN="$PY" Rscript testthat.R)
 echo "== type stubs: python/kompakt/_core.pyi against the compiled module (mypy stubtest)"
 # MYPYPATH: the stubs of the source tree, not the copy installed with the package.
 MYPYPATH=python "$PY" -m mypy.stubtest --mypy-config-file pyproject.toml kompakt._core

@@ -25,7 +25,14 @@ from typing import Any, TypeVar, Union
 
 from kompakt import _core
 from kompakt._data import _object_metadata
-from kompakt._objects import PICKLE_ONLY_METADATA, _check_layout, _ObjectEncoder, _read_object
+from kompakt._objects import (
+    PICKLE_ONLY_METADATA,
+    R_OBJECT_TAG,
+    _check_layout,
+    _check_pickle_lengths,
+    _ObjectEncoder,
+    _read_object,
+)
 from kompakt._safe import RestrictedUnpickler
 
 __all__ = ["DEFAULT_NAMESPACE", "Store", "memoize"]
@@ -338,18 +345,26 @@ class Store(MutableMapping[str, Any]):
             if meta != PICKLE_ONLY_METADATA:
                 layout = _object_metadata(meta)
                 if layout is None:
-                    raise ValueError(f"key {key!r} holds plain data, not a saved object: read it with get_bytes()")
+                    raise _not_an_object(key, meta)
                 _check_layout(layout, [len(data)])
             if self._trusted:
                 return pickle.loads(data), len(data)
+            _check_pickle_lengths(io.BytesIO(data))
             return RestrictedUnpickler(io.BytesIO(data)).load(), len(data)
         reader = found[1]
         try:
-            if _object_metadata(reader.metadata()) is None:
-                raise ValueError(f"key {key!r} holds plain data, not a saved object: read it with get_bytes()")
+            meta = reader.metadata()
+            if _object_metadata(meta) is None:
+                raise _not_an_object(key, meta)
             return _read_object(reader, self._trusted), sum(reader.stream_lengths())
         finally:
             reader.close()
+
+
+def _not_an_object(key: str, meta: bytes) -> ValueError:
+    if meta.startswith(b"{") and R_OBJECT_TAG in meta:
+        return ValueError(f"key {key!r} holds an R object set by kompakt for R: get it in R (kpk_store()$get)")
+    return ValueError(f"key {key!r} holds plain data, not a saved object: read it with get_bytes()")
 
 
 class _Closed:

@@ -237,3 +237,14 @@ def test_table_reads_are_limited_to_what_the_file_size_allows(tmp_path: Path, mo
         kompakt.read_table(path, ["z", "s"], rows=(0, 100), max_size=800)
     with pytest.raises(kompakt.OptionError, match="max_size"):
         kompakt.TableFile(path, max_size=-5)
+
+
+def test_untrusted_store_values_are_walked_before_unpickling(tmp_path: Path) -> None:
+    from kompakt._objects import PICKLE_ONLY_METADATA
+
+    store = kompakt.Store(tmp_path / "st", trusted=False)
+    bomb = b"\x80\x05\x96" + struct.pack("<Q", 1 << 40) + b"x."  # a small value, kept in the index
+    store._core.put("objects", "bomb", [bomb], PICKLE_ONLY_METADATA)
+    with pytest.raises(kompakt.CorruptError, match="pickle in this object file is damaged"):
+        store.get("bomb")
+    store.close()

@@ -77,6 +77,9 @@ typedef struct {
     SEXP object;
     kpk_bytes file;        /* the file, when saving to memory */
     SEXP result;
+    const kpk_store *store; /* when saving into a store: where, and under which key */
+    const char *ns, *key;
+    char hash[33];
 } save_state;
 
 static void flush_out(save_state *s) {
@@ -115,7 +118,12 @@ static SEXP save_body(void *data) {
     if (kpk_writer_set_metadata(s->writer, R_OBJECT_META, strlen(R_OBJECT_META)) != KPK_OK)
         kompakt_error("cannot write");
     kpk_writer *writer = s->writer;
-    s->writer = NULL; /* finish frees it, whatever it returns */
+    s->writer = NULL; /* finish and commit free it, whatever they return */
+    if (s->store != NULL) {
+        if (kpk_store_commit(s->store, s->ns, s->key, writer, s->hash) != KPK_OK) kompakt_error("cannot set the key");
+        s->result = Rf_mkString(s->hash);
+        return R_NilValue;
+    }
     if (kpk_writer_finish(writer, &s->file) != KPK_OK) kompakt_error("cannot complete the file");
     if (s->file.data != NULL || s->file.len > 0) {
         s->result = Rf_allocVector(RAWSXP, (R_xlen_t)s->file.len);
@@ -134,9 +142,12 @@ static void save_cleanup(void *data, Rboolean jump) {
     }
 }
 
-static SEXP run_save(SEXP object, kpk_writer *writer) {
+static SEXP run_save_into(SEXP object, kpk_writer *writer, const kpk_store *store, const char *ns, const char *key) {
     save_state *s = (save_state *)R_alloc(1, sizeof(save_state));
     memset(s, 0, sizeof *s);
+    s->store = store;
+    s->ns = ns;
+    s->key = key;
     s->writer = writer;
     s->buffer = (unsigned char *)R_alloc(OUT_BUFFER, 1);
     s->object = object;
@@ -153,6 +164,8 @@ static SEXP run_save(SEXP object, kpk_writer *writer) {
     UNPROTECT(1);
     return s->result;
 }
+
+static SEXP run_save(SEXP object, kpk_writer *writer) { return run_save_into(object, writer, NULL, NULL, NULL); }
 
 SEXP kpk_save_c(SEXP object, SEXP file, SEXP codec, SEXP level, SEXP threads) {
     const char *path = path_arg(file);
@@ -298,6 +311,137 @@ SEXP kpk_unserialize_c(SEXP raw, SEXP threads) {
     return run_read(reader, "the raw vector");
 }
 
+/* ---- the object store ---------------------------------------------------------------------- */
+
+static void store_finalizer(SEXP ptr) {
+    kpk_store *store = (kpk_store *)R_ExternalPtrAddr(ptr);
+    kpk_store_close(store);
+    R_ClearExternalPtr(ptr);
+}
+
+static kpk_store *store_of(SEXP ptr) {
+    if (TYPEOF(ptr) != EXTPTRSXP) Rf_error("kompakt: not a kompakt store");
+    kpk_store *store = (kpk_store *)R_ExternalPtrAddr(ptr);
+    if (store == NULL) Rf_error("kompakt: the store is closed");
+    return store;
+}
+
+static const char *string_arg(SEXP x, const char *what) {
+    if (!Rf_isString(x) || XLENGTH(x) != 1 || STRING_ELT(x, 0) == NA_STRING)
+        Rf_error("kompakt: %s must be one string", what);
+    return Rf_translateCharUTF8(STRING_ELT(x, 0));
+}
+
+SEXP kpk_store_open_c(SEXP path, SEXP codec, SEXP level, SEXP threads) {
+    kpk_store *store = NULL;
+    if (kpk_store_open(path_arg(path), codec_arg(codec), level_arg(level), threads_arg(threads), &store) != KPK_OK)
+        kompakt_error("cannot open the store");
+    SEXP ptr = PROTECT(R_MakeExternalPtr(store, R_NilValue, R_NilValue));
+    R_RegisterCFinalizerEx(ptr, store_finalizer, TRUE);
+    UNPROTECT(1);
+    return ptr;
+}
+
+SEXP kpk_store_close_c(SEXP ptr) {
+    if (TYPEOF(ptr) == EXTPTRSXP) store_finalizer(ptr);
+    return R_NilValue;
+}
+
+SEXP kpk_store_set_c(SEXP ptr, SEXP ns, SEXP key, SEXP value) {
+    kpk_store *store = store_of(ptr);
+    const char *n = string_arg(ns, "namespace"), *k = string_arg(key, "key");
+    kpk_writer *writer = NULL;
+    if (kpk_store_writer(store, &writer) != KPK_OK) kompakt_error("cannot set the key");
+    return run_save_into(value, writer, store, n, k);
+}
+
+/* list(value) when the key exists, NULL when it does not. */
+SEXP kpk_store_get_c(SEXP ptr, SEXP ns, SEXP key) {
+    kpk_store *store = store_of(ptr);
+    const char *n = string_arg(ns, "namespace"), *k = string_arg(key, "key");
+    kpk_reader *reader = NULL;
+    if (kpk_store_get(store, n, k, &reader) != KPK_OK) kompakt_error("cannot get the key");
+    if (reader == NULL) return R_NilValue;
+    size_t len = strlen(k) + strlen(n) + 32;
+    char *name = R_alloc(len, 1);
+    snprintf(name, len, "key '%s' (namespace '%s')", k, n);
+    SEXP value = PROTECT(run_read(reader, name));
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 1));
+    SET_VECTOR_ELT(out, 0, value);
+    UNPROTECT(2);
+    return out;
+}
+
+SEXP kpk_store_exists_c(SEXP ptr, SEXP ns, SEXP keys) {
+    kpk_store *store = store_of(ptr);
+    const char *n = string_arg(ns, "namespace");
+    if (!Rf_isString(keys)) Rf_error("kompakt: keys must be strings");
+    R_xlen_t count = XLENGTH(keys);
+    SEXP out = PROTECT(Rf_allocVector(LGLSXP, count));
+    for (R_xlen_t i = 0; i < count; i++) {
+        int32_t exists = 0;
+        if (STRING_ELT(keys, i) == NA_STRING) Rf_error("kompakt: a key is NA");
+        if (kpk_store_exists(store, n, Rf_translateCharUTF8(STRING_ELT(keys, i)), &exists) != KPK_OK)
+            kompakt_error("cannot look up the key");
+        LOGICAL(out)[i] = exists;
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+SEXP kpk_store_del_c(SEXP ptr, SEXP ns, SEXP keys) {
+    kpk_store *store = store_of(ptr);
+    const char *n = string_arg(ns, "namespace");
+    if (!Rf_isString(keys)) Rf_error("kompakt: keys must be strings");
+    R_xlen_t count = XLENGTH(keys);
+    SEXP out = PROTECT(Rf_allocVector(LGLSXP, count));
+    for (R_xlen_t i = 0; i < count; i++) {
+        int32_t deleted = 0;
+        if (STRING_ELT(keys, i) == NA_STRING) Rf_error("kompakt: a key is NA");
+        if (kpk_store_delete(store, n, Rf_translateCharUTF8(STRING_ELT(keys, i)), &deleted) != KPK_OK)
+            kompakt_error("cannot delete the key");
+        LOGICAL(out)[i] = deleted;
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+/* A kompakt string list (u32 length, bytes; repeated) as a character vector; frees it. */
+static SEXP strings_of(kpk_bytes *list) {
+    R_xlen_t count = 0;
+    for (size_t at = 0; at + 4 <= list->len;) {
+        uint32_t n;
+        memcpy(&n, list->data + at, 4);
+        at += 4 + n;
+        count++;
+    }
+    SEXP out = PROTECT(Rf_allocVector(STRSXP, count));
+    size_t at = 0;
+    for (R_xlen_t i = 0; i < count; i++) {
+        uint32_t n;
+        memcpy(&n, list->data + at, 4);
+        SET_STRING_ELT(out, i, Rf_mkCharLenCE((const char *)list->data + at + 4, (int)n, CE_UTF8));
+        at += 4 + n;
+    }
+    kpk_bytes_free(list);
+    UNPROTECT(1);
+    return out;
+}
+
+SEXP kpk_store_keys_c(SEXP ptr, SEXP ns) {
+    kpk_store *store = store_of(ptr);
+    kpk_bytes list = {NULL, 0};
+    if (kpk_store_keys(store, string_arg(ns, "namespace"), &list) != KPK_OK) kompakt_error("cannot list the keys");
+    return strings_of(&list);
+}
+
+SEXP kpk_store_namespaces_c(SEXP ptr) {
+    kpk_store *store = store_of(ptr);
+    kpk_bytes list = {NULL, 0};
+    if (kpk_store_namespaces(store, &list) != KPK_OK) kompakt_error("cannot list the namespaces");
+    return strings_of(&list);
+}
+
 SEXP kpk_version_c(void) { return Rf_mkString(kpk_version()); }
 
 static const R_CallMethodDef call_methods[] = {
@@ -306,6 +450,14 @@ static const R_CallMethodDef call_methods[] = {
     {"kpk_read_c", (DL_FUNC)&kpk_read_c, 2},
     {"kpk_unserialize_c", (DL_FUNC)&kpk_unserialize_c, 2},
     {"kpk_version_c", (DL_FUNC)&kpk_version_c, 0},
+    {"kpk_store_open_c", (DL_FUNC)&kpk_store_open_c, 4},
+    {"kpk_store_close_c", (DL_FUNC)&kpk_store_close_c, 1},
+    {"kpk_store_set_c", (DL_FUNC)&kpk_store_set_c, 4},
+    {"kpk_store_get_c", (DL_FUNC)&kpk_store_get_c, 3},
+    {"kpk_store_exists_c", (DL_FUNC)&kpk_store_exists_c, 3},
+    {"kpk_store_del_c", (DL_FUNC)&kpk_store_del_c, 3},
+    {"kpk_store_keys_c", (DL_FUNC)&kpk_store_keys_c, 2},
+    {"kpk_store_namespaces_c", (DL_FUNC)&kpk_store_namespaces_c, 1},
     {NULL, NULL, 0}};
 
 void R_init_kompakt(DllInfo *dll) {

@@ -1,0 +1,72 @@
+#' A kompakt object store
+#'
+#' `kpk_store(path)` opens (creating it when missing) a content-addressed store in a folder:
+#' each value is saved once per content, as `kpk_save()` saves it, and keys (any strings, in
+#' namespaces) point at values. It is the same folder format as Python's `kompakt.Store`, so one
+#' store can be used from R and Python at once (each language refuses the other's values with a
+#' message naming it), and `kompakt store ls/verify/gc` work on it. Many processes may use one
+#' store; every set is atomic and the last writer of a key wins.
+#'
+#' The store is an environment of functions:
+#' \describe{
+#'   \item{`$set(key, value, namespace)`}{saves `value` under `key`; returns its content hash, invisibly.}
+#'   \item{`$get(key, namespace)`}{the value; a missing key is an error of class `KeyError`.}
+#'   \item{`$exists(key, namespace)`, `$del(key, namespace)`}{logical, one per key (vectorised).}
+#'   \item{`$mget(keys, namespace)`, `$mset(keys, values, namespace)`}{several keys.}
+#'   \item{`$list(namespace)`, `$list_namespaces()`}{sorted keys; namespaces that hold keys.}
+#'   \item{`$close()`}{closes the store (also done when it is garbage collected).}
+#' }
+#'
+#' @param path The store's folder.
+#' @param codec,level The default codec, recorded when the store is created (see
+#'   [kpk_save()]); an existing store opened with another is an error.
+#' @param threads Threads for large values; 0 (the default) uses all cores.
+#' @param namespace The namespace used when a call names none.
+#' @return A `kpk_store`.
+#' @examples
+#' st <- kpk_store(file.path(tempdir(), "cache"))
+#' st$set("model", lm(mpg ~ wt, mtcars))
+#' coef(st$get("model"))
+#' st$exists(c("model", "other"))
+#' st$list()
+#' st$close()
+#' @export
+kpk_store <- function(path, codec = NULL, level = NULL, threads = 0L, namespace = "objects") {
+  path <- normalizePath(path, mustWork = FALSE)
+  ptr <- .Call(kpk_store_open_c, path, codec, level, threads)
+  self <- new.env(parent = emptyenv())
+  self$path <- path
+  self$default_namespace <- namespace
+  self$set <- function(key, value, namespace = self$default_namespace) {
+    invisible(.Call(kpk_store_set_c, ptr, namespace, key, value))
+  }
+  self$get <- function(key, namespace = self$default_namespace) {
+    found <- .Call(kpk_store_get_c, ptr, namespace, key)
+    if (is.null(found)) {
+      stop(structure(
+        class = c("KeyError", "error", "condition"),
+        list(message = sprintf("key '%s' ('%s') not found in the kompakt store %s", key, namespace, path),
+             call = sys.call(-1), key = key, namespace = namespace)
+      ))
+    }
+    found[[1]]
+  }
+  self$exists <- function(key, namespace = self$default_namespace) .Call(kpk_store_exists_c, ptr, namespace, key)
+  self$del <- function(key, namespace = self$default_namespace) invisible(.Call(kpk_store_del_c, ptr, namespace, key))
+  self$mget <- function(keys, namespace = self$default_namespace) lapply(keys, self$get, namespace = namespace)
+  self$mset <- function(keys, values, namespace = self$default_namespace) {
+    if (length(keys) != length(values)) stop("kompakt: mset needs as many values as keys")
+    invisible(vapply(seq_along(keys), function(i) self$set(keys[[i]], values[[i]], namespace), ""))
+  }
+  self$list <- function(namespace = self$default_namespace) .Call(kpk_store_keys_c, ptr, namespace)
+  self$list_namespaces <- function() .Call(kpk_store_namespaces_c, ptr)
+  self$close <- function() invisible(.Call(kpk_store_close_c, ptr))
+  class(self) <- "kpk_store"
+  self
+}
+
+#' @export
+print.kpk_store <- function(x, ...) {
+  cat("<kpk_store> ", x$path, "\n", sep = "")
+  invisible(x)
+}
