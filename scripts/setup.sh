@@ -75,10 +75,16 @@ echo "setup: Python $("$PY" -c 'import platform; print(platform.python_version()
 # Installs R and testthat from Debian when missing, then the package into $1/R-library (cargo's
 # target folder), building kompakt's C API with cargo. Afterwards $R_LIBRARY is that folder.
 kompakt_r_setup() {
-  if ! command -v Rscript >/dev/null 2>&1 || ! Rscript -e 'library(testthat)' >/dev/null 2>&1; then
-    kompakt_apt_install --no-install-recommends r-base-dev r-cran-testthat
+  if ! command -v Rscript >/dev/null 2>&1 || ! Rscript -e 'library(testthat); library(R6); library(digest)' >/dev/null 2>&1; then
+    kompakt_apt_install --no-install-recommends r-base-dev r-cran-testthat r-cran-r6 r-cran-digest
   fi
   R_LIBRARY="$1/R-library"
   mkdir -p "$R_LIBRARY"
+  # storr (for the storr driver's tests) is not in Debian: from ../shared/vendor when there.
+  local storr
+  storr="$(ls ../shared/vendor/storr_*.tar.gz 2>/dev/null | head -n 1 || true)"
+  if [ -n "$storr" ] && ! R_LIBS="$R_LIBRARY" Rscript -e 'library(storr)' >/dev/null 2>&1; then
+    R CMD INSTALL -l "$R_LIBRARY" "$storr"
+  fi
   CARGO_TARGET_DIR="$1" R CMD INSTALL --preclean --no-multiarch -l "$R_LIBRARY" r/kompakt
 }

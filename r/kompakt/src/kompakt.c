@@ -272,13 +272,19 @@ static void check_r_object(kpk_reader *reader, const char *name) {
     Rf_error("kompakt: %s %s", name, why);
 }
 
-static SEXP run_read(kpk_reader *reader, const char *name) {
-    check_r_object(reader, name);
+/* The state of a read, allocated before its reader is opened (R_alloc may fail: an R error
+ * then, with no reader to leak). */
+static read_state *new_read_state(void) {
     read_state *s = (read_state *)R_alloc(1, sizeof(read_state));
     memset(s, 0, sizeof *s);
+    s->buffer = (unsigned char *)R_alloc(IN_BUFFER, 1);
+    return s;
+}
+
+static SEXP run_read(read_state *s, kpk_reader *reader, const char *name) {
+    check_r_object(reader, name);
     s->reader = reader;
     s->name = name;
-    s->buffer = (unsigned char *)R_alloc(IN_BUFFER, 1);
     if (kpk_reader_stream_count(reader) < 1 || kpk_reader_stream_length(reader, 0, &s->length) != KPK_OK) {
         kpk_reader_close(reader);
         Rf_error("kompakt: %s: the file has no serialized object (it is damaged)", name);
@@ -292,23 +298,25 @@ static SEXP run_read(kpk_reader *reader, const char *name) {
 SEXP kpk_read_c(SEXP file, SEXP threads) {
     const char *path = path_arg(file);
     int32_t nthreads = threads_arg(threads);
-    kpk_reader *reader = NULL;
-    if (kpk_reader_open_file(path, nthreads, &reader) != KPK_OK) kompakt_error("cannot read");
     /* The name outlives the reader: messages raised after it is closed still use it. */
     char *name = R_alloc(strlen(path) + 1, 1);
     strcpy(name, path);
-    return run_read(reader, name);
+    read_state *s = new_read_state();
+    kpk_reader *reader = NULL;
+    if (kpk_reader_open_file(name, nthreads, &reader) != KPK_OK) kompakt_error("cannot read");
+    return run_read(s, reader, name);
 }
 
 SEXP kpk_unserialize_c(SEXP raw, SEXP threads) {
     if (TYPEOF(raw) != RAWSXP) Rf_error("kompakt: kpk_unserialize takes a raw vector (from kpk_serialize)");
     int32_t nthreads = threads_arg(threads);
+    read_state *s = new_read_state();
     kpk_reader *reader = NULL;
     /* The raw vector is read where it lies: it is protected by the caller's frame until
      * run_read returns, and the reader is closed before that. */
     if (kpk_reader_open_memory(RAW(raw), (size_t)XLENGTH(raw), nthreads, &reader) != KPK_OK)
         kompakt_error("cannot read the raw vector");
-    return run_read(reader, "the raw vector");
+    return run_read(s, reader, "the raw vector");
 }
 
 /* ---- the object store ---------------------------------------------------------------------- */
@@ -359,13 +367,14 @@ SEXP kpk_store_set_c(SEXP ptr, SEXP ns, SEXP key, SEXP value) {
 SEXP kpk_store_get_c(SEXP ptr, SEXP ns, SEXP key) {
     kpk_store *store = store_of(ptr);
     const char *n = string_arg(ns, "namespace"), *k = string_arg(key, "key");
-    kpk_reader *reader = NULL;
-    if (kpk_store_get(store, n, k, &reader) != KPK_OK) kompakt_error("cannot get the key");
-    if (reader == NULL) return R_NilValue;
     size_t len = strlen(k) + strlen(n) + 32;
     char *name = R_alloc(len, 1);
     snprintf(name, len, "key '%s' (namespace '%s')", k, n);
-    SEXP value = PROTECT(run_read(reader, name));
+    read_state *s = new_read_state();
+    kpk_reader *reader = NULL;
+    if (kpk_store_get(store, n, k, &reader) != KPK_OK) kompakt_error("cannot get the key");
+    if (reader == NULL) return R_NilValue;
+    SEXP value = PROTECT(run_read(s, reader, name));
     SEXP out = PROTECT(Rf_allocVector(VECSXP, 1));
     SET_VECTOR_ELT(out, 0, value);
     UNPROTECT(2);
@@ -442,6 +451,79 @@ SEXP kpk_store_namespaces_c(SEXP ptr) {
     return strings_of(&list);
 }
 
+/* Stores the bytes of `raw` under `key`: as an R object (they are R's serialization, from
+ * storr) when `serialized` is TRUE, else as plain data. */
+SEXP kpk_store_set_raw_c(SEXP ptr, SEXP ns, SEXP key, SEXP raw, SEXP serialized) {
+    kpk_store *store = store_of(ptr);
+    const char *n = string_arg(ns, "namespace"), *k = string_arg(key, "key");
+    if (TYPEOF(raw) != RAWSXP) Rf_error("kompakt: the value must be a raw vector");
+    int as_object = Rf_asLogical(serialized) == TRUE;
+    kpk_writer *writer = NULL;
+    uint32_t stream = 0;
+    char hash[33];
+    if (kpk_store_writer(store, &writer) != KPK_OK) kompakt_error("cannot set the key");
+    /* Nothing below calls R until the writer is committed or aborted. */
+    kpk_status status = as_object ? kpk_writer_add_stream_typed(writer, 8, "auto", &stream)
+                                  : kpk_writer_add_stream(writer, &stream);
+    if (status == KPK_OK) status = kpk_writer_write(writer, stream, RAW(raw), (size_t)XLENGTH(raw));
+    if (status == KPK_OK && as_object) status = kpk_writer_set_metadata(writer, R_OBJECT_META, strlen(R_OBJECT_META));
+    if (status != KPK_OK) {
+        char message[2048];
+        snprintf(message, sizeof message, "%s", kpk_last_error());
+        kpk_writer_abort(writer);
+        Rf_error("kompakt: cannot set the key: %s", message);
+    }
+    if (kpk_store_commit(store, n, k, writer, hash) != KPK_OK) kompakt_error("cannot set the key");
+    return Rf_mkString(hash);
+}
+
+typedef struct {
+    kpk_reader *reader;
+    uint64_t len;
+    const char *key;
+} raw_read;
+
+static SEXP raw_read_body(void *data) {
+    raw_read *r = (raw_read *)data;
+    SEXP out = PROTECT(Rf_allocVector(RAWSXP, (R_xlen_t)r->len));
+    size_t got = 0;
+    if (r->len > 0 && kpk_reader_read(r->reader, 0, 0, RAW(out), (size_t)r->len, &got) != KPK_OK)
+        kompakt_error(r->key);
+    UNPROTECT(1);
+    return out;
+}
+
+static void raw_read_cleanup(void *data, Rboolean jump) {
+    raw_read *r = (raw_read *)data;
+    (void)jump;
+    kpk_reader_close(r->reader);
+    r->reader = NULL;
+}
+
+/* The bytes of stream 0 under `key` as a raw vector, or NULL when the key does not exist. */
+SEXP kpk_store_get_raw_c(SEXP ptr, SEXP ns, SEXP key) {
+    kpk_store *store = store_of(ptr);
+    const char *n = string_arg(ns, "namespace"), *k = string_arg(key, "key");
+    raw_read *r = (raw_read *)R_alloc(1, sizeof(raw_read)); /* before the reader: R_alloc may fail */
+    kpk_reader *reader = NULL;
+    if (kpk_store_get(store, n, k, &reader) != KPK_OK) kompakt_error("cannot get the key");
+    if (reader == NULL) return R_NilValue;
+    r->reader = reader;
+    r->len = 0;
+    r->key = k;
+    if (kpk_reader_stream_count(reader) > 0 && kpk_reader_stream_length(reader, 0, &r->len) != KPK_OK) {
+        char message[2048];
+        snprintf(message, sizeof message, "%s", kpk_last_error());
+        kpk_reader_close(reader);
+        Rf_error("kompakt: %s: %s", k, message);
+    }
+    /* Allocating the vector may fail (an R error): the reader is closed either way. */
+    SEXP cont = PROTECT(R_MakeUnwindCont());
+    SEXP out = PROTECT(R_UnwindProtect(raw_read_body, r, raw_read_cleanup, r, cont));
+    UNPROTECT(2);
+    return out;
+}
+
 SEXP kpk_version_c(void) { return Rf_mkString(kpk_version()); }
 
 static const R_CallMethodDef call_methods[] = {
@@ -458,6 +540,8 @@ static const R_CallMethodDef call_methods[] = {
     {"kpk_store_del_c", (DL_FUNC)&kpk_store_del_c, 3},
     {"kpk_store_keys_c", (DL_FUNC)&kpk_store_keys_c, 2},
     {"kpk_store_namespaces_c", (DL_FUNC)&kpk_store_namespaces_c, 1},
+    {"kpk_store_set_raw_c", (DL_FUNC)&kpk_store_set_raw_c, 5},
+    {"kpk_store_get_raw_c", (DL_FUNC)&kpk_store_get_raw_c, 3},
     {NULL, NULL, 0}};
 
 void R_init_kompakt(DllInfo *dll) {
