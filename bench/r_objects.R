@@ -37,6 +37,7 @@ status <- function(field) {
 }
 make <- function() {
   if (scenario == "runif") { set.seed(1); return(runif(n)) }
+  if (scenario == "tiny") { set.seed(3); return(lapply(seq_len(n), function(i) runif(1))) }
   set.seed(2)
   lapply(seq_len(n), function(i) switch(i %% 4 + 1,
     list(id = i, name = paste0("target_", i), ok = TRUE),
@@ -45,13 +46,33 @@ make <- function() {
     paste("value", i)))
 }
 suppressMessages({
-  if (startsWith(method, "kompakt")) library(kompakt)
+  if (startsWith(method, "kompakt") || startsWith(method, "kpk") || startsWith(method, "storr_kompakt")) library(kompakt)
+  if (startsWith(method, "storr")) library(storr)
   if (startsWith(method, "qs2")) library(qs2)
   if (startsWith(method, "fst")) library(fst)
 })
 x <- if (op == "save") make() else NULL
 level <- suppressWarnings(as.integer(sub(".*:", "", method)))
 threads <- 1L
+# Stores: a folder; "tiny" sets or gets n keys one by one, the others one key.
+store <- switch(method,
+  storr_rds = storr::storr_rds(path, compress = FALSE),
+  storr_rds_gzip = storr::storr_rds(path, compress = TRUE),
+  storr_kompakt = kompakt::storr_kompakt(path),
+  kpk_store = kompakt::kpk_store(path),
+  NULL)
+if (!is.null(store)) {
+  keys <- if (scenario == "tiny") paste0("k", seq_len(n)) else "value"
+  save <- function() if (scenario == "tiny") for (i in seq_along(keys)) store$set(keys[[i]], x[[i]]) else store$set("value", x)
+  read <- function() if (scenario == "tiny") for (k in keys) store$get(k) else store$get("value")
+  invisible(gc())
+  before <- status("VmRSS")
+  t <- system.time(y <- if (op == "save") save() else read())[["elapsed"]]
+  added <- status("VmHWM") - before
+  size <- sum(file.size(list.files(path, recursive = TRUE, full.names = TRUE, all.files = TRUE)), na.rm = TRUE)
+  cat(sprintf("%s\\t%.4f\\t%.0f\\t%.0f\\n", op, t, added, size))
+  quit(save = "no")
+}
 save <- switch(sub(":.*", "", method),
   saveRDS = function() saveRDS(x, path, compress = FALSE),
   qs2 = function() qs2::qs_save(x, path, compress_level = level, nthreads = threads),
@@ -74,20 +95,30 @@ child_file <- tempfile(fileext = ".R")
 writeLines(child, child_file)
 
 have <- function(pkg) requireNamespace(pkg, quietly = TRUE)
-methods <- c("saveRDS", "kompakt", "kompakt_lz4", "qs2:1", "qs2:3", "fst")
-available <- vapply(methods, function(m) {
-  switch(sub(":.*", "", m), saveRDS = TRUE, qs2 = have("qs2"), fst = have("fst"), have("kompakt"))
-}, TRUE)
-for (m in methods[!available]) message("skipping ", m, ": its package is not installed")
-methods <- methods[available]
+usable <- function(methods) {
+  ok <- vapply(methods, function(m) {
+    switch(sub(":.*", "", m), saveRDS = TRUE, qs2 = have("qs2"), fst = have("fst"),
+           storr_rds = , storr_rds_gzip = have("storr"), storr_kompakt = have("storr") && have("kompakt"), have("kompakt"))
+  }, TRUE)
+  for (m in methods[!ok]) message("skipping ", m, ": its package is not installed")
+  methods[ok]
+}
+files <- c("saveRDS", "kompakt", "kompakt_lz4", "qs2:1", "qs2:3", "fst")
+stores <- c("saveRDS", "storr_rds", "storr_kompakt", "kpk_store")
 
 scenarios <- list(
-  runif = list(n = if (quick) 1e7 else 1e8, label = if (quick) "runif(1e7), 80 MB" else "runif(1e8), 800 MB"),
-  cache = list(n = 1e4, label = "10,000 small mixed objects")
+  runif = list(n = if (quick) 1e7 else 1e8, label = if (quick) "runif(1e7), 80 MB" else "runif(1e8), 800 MB",
+               methods = usable(files)),
+  cache = list(n = 1e4, label = "10,000 small mixed objects", methods = usable(files)),
+  runif_store = list(n = if (quick) 1e7 else 1e8, label = "the same vector through stores: $set and $get",
+                     methods = usable(stores)),
+  tiny = list(n = 1000, label = "1000 tiny keys (runif(1) each), set and get one by one; per key in the last columns",
+              methods = usable(c("storr_rds", "storr_rds_gzip", "storr_kompakt", "kpk_store")))
 )
 
 run_child <- function(scenario, method, op, path, n) {
-  out <- system2(file.path(R.home("bin"), "Rscript"), c(child_file, scenario, method, op, path, format(n, scientific = FALSE)),
+  data_scenario <- if (scenario == "runif_store") "runif" else scenario
+  out <- system2(file.path(R.home("bin"), "Rscript"), c(child_file, data_scenario, method, op, path, format(n, scientific = FALSE)),
                  stdout = TRUE, stderr = FALSE)
   fields <- strsplit(tail(out, 1), "\t")[[1]]
   list(seconds = as.numeric(fields[2]), added = as.numeric(fields[3]), size = as.numeric(fields[4]))
@@ -98,6 +129,7 @@ for (s in names(scenarios)) {
   sc <- scenarios[[s]]
   for (r in seq_len(repeats)) {
     # Methods alternate their order each round, so that none always runs on a cooler machine.
+    methods <- sc$methods
     order <- if (r %% 2 == 1) methods else rev(methods)
     for (m in order) {
       path <- file.path(data_dir, paste0(s, "-", gsub(":", "", m), ".bin"))
@@ -109,7 +141,7 @@ for (s in names(scenarios)) {
         cat(sprintf("%-6s %-12s %-5s round %d: %7.3f s  +%6.0f MB  file %8.1f MB\n",
                     s, m, op, r, res$seconds, res$added / 2^20, res$size / 2^20))
       }
-      unlink(path)
+      unlink(path, recursive = TRUE)
     }
   }
 }
@@ -126,9 +158,22 @@ for (s in names(scenarios)) {
           "| method | save s | read s | file MB | save +RSS MB | read +RSS MB | save vs saveRDS | read vs saveRDS |",
           "|--|--:|--:|--:|--:|--:|--:|--:|")
   med <- function(m, op, col) median(d[d$method == m & d$op == op, col])
-  base_save <- med("saveRDS", "save", "seconds")
-  base_read <- med("saveRDS", "read", "seconds")
-  for (m in methods) {
+  base <- if ("saveRDS" %in% scenarios[[s]]$methods) "saveRDS" else scenarios[[s]]$methods[[1]]
+  base_save <- med(base, "save", "seconds")
+  base_read <- med(base, "read", "seconds")
+  if (s == "tiny") {
+    md[length(md) - 1] <- "| method | set s | get s | folder MB | set +RSS MB | get +RSS MB | set us/key | get us/key |"
+  } else if (base != "saveRDS") {
+    md[length(md) - 1] <- sub("saveRDS", base, sub("saveRDS", base, md[length(md) - 1]))
+  }
+  for (m in scenarios[[s]]$methods) {
+    if (s == "tiny") {
+      md <- c(md, sprintf("| %s | %.3f | %.3f | %.1f | %.0f | %.0f | %.0f | %.0f |", m,
+                          med(m, "save", "seconds"), med(m, "read", "seconds"), med(m, "save", "file_mb"),
+                          med(m, "save", "added_mb"), med(m, "read", "added_mb"),
+                          1e6 * med(m, "save", "seconds") / scenarios[[s]]$n, 1e6 * med(m, "read", "seconds") / scenarios[[s]]$n))
+      next
+    }
     md <- c(md, sprintf("| %s | %.3f | %.3f | %.1f | %.0f | %.0f | %.2fx | %.2fx |", m,
                         med(m, "save", "seconds"), med(m, "read", "seconds"), med(m, "save", "file_mb"),
                         med(m, "save", "added_mb"), med(m, "read", "added_mb"),

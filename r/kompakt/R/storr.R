@@ -10,8 +10,9 @@
 #'
 #' @param path The store's folder (created when missing).
 #' @param codec,level,threads As for [kpk_store()].
-#' @param hash_algorithm storr's hash algorithm (default `"md5"`), recorded when the store is
-#'   created; opening it with another is an error.
+#' @param hash_algorithm storr's hash algorithm, recorded when the store is created (default
+#'   `"xxhash64"`, as drake's caches; `"md5"` gives `driver_rds()`'s hashes); opening the store
+#'   with another is an error.
 #' @param default_namespace storr's default namespace.
 #' @return `driver_kompakt()`: a storr driver; `storr_kompakt()`: a storr.
 #' @examples
@@ -31,7 +32,9 @@ driver_kompakt <- function(path, codec = NULL, level = NULL, threads = 0L, hash_
 
   stored <- .Call(kpk_store_get_raw_c, ptr, config, "hash_algorithm")
   if (is.null(stored)) {
-    hash_algorithm <- hash_algorithm %||% "md5"
+    # xxhash64 (as drake's caches use): storr hashes every value it sets, and md5 takes about as
+    # long as compressing the value does.
+    hash_algorithm <- hash_algorithm %||% "xxhash64"
     .Call(kpk_store_set_raw_c, ptr, config, "hash_algorithm", charToRaw(hash_algorithm), FALSE)
   } else if (!is.null(hash_algorithm) && hash_algorithm != rawToChar(stored)) {
     .Call(kpk_store_close_c, ptr)

@@ -13,7 +13,7 @@
 #include "kompakt.h"
 
 /* R's serializer writes a few bytes at a time; gather them before crossing into kompakt. */
-#define OUT_BUFFER (256 * 1024)
+#define OUT_BUFFER (64 * 1024) /* below malloc's mmap threshold: tiny values stay cheap */
 /* Pieces of at least this size skip the buffer. */
 #define DIRECT_WRITE (16 * 1024)
 /* Reads refill this much at a time: whole blocks (1 MiB each by default), each decoded once. */
@@ -77,12 +77,27 @@ typedef struct {
     SEXP object;
     kpk_bytes file;        /* the file, when saving to memory */
     SEXP result;
+    int stream_added;
     const kpk_store *store; /* when saving into a store: where, and under which key */
     const char *ns, *key;
     char hash[33];
 } save_state;
 
+/* Objects of at most this many serialized bytes get a plain stream: choosing a filter per
+ * block costs trial compressions, which only pay on data of some size. */
+#define TYPED_MIN (64 * 1024)
+
+/* The stream is added at the first flush, when its size is known to be small (the last flush
+ * of an object that fit the buffer) or not. */
+static void add_stream(save_state *s, int small) {
+    kpk_status status = small ? kpk_writer_add_stream(s->writer, &s->stream)
+                              : kpk_writer_add_stream_typed(s->writer, 8, "auto", &s->stream);
+    if (status != KPK_OK) kompakt_error("cannot write");
+    s->stream_added = 1;
+}
+
 static void flush_out(save_state *s) {
+    if (!s->stream_added) add_stream(s, 0);
     if (s->used > 0 && kpk_writer_write(s->writer, s->stream, s->buffer, s->used) != KPK_OK)
         kompakt_error("cannot write");
     s->used = 0;
@@ -114,6 +129,7 @@ static SEXP save_body(void *data) {
     R_InitOutPStream(&out, (R_pstream_data_t)s, R_pstream_binary_format, 3, out_char, out_bytes, NULL,
                      R_NilValue);
     R_Serialize(s->object, &out);
+    if (!s->stream_added) add_stream(s, s->used <= TYPED_MIN);
     flush_out(s);
     if (kpk_writer_set_metadata(s->writer, R_OBJECT_META, strlen(R_OBJECT_META)) != KPK_OK)
         kompakt_error("cannot write");
@@ -154,11 +170,7 @@ static SEXP run_save_into(SEXP object, kpk_writer *writer, const kpk_store *stor
     s->result = R_NilValue;
     /* Doubles dominate large R objects: a byte shuffle by 8 groups their exponents (a constant
      * offset in the stream does not matter), and the filter is chosen per block ("auto"), so
-     * strings and integers get none or delta where that does better. */
-    if (kpk_writer_add_stream_typed(writer, 8, "auto", &s->stream) != KPK_OK) {
-        kpk_writer_abort(writer);
-        kompakt_error("cannot write");
-    }
+     * strings and integers get none or delta where that does better (add_stream). */
     SEXP cont = PROTECT(R_MakeUnwindCont());
     R_UnwindProtect(save_body, s, save_cleanup, s, cont);
     UNPROTECT(1);
@@ -188,7 +200,8 @@ SEXP kpk_serialize_c(SEXP object, SEXP codec, SEXP level, SEXP threads) {
 typedef struct {
     kpk_reader *reader;
     uint64_t pos, length;           /* in stream 0 */
-    unsigned char *buffer;          /* IN_BUFFER bytes, from R_alloc */
+    unsigned char *buffer;          /* from R_alloc at the first read: min(stream, IN_BUFFER) bytes */
+    size_t capacity;
     size_t start, end;              /* the buffered bytes not yet read */
     const char *name;               /* for messages */
 } read_state;
@@ -209,6 +222,12 @@ static void in_bytes(R_inpstream_t stream, void *data, int length) {
             uint64_t rest = s->length - s->pos;
             if (rest == 0) Rf_error("kompakt: %s: the serialized object ends early (the file is damaged)", s->name);
             size_t fill = rest < IN_BUFFER ? (size_t)rest : IN_BUFFER;
+            if (s->buffer == NULL) {
+                /* An R error here (no memory) unwinds through read_cleanup, which closes the reader. */
+                s->capacity = fill;
+                s->buffer = (unsigned char *)R_alloc(s->capacity, 1);
+            }
+            if (fill > s->capacity) fill = s->capacity;
             read_into(s, s->buffer, fill);
             s->start = 0;
             s->end = fill;
@@ -277,8 +296,7 @@ static void check_r_object(kpk_reader *reader, const char *name) {
 static read_state *new_read_state(void) {
     read_state *s = (read_state *)R_alloc(1, sizeof(read_state));
     memset(s, 0, sizeof *s);
-    s->buffer = (unsigned char *)R_alloc(IN_BUFFER, 1);
-    return s;
+    return s; /* the buffer comes with the first read, sized by the stream */
 }
 
 static SEXP run_read(read_state *s, kpk_reader *reader, const char *name) {
@@ -463,8 +481,8 @@ SEXP kpk_store_set_raw_c(SEXP ptr, SEXP ns, SEXP key, SEXP raw, SEXP serialized)
     char hash[33];
     if (kpk_store_writer(store, &writer) != KPK_OK) kompakt_error("cannot set the key");
     /* Nothing below calls R until the writer is committed or aborted. */
-    kpk_status status = as_object ? kpk_writer_add_stream_typed(writer, 8, "auto", &stream)
-                                  : kpk_writer_add_stream(writer, &stream);
+    kpk_status status = as_object && XLENGTH(raw) > TYPED_MIN ? kpk_writer_add_stream_typed(writer, 8, "auto", &stream)
+                                                              : kpk_writer_add_stream(writer, &stream);
     if (status == KPK_OK) status = kpk_writer_write(writer, stream, RAW(raw), (size_t)XLENGTH(raw));
     if (status == KPK_OK && as_object) status = kpk_writer_set_metadata(writer, R_OBJECT_META, strlen(R_OBJECT_META));
     if (status != KPK_OK) {

@@ -32,6 +32,6 @@ test_that("a storr on kompakt is a drop-in for drake-style use", {
   # A second storr on the same folder sees the same keys; another hash algorithm is refused.
   again <- storr_kompakt(path)
   expect_equal(coef(again$get("fit")), coef(fit))
-  expect_error(storr_kompakt(path, hash_algorithm = "sha1"), "existing: md5", class = "ConfigError")
-  expect_identical(st$driver$hash_algorithm, "md5")
+  expect_error(storr_kompakt(path, hash_algorithm = "sha1"), "existing: xxhash64", class = "ConfigError")
+  expect_identical(st$driver$hash_algorithm, "xxhash64")
 })
