@@ -77,6 +77,7 @@ typedef struct {
     SEXP object;
     kpk_bytes file;        /* the file, when saving to memory */
     SEXP result;
+    SEXP cont;
     int stream_added;
     const kpk_store *store; /* when saving into a store: where, and under which key */
     const char *ns, *key;
@@ -158,41 +159,47 @@ static void save_cleanup(void *data, Rboolean jump) {
     }
 }
 
-static SEXP run_save_into(SEXP object, kpk_writer *writer, const kpk_store *store, const char *ns, const char *key) {
+/* The state of a save, allocated before its writer is opened: R allocations may fail (an R
+ * error then, with no writer to leak). Leaves one object protected, released by run_save. */
+static save_state *new_save_state(SEXP object, const kpk_store *store, const char *ns, const char *key) {
     save_state *s = (save_state *)R_alloc(1, sizeof(save_state));
     memset(s, 0, sizeof *s);
     s->store = store;
     s->ns = ns;
     s->key = key;
-    s->writer = writer;
     s->buffer = (unsigned char *)R_alloc(OUT_BUFFER, 1);
     s->object = object;
     s->result = R_NilValue;
-    /* Doubles dominate large R objects: a byte shuffle by 8 groups their exponents (a constant
-     * offset in the stream does not matter), and the filter is chosen per block ("auto"), so
-     * strings and integers get none or delta where that does better (add_stream). */
-    SEXP cont = PROTECT(R_MakeUnwindCont());
-    R_UnwindProtect(save_body, s, save_cleanup, s, cont);
-    UNPROTECT(1);
+    s->cont = PROTECT(R_MakeUnwindCont());
+    return s;
+}
+
+/* Serializes the object into `writer` (add_stream picks the stream's filters). */
+static SEXP run_save(save_state *s, kpk_writer *writer) {
+    s->writer = writer;
+    R_UnwindProtect(save_body, s, save_cleanup, s, s->cont);
+    UNPROTECT(1); /* s->cont */
     return s->result;
 }
 
-static SEXP run_save(SEXP object, kpk_writer *writer) { return run_save_into(object, writer, NULL, NULL, NULL); }
-
 SEXP kpk_save_c(SEXP object, SEXP file, SEXP codec, SEXP level, SEXP threads) {
     const char *path = path_arg(file);
+    const char *c = codec_arg(codec);
+    int32_t l = level_arg(level), t = threads_arg(threads);
+    save_state *s = new_save_state(object, NULL, NULL, NULL);
     kpk_writer *writer = NULL;
-    if (kpk_writer_open_file(path, codec_arg(codec), level_arg(level), threads_arg(threads), &writer) != KPK_OK)
-        kompakt_error("cannot save");
-    run_save(object, writer);
+    if (kpk_writer_open_file(path, c, l, t, &writer) != KPK_OK) kompakt_error("cannot save");
+    run_save(s, writer);
     return R_NilValue;
 }
 
 SEXP kpk_serialize_c(SEXP object, SEXP codec, SEXP level, SEXP threads) {
+    const char *c = codec_arg(codec);
+    int32_t l = level_arg(level), t = threads_arg(threads);
+    save_state *s = new_save_state(object, NULL, NULL, NULL);
     kpk_writer *writer = NULL;
-    if (kpk_writer_open_memory(codec_arg(codec), level_arg(level), threads_arg(threads), &writer) != KPK_OK)
-        kompakt_error("cannot serialize");
-    return run_save(object, writer);
+    if (kpk_writer_open_memory(c, l, t, &writer) != KPK_OK) kompakt_error("cannot serialize");
+    return run_save(s, writer);
 }
 
 /* ---- reading ------------------------------------------------------------------------------- */
@@ -204,6 +211,7 @@ typedef struct {
     size_t capacity;
     size_t start, end;              /* the buffered bytes not yet read */
     const char *name;               /* for messages */
+    SEXP cont;
 } read_state;
 
 static void read_into(read_state *s, void *dst, size_t n) {
@@ -296,6 +304,7 @@ static void check_r_object(kpk_reader *reader, const char *name) {
 static read_state *new_read_state(void) {
     read_state *s = (read_state *)R_alloc(1, sizeof(read_state));
     memset(s, 0, sizeof *s);
+    s->cont = PROTECT(R_MakeUnwindCont()); /* released by run_read */
     return s; /* the buffer comes with the first read, sized by the stream */
 }
 
@@ -307,9 +316,8 @@ static SEXP run_read(read_state *s, kpk_reader *reader, const char *name) {
         kpk_reader_close(reader);
         Rf_error("kompakt: %s: the file has no serialized object (it is damaged)", name);
     }
-    SEXP cont = PROTECT(R_MakeUnwindCont());
-    SEXP result = PROTECT(R_UnwindProtect(read_body, s, read_cleanup, s, cont));
-    UNPROTECT(2);
+    SEXP result = R_UnwindProtect(read_body, s, read_cleanup, s, s->cont);
+    UNPROTECT(1); /* s->cont; nothing allocates before the caller protects the result */
     return result;
 }
 
@@ -376,9 +384,10 @@ SEXP kpk_store_close_c(SEXP ptr) {
 SEXP kpk_store_set_c(SEXP ptr, SEXP ns, SEXP key, SEXP value) {
     kpk_store *store = store_of(ptr);
     const char *n = string_arg(ns, "namespace"), *k = string_arg(key, "key");
+    save_state *s = new_save_state(value, store, n, k);
     kpk_writer *writer = NULL;
     if (kpk_store_writer(store, &writer) != KPK_OK) kompakt_error("cannot set the key");
-    return run_save_into(value, writer, store, n, k);
+    return run_save(s, writer);
 }
 
 /* list(value) when the key exists, NULL when it does not. */
@@ -391,7 +400,10 @@ SEXP kpk_store_get_c(SEXP ptr, SEXP ns, SEXP key) {
     read_state *s = new_read_state();
     kpk_reader *reader = NULL;
     if (kpk_store_get(store, n, k, &reader) != KPK_OK) kompakt_error("cannot get the key");
-    if (reader == NULL) return R_NilValue;
+    if (reader == NULL) {
+        UNPROTECT(1); /* s->cont */
+        return R_NilValue;
+    }
     SEXP value = PROTECT(run_read(s, reader, name));
     SEXP out = PROTECT(Rf_allocVector(VECSXP, 1));
     SET_VECTOR_ELT(out, 0, value);
