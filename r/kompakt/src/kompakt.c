@@ -98,6 +98,9 @@ static void add_stream(save_state *s, int small) {
 }
 
 static void flush_out(save_state *s) {
+    /* Ctrl-C (and setTimeLimit) stop a long save here: no kompakt call is in progress, and
+     * the unwind aborts the writer. */
+    R_CheckUserInterrupt();
     if (!s->stream_added) add_stream(s, 0);
     if (s->used > 0 && kpk_writer_write(s->writer, s->stream, s->buffer, s->used) != KPK_OK)
         kompakt_error("cannot write");
@@ -110,7 +113,7 @@ static void out_bytes(R_outpstream_t stream, void *data, int length) {
     if (n >= DIRECT_WRITE) {
         /* Large pieces (R writes vectors in 64 KB chunks) go straight in, one copy fewer,
          * after what the buffer holds. */
-        flush_out(s);
+        flush_out(s); /* checks for an interrupt too */
         if (kpk_writer_write(s->writer, s->stream, data, n) != KPK_OK) kompakt_error("cannot write");
         return;
     }
@@ -236,6 +239,7 @@ static void in_bytes(R_inpstream_t stream, void *data, int length) {
                 s->buffer = (unsigned char *)R_alloc(s->capacity, 1);
             }
             if (fill > s->capacity) fill = s->capacity;
+            R_CheckUserInterrupt(); /* as for saves: the unwind closes the reader */
             read_into(s, s->buffer, fill);
             s->start = 0;
             s->end = fill;

@@ -82,3 +82,38 @@ test_that("small and large pieces of one object keep their order", {
   y <- lapply(1:200, function(i) if (i %% 2) runif(3000) else paste("s", i))
   expect_identical(kpk_unserialize(kpk_serialize(y, threads = 2)), y)
 })
+
+test_that("an interrupted save keeps the old file and leaves nothing beside it", {
+  dir <- tempfile()
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  path <- file.path(dir, "x.kpk")
+  kpk_save("old", path)
+  big <- runif(5e7)
+  # setTimeLimit's error is raised where an interrupt would be: mid-serialization, when the
+  # whole save takes several times the limit.
+  whole <- system.time(kpk_save(big, file.path(dir, "timing.kpk")))[["elapsed"]]
+  unlink(file.path(dir, "timing.kpk"))
+  skip_if(whole < 0.25, "this machine saves too fast to stop a save half way")
+  err <- tryCatch({
+    setTimeLimit(elapsed = 0.05, transient = TRUE)
+    on.exit(setTimeLimit(elapsed = Inf), add = TRUE)
+    kpk_save(big, path)
+    NULL
+  }, error = function(e) e)
+  setTimeLimit(elapsed = Inf)
+  expect_s3_class(err, "error")
+  expect_match(conditionMessage(err), "time limit")
+  expect_identical(kpk_read(path), "old")
+  expect_identical(list.files(dir, all.files = TRUE, no.. = TRUE), "x.kpk")
+  # And a read stopped the same way leaves the file readable afterwards.
+  kpk_save(big, path, codec = "lz4")
+  err <- tryCatch({
+    setTimeLimit(elapsed = 0.05, transient = TRUE)
+    kpk_read(path)
+    NULL
+  }, error = function(e) e)
+  setTimeLimit(elapsed = Inf)
+  expect_match(conditionMessage(err), "time limit")
+  expect_identical(kpk_read(path), big)
+})
