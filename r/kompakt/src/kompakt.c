@@ -415,38 +415,31 @@ SEXP kpk_store_get_c(SEXP ptr, SEXP ns, SEXP key) {
     return out;
 }
 
-SEXP kpk_store_exists_c(SEXP ptr, SEXP ns, SEXP keys) {
+typedef kpk_status (*key_query)(const kpk_store *, const char *, const char *, int32_t *);
+
+/* `query` for each of `keys`: a logical vector of its answers. */
+static SEXP per_key(SEXP ptr, SEXP ns, SEXP keys, key_query query, const char *doing) {
     kpk_store *store = store_of(ptr);
     const char *n = string_arg(ns, "namespace");
     if (!Rf_isString(keys)) Rf_error("kompakt: keys must be strings");
     R_xlen_t count = XLENGTH(keys);
     SEXP out = PROTECT(Rf_allocVector(LGLSXP, count));
     for (R_xlen_t i = 0; i < count; i++) {
-        int32_t exists = 0;
+        int32_t answer = 0;
         if (STRING_ELT(keys, i) == NA_STRING) Rf_error("kompakt: a key is NA");
-        if (kpk_store_exists(store, n, Rf_translateCharUTF8(STRING_ELT(keys, i)), &exists) != KPK_OK)
-            kompakt_error("cannot look up the key");
-        LOGICAL(out)[i] = exists;
+        if (query(store, n, Rf_translateCharUTF8(STRING_ELT(keys, i)), &answer) != KPK_OK) kompakt_error(doing);
+        LOGICAL(out)[i] = answer;
     }
     UNPROTECT(1);
     return out;
 }
 
+SEXP kpk_store_exists_c(SEXP ptr, SEXP ns, SEXP keys) {
+    return per_key(ptr, ns, keys, kpk_store_exists, "cannot look up the key");
+}
+
 SEXP kpk_store_del_c(SEXP ptr, SEXP ns, SEXP keys) {
-    kpk_store *store = store_of(ptr);
-    const char *n = string_arg(ns, "namespace");
-    if (!Rf_isString(keys)) Rf_error("kompakt: keys must be strings");
-    R_xlen_t count = XLENGTH(keys);
-    SEXP out = PROTECT(Rf_allocVector(LGLSXP, count));
-    for (R_xlen_t i = 0; i < count; i++) {
-        int32_t deleted = 0;
-        if (STRING_ELT(keys, i) == NA_STRING) Rf_error("kompakt: a key is NA");
-        if (kpk_store_delete(store, n, Rf_translateCharUTF8(STRING_ELT(keys, i)), &deleted) != KPK_OK)
-            kompakt_error("cannot delete the key");
-        LOGICAL(out)[i] = deleted;
-    }
-    UNPROTECT(1);
-    return out;
+    return per_key(ptr, ns, keys, kpk_store_delete, "cannot delete the key");
 }
 
 /* A kompakt string list (u32 length, bytes; repeated) as a character vector; frees it. */
