@@ -34,10 +34,14 @@ test_that("a store folder is shared with Python and the command line", {
   on.exit(unlink(path, recursive = TRUE))
   st <- kpk_store(path)
   st$set("from_r", data.frame(a = 1:3))
+  st$set("kept", 1:3)
   kompakt_cli <- Sys.getenv("KOMPAKT_BIN")
   if (nzchar(kompakt_cli)) {
     expect_match(system2(kompakt_cli, c("store", "ls", path), stdout = TRUE), "from_r", all = FALSE)
     expect_identical(system2(kompakt_cli, c("store", "verify", path), stdout = FALSE), 0L)
+    st$del("from_r")
+    expect_identical(system2(kompakt_cli, c("store", "gc", path), stdout = FALSE), 0L)
+    expect_identical(st$get("kept"), 1:3)
   }
   python <- Sys.getenv("KOMPAKT_PYTHON_BIN")
   if (nzchar(python)) {
@@ -47,7 +51,7 @@ test_that("a store folder is shared with Python and the command line", {
       "s = kompakt.Store(sys.argv[1])",
       "s.set('from_python', {'x': [1, 2]})",
       "try:",
-      "    s.get('from_r')",
+      "    s.get('kept')",
       "except ValueError as e:",
       "    print(e)"), script)
     out <- system2(python, c(script, shQuote(path)), stdout = TRUE)
