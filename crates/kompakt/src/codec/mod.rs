@@ -228,7 +228,17 @@ impl Compressor {
             return Ok(None);
         }
         let start = dst.len();
-        dst.reserve(limit);
+        // Every codec gets room for its worst case, not just `limit`: zstd and deflate given
+        // less may fail on a block whose result would fit (zstd needs room to fall back to a
+        // raw block), and the outcome would then depend on how much spare capacity `dst`
+        // happens to have (a staging buffer, or a whole file in memory). The limit is checked
+        // on the result below.
+        let room = match codec {
+            Codec::Zstd { .. } => zstd::zstd_safe::compress_bound(src.len()),
+            Codec::Gzip { .. } | Codec::Zlib { .. } => deflate_bound(src.len()),
+            _ => limit,
+        };
+        dst.reserve(limit.max(room));
         let written = match codec {
             Codec::None => None,
             Codec::Lz4 { acceleration } => {
@@ -296,6 +306,12 @@ fn lz4_append(src: &[u8], mode: Lz4Mode, dst: &mut Vec<u8>) -> Option<usize> {
         Lz4Mode::High(level) => lzzzz::lz4_hc::compress_to_vec(src, dst, level),
     };
     written.ok()
+}
+
+/// The most bytes zlib or gzip output of `len` bytes can take: zlib's `compressBound`, and the
+/// gzip header and trailer (18 bytes; 32 to spare).
+fn deflate_bound(len: usize) -> usize {
+    len + (len >> 12) + (len >> 14) + (len >> 25) + 13 + 32
 }
 
 fn deflate_append(mut enc: Compress, src: &[u8], dst: &mut Vec<u8>) -> Result<Option<usize>> {
@@ -523,6 +539,35 @@ mod tests {
                 };
                 let bound = codec.id().max_decoded_len(n as u64);
                 assert!(size as u64 <= bound, "{codec:?}: {size} bytes from {n}, bound {bound}");
+            }
+        }
+    }
+
+    /// Whether a block compresses must not depend on the spare capacity of the buffer it goes
+    /// into (a writer's staging buffer, or a whole file in memory): the fuzz target
+    /// `roundtrip` found a 60-byte block that zstd compressed into a roomy buffer and refused
+    /// into one of exactly its limit, so `kompakt::compress` and a `Writer` made different files.
+    #[test]
+    fn the_outcome_does_not_depend_on_spare_capacity() {
+        let codecs = [
+            Codec::Zstd { level: 4 },
+            Codec::Zstd { level: -5 },
+            Codec::Gzip { level: 6 },
+            Codec::Zlib { level: 9 },
+            Codec::Lz4 { acceleration: 1 },
+            Codec::Lz4Hc { level: 9 },
+        ];
+        let mut c = Compressor::new();
+        for len in 1..300usize {
+            let src: Vec<u8> = (0..len).map(|i| b";;;;A;;"[i % 7] ^ (i / 50) as u8).collect();
+            let limit = len - len / 32;
+            for codec in codecs {
+                let mut tight = Vec::new();
+                let mut roomy = Vec::with_capacity(1 << 20);
+                let a = c.compress_append(codec, &src, &mut tight, limit).unwrap();
+                let b = c.compress_append(codec, &src, &mut roomy, limit).unwrap();
+                assert_eq!(a, b, "{codec:?}, {len} bytes");
+                assert_eq!(tight, roomy, "{codec:?}, {len} bytes");
             }
         }
     }
