@@ -413,10 +413,9 @@ pub unsafe extern "C" fn kpk_writer_write(
     guard(|| {
         let w = writer_mut(writer)?;
         let data = bytes(data, len)?;
-        let path = w.path.clone();
         w.writer.write(kompakt::stream::StreamId(stream), data).map_err(|e| {
             let f = Failure::from(e);
-            match &path {
+            match &w.path {
                 Some(p) if f.0 == KPK_ERROR_IO => Failure::at(p)(f),
                 _ => f,
             }
@@ -672,8 +671,7 @@ pub unsafe extern "C" fn kpk_reader_read(
             // SAFETY: the caller passes `len` writable bytes at `buffer` (the header's
             // contract), and `n <= len`; nothing else refers to them during the call.
             let dst = unsafe { std::slice::from_raw_parts_mut(buffer.cast::<u8>(), n) };
-            let path = r.path.clone();
-            r.reader.read_range_into(stream, pos, dst).map_err(about(&path))?;
+            r.reader.read_range_into(stream, pos, dst).map_err(about(&r.path))?;
         }
         put(read, n)
     })
