@@ -4,7 +4,7 @@ use crate::args::{CatArgs, CompressArgs, DecompressArgs};
 use crate::human::{format_size, parse_range};
 use crate::{progress_bar, write_options, CliError, CliResult};
 use indicatif::ProgressBar;
-use kompakt::stream::{decode_sequential, resolve_threads, STAGED_BLOCKS};
+use kompakt::stream::{decode_sequential, resolve_threads, SourceCursor, STAGED_BLOCKS};
 use kompakt::{ReadOptions, Reader, WriteOptions};
 use kompakt_fs::{AtomicFile, PacedOutput, WritebackProgress};
 use std::fs::File;
@@ -280,10 +280,12 @@ fn read_options(threads: usize) -> ReadOptions {
     ReadOptions::default().threads(threads)
 }
 
-pub fn open_reader(path: &Path, threads: usize) -> CliResult<Reader<File>> {
+/// The CLI's one way to open a kompakt file: through [`ReadAt`](kompakt::stream::ReadAt), the
+/// positional source every reader shares (where a remote source will plug in).
+pub fn open_reader(path: &Path, threads: usize) -> CliResult<Reader<SourceCursor<File>>> {
     let f = kompakt_fs::open_for_reading(path)
         .map_err(|e| CliError::new(format!("cannot open {}: {e}", path.display())))?;
-    Reader::new(f, read_options(threads)).map_err(|e| CliError::from(e).context(path.display()))
+    Reader::at(f, read_options(threads)).map_err(|e| CliError::from(e).context(path.display()))
 }
 
 pub fn decompress(a: DecompressArgs, quiet: bool) -> CliResult {

@@ -156,7 +156,7 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> CliResult<u8> {
             let bar = progress_bar(None, quiet, "verifying");
             let r = kompakt_fs::open_for_reading(path)
                 .map_err(kompakt::Error::Io)
-                .and_then(|file| Reader::new(file, opts))
+                .and_then(|file| Reader::at(file, opts))
                 .and_then(|mut r| {
                     let total: u64 = r.streams().iter().map(|s| s.raw_len).sum();
                     bar.set_length(total);
