@@ -13,7 +13,7 @@
  *   damaged or hostile file is KPK_ERROR_CORRUPT, a bug inside kompakt KPK_ERROR_INTERNAL.
  * - Ownership. A kpk_writer is freed by kpk_writer_finish or kpk_store_commit (whatever they
  *   return) or by kpk_writer_abort; a kpk_reader by kpk_reader_close; a kpk_store by
- *   kpk_store_close; kpk_bytes by kpk_bytes_free. Pointers
+ *   kpk_store_close; a kpk_table by kpk_table_close; kpk_bytes by kpk_bytes_free. Pointers
  *   the caller passes in are borrowed for the call only, except the memory given to
  *   kpk_reader_open_memory, which must stay valid and unchanged until kpk_reader_close.
  * - Threads. A handle may be used from any thread, by one thread at a time. Work inside a call
@@ -132,6 +132,99 @@ kpk_status kpk_store_delete(const kpk_store *store, const char *ns, const char *
 /* Sorted lists, as kpk_bytes: each item a little-endian uint32 length, then its UTF-8 bytes. */
 kpk_status kpk_store_keys(const kpk_store *store, const char *ns, kpk_bytes *keys);
 kpk_status kpk_store_namespaces(const kpk_store *store, kpk_bytes *namespaces);
+
+/* ---- tables -------------------------------------------------------------------------------
+ * Table files (the same files as Python's kompakt.write_table): columns cross this API as
+ * Arrow's C data interface, the ABI shared by every Arrow implementation. A batch to write is
+ * a struct array whose children are the columns; it is moved into the call (released by
+ * kompakt whatever the call returns) and checked (offsets, UTF-8, dictionary keys) before it
+ * is used. */
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+struct ArrowSchema {
+    const char *format;
+    const char *name;
+    const char *metadata;
+    int64_t flags;
+    int64_t n_children;
+    struct ArrowSchema **children;
+    struct ArrowSchema *dictionary;
+    void (*release)(struct ArrowSchema *);
+    void *private_data;
+};
+struct ArrowArray {
+    int64_t length;
+    int64_t null_count;
+    int64_t offset;
+    int64_t n_buffers;
+    int64_t n_children;
+    const void **buffers;
+    struct ArrowArray **children;
+    struct ArrowArray *dictionary;
+    void (*release)(struct ArrowArray *);
+    void *private_data;
+};
+#endif /* ARROW_C_DATA_INTERFACE */
+
+typedef struct kpk_table kpk_table;
+
+/* How a table is written; zero-initialize it and set what you need. codec NULL and level
+ * KPK_LEVEL_DEFAULT: the table's own defaults (zstd:2, LZ4 for plain strings); a codec or
+ * level named is used for every page. Sort columns are checked row by row as they are written. */
+typedef struct {
+    const char *codec;
+    int32_t level;
+    int32_t threads;
+    uint32_t rows_per_group;           /* 0: the default, 16384 */
+    const char *const *sort_columns;   /* most significant first */
+    const uint8_t *sort_descending;    /* per sort column, nonzero = descending */
+    const uint8_t *sort_nulls_first;   /* per sort column, nonzero = nulls first */
+    size_t n_sort;
+    const char *const *metadata_keys;  /* user key-value metadata stored with the table */
+    const char *const *metadata_values;
+    size_t n_metadata;
+} kpk_table_options;
+
+/* Writes a table file at `path` atomically from one record batch. */
+kpk_status kpk_table_write(const char *path, struct ArrowSchema *schema, struct ArrowArray *batch,
+                           const kpk_table_options *opts);
+/* Appends a record batch (of the table's schema) in place; an interrupted append is undone at
+ * the next open. `rows` (may be NULL) gets the rows appended. The table's sort keys and rows
+ * per group are kept; `opts` gives the codec, threads and metadata to merge. */
+kpk_status kpk_table_append(const char *path, struct ArrowSchema *schema, struct ArrowArray *batch,
+                            const kpk_table_options *opts, uint64_t *rows);
+
+/* Opens a table file, or one held in memory (which must stay valid and unchanged until
+ * kpk_table_close). `threads`: decoding threads of the reads (0: all cores). */
+kpk_status kpk_table_open_file(const char *path, int32_t threads, kpk_table **out);
+kpk_status kpk_table_open_memory(const void *data, size_t len, int32_t threads, kpk_table **out);
+void kpk_table_close(kpk_table *table);
+uint64_t kpk_table_num_rows(const kpk_table *table);
+uint32_t kpk_table_rows_per_group(const kpk_table *table);
+uint64_t kpk_table_file_size(const kpk_table *table);
+/* The schema (a struct of the columns), exported into `out`; the caller releases it. */
+kpk_status kpk_table_schema(const kpk_table *table, struct ArrowSchema *out);
+/* A value of the user metadata, copied into `value`; *found is 0 (and value empty) if absent. */
+kpk_status kpk_table_metadata(const kpk_table *table, const char *key, kpk_bytes *value, int32_t *found);
+size_t kpk_table_sort_key_count(const kpk_table *table);
+kpk_status kpk_table_sort_key(const kpk_table *table, size_t i, kpk_bytes *column, int32_t *descending,
+                              int32_t *nulls_first);
+/* Bytes a column takes in the file (stored) and once decompressed (encoded), from the index. */
+kpk_status kpk_table_column_size(const kpk_table *table, uint32_t column, uint64_t *stored, uint64_t *encoded);
+/* Decodes rows [from, to) of a fixed-width column (numbers, dates, times, durations; not
+ * booleans or dictionaries) straight into `dst` (dst_len = rows x the type's width). *has_nulls
+ * says whether some rows are null; then `validity` (if not NULL; (to - from + 7) / 8 bytes) gets
+ * one bit per row, least significant first, set = valid. Values of null rows are unspecified. */
+kpk_status kpk_table_read_into(const kpk_table *table, uint32_t column, uint64_t from, uint64_t to,
+                               void *dst, size_t dst_len, uint8_t *validity, int32_t *has_nulls);
+/* Reads rows [from, to) of `columns` (positions; NULL: all) as one struct array of the columns,
+ * exported into `schema` and `array`; the caller releases both. Only the pages covering the
+ * rows are read, on all the table's threads. */
+kpk_status kpk_table_read(const kpk_table *table, const uint32_t *columns, size_t ncolumns, uint64_t from,
+                          uint64_t to, struct ArrowSchema *schema, struct ArrowArray *array);
 
 #ifdef __cplusplus
 }

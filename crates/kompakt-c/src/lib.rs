@@ -956,5 +956,8 @@ pub unsafe extern "C" fn kpk_store_namespaces(store: *const kpk_store, namespace
     })
 }
 
+mod table;
+pub use table::*;
+
 #[cfg(test)]
 mod tests;

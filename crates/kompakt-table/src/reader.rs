@@ -337,6 +337,45 @@ impl TableReader {
     ///
     /// [`read_columns`]: Self::read_columns
     pub fn read_column_into(&self, c: usize, rows: Range<u64>, dst: &mut [u8], threads: usize) -> Result<bool> {
+        let pages = self.read_pages_into(c, rows, dst, threads)?;
+        Ok(pages.into_iter().all(|(n, validity)| {
+            validity.is_none_or(|v| arrow_buffer::BooleanBuffer::new(v, 0, n).count_set_bits() == n)
+        }))
+    }
+
+    /// [`read_column_into`](Self::read_column_into), with the validity of the rows: `None`
+    /// when no page of the range has a validity bitmap (every row valid), else one bit per row.
+    pub fn read_column_into_with_validity(
+        &self,
+        c: usize,
+        rows: Range<u64>,
+        dst: &mut [u8],
+        threads: usize,
+    ) -> Result<Option<arrow_buffer::BooleanBuffer>> {
+        let pages = self.read_pages_into(c, rows, dst, threads)?;
+        if pages.iter().all(|(_, v)| v.is_none()) {
+            return Ok(None);
+        }
+        let total = pages.iter().map(|(n, _)| n).sum();
+        let mut bits = arrow_buffer::BooleanBufferBuilder::new(total);
+        for (n, validity) in pages {
+            match validity {
+                Some(v) => bits.append_packed_range(0..n, v.as_slice()),
+                None => bits.append_n(n, true),
+            }
+        }
+        Ok(Some(bits.finish()))
+    }
+
+    /// Decodes rows `rows` of fixed-width column `c` into `dst`, page by page in parallel;
+    /// returns each page's row count and validity bitmap, in row order.
+    fn read_pages_into(
+        &self,
+        c: usize,
+        rows: Range<u64>,
+        dst: &mut [u8],
+        threads: usize,
+    ) -> Result<Vec<(usize, Option<arrow_buffer::Buffer>)>> {
         let (_, _) = self.request(Some(&[c]), &rows)?;
         let field = self.parsed.schema.field(c);
         let width = match (field.data_type(), crate::schema::fixed_width(field.data_type())) {
@@ -360,7 +399,7 @@ impl TableReader {
             ));
         }
         if rows.is_empty() {
-            return Ok(true);
+            return Ok(Vec::new());
         }
         let window = |g: u64| self.window(g, &rows);
         let mut tasks = Vec::new();
@@ -372,14 +411,13 @@ impl TableReader {
             tasks.push((g, part));
         }
         let threads = self.threads_for(&[c], &groups, threads);
-        let valid: Vec<Result<bool>> = map_tasks(threads, tasks, |(g, part)| {
+        map_tasks(threads, tasks, |(g, part)| {
             let rows = window(g);
             let bits = self.read_page_into(c, g, rows.clone(), part)?;
-            Ok(bits
-                .validity
-                .is_none_or(|v| arrow_buffer::BooleanBuffer::new(v, 0, rows.len()).count_set_bits() == rows.len()))
-        })?;
-        valid.into_iter().try_fold(true, |all, v| Ok(all & v?))
+            Ok((rows.len(), bits.validity))
+        })?
+        .into_iter()
+        .collect()
     }
 
     /// Reads rows `rows` of the columns `columns` (positions; `None`: all) column by column:

@@ -64,6 +64,80 @@ static void check_reader(kpk_reader *r, const unsigned char *data, size_t n) {
     free(buf);
 }
 
+/* ---- tables: a batch built by hand in Arrow's C data interface, as a C producer makes it. -- */
+
+static int released = 0;
+static void release_array(struct ArrowArray *a) {
+    for (int64_t i = 0; i < a->n_children; i++)
+        if (a->children[i]->release) a->children[i]->release(a->children[i]);
+    a->release = NULL;
+    released++;
+}
+static void release_schema(struct ArrowSchema *s) { s->release = NULL; }
+
+static void check_tables(const char *folder) {
+    enum { N = 100000 };
+    static int32_t ints[N];
+    static uint8_t validity[(N + 7) / 8];
+    static int32_t offsets[N + 1];
+    static char text[N * 8];
+    int32_t at = 0;
+    for (int i = 0; i < N; i++) {
+        ints[i] = i * 3;
+        if (i % 10 != 0) validity[i / 8] |= (uint8_t)(1u << (i % 8));
+        offsets[i] = at;
+        at += snprintf(text + at, 8, "%d", i % 1000);
+    }
+    offsets[N] = at;
+    const void *int_buffers[2] = {validity, ints};
+    const void *text_buffers[3] = {NULL, offsets, text};
+    struct ArrowArray col_i = {N, N / 10, 0, 2, 0, int_buffers, NULL, NULL, release_array, NULL};
+    struct ArrowArray col_s = {N, 0, 0, 3, 0, text_buffers, NULL, NULL, release_array, NULL};
+    struct ArrowArray *cols[2] = {&col_i, &col_s};
+    const void *struct_buffers[1] = {NULL};
+    struct ArrowArray batch = {N, 0, 0, 1, 2, struct_buffers, cols, NULL, release_array, NULL};
+    struct ArrowSchema s_i = {"i", "n", NULL, ARROW_FLAG_NULLABLE, 0, NULL, NULL, release_schema, NULL};
+    struct ArrowSchema s_s = {"u", "s", NULL, ARROW_FLAG_NULLABLE, 0, NULL, NULL, release_schema, NULL};
+    struct ArrowSchema *schemas[2] = {&s_i, &s_s};
+    struct ArrowSchema schema = {"+s", "", NULL, 0, 2, schemas, NULL, release_schema, NULL};
+
+    char path[4096];
+    snprintf(path, sizeof path, "%s/table.kpk", folder);
+    kpk_table_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.level = KPK_LEVEL_DEFAULT;
+    opts.rows_per_group = 8192;
+    CHECK(kpk_table_write(path, &schema, &batch, &opts) == KPK_OK);
+    CHECK(batch.release == NULL && released == 3); /* moved in, released once with its columns */
+
+    kpk_table *t = NULL;
+    CHECK(kpk_table_open_file(path, 0, &t) == KPK_OK);
+    CHECK(kpk_table_num_rows(t) == N && kpk_table_rows_per_group(t) == 8192);
+    int32_t got[1000];
+    uint8_t valid[125];
+    int32_t has_nulls = 0;
+    CHECK(kpk_table_read_into(t, 0, 50000, 51000, got, sizeof got, valid, &has_nulls) == KPK_OK && has_nulls);
+    int ok = 1;
+    for (int k = 0; k < 1000; k++) {
+        int is_valid = (valid[k / 8] >> (k % 8)) & 1;
+        ok &= is_valid == ((50000 + k) % 10 != 0) && (!is_valid || got[k] == (50000 + k) * 3);
+    }
+    CHECK(ok);
+    struct ArrowSchema out_schema;
+    struct ArrowArray out;
+    uint32_t column = 1;
+    CHECK(kpk_table_read(t, &column, 1, 99998, 100000, &out_schema, &out) == KPK_OK);
+    CHECK(out.length == 2 && out.n_children == 1 && strcmp(out_schema.children[0]->format, "u") == 0);
+    const struct ArrowArray *s = out.children[0];
+    const int32_t *o = s->buffers[1];
+    const char *d = s->buffers[2];
+    CHECK(o[s->offset + 1] - o[s->offset] == 3 && memcmp(d + o[s->offset], "998", 3) == 0);
+    out.release(&out);
+    out_schema.release(&out_schema);
+    CHECK(kpk_table_read_into(t, 1, 0, 1, got, 4, NULL, &has_nulls) == KPK_ERROR_OPTION);
+    kpk_table_close(t);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s FOLDER\n", argv[0]);
@@ -110,6 +184,8 @@ int main(int argc, char **argv) {
     CHECK(kpk_reader_open_file(missing, 0, &r) == KPK_ERROR_IO);
     CHECK(strstr(kpk_last_error(), "missing.kpk") != NULL);
     CHECK(kpk_writer_write(NULL, 0, "x", 1) == KPK_ERROR_USAGE);
+
+    check_tables(argv[1]);
 
     free(data);
     free(all);
