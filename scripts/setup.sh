@@ -75,8 +75,11 @@ echo "setup: Python $("$PY" -c 'import platform; print(platform.python_version()
 # Installs R and testthat from Debian when missing, then the package into $1/R-library (cargo's
 # target folder), building kompakt's C API with cargo. Afterwards $R_LIBRARY is that folder.
 kompakt_r_setup() {
-  if ! command -v Rscript >/dev/null 2>&1 || ! Rscript -e 'library(testthat); library(R6); library(digest)' >/dev/null 2>&1; then
-    kompakt_apt_install --no-install-recommends r-base-dev r-cran-testthat r-cran-r6 r-cran-digest
+  # data.table, bit64 and tibble: the table tests' data.table keys, integer64 and tibbles.
+  if ! command -v Rscript >/dev/null 2>&1 ||
+    ! Rscript -e 'library(testthat); library(R6); library(digest); library(data.table); library(bit64); library(tibble)' >/dev/null 2>&1; then
+    kompakt_apt_install --no-install-recommends r-base-dev r-cran-testthat r-cran-r6 r-cran-digest \
+      r-cran-data.table r-cran-bit64 r-cran-tibble
   fi
   R_LIBRARY="$1/R-library"
   mkdir -p "$R_LIBRARY"

@@ -34,13 +34,13 @@ echo "== Python package: pip install .[test] (maturin builds the extension: minu
 "$PY" -m pip install -v ".[test]"
 KOMPAKT_BIN="$TARGET_DIR/release/kompakt" "$PY" -m pytest -q python/tests
 echo "== R package (r/kompakt): R from Debian when missing, then R CMD INSTALL and testthat"
-echo "   (with the CLI and the Python package, for the tests of a store shared by all three)"
+echo "   (with the CLI and the Python package, for the tests of stores and tables shared by all three)"
 kompakt_r_setup "$TARGET_DIR"
 # storr's own driver specification runs on the storr driver: required when ../shared is there.
 storr_required=""
 if ls ../shared/vendor/storr_*.tar.gz >/dev/null 2>&1; then storr_required=1; fi
 (cd r/kompakt/tests && R_LIBS="$R_LIBRARY" KOMPAKT_BIN="$TARGET_DIR/release/kompakt" KOMPAKT_PYTHON_BIN="$PY" \
-  KOMPAKT_REQUIRE_STORR="$storr_required" Rscript testthat.R)
+  KOMPAKT_REQUIRE_STORR="$storr_required" KOMPAKT_REQUIRE_SUGGESTS=1 Rscript testthat.R)
 echo "== type stubs: python/kompakt/_core.pyi against the compiled module (mypy stubtest)"
 # MYPYPATH: the stubs of the source tree, not the copy installed with the package.
 MYPYPATH=python "$PY" -m mypy.stubtest --mypy-config-file pyproject.toml kompakt._core

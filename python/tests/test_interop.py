@@ -1,8 +1,12 @@
 """Files cross between the CLI and Python; golden files read the same from Python."""
 
+import datetime
+import math
 import subprocess
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 import pytest
 import xxhash
 
@@ -124,3 +128,33 @@ def test_an_r_object_file_is_refused_with_a_message_naming_r(repo):
         kompakt.load(path)
     # The CLI and the stream API read it as data: R's serialization header comes first.
     assert kompakt.decompress(path.read_bytes()).startswith(b"B\n")
+
+
+def test_the_golden_r_table_reads_as_natural_pandas_and_arrow_types(repo):
+    # Written by kompakt for R (r/kompakt/tests/testthat/test-golden.R, golden_r_table()): 40
+    # rows, NA every 7th.
+    path = repo / "tests" / "golden" / "v1" / "table" / "r-table.kpk"
+    schema = kompakt.TableFile(path).schema
+    assert schema.field("fct").type == pa.dictionary(pa.int32(), pa.string())
+    assert schema.field("ord").type.ordered
+    assert schema.field("day").type == pa.date32()
+    assert schema.field("when").type == pa.timestamp("us", tz="Europe/Paris")
+    assert schema.field("big").type == pa.int64()
+    assert schema.field("bytes").type == pa.uint8()
+    df = kompakt.read_table(path)
+    rows = range(1, 41)
+    valid = [i % 7 != 0 for i in rows]
+    assert df["lgl"].isna().tolist() == [not v for v in valid]
+    assert df["int"].tolist()[:2] == [-19000, -18000]
+    assert df["fct"].dtype == "category" and list(df["fct"].cat.categories) == ["low", "mid", "high"]
+    assert df["fct"].tolist()[:3] == ["mid", "high", "low"] and pd.isna(df["fct"][6])
+    assert df["ord"].cat.ordered
+    assert df["chr"][0] == "1 caf\u00e9 \u65e5\u672c" and df["chr"].isna()[6]
+    assert df["day"][0] == datetime.date(2026, 11, 28)
+    assert df["when"][1] == pd.Timestamp(1795770000 + 2 * 3600.5, unit="s", tz="Europe/Paris")
+    assert [v for v, ok in zip(df["big"].tolist(), valid) if ok][:2] == [2**32 + 1, 2 * (2**32 + 1)]
+    assert df["big"].isna().tolist() == [not v for v in valid]
+    assert df["bytes"].tolist() == list(rows)
+    assert df["secs"][0] == 0.25
+    dbl = df["dbl"].tolist()
+    assert math.isnan(dbl[0]) and dbl[1:4] == [math.inf, -math.inf, 0.0] and math.copysign(1, dbl[3]) == -1

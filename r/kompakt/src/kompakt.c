@@ -296,7 +296,7 @@ static void check_r_object(kpk_reader *reader, const char *name) {
     else if (len > 0 && meta[0] == '{' && has_tag(meta, len, PY_OBJECT_TAG))
         why = "holds a Python object saved by kompakt.save; load it in Python with kompakt.load()";
     else if (len >= 4 && memcmp(meta, "KTBL", 4) == 0)
-        why = "holds a table, not a saved R object";
+        why = "holds a table, not a saved R object; read it with read_kpk_table()";
     else
         why = "holds plain data (made by kompakt compress), not a saved R object";
     kpk_reader_close(reader);
@@ -553,6 +553,14 @@ SEXP kpk_store_get_raw_c(SEXP ptr, SEXP ns, SEXP key) {
 
 SEXP kpk_version_c(void) { return Rf_mkString(kpk_version()); }
 
+/* Table files: table.c. */
+SEXP kpk_table_write_c(SEXP columns, SEXP kinds, SEXP tzones, SEXP nrow, SEXP file, SEXP options, SEXP append);
+SEXP kpk_table_open_c(SEXP source, SEXP threads);
+SEXP kpk_table_close_c(SEXP ptr);
+SEXP kpk_table_info_c(SEXP ptr);
+SEXP kpk_table_read_c(SEXP ptr, SEXP columns, SEXP names, SEXP from, SEXP to, SEXP formats, SEXP dicts,
+                      SEXP ordered, SEXP as_int64);
+
 static const R_CallMethodDef call_methods[] = {
     {"kpk_save_c", (DL_FUNC)&kpk_save_c, 5},
     {"kpk_serialize_c", (DL_FUNC)&kpk_serialize_c, 4},
@@ -569,6 +577,11 @@ static const R_CallMethodDef call_methods[] = {
     {"kpk_store_namespaces_c", (DL_FUNC)&kpk_store_namespaces_c, 1},
     {"kpk_store_set_raw_c", (DL_FUNC)&kpk_store_set_raw_c, 5},
     {"kpk_store_get_raw_c", (DL_FUNC)&kpk_store_get_raw_c, 3},
+    {"kpk_table_write_c", (DL_FUNC)&kpk_table_write_c, 7},
+    {"kpk_table_open_c", (DL_FUNC)&kpk_table_open_c, 2},
+    {"kpk_table_close_c", (DL_FUNC)&kpk_table_close_c, 1},
+    {"kpk_table_info_c", (DL_FUNC)&kpk_table_info_c, 1},
+    {"kpk_table_read_c", (DL_FUNC)&kpk_table_read_c, 9},
     {NULL, NULL, 0}};
 
 void R_init_kompakt(DllInfo *dll) {

@@ -17,3 +17,49 @@ test_that("files of other languages and kinds are refused with a message naming 
   expect_error(kpk_read(golden("python-object.kpk")), "Python object saved by kompakt.save")
   expect_error(kpk_read(golden("zstd-3.kpk")), "plain data")
 })
+
+# The golden R table (tests/golden/v1/table/r-table.kpk, written once by kompakt for R 0.1.0):
+# every column type R writes, NA every 7th row, 40 rows in row groups of 16.
+golden_r_table <- function() {
+  n <- 40L
+  i <- seq_len(n)
+  na <- i %% 7L == 0L
+  set_na <- function(x) { x[na] <- NA; x }
+  # integer64 without bit64: the int64 i * 2^32 + i as the double's bits (NA: INT64_MIN).
+  hi <- ifelse(na, NA_integer_, i)
+  lo <- ifelse(na, 0L, i)
+  big <- structure(readBin(writeBin(c(rbind(lo, hi)), raw()), "double", n), class = "integer64")
+  df <- data.frame(
+    lgl = set_na(i %% 2L == 0L),
+    int = set_na(i * 1000L - 20000L),
+    dbl = set_na(c(NaN, Inf, -Inf, -0, i[-(1:4)] / 8)),
+    chr = set_na(sprintf("%d caf\u00e9 \u65e5\u672c", i)),
+    fct = set_na(factor(c("low", "mid", "high")[i %% 3L + 1L], levels = c("low", "mid", "high"))),
+    ord = set_na(factor(c("S", "M", "L")[i %% 3L + 1L], levels = c("S", "M", "L"), ordered = TRUE)),
+    day = set_na(as.Date("2026-11-27") + i),
+    when = set_na(.POSIXct(1795770000 + i * 3600.5, tz = "Europe/Paris")),
+    secs = set_na(as.difftime(i / 4, units = "mins")),
+    stringsAsFactors = FALSE
+  )
+  df$big <- big
+  df$bytes <- as.raw(i)
+  df
+}
+
+test_that("the golden R table (written by kompakt for R 0.1.0) reads back exactly", {
+  path <- golden(file.path("table", "r-table.kpk"))
+  back <- read_kpk_table(path)
+  expected <- golden_r_table()
+  expect_identical(back, expected)
+  expect_identical(is.nan(back$dbl[1:2]), c(TRUE, FALSE))
+  expect_identical(kpk_table_info(path)$rows_per_group, 16)
+  expect_identical(read_kpk_table(path, columns = c("when", "fct"), from = 15, to = 18),
+                   `rownames<-`(expected[15:18, c("when", "fct")], NULL))
+})
+
+if (FALSE) {
+  # Writes the golden R table once (from r/kompakt/tests/testthat, with kompakt installed).
+  path <- file.path("..", "..", "..", "..", "tests", "golden", "v1", "table", "r-table.kpk")
+  stopifnot(!file.exists(path))
+  write_kpk_table(golden_r_table(), path, codec = "zstd:3", rows_per_group = 16)
+}

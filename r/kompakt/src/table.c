@@ -1,0 +1,739 @@
+/* The R package's glue for table files: R vectors to Arrow's C data interface and back.
+ *
+ * Writing: each column becomes an ArrowArray whose buffers point into the R vector where its
+ * layout is Arrow's (integer, double, integer64, raw) and into R_alloc memory where it is not
+ * (validity bitmaps, logical bits, factor keys, dates, timestamps, strings). R_alloc memory is
+ * freed by R when the .Call returns, also after an error, so nothing leaks on a longjmp; the
+ * arrays are released inside kpk_table_write, before that.
+ *
+ * Reading: fixed-width columns decode straight into the R vector (kpk_table_read_into); the
+ * others (logical, factors, strings) come as Arrow arrays a chunk of rows at a time and are
+ * copied into R vectors allocated once, so a read's memory stays near the data frame's size.
+ *
+ * The R side (R/table.R) chooses each column's kind and keeps R's attributes in the table's
+ * metadata; this file converts values only. */
+#include <R.h>
+#include <Rinternals.h>
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+
+#include "kompakt.h"
+
+/* Column kinds, as R/table.R numbers them. */
+enum {
+    KIND_LOGICAL = 1,
+    KIND_INTEGER = 2,
+    KIND_DOUBLE = 3,
+    KIND_STRING = 4,
+    KIND_FACTOR = 5,
+    KIND_DATE = 6,      /* double or integer days; date32 when every value is a whole day */
+    KIND_TIMESTAMP = 7, /* POSIXct: timestamp[us] when every value is exact in microseconds */
+    KIND_INT64 = 8,     /* bit64::integer64 */
+    KIND_RAW = 9,
+};
+
+/* Rows converted per Arrow read: bounds the memory a read needs beside the data frame. */
+#define READ_CHUNK_ROWS (1 << 20)
+
+static void table_error(const char *doing, const char *path) {
+    char message[2048];
+    snprintf(message, sizeof message, "%s", kpk_last_error());
+    Rf_error("kompakt: %s %s: %s", doing, path, message);
+}
+
+/* ---- building Arrow arrays in R_alloc memory ------------------------------------------ */
+
+/* Release callbacks: the memory is R's (R_alloc), so releasing only marks the struct. */
+static void release_array(struct ArrowArray *a) {
+    for (int64_t i = 0; i < a->n_children; i++)
+        if (a->children[i]->release) a->children[i]->release(a->children[i]);
+    if (a->dictionary && a->dictionary->release) a->dictionary->release(a->dictionary);
+    a->release = NULL;
+}
+
+static void release_schema(struct ArrowSchema *s) {
+    for (int64_t i = 0; i < s->n_children; i++)
+        if (s->children[i]->release) s->children[i]->release(s->children[i]);
+    if (s->dictionary && s->dictionary->release) s->dictionary->release(s->dictionary);
+    s->release = NULL;
+}
+
+static void *zalloc(size_t n, size_t size) {
+    void *p = R_alloc(n ? n : 1, size);
+    memset(p, 0, (n ? n : 1) * size);
+    return p;
+}
+
+static struct ArrowArray *new_array(int64_t length, int n_buffers) {
+    struct ArrowArray *a = zalloc(1, sizeof *a);
+    a->length = length;
+    a->n_buffers = n_buffers;
+    a->buffers = zalloc((size_t)n_buffers, sizeof(void *));
+    a->release = release_array;
+    return a;
+}
+
+static struct ArrowSchema *new_schema(const char *format, const char *name) {
+    struct ArrowSchema *s = zalloc(1, sizeof *s);
+    s->format = format;
+    s->name = name;
+    s->flags = ARROW_FLAG_NULLABLE;
+    s->release = release_schema;
+    return s;
+}
+
+static char *copy_text(const char *text) {
+    size_t n = strlen(text) + 1;
+    char *out = R_alloc(n, 1);
+    memcpy(out, text, n);
+    return out;
+}
+
+/* A validity bitmap for `n` rows, NULL when every row is valid; `is_na(x, i)` says. */
+#define VALIDITY(name, test)                                                                 \
+    static const uint8_t *name(SEXP x, R_xlen_t n, int64_t *nulls) {                        \
+        R_xlen_t missing = 0;                                                                \
+        for (R_xlen_t i = 0; i < n; i++) missing += (test);                                  \
+        *nulls = missing;                                                                    \
+        if (missing == 0) return NULL;                                                       \
+        uint8_t *bits = zalloc((size_t)(n + 7) / 8, 1);                                      \
+        for (R_xlen_t i = 0; i < n; i++)                                                     \
+            if (!(test)) bits[i >> 3] |= (uint8_t)(1u << (i & 7));                            \
+        return bits;                                                                         \
+    }
+VALIDITY(int_validity, INTEGER(x)[i] == NA_INTEGER)
+VALIDITY(real_validity, R_IsNA(REAL(x)[i]))
+VALIDITY(string_validity, STRING_ELT(x, i) == NA_STRING)
+VALIDITY(int64_validity, ((const int64_t *)REAL(x))[i] == INT64_MIN)
+
+/* A string's UTF-8 bytes: its own for ASCII and UTF-8 strings (no copy), else translated into
+ * R_alloc memory (the caller resets it with vmaxset). */
+static const char *utf8_of(SEXP s, size_t *len) {
+    const char *text = Rf_translateCharUTF8(s);
+    *len = text == CHAR(s) ? (size_t)LENGTH(s) : strlen(text);
+    return text;
+}
+
+/* Strings as Arrow utf8 (32-bit offsets) or large_utf8 when they need more: UTF-8 bytes,
+ * translated from the string's declared encoding. */
+static struct ArrowArray *string_array(SEXP x, const char **format, const char *column) {
+    R_xlen_t n = XLENGTH(x);
+    struct ArrowArray *a = new_array(n, 3);
+    a->buffers[0] = string_validity(x, n, &a->null_count);
+    int64_t total = 0;
+    for (R_xlen_t i = 0; i < n; i++) {
+        SEXP s = STRING_ELT(x, i);
+        if (s == NA_STRING) continue;
+        const void *vmax = vmaxget();
+        size_t len;
+        utf8_of(s, &len);
+        total += (int64_t)len;
+        vmaxset(vmax);
+    }
+    int large = total > INT32_MAX;
+    *format = large ? "U" : "u";
+    char *data = R_alloc((size_t)(total ? total : 1), 1);
+    void *offsets = R_alloc((size_t)n + 1, large ? 8 : 4);
+    int64_t at = 0;
+    for (R_xlen_t i = 0; i <= n; i++) {
+        if (large) ((int64_t *)offsets)[i] = at;
+        else ((int32_t *)offsets)[i] = (int32_t)at;
+        if (i == n) break;
+        SEXP s = STRING_ELT(x, i);
+        if (s == NA_STRING) continue;
+        const void *vmax = vmaxget();
+        size_t len;
+        const char *text = utf8_of(s, &len);
+        if (at + (int64_t)len > total) /* an encoding translated differently twice: refuse */
+            Rf_error("kompakt: column '%s': a string changed while it was written", column);
+        memcpy(data + at, text, len);
+        at += (int64_t)len;
+        vmaxset(vmax);
+    }
+    a->buffers[1] = offsets;
+    a->buffers[2] = data;
+    return a;
+}
+
+/* One column: its array and schema. A Date or POSIXct column that date32 or timestamp[us]
+ * cannot hold exactly goes as float64 (R restores its class from the metadata). */
+static void column_array(SEXP x, int kind, const char *name, const char *tz, struct ArrowArray **out_a,
+                         struct ArrowSchema **out_s) {
+    R_xlen_t n = XLENGTH(x);
+    struct ArrowArray *a = NULL;
+    const char *format = NULL;
+    struct ArrowSchema *dictionary = NULL;
+    int64_t ordered = 0;
+    switch (kind) {
+    case KIND_LOGICAL: {
+        a = new_array(n, 2);
+        a->buffers[0] = int_validity(x, n, &a->null_count);
+        uint8_t *bits = zalloc((size_t)(n + 7) / 8, 1);
+        const int *v = LOGICAL(x);
+        for (R_xlen_t i = 0; i < n; i++)
+            if (v[i] != NA_LOGICAL && v[i]) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+        a->buffers[1] = bits;
+        format = "b";
+        break;
+    }
+    case KIND_INTEGER:
+        a = new_array(n, 2);
+        a->buffers[0] = int_validity(x, n, &a->null_count);
+        a->buffers[1] = INTEGER(x);
+        format = "i";
+        break;
+    case KIND_DOUBLE:
+        a = new_array(n, 2);
+        a->buffers[0] = real_validity(x, n, &a->null_count);
+        a->buffers[1] = REAL(x);
+        format = "g";
+        break;
+    case KIND_INT64:
+        a = new_array(n, 2);
+        a->buffers[0] = int64_validity(x, n, &a->null_count);
+        a->buffers[1] = REAL(x);
+        format = "l";
+        break;
+    case KIND_RAW:
+        a = new_array(n, 2);
+        a->buffers[1] = RAW(x);
+        format = "C";
+        break;
+    case KIND_STRING:
+        a = string_array(x, &format, name);
+        break;
+    case KIND_FACTOR: {
+        SEXP levels = Rf_getAttrib(x, R_LevelsSymbol);
+        if (TYPEOF(x) != INTSXP || (levels != R_NilValue && TYPEOF(levels) != STRSXP))
+            Rf_error("kompakt: column '%s': a factor must be integer codes with character levels", name);
+        R_xlen_t nlevels = levels == R_NilValue ? 0 : XLENGTH(levels);
+        a = new_array(n, 2);
+        a->buffers[0] = int_validity(x, n, &a->null_count);
+        int32_t *keys = (int32_t *)R_alloc((size_t)(n ? n : 1), sizeof(int32_t));
+        const int *codes = INTEGER(x);
+        for (R_xlen_t i = 0; i < n; i++) {
+            int c = codes[i];
+            if (c == NA_INTEGER) { keys[i] = 0; continue; }
+            if (c < 1 || c > nlevels) Rf_error("kompakt: column '%s': factor code %d has no level", name, c);
+            keys[i] = c - 1;
+        }
+        a->buffers[1] = keys;
+        const char *dict_format;
+        SEXP lv = levels == R_NilValue ? PROTECT(Rf_allocVector(STRSXP, 0)) : PROTECT(levels);
+        a->dictionary = string_array(lv, &dict_format, name);
+        UNPROTECT(1);
+        if (a->dictionary->null_count > 0) Rf_error("kompakt: column '%s': a factor level is NA", name);
+        dictionary = new_schema(dict_format, "");
+        dictionary->flags = 0;
+        ordered = Rf_inherits(x, "ordered") ? ARROW_FLAG_DICTIONARY_ORDERED : 0;
+        format = "i";
+        break;
+    }
+    case KIND_DATE: {
+        /* date32 when every day is whole and fits; else the doubles as they are. */
+        int whole = 1;
+        if (TYPEOF(x) == REALSXP) {
+            const double *v = REAL(x);
+            for (R_xlen_t i = 0; i < n && whole; i++)
+                whole = R_IsNA(v[i]) || (isfinite(v[i]) && v[i] == floor(v[i]) && fabs(v[i]) <= INT32_MAX);
+        }
+        if (!whole) {
+            column_array(x, KIND_DOUBLE, name, tz, out_a, out_s);
+            return;
+        }
+        a = new_array(n, 2);
+        if (TYPEOF(x) == INTSXP) {
+            a->buffers[0] = int_validity(x, n, &a->null_count);
+            a->buffers[1] = INTEGER(x);
+        } else {
+            a->buffers[0] = real_validity(x, n, &a->null_count);
+            int32_t *days = (int32_t *)R_alloc((size_t)(n ? n : 1), sizeof(int32_t));
+            for (R_xlen_t i = 0; i < n; i++) days[i] = R_IsNA(REAL(x)[i]) ? 0 : (int32_t)REAL(x)[i];
+            a->buffers[1] = days;
+        }
+        format = "tdD";
+        break;
+    }
+    case KIND_TIMESTAMP: {
+        /* timestamp[us] when every instant is exact in microseconds (reading gives back the
+         * same double); else the doubles as they are. */
+        const double *v = REAL(x);
+        int64_t *micros = (int64_t *)R_alloc((size_t)(n ? n : 1), sizeof(int64_t));
+        int exact = 1;
+        for (R_xlen_t i = 0; i < n && exact; i++) {
+            if (R_IsNA(v[i])) { micros[i] = 0; continue; }
+            double us = nearbyint(v[i] * 1e6);
+            exact = isfinite(v[i]) && fabs(us) < 9.0e15 && (double)(int64_t)us / 1e6 == v[i];
+            micros[i] = exact ? (int64_t)us : 0;
+        }
+        if (!exact) {
+            column_array(x, KIND_DOUBLE, name, tz, out_a, out_s);
+            return;
+        }
+        a = new_array(n, 2);
+        a->buffers[0] = real_validity(x, n, &a->null_count);
+        a->buffers[1] = micros;
+        size_t len = strlen(tz) + 5;
+        char *f = R_alloc(len, 1);
+        snprintf(f, len, "tsu:%s", tz);
+        format = f;
+        break;
+    }
+    default:
+        Rf_error("kompakt: column '%s': unknown column kind %d", name, kind);
+    }
+    struct ArrowSchema *s = new_schema(format, name);
+    s->dictionary = dictionary;
+    s->flags |= ordered;
+    *out_a = a;
+    *out_s = s;
+}
+
+/* The options R passes: list(codec, level, threads, rows_per_group, sort_columns,
+ * sort_descending, sort_nulls_first, metadata_keys, metadata_values). */
+static kpk_table_options table_options(SEXP o) {
+    kpk_table_options opts;
+    memset(&opts, 0, sizeof opts);
+    SEXP codec = VECTOR_ELT(o, 0), level = VECTOR_ELT(o, 1);
+    opts.codec = Rf_isNull(codec) ? NULL : Rf_translateCharUTF8(STRING_ELT(codec, 0));
+    opts.level = Rf_isNull(level) ? KPK_LEVEL_DEFAULT : Rf_asInteger(level);
+    opts.threads = Rf_asInteger(VECTOR_ELT(o, 2));
+    opts.rows_per_group = (uint32_t)Rf_asReal(VECTOR_ELT(o, 3));
+    SEXP sort = VECTOR_ELT(o, 4), desc = VECTOR_ELT(o, 5), nf = VECTOR_ELT(o, 6);
+    opts.n_sort = (size_t)XLENGTH(sort);
+    const char **names = (const char **)R_alloc(opts.n_sort + 1, sizeof(char *));
+    uint8_t *d = (uint8_t *)R_alloc(opts.n_sort + 1, 1), *f = (uint8_t *)R_alloc(opts.n_sort + 1, 1);
+    for (size_t i = 0; i < opts.n_sort; i++) {
+        names[i] = Rf_translateCharUTF8(STRING_ELT(sort, (R_xlen_t)i));
+        d[i] = (uint8_t)(LOGICAL(desc)[i] == TRUE);
+        f[i] = (uint8_t)(LOGICAL(nf)[i] == TRUE);
+    }
+    opts.sort_columns = names;
+    opts.sort_descending = d;
+    opts.sort_nulls_first = f;
+    SEXP keys = VECTOR_ELT(o, 7), values = VECTOR_ELT(o, 8);
+    opts.n_metadata = (size_t)XLENGTH(keys);
+    const char **k = (const char **)R_alloc(opts.n_metadata + 1, sizeof(char *));
+    const char **v = (const char **)R_alloc(opts.n_metadata + 1, sizeof(char *));
+    for (size_t i = 0; i < opts.n_metadata; i++) {
+        k[i] = Rf_translateCharUTF8(STRING_ELT(keys, (R_xlen_t)i));
+        v[i] = Rf_translateCharUTF8(STRING_ELT(values, (R_xlen_t)i));
+    }
+    opts.metadata_keys = k;
+    opts.metadata_values = v;
+    return opts;
+}
+
+/* kpk_table_write_c(columns, kinds, tzones, nrow, path, options, append) */
+SEXP kpk_table_write_c(SEXP columns, SEXP kinds, SEXP tzones, SEXP nrow, SEXP file, SEXP options, SEXP append) {
+    R_xlen_t ncol = XLENGTH(columns);
+    SEXP names = Rf_getAttrib(columns, R_NamesSymbol);
+    double rows = Rf_asReal(nrow);
+    struct ArrowArray *batch = new_array((int64_t)rows, 1);
+    struct ArrowSchema *schema = new_schema("+s", "");
+    schema->flags = 0;
+    batch->n_children = schema->n_children = ncol;
+    batch->children = zalloc((size_t)ncol, sizeof(struct ArrowArray *));
+    schema->children = zalloc((size_t)ncol, sizeof(struct ArrowSchema *));
+    for (R_xlen_t j = 0; j < ncol; j++) {
+        SEXP x = VECTOR_ELT(columns, j);
+        const char *name = copy_text(Rf_translateCharUTF8(STRING_ELT(names, j)));
+        if ((double)XLENGTH(x) != rows) Rf_error("kompakt: column '%s' has %.0f rows, the table %.0f", name, (double)XLENGTH(x), rows);
+        const char *tz = Rf_translateCharUTF8(STRING_ELT(tzones, j));
+        column_array(x, INTEGER(kinds)[j], name, tz, &batch->children[j], &schema->children[j]);
+    }
+    kpk_table_options opts = table_options(options);
+    const char *path = R_ExpandFileName(Rf_translateCharUTF8(STRING_ELT(file, 0)));
+    uint64_t appended = 0;
+    kpk_status status = Rf_asLogical(append) == TRUE ? kpk_table_append(path, schema, batch, &opts, &appended)
+                                                     : kpk_table_write(path, schema, batch, &opts);
+    /* kompakt moved the batch in; the schema stays ours. */
+    if (batch->release) batch->release(batch);
+    schema->release(schema);
+    if (status != KPK_OK) table_error(Rf_asLogical(append) == TRUE ? "cannot append to" : "cannot write", path);
+    return Rf_ScalarReal((double)appended);
+}
+
+/* ---- reading ----------------------------------------------------------------------------- */
+
+static void table_finalizer(SEXP ptr) {
+    kpk_table_close((kpk_table *)R_ExternalPtrAddr(ptr));
+    R_ClearExternalPtr(ptr);
+}
+
+static kpk_table *table_of(SEXP ptr) {
+    if (TYPEOF(ptr) != EXTPTRSXP) Rf_error("kompakt: not a kompakt table");
+    kpk_table *t = (kpk_table *)R_ExternalPtrAddr(ptr);
+    if (t == NULL) Rf_error("kompakt: the table is closed");
+    return t;
+}
+
+/* A table opened from a path, or from a raw vector (kept alive by the handle). */
+SEXP kpk_table_open_c(SEXP source, SEXP threads) {
+    kpk_table *t = NULL;
+    int32_t th = Rf_asInteger(threads);
+    if (TYPEOF(source) == RAWSXP) {
+        if (kpk_table_open_memory(RAW(source), (size_t)XLENGTH(source), th, &t) != KPK_OK)
+            table_error("cannot read", "the raw vector");
+    } else {
+        const char *path = R_ExpandFileName(Rf_translateCharUTF8(STRING_ELT(source, 0)));
+        if (kpk_table_open_file(path, th, &t) != KPK_OK) table_error("cannot read", path);
+    }
+    SEXP ptr = PROTECT(R_MakeExternalPtr(t, R_NilValue, TYPEOF(source) == RAWSXP ? source : R_NilValue));
+    R_RegisterCFinalizerEx(ptr, table_finalizer, TRUE);
+    UNPROTECT(1);
+    return ptr;
+}
+
+SEXP kpk_table_close_c(SEXP ptr) {
+    if (TYPEOF(ptr) == EXTPTRSXP) table_finalizer(ptr);
+    return R_NilValue;
+}
+
+static SEXP bytes_string(kpk_bytes *b) {
+    SEXP out = PROTECT(Rf_ScalarString(Rf_mkCharLenCE((const char *)b->data, (int)b->len, CE_UTF8)));
+    kpk_bytes_free(b);
+    UNPROTECT(1);
+    return out;
+}
+
+/* list(nrow, names, formats, dictionary formats, ordered, r metadata or NULL, sort columns,
+ * sort descending, sort nulls first, stored bytes, encoded bytes, file size, rows per group) */
+SEXP kpk_table_info_c(SEXP ptr) {
+    kpk_table *t = table_of(ptr);
+    struct ArrowSchema schema;
+    if (kpk_table_schema(t, &schema) != KPK_OK) table_error("cannot read", "the table's schema");
+    R_xlen_t ncol = (R_xlen_t)schema.n_children;
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 13));
+    SET_VECTOR_ELT(out, 0, Rf_ScalarReal((double)kpk_table_num_rows(t)));
+    SEXP names = PROTECT(Rf_allocVector(STRSXP, ncol)), formats = PROTECT(Rf_allocVector(STRSXP, ncol));
+    SEXP dicts = PROTECT(Rf_allocVector(STRSXP, ncol)), ordered = PROTECT(Rf_allocVector(LGLSXP, ncol));
+    SEXP stored = PROTECT(Rf_allocVector(REALSXP, ncol)), encoded = PROTECT(Rf_allocVector(REALSXP, ncol));
+    for (R_xlen_t j = 0; j < ncol; j++) {
+        struct ArrowSchema *c = schema.children[j];
+        SET_STRING_ELT(names, j, Rf_mkCharCE(c->name ? c->name : "", CE_UTF8));
+        SET_STRING_ELT(formats, j, Rf_mkCharCE(c->format, CE_UTF8));
+        SET_STRING_ELT(dicts, j, c->dictionary ? Rf_mkCharCE(c->dictionary->format, CE_UTF8) : NA_STRING);
+        LOGICAL(ordered)[j] = (c->flags & ARROW_FLAG_DICTIONARY_ORDERED) != 0;
+        uint64_t s = 0, e = 0;
+        if (kpk_table_column_size(t, (uint32_t)j, &s, &e) != KPK_OK) {
+            schema.release(&schema);
+            table_error("cannot read", "the table's index");
+        }
+        REAL(stored)[j] = (double)s;
+        REAL(encoded)[j] = (double)e;
+    }
+    schema.release(&schema);
+    SET_VECTOR_ELT(out, 1, names);
+    SET_VECTOR_ELT(out, 2, formats);
+    SET_VECTOR_ELT(out, 3, dicts);
+    SET_VECTOR_ELT(out, 4, ordered);
+    kpk_bytes meta = {0};
+    int32_t found = 0;
+    if (kpk_table_metadata(t, "r", &meta, &found) != KPK_OK) table_error("cannot read", "the table's metadata");
+    SET_VECTOR_ELT(out, 5, found ? bytes_string(&meta) : R_NilValue);
+    size_t nsort = kpk_table_sort_key_count(t);
+    SEXP sc = PROTECT(Rf_allocVector(STRSXP, (R_xlen_t)nsort));
+    SEXP sd = PROTECT(Rf_allocVector(LGLSXP, (R_xlen_t)nsort)), sn = PROTECT(Rf_allocVector(LGLSXP, (R_xlen_t)nsort));
+    for (size_t i = 0; i < nsort; i++) {
+        kpk_bytes col = {0};
+        int32_t d = 0, nf = 0;
+        if (kpk_table_sort_key(t, i, &col, &d, &nf) != KPK_OK) table_error("cannot read", "the table's sort keys");
+        SET_STRING_ELT(sc, (R_xlen_t)i, STRING_ELT(bytes_string(&col), 0));
+        LOGICAL(sd)[i] = d;
+        LOGICAL(sn)[i] = nf;
+    }
+    SET_VECTOR_ELT(out, 6, sc);
+    SET_VECTOR_ELT(out, 7, sd);
+    SET_VECTOR_ELT(out, 8, sn);
+    SET_VECTOR_ELT(out, 9, stored);
+    SET_VECTOR_ELT(out, 10, encoded);
+    SET_VECTOR_ELT(out, 11, Rf_ScalarReal((double)kpk_table_file_size(t)));
+    SET_VECTOR_ELT(out, 12, Rf_ScalarReal((double)kpk_table_rows_per_group(t)));
+    UNPROTECT(10);
+    return out;
+}
+
+/* Reads a fixed-width column's rows into `dst`; returns the validity bitmap (R_alloc) or NULL
+ * when every row is valid. */
+static const uint8_t *read_into(kpk_table *t, uint32_t col, uint64_t from, uint64_t to, void *dst, size_t width,
+                                const char *name) {
+    uint8_t *validity = R_alloc((size_t)((to - from + 7) / 8) + 1, 1);
+    int32_t has_nulls = 0;
+    if (kpk_table_read_into(t, col, from, to, dst, (size_t)(to - from) * width, validity, &has_nulls) != KPK_OK)
+        table_error("cannot read column", name);
+    return has_nulls ? validity : NULL;
+}
+
+#define VALID(bits, i) ((bits) == NULL || ((bits)[(i) >> 3] >> ((i) & 7)) & 1)
+
+static uint64_t unit_per_second(char unit) {
+    switch (unit) {
+    case 's': return 1;
+    case 'm': return 1000;
+    case 'u': return 1000000;
+    default: return 1000000000;
+    }
+}
+
+/* The R vector of a fixed-width column, decoded in place where R's layout is Arrow's. */
+static SEXP read_fixed(kpk_table *t, uint32_t col, uint64_t from, uint64_t to, const char *format, int as_int64,
+                       const char *name) {
+    R_xlen_t n = (R_xlen_t)(to - from);
+    SEXP out;
+    if (!strcmp(format, "i")) {
+        out = PROTECT(Rf_allocVector(INTSXP, n));
+        const uint8_t *valid = read_into(t, col, from, to, INTEGER(out), 4, name);
+        for (R_xlen_t i = 0; valid && i < n; i++)
+            if (!VALID(valid, i)) INTEGER(out)[i] = NA_INTEGER;
+    } else if (!strcmp(format, "g") || !strcmp(format, "f")) {
+        out = PROTECT(Rf_allocVector(REALSXP, n));
+        const uint8_t *valid;
+        if (format[0] == 'g') {
+            valid = read_into(t, col, from, to, REAL(out), 8, name);
+        } else {
+            /* float32 decodes into the first half of the vector, widened from the end. */
+            valid = read_into(t, col, from, to, REAL(out), 4, name);
+            const float *f = (const float *)REAL(out);
+            for (R_xlen_t i = n - 1; i >= 0; i--) REAL(out)[i] = (double)f[i];
+        }
+        for (R_xlen_t i = 0; valid && i < n; i++)
+            if (!VALID(valid, i)) REAL(out)[i] = NA_REAL;
+    } else if (!strcmp(format, "c") || !strcmp(format, "C") || !strcmp(format, "s") || !strcmp(format, "S")) {
+        /* Narrow integers decode into the front of the int vector, widened from the end. */
+        out = PROTECT(Rf_allocVector(INTSXP, n));
+        size_t width = (format[0] == 'c' || format[0] == 'C') ? 1 : 2;
+        const uint8_t *valid = read_into(t, col, from, to, INTEGER(out), width, name);
+        int *v = INTEGER(out);
+        for (R_xlen_t i = n - 1; i >= 0; i--) {
+            int value;
+            switch (format[0]) {
+            case 'c': value = ((const int8_t *)v)[i]; break;
+            case 'C': value = ((const uint8_t *)v)[i]; break;
+            case 's': value = ((const int16_t *)v)[i]; break;
+            default: value = ((const uint16_t *)v)[i]; break;
+            }
+            v[i] = VALID(valid, i) ? value : NA_INTEGER;
+        }
+    } else if (!strcmp(format, "l") || !strcmp(format, "L") || !strcmp(format, "I")) {
+        /* 64-bit integers: integer64 when R wrote them or they do not fit an integer; unsigned
+         * 32-bit: doubles. */
+        out = PROTECT(Rf_allocVector(REALSXP, n));
+        size_t width = format[0] == 'I' ? 4 : 8;
+        const uint8_t *valid = read_into(t, col, from, to, REAL(out), width, name);
+        if (format[0] == 'I') {
+            const uint32_t *u = (const uint32_t *)REAL(out);
+            for (R_xlen_t i = n - 1; i >= 0; i--) REAL(out)[i] = VALID(valid, i) ? (double)u[i] : NA_REAL;
+        } else if (format[0] == 'L') {
+            const uint64_t *u = (const uint64_t *)REAL(out);
+            for (R_xlen_t i = 0; i < n; i++) REAL(out)[i] = VALID(valid, i) ? (double)u[i] : NA_REAL;
+        } else {
+            int64_t *v = (int64_t *)REAL(out);
+            int fits = !as_int64;
+            for (R_xlen_t i = 0; i < n; i++) {
+                if (!VALID(valid, i)) v[i] = INT64_MIN;
+                else if (v[i] < -INT32_MAX || v[i] > INT32_MAX) fits = 0;
+            }
+            if (fits) {
+                SEXP narrow = PROTECT(Rf_allocVector(INTSXP, n));
+                for (R_xlen_t i = 0; i < n; i++) INTEGER(narrow)[i] = v[i] == INT64_MIN ? NA_INTEGER : (int)v[i];
+                UNPROTECT(2);
+                return narrow;
+            }
+            Rf_setAttrib(out, R_ClassSymbol, Rf_mkString("integer64"));
+        }
+    } else if (!strcmp(format, "tdD")) {
+        out = PROTECT(Rf_allocVector(REALSXP, n));
+        const uint8_t *valid = read_into(t, col, from, to, REAL(out), 4, name);
+        const int32_t *days = (const int32_t *)REAL(out);
+        for (R_xlen_t i = n - 1; i >= 0; i--) REAL(out)[i] = VALID(valid, i) ? (double)days[i] : NA_REAL;
+        Rf_setAttrib(out, R_ClassSymbol, Rf_mkString("Date"));
+    } else if (!strcmp(format, "tdm")) {
+        out = PROTECT(Rf_allocVector(REALSXP, n));
+        const uint8_t *valid = read_into(t, col, from, to, REAL(out), 8, name);
+        const int64_t *ms = (const int64_t *)REAL(out);
+        for (R_xlen_t i = 0; i < n; i++) REAL(out)[i] = VALID(valid, i) ? (double)ms[i] / 86400000.0 : NA_REAL;
+        Rf_setAttrib(out, R_ClassSymbol, Rf_mkString("Date"));
+    } else if (!strncmp(format, "ts", 2) || !strncmp(format, "tD", 2)) {
+        out = PROTECT(Rf_allocVector(REALSXP, n));
+        const uint8_t *valid = read_into(t, col, from, to, REAL(out), 8, name);
+        const int64_t *ticks = (const int64_t *)REAL(out);
+        double per_second = (double)unit_per_second(format[2]);
+        for (R_xlen_t i = 0; i < n; i++)
+            REAL(out)[i] = VALID(valid, i) ? (double)ticks[i] / per_second : NA_REAL;
+        if (format[1] == 's') {
+            SEXP cls = PROTECT(Rf_allocVector(STRSXP, 2));
+            SET_STRING_ELT(cls, 0, Rf_mkChar("POSIXct"));
+            SET_STRING_ELT(cls, 1, Rf_mkChar("POSIXt"));
+            Rf_setAttrib(out, R_ClassSymbol, cls);
+            const char *tz = format[3] == ':' && format[4] ? format + 4 : "UTC";
+            Rf_setAttrib(out, Rf_install("tzone"), Rf_mkString(tz));
+            UNPROTECT(1);
+        } else {
+            Rf_setAttrib(out, R_ClassSymbol, Rf_mkString("difftime"));
+            Rf_setAttrib(out, Rf_install("units"), Rf_mkString("secs"));
+        }
+    } else {
+        return NULL;
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+/* Copies the Arrow strings of `a` (utf8 or large_utf8) into `out` from position `at`. */
+static void copy_strings(const struct ArrowArray *a, int large, SEXP out, R_xlen_t at) {
+    const uint8_t *valid = a->null_count ? a->buffers[0] : NULL;
+    const char *data = a->buffers[2];
+    for (int64_t i = 0; i < a->length; i++) {
+        int64_t k = i + a->offset;
+        if (valid && !VALID(valid, k)) {
+            SET_STRING_ELT(out, at + i, NA_STRING);
+            continue;
+        }
+        int64_t start = large ? ((const int64_t *)a->buffers[1])[k] : ((const int32_t *)a->buffers[1])[k];
+        int64_t end = large ? ((const int64_t *)a->buffers[1])[k + 1] : ((const int32_t *)a->buffers[1])[k + 1];
+        if (end - start > INT32_MAX) Rf_error("kompakt: a string of %lld bytes is longer than R allows", (long long)(end - start));
+        SET_STRING_ELT(out, at + i, Rf_mkCharLenCE(data + start, (int)(end - start), CE_UTF8));
+    }
+}
+
+/* Dictionary keys of any integer width, 0-based, as 1-based factor codes. */
+static void copy_keys(const struct ArrowArray *a, const char *format, SEXP out, R_xlen_t at, R_xlen_t nlevels) {
+    const uint8_t *valid = a->null_count ? a->buffers[0] : NULL;
+    for (int64_t i = 0; i < a->length; i++) {
+        int64_t k = i + a->offset, key;
+        switch (format[0]) {
+        case 'c': key = ((const int8_t *)a->buffers[1])[k]; break;
+        case 'C': key = ((const uint8_t *)a->buffers[1])[k]; break;
+        case 's': key = ((const int16_t *)a->buffers[1])[k]; break;
+        case 'S': key = ((const uint16_t *)a->buffers[1])[k]; break;
+        case 'i': key = ((const int32_t *)a->buffers[1])[k]; break;
+        case 'I': key = ((const uint32_t *)a->buffers[1])[k]; break;
+        default: key = ((const int64_t *)a->buffers[1])[k]; break;
+        }
+        INTEGER(out)[at + i] = (valid && !VALID(valid, k)) || key < 0 || key >= nlevels ? NA_INTEGER : (int)key + 1;
+    }
+}
+
+typedef struct {
+    struct ArrowSchema schema;
+    struct ArrowArray array;
+} arrow_chunk;
+
+/* Releases a chunk after an R error too (R_UnwindProtect's cleanup). */
+static void release_chunk(void *data, Rboolean jump) {
+    (void)jump;
+    arrow_chunk *c = data;
+    if (c->array.release) c->array.release(&c->array);
+    if (c->schema.release) c->schema.release(&c->schema);
+}
+
+typedef struct {
+    arrow_chunk *chunk;
+    SEXP out;
+    R_xlen_t at;
+    const char *format;
+    const char *name;
+} convert_job;
+
+static SEXP convert_chunk(void *data) {
+    convert_job *j = data;
+    const struct ArrowArray *a = j->chunk->array.children[0];
+    const char *f = j->chunk->schema.children[0]->format;
+    if (!strcmp(f, "b")) {
+        const uint8_t *valid = a->null_count ? a->buffers[0] : NULL, *bits = a->buffers[1];
+        for (int64_t i = 0; i < a->length; i++) {
+            int64_t k = i + a->offset;
+            LOGICAL(j->out)[j->at + i] = valid && !VALID(valid, k) ? NA_LOGICAL : (int)((bits[k >> 3] >> (k & 7)) & 1);
+        }
+    } else if (!strcmp(f, "u") || !strcmp(f, "U")) {
+        copy_strings(a, f[0] == 'U', j->out, j->at);
+    } else if (!strcmp(f, "z") || !strcmp(f, "Z")) {
+        int large = f[0] == 'Z';
+        const uint8_t *valid = a->null_count ? a->buffers[0] : NULL;
+        for (int64_t i = 0; i < a->length; i++) {
+            int64_t k = i + a->offset;
+            if (valid && !VALID(valid, k)) continue; /* NULL stays in the list */
+            int64_t s = large ? ((const int64_t *)a->buffers[1])[k] : ((const int32_t *)a->buffers[1])[k];
+            int64_t e = large ? ((const int64_t *)a->buffers[1])[k + 1] : ((const int32_t *)a->buffers[1])[k + 1];
+            SEXP r = Rf_allocVector(RAWSXP, (R_xlen_t)(e - s));
+            SET_VECTOR_ELT(j->out, j->at + i, r);
+            memcpy(RAW(r), (const uint8_t *)a->buffers[2] + s, (size_t)(e - s));
+        }
+    } else if (a->dictionary) {
+        SEXP levels = Rf_getAttrib(j->out, R_LevelsSymbol);
+        if (levels == R_NilValue) {
+            /* The first chunk's dictionary gives the levels (a table has one per column). */
+            const char *df = j->chunk->schema.children[0]->dictionary->format;
+            if (strcmp(df, "u") && strcmp(df, "U"))
+                Rf_error("kompakt: column '%s': a dictionary of %s values is not a factor", j->name, df);
+            levels = PROTECT(Rf_allocVector(STRSXP, (R_xlen_t)a->dictionary->length));
+            copy_strings(a->dictionary, df[0] == 'U', levels, 0);
+            Rf_setAttrib(j->out, R_LevelsSymbol, levels);
+            UNPROTECT(1);
+        }
+        copy_keys(a, f, j->out, j->at, XLENGTH(levels));
+    } else {
+        Rf_error("kompakt: column '%s' has Arrow type '%s', which R cannot hold yet", j->name, f);
+    }
+    return R_NilValue;
+}
+
+/* The R vector of a logical, string, binary or dictionary column, a chunk of rows at a time. */
+static SEXP read_arrow(kpk_table *t, uint32_t col, uint64_t from, uint64_t to, const char *format,
+                       const char *dict_format, int ordered, const char *name, uint32_t rows_per_group) {
+    R_xlen_t n = (R_xlen_t)(to - from);
+    SEXPTYPE type;
+    if (!strcmp(format, "b")) type = LGLSXP;
+    else if (!strcmp(format, "u") || !strcmp(format, "U")) type = STRSXP;
+    else if (!strcmp(format, "z") || !strcmp(format, "Z")) type = VECSXP;
+    else if (dict_format != NULL) type = INTSXP;
+    else Rf_error("kompakt: column '%s' has Arrow type '%s', which R cannot hold yet", name, format);
+    SEXP out = PROTECT(Rf_allocVector(type, n));
+    uint64_t step = READ_CHUNK_ROWS;
+    if (rows_per_group > 0) step = (step / rows_per_group + 1) * rows_per_group;
+    SEXP cont = PROTECT(R_MakeUnwindCont());
+    for (uint64_t lo = from; lo < to || (lo == from && n == 0); lo += step) {
+        uint64_t hi = to - lo < step ? to : lo + step;
+        arrow_chunk chunk;
+        memset(&chunk, 0, sizeof chunk);
+        if (kpk_table_read(t, &col, 1, lo, hi, &chunk.schema, &chunk.array) != KPK_OK)
+            table_error("cannot read column", name);
+        convert_job job = {&chunk, out, (R_xlen_t)(lo - from), format, name};
+        R_UnwindProtect(convert_chunk, &job, release_chunk, &chunk, cont);
+        R_CheckUserInterrupt();
+        if (n == 0) break;
+    }
+    if (dict_format != NULL) {
+        SEXP cls = PROTECT(Rf_allocVector(STRSXP, ordered ? 2 : 1));
+        if (ordered) SET_STRING_ELT(cls, 0, Rf_mkChar("ordered"));
+        SET_STRING_ELT(cls, ordered ? 1 : 0, Rf_mkChar("factor"));
+        Rf_setAttrib(out, R_ClassSymbol, cls);
+        UNPROTECT(1);
+    }
+    UNPROTECT(2);
+    return out;
+}
+
+/* kpk_table_read_c(ptr, columns (0-based), names, from, to, formats, dict formats, ordered,
+ * int64 flags): a list of the columns' R vectors. */
+SEXP kpk_table_read_c(SEXP ptr, SEXP columns, SEXP names, SEXP from, SEXP to, SEXP formats, SEXP dicts,
+                      SEXP ordered, SEXP as_int64) {
+    kpk_table *t = table_of(ptr);
+    uint64_t lo = (uint64_t)Rf_asReal(from), hi = (uint64_t)Rf_asReal(to);
+    uint32_t rpg = kpk_table_rows_per_group(t);
+    R_xlen_t ncol = XLENGTH(columns);
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, ncol));
+    for (R_xlen_t j = 0; j < ncol; j++) {
+        uint32_t col = (uint32_t)INTEGER(columns)[j];
+        const char *format = CHAR(STRING_ELT(formats, j));
+        const char *dict = STRING_ELT(dicts, j) == NA_STRING ? NULL : CHAR(STRING_ELT(dicts, j));
+        const char *name = Rf_translateCharUTF8(STRING_ELT(names, j));
+        SEXP x = dict ? NULL : read_fixed(t, col, lo, hi, format, LOGICAL(as_int64)[j] == TRUE, name);
+        if (x == NULL) x = read_arrow(t, col, lo, hi, format, dict, LOGICAL(ordered)[j] == TRUE, name, rpg);
+        SET_VECTOR_ELT(out, j, x);
+    }
+    UNPROTECT(1);
+    return out;
+}
