@@ -5,7 +5,7 @@
 
 # Column kinds, as src/table.c numbers them.
 .kind <- c(logical = 1L, integer = 2L, double = 3L, string = 4L, factor = 5L, date = 6L,
-           timestamp = 7L, int64 = 8L, raw = 9L)
+           timestamp = 7L, int64 = 8L, raw = 9L, list = 10L)
 
 .column_kind <- function(x, name) {
   if (is.factor(x)) return(.kind[["factor"]])
@@ -16,15 +16,26 @@
     stop(sprintf("kompakt: column '%s' is a matrix or array, which a table column cannot hold", name),
          call. = FALSE)
   }
+  if (is.list(x) && is.null(attributes(x)) && .plain_atomic_list(x)) return(.kind[["list"]])
   kind <- switch(typeof(x), logical = "logical", integer = "integer", double = "double",
                  character = "string", raw = "raw", NA_character_)
   if (is.na(kind)) {
     stop(sprintf(paste0("kompakt: column '%s' is of type %s (class %s), which a table cannot hold yet; ",
                         "columns may be logical, integer, double, character, factor, Date, POSIXct, ",
-                        "difftime, integer64 or raw"),
+                        "difftime, integer64, raw, or lists of plain logical, integer, double or ",
+                        "character vectors of one type"),
                  name, typeof(x), paste(class(x), collapse = "/")), call. = FALSE)
   }
   .kind[[kind]]
+}
+
+# A list column kompakt stores as an Arrow list: NULLs and plain vectors (no attributes, no
+# names) of one of the types a list may hold, all the same.
+.plain_atomic_list <- function(x) {
+  types <- vapply(x, typeof, "")
+  plain <- vapply(x, function(e) is.null(attributes(e)), TRUE)
+  kinds <- unique(types[types != "NULL"])
+  all(plain) && length(kinds) <= 1L && all(kinds %in% c("logical", "integer", "double", "character"))
 }
 
 # Attributes a column keeps beyond what its Arrow type says (levels come from the dictionary).
@@ -115,8 +126,9 @@
 #' `POSIXct` with its `tzone`, `difftime` with its units, `bit64::integer64`, raw, and any other
 #' attributes of a column (kept in the table's metadata). A `POSIXct` column is stored as a
 #' microsecond timestamp when every value is exact in microseconds, else as its doubles; a
-#' `Date` as date32 when every date is a whole day. List, matrix and `POSIXlt` columns are not
-#' supported yet (an error names the column). The frame's class (data.frame, tibble,
+#' `Date` as date32 when every date is a whole day. A list column of plain vectors of one type
+#' (logical, integer, double, character) is an Arrow list; other list, matrix and `POSIXlt`
+#' columns are not supported yet (an error names the column). The frame's class (data.frame, tibble,
 #' data.table) and character row names come back too. A `data.table`'s key is recorded as the
 #' table's sort order (checked as rows are written) and restored on reading.
 #'
@@ -291,7 +303,8 @@ read_kpk_table <- function(path, columns = NULL, from = 1, to = NULL, as.data.ta
 .type_names <- function(formats, dictionaries) {
   simple <- c(b = "bool", c = "int8", C = "uint8", s = "int16", S = "uint16", i = "int32", I = "uint32",
               l = "int64", L = "uint64", e = "float16", f = "float32", g = "float64", u = "utf8",
-              U = "large_utf8", z = "binary", Z = "large_binary", tdD = "date32", tdm = "date64")
+              U = "large_utf8", z = "binary", Z = "large_binary", tdD = "date32", tdm = "date64",
+              `+l` = "list", `+L` = "large_list")
   out <- unname(simple[formats])
   ts <- startsWith(formats, "ts")
   out[ts] <- sprintf("timestamp[%s%s]", substr(formats[ts], 3, 3),

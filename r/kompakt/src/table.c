@@ -31,6 +31,7 @@ enum {
     KIND_TIMESTAMP = 7, /* POSIXct: timestamp[us] when every value is exact in microseconds */
     KIND_INT64 = 8,     /* bit64::integer64 */
     KIND_RAW = 9,
+    KIND_LIST = 10,     /* a list of plain atomic vectors of one type (NULL: a null row) */
 };
 
 /* Rows converted per Arrow read: bounds the memory a read needs beside the data frame. */
@@ -158,8 +159,8 @@ static struct ArrowArray *string_array(SEXP x, const char **format, const char *
 
 /* One column: its array and schema. A Date or POSIXct column that date32 or timestamp[us]
  * cannot hold exactly goes as float64 (R restores its class from the metadata). */
-static void column_array(SEXP x, int kind, const char *name, const char *tz, struct ArrowArray **out_a,
-                         struct ArrowSchema **out_s) {
+static void column_array(SEXP x, int kind, const char *name, const char *tz, SEXP keep, R_xlen_t slot,
+                         struct ArrowArray **out_a, struct ArrowSchema **out_s) {
     R_xlen_t n = XLENGTH(x);
     struct ArrowArray *a = NULL;
     const char *format = NULL;
@@ -239,7 +240,7 @@ static void column_array(SEXP x, int kind, const char *name, const char *tz, str
                 whole = R_IsNA(v[i]) || (isfinite(v[i]) && v[i] == floor(v[i]) && fabs(v[i]) <= INT32_MAX);
         }
         if (!whole) {
-            column_array(x, KIND_DOUBLE, name, tz, out_a, out_s);
+            column_array(x, KIND_DOUBLE, name, tz, keep, slot, out_a, out_s);
             return;
         }
         a = new_array(n, 2);
@@ -268,7 +269,7 @@ static void column_array(SEXP x, int kind, const char *name, const char *tz, str
             micros[i] = exact ? (int64_t)us : 0;
         }
         if (!exact) {
-            column_array(x, KIND_DOUBLE, name, tz, out_a, out_s);
+            column_array(x, KIND_DOUBLE, name, tz, keep, slot, out_a, out_s);
             return;
         }
         a = new_array(n, 2);
@@ -279,6 +280,63 @@ static void column_array(SEXP x, int kind, const char *name, const char *tz, str
         snprintf(f, len, "tsu:%s", tz);
         format = f;
         break;
+    }
+    case KIND_LIST: {
+        /* Offsets over one vector of every element's values, which becomes the child array. */
+        R_xlen_t total = 0;
+        SEXPTYPE type = NILSXP;
+        for (R_xlen_t i = 0; i < n; i++) {
+            SEXP e = VECTOR_ELT(x, i);
+            if (e == R_NilValue) continue;
+            if (type == NILSXP) type = TYPEOF(e);
+            if (TYPEOF(e) != type)
+                Rf_error("kompakt: column '%s': list elements of types %s and %s; a list column holds one type",
+                         name, Rf_type2char(type), Rf_type2char(TYPEOF(e)));
+            total += XLENGTH(e);
+        }
+        if (type == NILSXP) type = LGLSXP;
+        int child_kind = type == LGLSXP ? KIND_LOGICAL : type == INTSXP ? KIND_INTEGER
+                       : type == REALSXP ? KIND_DOUBLE : type == STRSXP ? KIND_STRING : 0;
+        if (!child_kind)
+            Rf_error("kompakt: column '%s': list elements of type %s; list columns may hold logical, "
+                     "integer, double or character vectors", name, Rf_type2char(type));
+        int large = total > INT32_MAX;
+        SEXP values = PROTECT(Rf_allocVector(type, total));
+        void *offsets = R_alloc((size_t)n + 1, large ? 8 : 4);
+        uint8_t *valid = zalloc((size_t)(n + 7) / 8, 1);
+        a = new_array(n, 2);
+        R_xlen_t at = 0;
+        for (R_xlen_t i = 0; i <= n; i++) {
+            if (large) ((int64_t *)offsets)[i] = at;
+            else ((int32_t *)offsets)[i] = (int32_t)at;
+            if (i == n) break;
+            SEXP e = VECTOR_ELT(x, i);
+            if (e == R_NilValue) { a->null_count++; continue; }
+            valid[i >> 3] |= (uint8_t)(1u << (i & 7));
+            R_xlen_t m = XLENGTH(e);
+            switch (type) {
+            case LGLSXP: memcpy(LOGICAL(values) + at, LOGICAL(e), (size_t)m * sizeof(int)); break;
+            case INTSXP: memcpy(INTEGER(values) + at, INTEGER(e), (size_t)m * sizeof(int)); break;
+            case REALSXP: memcpy(REAL(values) + at, REAL(e), (size_t)m * sizeof(double)); break;
+            default: for (R_xlen_t k = 0; k < m; k++) SET_STRING_ELT(values, at + k, STRING_ELT(e, k));
+            }
+            at += m;
+        }
+        a->buffers[0] = a->null_count ? valid : NULL;
+        a->buffers[1] = offsets;
+        a->n_children = 1;
+        a->children = zalloc(1, sizeof(struct ArrowArray *));
+        struct ArrowSchema **child_schema = zalloc(1, sizeof(struct ArrowSchema *));
+        column_array(values, child_kind, "item", "", R_NilValue, 0, &a->children[0], &child_schema[0]);
+        /* The child's buffers may be `values` itself: the caller keeps it until the write ends. */
+        SET_VECTOR_ELT(keep, slot, values);
+        UNPROTECT(1);
+        struct ArrowSchema *s = new_schema(large ? "+L" : "+l", name);
+        s->n_children = 1;
+        s->children = child_schema;
+        *out_a = a;
+        *out_s = s;
+        return;
     }
     default:
         Rf_error("kompakt: column '%s': unknown column kind %d", name, kind);
@@ -330,6 +388,8 @@ SEXP kpk_table_write_c(SEXP columns, SEXP kinds, SEXP tzones, SEXP nrow, SEXP fi
     R_xlen_t ncol = XLENGTH(columns);
     SEXP names = Rf_getAttrib(columns, R_NamesSymbol);
     double rows = Rf_asReal(nrow);
+    /* Vectors made for the write (a list column's values) that its arrays point into. */
+    SEXP keep = PROTECT(Rf_allocVector(VECSXP, ncol));
     struct ArrowArray *batch = new_array((int64_t)rows, 1);
     struct ArrowSchema *schema = new_schema("+s", "");
     schema->flags = 0;
@@ -341,7 +401,7 @@ SEXP kpk_table_write_c(SEXP columns, SEXP kinds, SEXP tzones, SEXP nrow, SEXP fi
         const char *name = copy_text(Rf_translateCharUTF8(STRING_ELT(names, j)));
         if ((double)XLENGTH(x) != rows) Rf_error("kompakt: column '%s' has %.0f rows, the table %.0f", name, (double)XLENGTH(x), rows);
         const char *tz = Rf_translateCharUTF8(STRING_ELT(tzones, j));
-        column_array(x, INTEGER(kinds)[j], name, tz, &batch->children[j], &schema->children[j]);
+        column_array(x, INTEGER(kinds)[j], name, tz, keep, j, &batch->children[j], &schema->children[j]);
     }
     kpk_table_options opts = table_options(options);
     const char *path = R_ExpandFileName(Rf_translateCharUTF8(STRING_ELT(file, 0)));
@@ -351,6 +411,7 @@ SEXP kpk_table_write_c(SEXP columns, SEXP kinds, SEXP tzones, SEXP nrow, SEXP fi
     /* kompakt moved the batch in; the schema stays ours. */
     if (batch->release) batch->release(batch);
     schema->release(schema);
+    UNPROTECT(1);
     if (status != KPK_OK) table_error(Rf_asLogical(append) == TRUE ? "cannot append to" : "cannot write", path);
     return Rf_ScalarReal((double)appended);
 }
@@ -616,6 +677,45 @@ static void copy_keys(const struct ArrowArray *a, const char *format, SEXP out, 
     }
 }
 
+/* Values [start, start + len) of a list's child array as an R vector. */
+static SEXP child_slice(const struct ArrowArray *c, const char *f, int64_t start, int64_t len, const char *name) {
+    const uint8_t *valid = c->null_count ? c->buffers[0] : NULL;
+    SEXP out;
+    if (!strcmp(f, "u") || !strcmp(f, "U")) {
+        out = PROTECT(Rf_allocVector(STRSXP, (R_xlen_t)len));
+        struct ArrowArray part = *c;
+        part.offset = c->offset + start;
+        part.length = len;
+        copy_strings(&part, f[0] == 'U', out, 0);
+        UNPROTECT(1);
+        return out;
+    }
+    SEXPTYPE type = !strcmp(f, "b") ? LGLSXP
+                  : (!strcmp(f, "i") || !strcmp(f, "c") || !strcmp(f, "C") || !strcmp(f, "s") || !strcmp(f, "S")) ? INTSXP
+                  : (!strcmp(f, "g") || !strcmp(f, "f") || !strcmp(f, "l") || !strcmp(f, "I")) ? REALSXP : NILSXP;
+    if (type == NILSXP) Rf_error("kompakt: column '%s': lists of Arrow type '%s' are not supported in R yet", name, f);
+    out = PROTECT(Rf_allocVector(type, (R_xlen_t)len));
+    const void *v = c->buffers[1];
+    for (int64_t i = 0; i < len; i++) {
+        int64_t k = c->offset + start + i;
+        int ok = !valid || VALID(valid, k);
+        switch (f[0]) {
+        case 'b': LOGICAL(out)[i] = ok ? (int)((((const uint8_t *)v)[k >> 3] >> (k & 7)) & 1) : NA_LOGICAL; break;
+        case 'i': INTEGER(out)[i] = ok ? ((const int32_t *)v)[k] : NA_INTEGER; break;
+        case 'c': INTEGER(out)[i] = ok ? ((const int8_t *)v)[k] : NA_INTEGER; break;
+        case 'C': INTEGER(out)[i] = ok ? ((const uint8_t *)v)[k] : NA_INTEGER; break;
+        case 's': INTEGER(out)[i] = ok ? ((const int16_t *)v)[k] : NA_INTEGER; break;
+        case 'S': INTEGER(out)[i] = ok ? ((const uint16_t *)v)[k] : NA_INTEGER; break;
+        case 'g': REAL(out)[i] = ok ? ((const double *)v)[k] : NA_REAL; break;
+        case 'f': REAL(out)[i] = ok ? ((const float *)v)[k] : NA_REAL; break;
+        case 'l': REAL(out)[i] = ok ? (double)((const int64_t *)v)[k] : NA_REAL; break;
+        default: REAL(out)[i] = ok ? ((const uint32_t *)v)[k] : NA_REAL; break;
+        }
+    }
+    UNPROTECT(1);
+    return out;
+}
+
 typedef struct {
     struct ArrowSchema schema;
     struct ArrowArray array;
@@ -661,6 +761,17 @@ static SEXP convert_chunk(void *data) {
             SET_VECTOR_ELT(j->out, j->at + i, r);
             memcpy(RAW(r), (const uint8_t *)a->buffers[2] + s, (size_t)(e - s));
         }
+    } else if (!strcmp(f, "+l") || !strcmp(f, "+L")) {
+        const struct ArrowArray *child = a->children[0];
+        const char *cf = j->chunk->schema.children[0]->children[0]->format;
+        const uint8_t *valid = a->null_count ? a->buffers[0] : NULL;
+        for (int64_t i = 0; i < a->length; i++) {
+            int64_t k = i + a->offset;
+            if (valid && !VALID(valid, k)) continue; /* NULL stays in the list */
+            int64_t s = f[1] == 'L' ? ((const int64_t *)a->buffers[1])[k] : ((const int32_t *)a->buffers[1])[k];
+            int64_t e = f[1] == 'L' ? ((const int64_t *)a->buffers[1])[k + 1] : ((const int32_t *)a->buffers[1])[k + 1];
+            SET_VECTOR_ELT(j->out, j->at + i, child_slice(child, cf, s, e - s, j->name));
+        }
     } else if (a->dictionary) {
         SEXP levels = Rf_getAttrib(j->out, R_LevelsSymbol);
         if (levels == R_NilValue) {
@@ -687,7 +798,7 @@ static SEXP read_arrow(kpk_table *t, uint32_t col, uint64_t from, uint64_t to, c
     SEXPTYPE type;
     if (!strcmp(format, "b")) type = LGLSXP;
     else if (!strcmp(format, "u") || !strcmp(format, "U")) type = STRSXP;
-    else if (!strcmp(format, "z") || !strcmp(format, "Z")) type = VECSXP;
+    else if (!strcmp(format, "z") || !strcmp(format, "Z") || !strcmp(format, "+l") || !strcmp(format, "+L")) type = VECSXP;
     else if (dict_format != NULL) type = INTSXP;
     else Rf_error("kompakt: column '%s' has Arrow type '%s', which R cannot hold yet", name, format);
     SEXP out = PROTECT(Rf_allocVector(type, n));

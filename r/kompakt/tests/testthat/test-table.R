@@ -87,6 +87,23 @@ test_that("integer64, data.table keys and tibbles come back as they were written
   expect_identical(roundtrip(tb), tb)
 })
 
+test_that("list columns of atomic vectors round trip, NULL rows and empty vectors included", {
+  n <- 20000L
+  df <- data.frame(id = seq_len(n))
+  df$ints <- lapply(seq_len(n), function(i) if (i %% 9 == 0) NULL else seq_len(i %% 4) * i)
+  df$reals <- lapply(seq_len(n), function(i) c(i / 2, NA, NaN)[seq_len(i %% 3)])
+  df$words <- lapply(seq_len(n), function(i) if (i %% 5 == 0) character() else c("a", NA, "café")[seq_len(i %% 3 + 1)])
+  df$flags <- lapply(seq_len(n), function(i) c(TRUE, NA)[seq_len(i %% 2 + 1)])
+  df$nothing <- rep(list(NULL), n)
+  back <- roundtrip(df, rows_per_group = 1000)
+  expect_identical(back, df)
+  path <- tempfile(fileext = ".kpk")
+  on.exit(unlink(path))
+  write_kpk_table(df, path)
+  expect_identical(read_kpk_table(path, columns = "words", from = 9999, to = 10001)$words, df$words[9999:10001])
+  expect_identical(kpk_table_info(path)$columns$type[2], "list")
+})
+
 test_that("empty tables, zero-column and zero-row frames round trip", {
   expect_identical(roundtrip(data.frame()), data.frame())
   zero_rows <- all_types()[0, ]
@@ -267,6 +284,7 @@ test_that("R and Python read each other's tables as their natural types", {
     "  'u8': pd.array([0, 255, None], dtype='UInt8'),",
     "  'f32': pd.array([0.5, None, -2], dtype='Float32'),",
     "  'dur': pd.to_timedelta(['1s', None, '1500ms']),",
+    "  'lists': [[1, 2], None, []],",
     "})",
     "kompakt.write_table(out, sys.argv[2])",
     "print('ok')"), script)
@@ -290,6 +308,7 @@ test_that("R and Python read each other's tables as their natural types", {
   expect_identical(back$u8, c(0L, 255L, NA))
   expect_identical(back$f32, c(0.5, NA, -2))
   expect_identical(back$dur, as.difftime(c(1, NA, 1.5), units = "secs"))
+  expect_identical(back$lists, list(c(1, 2), NULL, numeric()))
   # The command line reads R's table too.
   cli <- Sys.getenv("KOMPAKT_BIN")
   if (nzchar(cli)) {
