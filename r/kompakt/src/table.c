@@ -786,7 +786,7 @@ static SEXP convert_chunk(void *data) {
         }
         copy_keys(a, f, j->out, j->at, XLENGTH(levels));
     } else {
-        Rf_error("kompakt: column '%s' has Arrow type '%s', which R cannot hold yet", j->name, f);
+        Rf_error("kompakt: column '%s' has Arrow type '%s', which R cannot hold yet; " "read the other columns with columns =", j->name, f);
     }
     return R_NilValue;
 }
@@ -800,7 +800,7 @@ static SEXP read_arrow(kpk_table *t, uint32_t col, uint64_t from, uint64_t to, c
     else if (!strcmp(format, "u") || !strcmp(format, "U")) type = STRSXP;
     else if (!strcmp(format, "z") || !strcmp(format, "Z") || !strcmp(format, "+l") || !strcmp(format, "+L")) type = VECSXP;
     else if (dict_format != NULL) type = INTSXP;
-    else Rf_error("kompakt: column '%s' has Arrow type '%s', which R cannot hold yet", name, format);
+    else Rf_error("kompakt: column '%s' has Arrow type '%s', which R cannot hold yet; " "read the other columns with columns =", name, format);
     SEXP out = PROTECT(Rf_allocVector(type, n));
     uint64_t step = READ_CHUNK_ROWS;
     if (rows_per_group > 0) step = (step / rows_per_group + 1) * rows_per_group;
