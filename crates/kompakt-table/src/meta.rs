@@ -76,7 +76,7 @@ impl TableMeta {
         let bad = |detail: String| Error::corrupt("table footer", 0, detail);
         if bytes.len() < 4 || bytes[..4] != MAGIC {
             return Err(Error::Usage(
-                "not a table file: this kompakt file holds no table (read it with kompakt.load or decompress)".into(),
+                "not a table file: this kompakt file holds a saved object or plain data, not a table".into(),
             ));
         }
         if bytes.len() < HEADER_LEN {

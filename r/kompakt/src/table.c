@@ -37,10 +37,12 @@ enum {
 /* Rows converted per Arrow read: bounds the memory a read needs beside the data frame. */
 #define READ_CHUNK_ROWS (1 << 20)
 
-static void table_error(const char *doing, const char *path) {
+/* Raises an R error with kompakt's last message, which names the file when there is one. */
+static void table_error(const char *doing, const char *what) {
     char message[2048];
     snprintf(message, sizeof message, "%s", kpk_last_error());
-    Rf_error("kompakt: %s %s: %s", doing, path, message);
+    if (strncmp(message, what, strlen(what)) == 0) Rf_error("kompakt: %s: %s", doing, message);
+    Rf_error("kompakt: %s %s: %s", doing, what, message);
 }
 
 /* ---- building Arrow arrays in R_alloc memory ------------------------------------------ */

@@ -16,6 +16,8 @@ test_that("the golden R object file (written by kompakt for R 0.1.0) reads back"
 test_that("files of other languages and kinds are refused with a message naming them", {
   expect_error(kpk_read(golden("python-object.kpk")), "Python object saved by kompakt.save")
   expect_error(kpk_read(golden("zstd-3.kpk")), "plain data")
+  expect_error(kpk_read(golden(file.path("table", "r-table.kpk"))), "holds a table.*read_kpk_table")
+  expect_error(read_kpk_table(golden("r-object.kpk")), "kompakt")
 })
 
 # The golden R table (tests/golden/v1/table/r-table.kpk, written once by kompakt for R 0.1.0):
