@@ -162,7 +162,7 @@
 #' @export
 write_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L, sorted_by = NULL,
                             rows_per_group = NULL) {
-  if (is.null(sorted_by) && inherits(x, "data.table")) sorted_by <- attr(x, "sorted")
+  if (is.null(sorted_by) && inherits(x, "data.table")) sorted_by <- .key_as_sort_order(x)
   if (!is.null(sorted_by) && !all(sorted_by %in% names(x))) {
     stop(sprintf("kompakt: sorted_by names columns the data frame does not have: %s",
                  paste(setdiff(sorted_by, names(x)), collapse = ", ")), call. = FALSE)
@@ -170,6 +170,19 @@ write_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L, s
   options <- .table_options(codec, level, threads, rows_per_group, sorted_by, c(r = .r_metadata(x)))
   .write_columns(x, path, options, append = FALSE)
   invisible(path)
+}
+
+# A data.table's key as the table's sort keys, as far as kompakt orders rows the same way:
+# data.table orders factors by their codes and puts NaN first; kompakt orders dictionary columns
+# by their values (bytes) and NaN last. The key stops before the first column where they differ.
+.key_as_sort_order <- function(x) {
+  key <- attr(x, "sorted")
+  same <- vapply(key, function(k) {
+    col <- x[[k]]
+    if (is.factor(col)) return(identical(levels(col), sort(levels(col), method = "radix")))
+    !(is.double(col) && !inherits(col, "integer64") && any(is.nan(col)))
+  }, TRUE)
+  key[seq_len(if (all(same)) length(key) else which(!same)[[1]] - 1L)]
 }
 
 #' @rdname write_kpk_table

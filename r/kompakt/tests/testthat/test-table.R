@@ -78,6 +78,16 @@ test_that("integer64, data.table keys and tibbles come back as they were written
   # A frame read as a data.table on request, keyed by the recorded order.
   write_kpk_table(as.data.frame(dt), path, sorted_by = "k")
   expect_identical(data.table::key(read_kpk_table(path, as.data.table = TRUE)), "k")
+  # A key kompakt orders otherwise (factor levels not in byte order, NaN) is recorded up to it.
+  odd <- data.table::data.table(a = c(1L, 1L, 2L), f = factor(c("z", "a", "a"), levels = c("z", "a")),
+                                d = c(NaN, 1, 2))
+  data.table::setkey(odd, a, f)
+  write_kpk_table(odd, path)
+  expect_identical(kpk_table_info(path)$sorted_by, "a")
+  data.table::setkey(odd, d)
+  write_kpk_table(odd, path)
+  expect_identical(kpk_table_info(path)$sorted_by, character())
+  expect_equal(read_kpk_table(path), odd, ignore_attr = c(".internal.selfref", "sorted"))
   # Rows out of the recorded order are refused, naming the column.
   bad <- data.table::data.table(k = c(2L, 1L))
   data.table::setattr(bad, "sorted", "k")
