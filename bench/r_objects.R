@@ -5,7 +5,7 @@
 # Each operation runs in a fresh R process (Rscript), so that one's memory and caches do not
 # help the next; its time is taken inside that process around the call alone, and its memory
 # is the kernel's high-water mark (VmHWM) minus the resident size just before the call: what
-# the operation added. Files go to a folder on the same disk as the repository (bench/data/r),
+# the operation added. Files go to a folder on the same disk as the repository (bench/data/r_objects),
 # whose page cache is warm for reads (as for every method alike).
 #
 # Needs the R package installed (R CMD INSTALL r/kompakt, or the library scripts/test.sh
@@ -15,26 +15,19 @@
 # Scenarios (issue "kompakt for R, part 1"): runif(1e8), 800 MB of doubles with 32 random bits
 # each; a list of 10,000 small mixed objects (a drake/targets-like cache).
 
-args <- commandArgs(trailingOnly = TRUE)
-quick <- "--quick" %in% args
-arg_value <- function(name, default) {
-  i <- match(name, args)
-  if (is.na(i) || i == length(args)) default else args[[i + 1]]
-}
-repeats <- as.integer(arg_value("--repeats", if (quick) 1 else 3))
-out_md <- arg_value("--out", file.path("bench", "results", "r_objects.md"))
-data_dir <- file.path("bench", "data", "r")
-dir.create(data_dir, recursive = TRUE, showWarnings = FALSE)
-dir.create(dirname(out_md), recursive = TRUE, showWarnings = FALSE)
+source(file.path("bench", "r_common.R"))
+opts <- bench_args("r_objects")
+quick <- opts$quick
+repeats <- opts$repeats
+out_md <- opts$out_md
+data_dir <- opts$data_dir
 
 # What one child process runs: make the data (saves) or nothing (reads), then time `op`.
 child <- '
 args <- commandArgs(trailingOnly = TRUE)
 scenario <- args[[1]]; method <- args[[2]]; op <- args[[3]]; path <- args[[4]]; n <- as.numeric(args[[5]])
-status <- function(field) {
-  line <- grep(paste0("^", field, ":"), readLines("/proc/self/status"), value = TRUE)
-  as.numeric(strsplit(trimws(sub(".*:", "", line)), " +")[[1]][1]) * 1024
-}
+source(file.path("bench", "r_common.R"))
+status <- proc_status
 make <- function() {
   if (scenario == "runif") { set.seed(1); return(runif(n)) }
   if (scenario == "tiny") { set.seed(3); return(lapply(seq_len(n), function(i) runif(1))) }

@@ -20,26 +20,19 @@
 # Operations: write, read (the whole frame), slice (rows [5e6, 5e6 + 1000) of two columns;
 # only the formats that read a row range without the rest: kompakt and fst).
 
-args <- commandArgs(trailingOnly = TRUE)
-quick <- "--quick" %in% args
-arg_value <- function(name, default) {
-  i <- match(name, args)
-  if (is.na(i) || i == length(args)) default else args[[i + 1]]
-}
-repeats <- as.integer(arg_value("--repeats", if (quick) 1 else 3))
-out_md <- arg_value("--out", file.path("bench", "results", "r_tables.md"))
-data_dir <- file.path("bench", "data", "r_tables")
-dir.create(data_dir, recursive = TRUE, showWarnings = FALSE)
-dir.create(dirname(out_md), recursive = TRUE, showWarnings = FALSE)
+source(file.path("bench", "r_common.R"))
+opts <- bench_args("r_tables")
+quick <- opts$quick
+repeats <- opts$repeats
+out_md <- opts$out_md
+data_dir <- opts$data_dir
 python <- Sys.getenv("KOMPAKT_PYTHON_BIN", file.path(".venv", "bin", "python"))
 
 child <- '
 args <- commandArgs(trailingOnly = TRUE)
 scenario <- args[[1]]; method <- args[[2]]; op <- args[[3]]; path <- args[[4]]; n <- as.numeric(args[[5]])
-status <- function(field) {
-  line <- grep(paste0("^", field, ":"), readLines("/proc/self/status"), value = TRUE)
-  as.numeric(strsplit(trimws(sub(".*:", "", line)), " +")[[1]][1]) * 1024
-}
+source(file.path("bench", "r_common.R"))
+status <- proc_status
 fst_frame <- function(n) {
   set.seed(1)
   data.frame(
