@@ -265,24 +265,12 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
   int64 <- if (is.null(meta)) rep(FALSE, length(pos)) else meta$types[names] == "double" &
     vapply(meta$attributes[names], function(a) "integer64" %in% a$class, TRUE)
   int64[is.na(int64)] <- FALSE
+  types <- if (is.null(meta)) rep(NA_character_, length(pos)) else unname(meta$types[names])
+  attrs <- if (is.null(meta)) vector("list", length(pos)) else unname(meta$attributes[names])
+  # Attributes are set in C, on vectors nothing else references yet: from R, each would copy.
   cols <- .Call(kpk_table_read_c, t$ptr, as.integer(pos - 1L), names, as.numeric(lo), as.numeric(hi),
-                info$formats[pos], info$dictionaries[pos], info$ordered[pos], int64)
+                info$formats[pos], info$dictionaries[pos], info$ordered[pos], int64, types, attrs)
   names(cols) <- names
-  if (!is.null(meta)) {
-    for (j in seq_along(cols)) {
-      name <- names[[j]]
-      if (!name %in% names(meta$types)) next
-      x <- cols[[j]]
-      type <- meta$types[[name]]
-      if (typeof(x) != type) {
-        x <- if (type == "raw") as.raw(x) else `storage.mode<-`(unclass(x), type)
-      }
-      a <- meta$attributes[[name]]
-      levels <- attr(cols[[j]], "levels")
-      attributes(x) <- c(if (!is.null(levels)) list(levels = levels), a)
-      cols[[j]] <- x
-    }
-  }
   n <- hi - lo
   frame_class <- if (is.null(meta)) "data.frame" else meta$class
   rn <- if (!is.null(meta$row.names) && length(meta$row.names) == info$rows) meta$row.names[(lo + 1):hi] else NULL

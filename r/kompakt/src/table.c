@@ -20,6 +20,12 @@
 
 #include "kompakt.h"
 
+/* R builds packages with -O2, which leaves the per-row loops below scalar; they are most of a
+ * write's time on R's side. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3")
+#endif
+
 /* Column kinds, as R/table.R numbers them. */
 enum {
     KIND_LOGICAL = 1,
@@ -62,6 +68,13 @@ static void release_schema(struct ArrowSchema *s) {
     s->release = NULL;
 }
 
+/* `n` set bits (every value of a logical column TRUE). */
+static const uint8_t *all_set(R_xlen_t n) {
+    uint8_t *bits = (uint8_t *)R_alloc((size_t)(n / 8) + 1, 1);
+    memset(bits, 0xff, (size_t)(n / 8) + 1);
+    return bits;
+}
+
 static void *zalloc(size_t n, size_t size) {
     void *p = R_alloc(n ? n : 1, size);
     memset(p, 0, (n ? n : 1) * size);
@@ -93,22 +106,46 @@ static char *copy_text(const char *text) {
     return out;
 }
 
-/* A validity bitmap for `n` rows, NULL when every row is valid; `is_na(x, i)` says. */
-#define VALIDITY(name, test)                                                                 \
+/* R's NA_real_ is one NaN payload (R_IsNA is a function call): NaN with low word 1954. */
+static inline int is_r_na(double d) {
+    if (!isnan(d)) return 0;
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    return (uint32_t)bits == 1954;
+}
+
+/* A validity bitmap for `n` rows, NULL when every row is valid: a counting pass, then (when
+ * some row is missing) the bits, eight rows to a byte. `v` is the vector's data, fetched once
+ * (INTEGER() and friends are function calls outside R itself); `is_valid` says whether row j
+ * holds a value. */
+#define VALIDITY(name, type, data, is_valid)                                                 \
     static const uint8_t *name(SEXP x, R_xlen_t n, int64_t *nulls) {                        \
-        R_xlen_t missing = 0;                                                                \
-        for (R_xlen_t i = 0; i < n; i++) missing += (test);                                  \
-        *nulls = missing;                                                                    \
-        if (missing == 0) return NULL;                                                       \
-        uint8_t *bits = zalloc((size_t)(n + 7) / 8, 1);                                      \
-        for (R_xlen_t i = 0; i < n; i++)                                                     \
-            if (!(test)) bits[i >> 3] |= (uint8_t)(1u << (i & 7));                            \
+        const type *v = data(x);                                                             \
+        R_xlen_t valid = 0;                                                                  \
+        for (R_xlen_t j = 0; j < n; j++) valid += (is_valid);                                \
+        *nulls = n - valid;                                                                  \
+        if (valid == n) return NULL;                                                         \
+        uint8_t *bits = (uint8_t *)R_alloc((size_t)(n / 8) + 1, 1);                          \
+        R_xlen_t i = 0;                                                                      \
+        for (; i + 8 <= n; i += 8) {                                                         \
+            unsigned b = 0;                                                                  \
+            for (int k = 0; k < 8; k++) {                                                    \
+                R_xlen_t j = i + k;                                                          \
+                b |= (unsigned)(is_valid) << k;                                              \
+            }                                                                                \
+            bits[i >> 3] = (uint8_t)b;                                                       \
+        }                                                                                    \
+        unsigned b = 0;                                                                      \
+        for (R_xlen_t j = i; j < n; j++) b |= (unsigned)(is_valid) << (j - i);              \
+        bits[i >> 3] = (uint8_t)b;                                                           \
         return bits;                                                                         \
     }
-VALIDITY(int_validity, INTEGER(x)[i] == NA_INTEGER)
-VALIDITY(real_validity, R_IsNA(REAL(x)[i]))
-VALIDITY(string_validity, STRING_ELT(x, i) == NA_STRING)
-VALIDITY(int64_validity, ((const int64_t *)REAL(x))[i] == INT64_MIN)
+VALIDITY(int_validity, int, INTEGER, v[j] != NA_INTEGER)
+VALIDITY(real_validity, double, REAL, !is_r_na(v[j]))
+VALIDITY(string_validity, SEXP, STRING_PTR_RO, v[j] != NA_STRING)
+VALIDITY(int64_validity, int64_t, (const int64_t *)REAL, v[j] != INT64_MIN)
+/* A logical vector's values as bits (NA: 0; its validity says it is missing). */
+VALIDITY(true_bits, int, LOGICAL, v[j] != 0 && v[j] != NA_LOGICAL)
 
 /* A string's UTF-8 bytes: its own for ASCII and UTF-8 strings (no copy), else translated into
  * R_alloc memory (the caller resets it with vmaxset). */
@@ -124,9 +161,10 @@ static struct ArrowArray *string_array(SEXP x, const char **format, const char *
     R_xlen_t n = XLENGTH(x);
     struct ArrowArray *a = new_array(n, 3);
     a->buffers[0] = string_validity(x, n, &a->null_count);
+    const SEXP *strings = STRING_PTR_RO(x);
     int64_t total = 0;
     for (R_xlen_t i = 0; i < n; i++) {
-        SEXP s = STRING_ELT(x, i);
+        SEXP s = strings[i];
         if (s == NA_STRING) continue;
         const void *vmax = vmaxget();
         size_t len;
@@ -143,7 +181,7 @@ static struct ArrowArray *string_array(SEXP x, const char **format, const char *
         if (large) ((int64_t *)offsets)[i] = at;
         else ((int32_t *)offsets)[i] = (int32_t)at;
         if (i == n) break;
-        SEXP s = STRING_ELT(x, i);
+        SEXP s = strings[i];
         if (s == NA_STRING) continue;
         const void *vmax = vmaxget();
         size_t len;
@@ -172,11 +210,9 @@ static void column_array(SEXP x, int kind, const char *name, const char *tz, SEX
     case KIND_LOGICAL: {
         a = new_array(n, 2);
         a->buffers[0] = int_validity(x, n, &a->null_count);
-        uint8_t *bits = zalloc((size_t)(n + 7) / 8, 1);
-        const int *v = LOGICAL(x);
-        for (R_xlen_t i = 0; i < n; i++)
-            if (v[i] != NA_LOGICAL && v[i]) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
-        a->buffers[1] = bits;
+        int64_t falses = 0;
+        const uint8_t *bits = true_bits(x, n, &falses);
+        a->buffers[1] = bits ? bits : all_set(n);
         format = "b";
         break;
     }
@@ -215,12 +251,15 @@ static void column_array(SEXP x, int kind, const char *name, const char *tz, SEX
         a->buffers[0] = int_validity(x, n, &a->null_count);
         int32_t *keys = (int32_t *)R_alloc((size_t)(n ? n : 1), sizeof(int32_t));
         const int *codes = INTEGER(x);
+        unsigned bad = 0;
         for (R_xlen_t i = 0; i < n; i++) {
-            int c = codes[i];
-            if (c == NA_INTEGER) { keys[i] = 0; continue; }
-            if (c < 1 || c > nlevels) Rf_error("kompakt: column '%s': factor code %d has no level", name, c);
-            keys[i] = c - 1;
+            int c = codes[i], missing = c == NA_INTEGER;
+            keys[i] = missing ? 0 : c - 1;
+            bad |= (unsigned)!missing & ((unsigned)(c - 1) >= (unsigned)nlevels);
         }
+        for (R_xlen_t i = 0; bad && i < n; i++)
+            if (codes[i] != NA_INTEGER && (codes[i] < 1 || codes[i] > nlevels))
+                Rf_error("kompakt: column '%s': factor code %d has no level", name, codes[i]);
         a->buffers[1] = keys;
         const char *dict_format;
         SEXP lv = levels == R_NilValue ? PROTECT(Rf_allocVector(STRSXP, 0)) : PROTECT(levels);
@@ -239,7 +278,7 @@ static void column_array(SEXP x, int kind, const char *name, const char *tz, SEX
         if (TYPEOF(x) == REALSXP) {
             const double *v = REAL(x);
             for (R_xlen_t i = 0; i < n && whole; i++)
-                whole = R_IsNA(v[i]) || (isfinite(v[i]) && v[i] == floor(v[i]) && fabs(v[i]) <= INT32_MAX);
+                whole = is_r_na(v[i]) || (isfinite(v[i]) && v[i] == floor(v[i]) && fabs(v[i]) <= INT32_MAX);
         }
         if (!whole) {
             column_array(x, KIND_DOUBLE, name, tz, keep, slot, out_a, out_s);
@@ -252,7 +291,8 @@ static void column_array(SEXP x, int kind, const char *name, const char *tz, SEX
         } else {
             a->buffers[0] = real_validity(x, n, &a->null_count);
             int32_t *days = (int32_t *)R_alloc((size_t)(n ? n : 1), sizeof(int32_t));
-            for (R_xlen_t i = 0; i < n; i++) days[i] = R_IsNA(REAL(x)[i]) ? 0 : (int32_t)REAL(x)[i];
+            const double *v = REAL(x);
+            for (R_xlen_t i = 0; i < n; i++) days[i] = is_r_na(v[i]) ? 0 : (int32_t)v[i];
             a->buffers[1] = days;
         }
         format = "tdD";
@@ -265,7 +305,7 @@ static void column_array(SEXP x, int kind, const char *name, const char *tz, SEX
         int64_t *micros = (int64_t *)R_alloc((size_t)(n ? n : 1), sizeof(int64_t));
         int exact = 1;
         for (R_xlen_t i = 0; i < n && exact; i++) {
-            if (R_IsNA(v[i])) { micros[i] = 0; continue; }
+            if (is_r_na(v[i])) { micros[i] = 0; continue; }
             double us = nearbyint(v[i] * 1e6);
             exact = isfinite(v[i]) && fabs(us) < 9.0e15 && (double)(int64_t)us / 1e6 == v[i];
             micros[i] = exact ? (int64_t)us : 0;
@@ -542,16 +582,19 @@ static uint64_t unit_per_second(char unit) {
 
 /* The R vector of a fixed-width column, decoded in place where R's layout is Arrow's. */
 static SEXP read_fixed(kpk_table *t, uint32_t col, uint64_t from, uint64_t to, const char *format, int as_int64,
-                       const char *name) {
+                       const char *type, const char *name) {
     R_xlen_t n = (R_xlen_t)(to - from);
     SEXP out;
-    if (!strcmp(format, "i")) {
+    if (!strcmp(format, "i") || (!strcmp(format, "tdD") && !strcmp(type, "integer"))) {
+        /* int32, and date32 that R wrote from integer days: straight into the integer vector. */
         out = PROTECT(Rf_allocVector(INTSXP, n));
         const uint8_t *valid = read_into(t, col, from, to, INTEGER(out), 4, name);
+        int *iv = INTEGER(out);
         for (R_xlen_t i = 0; valid && i < n; i++)
-            if (!VALID(valid, i)) INTEGER(out)[i] = NA_INTEGER;
+            if (!VALID(valid, i)) iv[i] = NA_INTEGER;
     } else if (!strcmp(format, "g") || !strcmp(format, "f")) {
         out = PROTECT(Rf_allocVector(REALSXP, n));
+        double *rv = REAL(out);
         const uint8_t *valid;
         if (format[0] == 'g') {
             valid = read_into(t, col, from, to, REAL(out), 8, name);
@@ -559,10 +602,13 @@ static SEXP read_fixed(kpk_table *t, uint32_t col, uint64_t from, uint64_t to, c
             /* float32 decodes into the first half of the vector, widened from the end. */
             valid = read_into(t, col, from, to, REAL(out), 4, name);
             const float *f = (const float *)REAL(out);
-            for (R_xlen_t i = n - 1; i >= 0; i--) REAL(out)[i] = (double)f[i];
+            for (R_xlen_t i = n - 1; i >= 0; i--) rv[i] = (double)f[i];
         }
         for (R_xlen_t i = 0; valid && i < n; i++)
-            if (!VALID(valid, i)) REAL(out)[i] = NA_REAL;
+            if (!VALID(valid, i)) rv[i] = NA_REAL;
+    } else if (!strcmp(format, "C") && !strcmp(type, "raw")) {
+        out = PROTECT(Rf_allocVector(RAWSXP, n));
+        read_into(t, col, from, to, RAW(out), 1, name);
     } else if (!strcmp(format, "c") || !strcmp(format, "C") || !strcmp(format, "s") || !strcmp(format, "S")) {
         /* Narrow integers decode into the front of the int vector, widened from the end. */
         out = PROTECT(Rf_allocVector(INTSXP, n));
@@ -583,14 +629,15 @@ static SEXP read_fixed(kpk_table *t, uint32_t col, uint64_t from, uint64_t to, c
         /* 64-bit integers: integer64 when R wrote them or they do not fit an integer; unsigned
          * 32-bit: doubles. */
         out = PROTECT(Rf_allocVector(REALSXP, n));
+        double *rv = REAL(out);
         size_t width = format[0] == 'I' ? 4 : 8;
         const uint8_t *valid = read_into(t, col, from, to, REAL(out), width, name);
         if (format[0] == 'I') {
             const uint32_t *u = (const uint32_t *)REAL(out);
-            for (R_xlen_t i = n - 1; i >= 0; i--) REAL(out)[i] = VALID(valid, i) ? (double)u[i] : NA_REAL;
+            for (R_xlen_t i = n - 1; i >= 0; i--) rv[i] = VALID(valid, i) ? (double)u[i] : NA_REAL;
         } else if (format[0] == 'L') {
             const uint64_t *u = (const uint64_t *)REAL(out);
-            for (R_xlen_t i = 0; i < n; i++) REAL(out)[i] = VALID(valid, i) ? (double)u[i] : NA_REAL;
+            for (R_xlen_t i = 0; i < n; i++) rv[i] = VALID(valid, i) ? (double)u[i] : NA_REAL;
         } else {
             int64_t *v = (int64_t *)REAL(out);
             int fits = !as_int64;
@@ -608,23 +655,26 @@ static SEXP read_fixed(kpk_table *t, uint32_t col, uint64_t from, uint64_t to, c
         }
     } else if (!strcmp(format, "tdD")) {
         out = PROTECT(Rf_allocVector(REALSXP, n));
+        double *rv = REAL(out);
         const uint8_t *valid = read_into(t, col, from, to, REAL(out), 4, name);
         const int32_t *days = (const int32_t *)REAL(out);
-        for (R_xlen_t i = n - 1; i >= 0; i--) REAL(out)[i] = VALID(valid, i) ? (double)days[i] : NA_REAL;
+        for (R_xlen_t i = n - 1; i >= 0; i--) rv[i] = VALID(valid, i) ? (double)days[i] : NA_REAL;
         Rf_setAttrib(out, R_ClassSymbol, Rf_mkString("Date"));
     } else if (!strcmp(format, "tdm")) {
         out = PROTECT(Rf_allocVector(REALSXP, n));
+        double *rv = REAL(out);
         const uint8_t *valid = read_into(t, col, from, to, REAL(out), 8, name);
         const int64_t *ms = (const int64_t *)REAL(out);
-        for (R_xlen_t i = 0; i < n; i++) REAL(out)[i] = VALID(valid, i) ? (double)ms[i] / 86400000.0 : NA_REAL;
+        for (R_xlen_t i = 0; i < n; i++) rv[i] = VALID(valid, i) ? (double)ms[i] / 86400000.0 : NA_REAL;
         Rf_setAttrib(out, R_ClassSymbol, Rf_mkString("Date"));
     } else if (!strncmp(format, "ts", 2) || !strncmp(format, "tD", 2)) {
         out = PROTECT(Rf_allocVector(REALSXP, n));
+        double *rv = REAL(out);
         const uint8_t *valid = read_into(t, col, from, to, REAL(out), 8, name);
         const int64_t *ticks = (const int64_t *)REAL(out);
         double per_second = (double)unit_per_second(format[2]);
         for (R_xlen_t i = 0; i < n; i++)
-            REAL(out)[i] = VALID(valid, i) ? (double)ticks[i] / per_second : NA_REAL;
+            rv[i] = VALID(valid, i) ? (double)ticks[i] / per_second : NA_REAL;
         if (format[1] == 's') {
             SEXP cls = PROTECT(Rf_allocVector(STRSXP, 2));
             SET_STRING_ELT(cls, 0, Rf_mkChar("POSIXct"));
@@ -664,6 +714,7 @@ static void copy_strings(const struct ArrowArray *a, int large, SEXP out, R_xlen
 /* Dictionary keys of any integer width, 0-based, as 1-based factor codes. */
 static void copy_keys(const struct ArrowArray *a, const char *format, SEXP out, R_xlen_t at, R_xlen_t nlevels) {
     const uint8_t *valid = a->null_count ? a->buffers[0] : NULL;
+    int *codes = INTEGER(out) + at;
     for (int64_t i = 0; i < a->length; i++) {
         int64_t k = i + a->offset, key;
         switch (format[0]) {
@@ -675,7 +726,7 @@ static void copy_keys(const struct ArrowArray *a, const char *format, SEXP out, 
         case 'I': key = ((const uint32_t *)a->buffers[1])[k]; break;
         default: key = ((const int64_t *)a->buffers[1])[k]; break;
         }
-        INTEGER(out)[at + i] = (valid && !VALID(valid, k)) || key < 0 || key >= nlevels ? NA_INTEGER : (int)key + 1;
+        codes[i] = (valid && !VALID(valid, k)) || key < 0 || key >= nlevels ? NA_INTEGER : (int)key + 1;
     }
 }
 
@@ -698,20 +749,22 @@ static SEXP child_slice(const struct ArrowArray *c, const char *f, int64_t start
     if (type == NILSXP) Rf_error("kompakt: column '%s': lists of Arrow type '%s' are not supported in R yet", name, f);
     out = PROTECT(Rf_allocVector(type, (R_xlen_t)len));
     const void *v = c->buffers[1];
+    int *iv = type == REALSXP ? NULL : INTEGER(out); /* LOGICAL() and INTEGER() share a layout */
+    double *rv = type == REALSXP ? REAL(out) : NULL;
     for (int64_t i = 0; i < len; i++) {
         int64_t k = c->offset + start + i;
         int ok = !valid || VALID(valid, k);
         switch (f[0]) {
-        case 'b': LOGICAL(out)[i] = ok ? (int)((((const uint8_t *)v)[k >> 3] >> (k & 7)) & 1) : NA_LOGICAL; break;
-        case 'i': INTEGER(out)[i] = ok ? ((const int32_t *)v)[k] : NA_INTEGER; break;
-        case 'c': INTEGER(out)[i] = ok ? ((const int8_t *)v)[k] : NA_INTEGER; break;
-        case 'C': INTEGER(out)[i] = ok ? ((const uint8_t *)v)[k] : NA_INTEGER; break;
-        case 's': INTEGER(out)[i] = ok ? ((const int16_t *)v)[k] : NA_INTEGER; break;
-        case 'S': INTEGER(out)[i] = ok ? ((const uint16_t *)v)[k] : NA_INTEGER; break;
-        case 'g': REAL(out)[i] = ok ? ((const double *)v)[k] : NA_REAL; break;
-        case 'f': REAL(out)[i] = ok ? ((const float *)v)[k] : NA_REAL; break;
-        case 'l': REAL(out)[i] = ok ? (double)((const int64_t *)v)[k] : NA_REAL; break;
-        default: REAL(out)[i] = ok ? ((const uint32_t *)v)[k] : NA_REAL; break;
+        case 'b': iv[i] = ok ? (int)((((const uint8_t *)v)[k >> 3] >> (k & 7)) & 1) : NA_LOGICAL; break;
+        case 'i': iv[i] = ok ? ((const int32_t *)v)[k] : NA_INTEGER; break;
+        case 'c': iv[i] = ok ? ((const int8_t *)v)[k] : NA_INTEGER; break;
+        case 'C': iv[i] = ok ? ((const uint8_t *)v)[k] : NA_INTEGER; break;
+        case 's': iv[i] = ok ? ((const int16_t *)v)[k] : NA_INTEGER; break;
+        case 'S': iv[i] = ok ? ((const uint16_t *)v)[k] : NA_INTEGER; break;
+        case 'g': rv[i] = ok ? ((const double *)v)[k] : NA_REAL; break;
+        case 'f': rv[i] = ok ? ((const float *)v)[k] : NA_REAL; break;
+        case 'l': rv[i] = ok ? (double)((const int64_t *)v)[k] : NA_REAL; break;
+        default: rv[i] = ok ? ((const uint32_t *)v)[k] : NA_REAL; break;
         }
     }
     UNPROTECT(1);
@@ -745,9 +798,10 @@ static SEXP convert_chunk(void *data) {
     const char *f = j->chunk->schema.children[0]->format;
     if (!strcmp(f, "b")) {
         const uint8_t *valid = a->null_count ? a->buffers[0] : NULL, *bits = a->buffers[1];
+        int *lv = LOGICAL(j->out) + j->at;
         for (int64_t i = 0; i < a->length; i++) {
             int64_t k = i + a->offset;
-            LOGICAL(j->out)[j->at + i] = valid && !VALID(valid, k) ? NA_LOGICAL : (int)((bits[k >> 3] >> (k & 7)) & 1);
+            lv[i] = valid && !VALID(valid, k) ? NA_LOGICAL : (int)((bits[k >> 3] >> (k & 7)) & 1);
         }
     } else if (!strcmp(f, "u") || !strcmp(f, "U")) {
         copy_strings(a, f[0] == 'U', j->out, j->at);
@@ -829,10 +883,25 @@ static SEXP read_arrow(kpk_table *t, uint32_t col, uint64_t from, uint64_t to, c
     return out;
 }
 
+/* Gives `x` (a vector this read made, referenced nowhere else) the attributes R wrote, in
+ * place: setting them from R would copy every column. A factor keeps the levels its dictionary
+ * gave. */
+static void restore_attributes(SEXP x, SEXP attrs) {
+    SEXP levels = PROTECT(Rf_getAttrib(x, R_LevelsSymbol));
+    SET_ATTRIB(x, R_NilValue);
+    SET_OBJECT(x, 0);
+    if (levels != R_NilValue) Rf_setAttrib(x, R_LevelsSymbol, levels);
+    SEXP names = Rf_getAttrib(attrs, R_NamesSymbol);
+    for (R_xlen_t i = 0; i < XLENGTH(attrs); i++)
+        Rf_setAttrib(x, Rf_installChar(STRING_ELT(names, i)), VECTOR_ELT(attrs, i));
+    UNPROTECT(1);
+}
+
 /* kpk_table_read_c(ptr, columns (0-based), names, from, to, formats, dict formats, ordered,
- * int64 flags): a list of the columns' R vectors. */
+ * int64 flags, R types (NA: none), R attributes (NULL: none)): a list of the columns' R
+ * vectors. */
 SEXP kpk_table_read_c(SEXP ptr, SEXP columns, SEXP names, SEXP from, SEXP to, SEXP formats, SEXP dicts,
-                      SEXP ordered, SEXP as_int64) {
+                      SEXP ordered, SEXP as_int64, SEXP types, SEXP attrs) {
     kpk_table *t = table_of(ptr);
     uint64_t lo = (uint64_t)Rf_asReal(from), hi = (uint64_t)Rf_asReal(to);
     uint32_t rpg = kpk_table_rows_per_group(t);
@@ -843,9 +912,18 @@ SEXP kpk_table_read_c(SEXP ptr, SEXP columns, SEXP names, SEXP from, SEXP to, SE
         const char *format = CHAR(STRING_ELT(formats, j));
         const char *dict = STRING_ELT(dicts, j) == NA_STRING ? NULL : CHAR(STRING_ELT(dicts, j));
         const char *name = Rf_translateCharUTF8(STRING_ELT(names, j));
-        SEXP x = dict ? NULL : read_fixed(t, col, lo, hi, format, LOGICAL(as_int64)[j] == TRUE, name);
+        const char *type = STRING_ELT(types, j) == NA_STRING ? "" : CHAR(STRING_ELT(types, j));
+        SEXP x = dict ? NULL : read_fixed(t, col, lo, hi, format, LOGICAL(as_int64)[j] == TRUE, type, name);
         if (x == NULL) x = read_arrow(t, col, lo, hi, format, dict, LOGICAL(ordered)[j] == TRUE, name, rpg);
         SET_VECTOR_ELT(out, j, x);
+        if (*type && strcmp(Rf_type2char(TYPEOF(x)), type)) {
+            /* A storage type this read does not make directly: converted (a copy). */
+            SEXPTYPE want = Rf_str2type(type);
+            if (want == (SEXPTYPE)-1) Rf_error("kompakt: column '%s': unknown R type '%s' in the table's R metadata", name, type);
+            x = Rf_coerceVector(x, want);
+            SET_VECTOR_ELT(out, j, x);
+        }
+        if (VECTOR_ELT(attrs, j) != R_NilValue) restore_attributes(x, VECTOR_ELT(attrs, j));
     }
     UNPROTECT(1);
     return out;
