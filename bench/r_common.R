@@ -25,3 +25,7 @@ proc_status <- function(field) {
   line <- grep(paste0("^", field, ":"), readLines("/proc/self/status"), value = TRUE)
   as.numeric(strsplit(trimws(sub(".*:", "", line)), " +")[[1]][1]) * 1024
 }
+
+# Resets the kernel's high-water mark (VmHWM) to the current resident size, so that what an
+# operation adds is not hidden by a larger peak from building its data first (Linux >= 4.0).
+reset_peak <- function() invisible(try(cat("5", file = "/proc/self/clear_refs"), silent = TRUE))

@@ -59,6 +59,7 @@ if (!is.null(store)) {
   save <- function() if (scenario == "tiny") for (i in seq_along(keys)) store$set(keys[[i]], x[[i]]) else store$set("value", x)
   read <- function() if (scenario == "tiny") for (k in keys) store$get(k) else store$get("value")
   invisible(gc())
+  reset_peak()
   before <- status("VmRSS")
   t <- system.time(y <- if (op == "save") save() else read())[["elapsed"]]
   added <- status("VmHWM") - before
@@ -79,6 +80,7 @@ read <- switch(sub(":.*", "", method),
   kompakt = function() kompakt::kpk_read(path),
   kompakt_lz4 = function() kompakt::kpk_read(path))
 invisible(gc())
+reset_peak()
 before <- status("VmRSS")
 t <- system.time(y <- if (op == "save") save() else read())[["elapsed"]]
 added <- status("VmHWM") - before

@@ -212,8 +212,10 @@ kpk_status kpk_table_metadata(const kpk_table *table, const char *key, kpk_bytes
 size_t kpk_table_sort_key_count(const kpk_table *table);
 kpk_status kpk_table_sort_key(const kpk_table *table, size_t i, kpk_bytes *column, int32_t *descending,
                               int32_t *nulls_first);
-/* Bytes a column takes in the file (stored) and once decompressed (encoded), from the index. */
-kpk_status kpk_table_column_size(const kpk_table *table, uint32_t column, uint64_t *stored, uint64_t *encoded);
+uint32_t kpk_table_num_columns(const kpk_table *table);
+/* Bytes each column takes in the file (stored) and once decompressed (encoded), from the index:
+ * ncolumns (= kpk_table_num_columns) values into each array. */
+kpk_status kpk_table_column_sizes(const kpk_table *table, uint64_t *stored, uint64_t *encoded, size_t ncolumns);
 /* Decodes rows [from, to) of a fixed-width column (numbers, dates, times, durations; not
  * booleans or dictionaries) straight into `dst` (dst_len = rows x the type's width). *has_nulls
  * says whether some rows are null; then `validity` (if not NULL; (to - from + 7) / 8 bytes) gets

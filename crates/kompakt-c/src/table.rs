@@ -357,24 +357,55 @@ pub unsafe extern "C" fn kpk_table_sort_key(
     })
 }
 
-/// Bytes column `column` takes in the file (`stored`) and after decompression (`encoded`),
-/// from the index alone.
+/// How many columns the table has (0 for a NULL handle).
 ///
 /// # Safety
-/// `table` is a live handle; `stored` and `encoded` writable.
+/// `table` is NULL or a live handle.
 #[no_mangle]
-pub unsafe extern "C" fn kpk_table_column_size(
+pub unsafe extern "C" fn kpk_table_num_columns(table: *const kpk_table) -> u32 {
+    table_ref(table).map_or(0, |t| t.reader.schema().fields().len() as u32)
+}
+
+/// Bytes each column takes in the file (`stored`) and after decompression (`encoded`), from
+/// the index alone: `ncolumns` (the table's column count) values into each array.
+///
+/// # Safety
+/// `table` is a live handle; `stored` and `encoded` hold `ncolumns` writable values each.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_table_column_sizes(
     table: *const kpk_table,
-    column: u32,
     stored: *mut u64,
     encoded: *mut u64,
+    ncolumns: usize,
 ) -> kpk_status {
     guard(|| {
         let t = table_ref(table)?;
         let summary = t.reader.summary();
-        let s = summary.get(column as usize).ok_or_else(|| column_range(t, column))?;
-        put(stored, s.stored)?;
-        put(encoded, s.encoded)
+        if ncolumns != summary.len() {
+            return Err(Failure(
+                KPK_ERROR_OPTION,
+                format!("arrays for {ncolumns} columns, the table has {}", summary.len()),
+            ));
+        }
+        if summary.is_empty() {
+            return Ok(());
+        }
+        if stored.is_null() || encoded.is_null() {
+            return Err(Failure::usage("an output array is NULL"));
+        }
+        // SAFETY: the caller passes `ncolumns` writable values at each pointer (the header's
+        // contract); NULL was refused above, and the count checked against the table's.
+        let (s, e) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(stored, ncolumns),
+                std::slice::from_raw_parts_mut(encoded, ncolumns),
+            )
+        };
+        for (i, c) in summary.iter().enumerate() {
+            s[i] = c.stored;
+            e[i] = c.encoded;
+        }
+        Ok(())
     })
 }
 
@@ -385,16 +416,6 @@ pub unsafe extern "C" fn kpk_table_column_size(
 #[no_mangle]
 pub unsafe extern "C" fn kpk_table_file_size(table: *const kpk_table) -> u64 {
     table_ref(table).map_or(0, |t| t.reader.file_len())
-}
-
-fn column_range(t: &kpk_table, column: u32) -> Failure {
-    Failure(
-        KPK_ERROR_OPTION,
-        format!(
-            "column {column} of a table with {} columns",
-            t.reader.schema().fields().len()
-        ),
-    )
 }
 
 fn row_range(from: u64, to: u64) -> Result<std::ops::Range<u64>, Failure> {
@@ -760,8 +781,17 @@ mod tests {
                 kpk_table_read_into(t, 0, 0, 11, v.as_mut_ptr().cast(), 44, null_mut(), &mut has_nulls),
                 KPK_ERROR_OPTION
             );
-            let mut s = 0;
-            assert_eq!(kpk_table_column_size(t, 9, &mut s, &mut s), KPK_ERROR_OPTION);
+            assert_eq!(kpk_table_num_columns(t), 4);
+            let (mut stored, mut encoded) = ([0u64; 4], [0u64; 4]);
+            assert_eq!(
+                kpk_table_column_sizes(t, stored.as_mut_ptr(), encoded.as_mut_ptr(), 3),
+                KPK_ERROR_OPTION
+            );
+            assert_eq!(
+                kpk_table_column_sizes(t, stored.as_mut_ptr(), encoded.as_mut_ptr(), 4),
+                KPK_OK
+            );
+            assert!(stored.iter().chain(&encoded).all(|&b| b > 0), "{stored:?} {encoded:?}");
             kpk_table_close(t);
             kpk_table_close(null_mut());
             assert_eq!(kpk_table_num_rows(null()), 0);

@@ -201,8 +201,7 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
   ptr <- .Call(kpk_table_open_c, path, as.integer(threads))
   info <- .Call(kpk_table_info_c, ptr)
   names(info) <- c("rows", "names", "formats", "dictionaries", "ordered", "r", "sort_columns",
-                   "sort_descending", "sort_nulls_first", "stored", "encoded", "file_size",
-                   "rows_per_group")
+                   "sort_descending", "sort_nulls_first", "file_size", "rows_per_group")
   meta <- if (!is.null(info$r)) .parse_r_metadata(info$r, info$names) else NULL
   t <- new.env(parent = emptyenv())
   t$ptr <- ptr
@@ -326,14 +325,15 @@ kpk_table_info <- function(path) {
 
 .info_of <- function(t) {
   info <- t$info
+  sizes <- .Call(kpk_table_sizes_c, t$ptr)
   r_class <- if (is.null(t$meta)) rep(NA_character_, length(info$names)) else
     vapply(info$names, function(n) paste(t$meta$attributes[[n]]$class %||% t$meta$types[[n]] %||% NA, collapse = "/"), "")
   structure(list(
     path = t$source,
     rows = info$rows,
     columns = data.frame(name = info$names, type = .type_names(info$formats, info$dictionaries),
-                         r_class = unname(r_class), stored_bytes = info$stored,
-                         encoded_bytes = info$encoded, stringsAsFactors = FALSE),
+                         r_class = unname(r_class), stored_bytes = sizes[[1]],
+                         encoded_bytes = sizes[[2]], stringsAsFactors = FALSE),
     sorted_by = info$sort_columns,
     rows_per_group = info$rows_per_group,
     file_size = info$file_size

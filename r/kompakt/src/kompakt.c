@@ -558,6 +558,7 @@ SEXP kpk_table_write_c(SEXP columns, SEXP kinds, SEXP tzones, SEXP nrow, SEXP fi
 SEXP kpk_table_open_c(SEXP source, SEXP threads);
 SEXP kpk_table_close_c(SEXP ptr);
 SEXP kpk_table_info_c(SEXP ptr);
+SEXP kpk_table_sizes_c(SEXP ptr);
 SEXP kpk_table_read_c(SEXP ptr, SEXP columns, SEXP names, SEXP from, SEXP to, SEXP formats, SEXP dicts,
                       SEXP ordered, SEXP as_int64, SEXP types, SEXP attrs);
 
@@ -581,6 +582,7 @@ static const R_CallMethodDef call_methods[] = {
     {"kpk_table_open_c", (DL_FUNC)&kpk_table_open_c, 2},
     {"kpk_table_close_c", (DL_FUNC)&kpk_table_close_c, 1},
     {"kpk_table_info_c", (DL_FUNC)&kpk_table_info_c, 1},
+    {"kpk_table_sizes_c", (DL_FUNC)&kpk_table_sizes_c, 1},
     {"kpk_table_read_c", (DL_FUNC)&kpk_table_read_c, 11},
     {NULL, NULL, 0}};
 

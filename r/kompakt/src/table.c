@@ -502,30 +502,23 @@ static SEXP bytes_string(kpk_bytes *b) {
 }
 
 /* list(nrow, names, formats, dictionary formats, ordered, r metadata or NULL, sort columns,
- * sort descending, sort nulls first, stored bytes, encoded bytes, file size, rows per group) */
+ * sort descending, sort nulls first, file size, rows per group): what every read needs, from
+ * the footer (no pass over the page index). */
 SEXP kpk_table_info_c(SEXP ptr) {
     kpk_table *t = table_of(ptr);
     struct ArrowSchema schema;
     if (kpk_table_schema(t, &schema) != KPK_OK) table_error("cannot read", "the table's schema");
     R_xlen_t ncol = (R_xlen_t)schema.n_children;
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, 13));
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 11));
     SET_VECTOR_ELT(out, 0, Rf_ScalarReal((double)kpk_table_num_rows(t)));
     SEXP names = PROTECT(Rf_allocVector(STRSXP, ncol)), formats = PROTECT(Rf_allocVector(STRSXP, ncol));
     SEXP dicts = PROTECT(Rf_allocVector(STRSXP, ncol)), ordered = PROTECT(Rf_allocVector(LGLSXP, ncol));
-    SEXP stored = PROTECT(Rf_allocVector(REALSXP, ncol)), encoded = PROTECT(Rf_allocVector(REALSXP, ncol));
     for (R_xlen_t j = 0; j < ncol; j++) {
         struct ArrowSchema *c = schema.children[j];
         SET_STRING_ELT(names, j, Rf_mkCharCE(c->name ? c->name : "", CE_UTF8));
         SET_STRING_ELT(formats, j, Rf_mkCharCE(c->format, CE_UTF8));
         SET_STRING_ELT(dicts, j, c->dictionary ? Rf_mkCharCE(c->dictionary->format, CE_UTF8) : NA_STRING);
         LOGICAL(ordered)[j] = (c->flags & ARROW_FLAG_DICTIONARY_ORDERED) != 0;
-        uint64_t s = 0, e = 0;
-        if (kpk_table_column_size(t, (uint32_t)j, &s, &e) != KPK_OK) {
-            schema.release(&schema);
-            table_error("cannot read", "the table's index");
-        }
-        REAL(stored)[j] = (double)s;
-        REAL(encoded)[j] = (double)e;
     }
     schema.release(&schema);
     SET_VECTOR_ELT(out, 1, names);
@@ -550,11 +543,28 @@ SEXP kpk_table_info_c(SEXP ptr) {
     SET_VECTOR_ELT(out, 6, sc);
     SET_VECTOR_ELT(out, 7, sd);
     SET_VECTOR_ELT(out, 8, sn);
-    SET_VECTOR_ELT(out, 9, stored);
-    SET_VECTOR_ELT(out, 10, encoded);
-    SET_VECTOR_ELT(out, 11, Rf_ScalarReal((double)kpk_table_file_size(t)));
-    SET_VECTOR_ELT(out, 12, Rf_ScalarReal((double)kpk_table_rows_per_group(t)));
-    UNPROTECT(10);
+    SET_VECTOR_ELT(out, 9, Rf_ScalarReal((double)kpk_table_file_size(t)));
+    SET_VECTOR_ELT(out, 10, Rf_ScalarReal((double)kpk_table_rows_per_group(t)));
+    UNPROTECT(8);
+    return out;
+}
+
+/* list(stored bytes, decoded bytes) per column, from a pass over the page index. */
+SEXP kpk_table_sizes_c(SEXP ptr) {
+    kpk_table *t = table_of(ptr);
+    R_xlen_t ncol = (R_xlen_t)kpk_table_num_columns(t);
+    uint64_t *s = (uint64_t *)R_alloc((size_t)ncol + 1, sizeof(uint64_t));
+    uint64_t *e = (uint64_t *)R_alloc((size_t)ncol + 1, sizeof(uint64_t));
+    if (kpk_table_column_sizes(t, s, e, (size_t)ncol) != KPK_OK) table_error("cannot read", "the table's index");
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
+    SEXP stored = PROTECT(Rf_allocVector(REALSXP, ncol)), encoded = PROTECT(Rf_allocVector(REALSXP, ncol));
+    for (R_xlen_t j = 0; j < ncol; j++) {
+        REAL(stored)[j] = (double)s[j];
+        REAL(encoded)[j] = (double)e[j];
+    }
+    SET_VECTOR_ELT(out, 0, stored);
+    SET_VECTOR_ELT(out, 1, encoded);
+    UNPROTECT(3);
     return out;
 }
 
