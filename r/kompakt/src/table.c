@@ -1,10 +1,10 @@
 /* The R package's glue for table files: R vectors to Arrow's C data interface and back.
  *
  * Writing: each column becomes an ArrowArray whose buffers point into the R vector where its
- * layout is Arrow's (integer, double, integer64, raw) and into R_alloc memory where it is not
- * (validity bitmaps, logical bits, factor keys, dates, timestamps, strings). R_alloc memory is
- * freed by R when the .Call returns, also after an error, so nothing leaks on a longjmp; the
- * arrays are released inside kpk_table_write, before that.
+ * layout is Arrow's (integer, double, integer64, raw) and into buffers of the write where it is
+ * not (validity bitmaps, logical bits, factor keys, dates, timestamps, strings), freed when the
+ * write ends, after an R error too, so nothing leaks on a longjmp; the arrays are released
+ * inside kpk_table_write, before that.
  *
  * Reading: fixed-width columns decode straight into the R vector (kpk_table_read_into); the
  * others (logical, factors, strings) come as Arrow arrays a chunk of rows at a time and are
@@ -51,9 +51,10 @@ static void table_error(const char *doing, const char *what) {
     Rf_error("kompakt: %s %s: %s", doing, what, message);
 }
 
-/* ---- building Arrow arrays in R_alloc memory ------------------------------------------ */
+/* ---- building Arrow arrays ---------------------------------------------------------------- */
 
-/* Release callbacks: the memory is R's (R_alloc), so releasing only marks the struct. */
+/* Release callbacks: the write owns the memory (big_alloc, R_alloc), so releasing only marks
+ * the struct. */
 static void release_array(struct ArrowArray *a) {
     for (int64_t i = 0; i < a->n_children; i++)
         if (a->children[i]->release) a->children[i]->release(a->children[i]);
@@ -68,9 +69,11 @@ static void release_schema(struct ArrowSchema *s) {
     s->release = NULL;
 }
 
+static void *big_alloc(size_t size);
+
 /* `n` set bits (every value of a logical column TRUE). */
 static const uint8_t *all_set(R_xlen_t n) {
-    uint8_t *bits = (uint8_t *)R_alloc((size_t)(n / 8) + 1, 1);
+    uint8_t *bits = (uint8_t *)big_alloc((size_t)(n / 8) + 1);
     memset(bits, 0xff, (size_t)(n / 8) + 1);
     return bits;
 }
@@ -79,6 +82,51 @@ static void *zalloc(size_t n, size_t size) {
     void *p = R_alloc(n ? n : 1, size);
     memset(p, 0, (n ? n : 1) * size);
     return p;
+}
+
+/* The large buffers of a write (bitmaps, keys, dates, strings): malloc'd, not R_alloc'd. R
+ * counts R_alloc memory towards its heap, and a large request sets off a full garbage
+ * collection, which on a frame of millions of strings costs seconds. They are freed when the
+ * write ends, after an R error too (R_UnwindProtect's cleanup in kpk_table_write_c). */
+typedef struct {
+    void **items;
+    size_t len, cap;
+} buffers;
+static buffers *write_buffers; /* the running write's (R calls into a package one at a time) */
+
+static void *big_alloc(size_t size) {
+    buffers *b = write_buffers;
+    if (b->len == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 64;
+        void **items = realloc(b->items, cap * sizeof(void *));
+        if (items == NULL) Rf_error("kompakt: out of memory");
+        b->items = items;
+        b->cap = cap;
+    }
+    void *p = malloc(size ? size : 1);
+    if (p == NULL) Rf_error("kompakt: out of memory (%.0f bytes)", (double)size);
+    b->items[b->len++] = p;
+    return p;
+}
+
+/* Grows a buffer big_alloc made. */
+static void *big_realloc(void *p, size_t size) {
+    buffers *b = write_buffers;
+    for (size_t i = b->len; i-- > 0;) {
+        if (b->items[i] != p) continue;
+        void *q = realloc(p, size ? size : 1);
+        if (q == NULL) Rf_error("kompakt: out of memory (%.0f bytes)", (double)size);
+        b->items[i] = q;
+        return q;
+    }
+    Rf_error("kompakt: internal error: growing a buffer that is not the write's");
+    return NULL;
+}
+
+static void free_buffers(buffers *b) {
+    for (size_t i = 0; i < b->len; i++) free(b->items[i]);
+    free(b->items);
+    memset(b, 0, sizeof *b);
 }
 
 static struct ArrowArray *new_array(int64_t length, int n_buffers) {
@@ -125,7 +173,7 @@ static inline int is_r_na(double d) {
         for (R_xlen_t j = 0; j < n; j++) valid += (is_valid);                                \
         *nulls = n - valid;                                                                  \
         if (valid == n) return NULL;                                                         \
-        uint8_t *bits = (uint8_t *)R_alloc((size_t)(n / 8) + 1, 1);                          \
+        uint8_t *bits = (uint8_t *)big_alloc((size_t)(n / 8) + 1);                           \
         R_xlen_t i = 0;                                                                      \
         for (; i + 8 <= n; i += 8) {                                                         \
             unsigned b = 0;                                                                  \
@@ -155,42 +203,40 @@ static const char *utf8_of(SEXP s, size_t *len) {
     return text;
 }
 
-/* Strings as Arrow utf8 (32-bit offsets) or large_utf8 when they need more: UTF-8 bytes,
- * translated from the string's declared encoding. */
+/* Strings as Arrow utf8 (32-bit offsets), or large_utf8 when they need more: UTF-8 bytes,
+ * translated from each string's declared encoding, in one pass into a growing buffer. */
 static struct ArrowArray *string_array(SEXP x, const char **format, const char *column) {
+    (void)column;
     R_xlen_t n = XLENGTH(x);
     struct ArrowArray *a = new_array(n, 3);
     a->buffers[0] = string_validity(x, n, &a->null_count);
     const SEXP *strings = STRING_PTR_RO(x);
-    int64_t total = 0;
+    int64_t *offsets = (int64_t *)big_alloc(((size_t)n + 1) * sizeof(int64_t));
+    size_t cap = (size_t)n * 8 + 64, at = 0;
+    char *data = (char *)big_alloc(cap);
     for (R_xlen_t i = 0; i < n; i++) {
-        SEXP s = strings[i];
-        if (s == NA_STRING) continue;
-        const void *vmax = vmaxget();
-        size_t len;
-        utf8_of(s, &len);
-        total += (int64_t)len;
-        vmaxset(vmax);
-    }
-    int large = total > INT32_MAX;
-    *format = large ? "U" : "u";
-    char *data = R_alloc((size_t)(total ? total : 1), 1);
-    void *offsets = R_alloc((size_t)n + 1, large ? 8 : 4);
-    int64_t at = 0;
-    for (R_xlen_t i = 0; i <= n; i++) {
-        if (large) ((int64_t *)offsets)[i] = at;
-        else ((int32_t *)offsets)[i] = (int32_t)at;
-        if (i == n) break;
+        offsets[i] = (int64_t)at;
         SEXP s = strings[i];
         if (s == NA_STRING) continue;
         const void *vmax = vmaxget();
         size_t len;
         const char *text = utf8_of(s, &len);
-        if (at + (int64_t)len > total) /* an encoding translated differently twice: refuse */
-            Rf_error("kompakt: column '%s': a string changed while it was written", column);
+        if (at + len > cap) {
+            while (at + len > cap) cap *= 2;
+            data = (char *)big_realloc(data, cap);
+        }
         memcpy(data + at, text, len);
-        at += (int64_t)len;
+        at += len;
         vmaxset(vmax);
+    }
+    offsets[n] = (int64_t)at;
+    if (at <= INT32_MAX) {
+        /* 32-bit offsets, narrowed in place (each lands at or before where it was read). */
+        int32_t *narrow = (int32_t *)offsets;
+        for (R_xlen_t i = 0; i <= n; i++) narrow[i] = (int32_t)offsets[i];
+        *format = "u";
+    } else {
+        *format = "U";
     }
     a->buffers[1] = offsets;
     a->buffers[2] = data;
@@ -249,7 +295,7 @@ static void column_array(SEXP x, int kind, const char *name, const char *tz, SEX
         R_xlen_t nlevels = levels == R_NilValue ? 0 : XLENGTH(levels);
         a = new_array(n, 2);
         a->buffers[0] = int_validity(x, n, &a->null_count);
-        int32_t *keys = (int32_t *)R_alloc((size_t)(n ? n : 1), sizeof(int32_t));
+        int32_t *keys = (int32_t *)big_alloc((size_t)n * sizeof(int32_t));
         const int *codes = INTEGER(x);
         unsigned bad = 0;
         for (R_xlen_t i = 0; i < n; i++) {
@@ -290,7 +336,7 @@ static void column_array(SEXP x, int kind, const char *name, const char *tz, SEX
             a->buffers[1] = INTEGER(x);
         } else {
             a->buffers[0] = real_validity(x, n, &a->null_count);
-            int32_t *days = (int32_t *)R_alloc((size_t)(n ? n : 1), sizeof(int32_t));
+            int32_t *days = (int32_t *)big_alloc((size_t)n * sizeof(int32_t));
             const double *v = REAL(x);
             for (R_xlen_t i = 0; i < n; i++) days[i] = is_r_na(v[i]) ? 0 : (int32_t)v[i];
             a->buffers[1] = days;
@@ -302,7 +348,7 @@ static void column_array(SEXP x, int kind, const char *name, const char *tz, SEX
         /* timestamp[us] when every instant is exact in microseconds (reading gives back the
          * same double); else the doubles as they are. */
         const double *v = REAL(x);
-        int64_t *micros = (int64_t *)R_alloc((size_t)(n ? n : 1), sizeof(int64_t));
+        int64_t *micros = (int64_t *)big_alloc((size_t)n * sizeof(int64_t));
         int exact = 1;
         for (R_xlen_t i = 0; i < n && exact; i++) {
             if (is_r_na(v[i])) { micros[i] = 0; continue; }
@@ -344,8 +390,9 @@ static void column_array(SEXP x, int kind, const char *name, const char *tz, SEX
                      "integer, double or character vectors", name, Rf_type2char(type));
         int large = total > INT32_MAX;
         SEXP values = PROTECT(Rf_allocVector(type, total));
-        void *offsets = R_alloc((size_t)n + 1, large ? 8 : 4);
-        uint8_t *valid = zalloc((size_t)(n + 7) / 8, 1);
+        void *offsets = big_alloc(((size_t)n + 1) * (large ? 8 : 4));
+        uint8_t *valid = (uint8_t *)big_alloc((size_t)(n + 7) / 8);
+        memset(valid, 0, (size_t)(n + 7) / 8);
         a = new_array(n, 2);
         R_xlen_t at = 0;
         for (R_xlen_t i = 0; i <= n; i++) {
@@ -425,11 +472,17 @@ static kpk_table_options table_options(SEXP o) {
     return opts;
 }
 
-/* kpk_table_write_c(columns, kinds, tzones, nrow, path, options, append) */
-SEXP kpk_table_write_c(SEXP columns, SEXP kinds, SEXP tzones, SEXP nrow, SEXP file, SEXP options, SEXP append) {
+typedef struct {
+    SEXP columns, kinds, tzones, nrow, file, options, append;
+    buffers bufs;
+} write_job;
+
+static SEXP write_body(void *data) {
+    write_job *job = data;
+    SEXP columns = job->columns, kinds = job->kinds, tzones = job->tzones;
     R_xlen_t ncol = XLENGTH(columns);
     SEXP names = Rf_getAttrib(columns, R_NamesSymbol);
-    double rows = Rf_asReal(nrow);
+    double rows = Rf_asReal(job->nrow);
     /* Vectors made for the write (a list column's values) that its arrays point into. */
     SEXP keep = PROTECT(Rf_allocVector(VECSXP, ncol));
     struct ArrowArray *batch = new_array((int64_t)rows, 1);
@@ -441,21 +494,48 @@ SEXP kpk_table_write_c(SEXP columns, SEXP kinds, SEXP tzones, SEXP nrow, SEXP fi
     for (R_xlen_t j = 0; j < ncol; j++) {
         SEXP x = VECTOR_ELT(columns, j);
         const char *name = copy_text(Rf_translateCharUTF8(STRING_ELT(names, j)));
-        if ((double)XLENGTH(x) != rows) Rf_error("kompakt: column '%s' has %.0f rows, the table %.0f", name, (double)XLENGTH(x), rows);
+        if ((double)XLENGTH(x) != rows)
+            Rf_error("kompakt: column '%s' has %.0f rows, the table %.0f", name, (double)XLENGTH(x), rows);
         const char *tz = Rf_translateCharUTF8(STRING_ELT(tzones, j));
         column_array(x, INTEGER(kinds)[j], name, tz, keep, j, &batch->children[j], &schema->children[j]);
     }
-    kpk_table_options opts = table_options(options);
-    const char *path = R_ExpandFileName(Rf_translateCharUTF8(STRING_ELT(file, 0)));
+    kpk_table_options opts = table_options(job->options);
+    const char *path = R_ExpandFileName(Rf_translateCharUTF8(STRING_ELT(job->file, 0)));
     uint64_t appended = 0;
-    kpk_status status = Rf_asLogical(append) == TRUE ? kpk_table_append(path, schema, batch, &opts, &appended)
-                                                     : kpk_table_write(path, schema, batch, &opts);
+    int append = Rf_asLogical(job->append) == TRUE;
+    kpk_status status = append ? kpk_table_append(path, schema, batch, &opts, &appended)
+                               : kpk_table_write(path, schema, batch, &opts);
     /* kompakt moved the batch in; the schema stays ours. */
     if (batch->release) batch->release(batch);
     schema->release(schema);
     UNPROTECT(1);
-    if (status != KPK_OK) table_error(Rf_asLogical(append) == TRUE ? "cannot append to" : "cannot write", path);
+    if (status != KPK_OK) table_error(append ? "cannot append to" : "cannot write", path);
     return Rf_ScalarReal((double)appended);
+}
+
+static void write_cleanup(void *data, Rboolean jump) {
+    (void)jump;
+    write_job *job = data;
+    free_buffers(&job->bufs);
+    write_buffers = NULL;
+}
+
+/* kpk_table_write_c(columns, kinds, tzones, nrow, path, options, append) */
+SEXP kpk_table_write_c(SEXP columns, SEXP kinds, SEXP tzones, SEXP nrow, SEXP file, SEXP options, SEXP append) {
+    write_job *job = (write_job *)R_alloc(1, sizeof(write_job));
+    memset(job, 0, sizeof *job);
+    job->columns = columns;
+    job->kinds = kinds;
+    job->tzones = tzones;
+    job->nrow = nrow;
+    job->file = file;
+    job->options = options;
+    job->append = append;
+    SEXP cont = PROTECT(R_MakeUnwindCont());
+    write_buffers = &job->bufs;
+    SEXP out = R_UnwindProtect(write_body, job, write_cleanup, job, cont);
+    UNPROTECT(1);
+    return out;
 }
 
 /* ---- reading ----------------------------------------------------------------------------- */

@@ -217,7 +217,13 @@ test_that("what a table cannot hold, and damaged files, are errors that name the
   lt$t <- as.POSIXlt(c("2026-01-01", "2026-01-02"), tz = "UTC")
   expect_error(write_kpk_table(lt, path), "column 't'")
   expect_error(write_kpk_table(1:3, path), "data frame")
+  # An error half-way through building the columns: nothing written, the next write works.
+  bad <- data.frame(s = c("a", "b"), f = structure(c(1L, 5L), levels = c("a", "b"), class = "factor"))
+  expect_error(write_kpk_table(bad, path), "column 'f': factor code 5 has no level")
   expect_false(file.exists(path))
+  write_kpk_table(data.frame(s = c("a", "b")), path)
+  expect_identical(read_kpk_table(path)$s, c("a", "b"))
+  unlink(path)
   write_kpk_table(all_types(3000L), path)
   bytes <- readBin(path, "raw", file.size(path))
   for (cut in c(10L, length(bytes) %/% 2L, length(bytes) - 3L)) {
