@@ -227,7 +227,7 @@ pub unsafe extern "C" fn kpk_table_open_file(
             return Err(Failure::at(&path)(io_failure(e)));
         }
         let p = path.clone();
-        open_table(|| TableReader::open(&p), Some(path), threads, out)
+        open_table(|| TableReader::open_cached(&p), Some(path), threads, out)
     })
 }
 

@@ -112,7 +112,9 @@ pub struct Table {
 impl Table {
     #[new]
     fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        let inner = py.detach(|| TableReader::open(&path)).map_err(|e| io_or(e, &path))?;
+        let inner = py
+            .detach(|| TableReader::open_cached(&path))
+            .map_err(|e| io_or(e, &path))?;
         Ok(Table { inner, path })
     }
 

@@ -41,6 +41,7 @@ mod bits;
 mod dict;
 mod journal;
 pub mod meta;
+pub mod open_cache;
 pub mod page;
 mod reader;
 pub mod schema;

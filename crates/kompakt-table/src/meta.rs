@@ -46,6 +46,12 @@ pub fn group_count(num_rows: u64, rows_per_group: u32) -> u64 {
 }
 
 impl TableMeta {
+    /// Heap bytes the page index holds, roughly.
+    pub fn heap_size(&self) -> usize {
+        let pages: usize = self.pages.iter().map(Vec::len).sum();
+        self.schema_json.len() + pages * std::mem::size_of::<PageEntry>()
+    }
+
     /// The footer's bytes.
     pub fn encode(&self) -> Vec<u8> {
         let pages: usize = self.pages.iter().map(Vec::len).sum();

@@ -12,7 +12,7 @@ use arrow_buffer::bit_mask::set_bits;
 use arrow_buffer::Buffer;
 use arrow_data::{ArrayData, ArrayDataBuilder};
 use arrow_schema::{DataType, Schema, SchemaRef};
-use kompakt::stream::{BlockDecoder, BlockEntry, ReadAt, ReadOptions, Reader, SourceCursor, StreamSummary};
+use kompakt::stream::{BlockDecoder, BlockEntry, FileIndex, ReadAt, ReadOptions, Reader, SourceCursor, StreamSummary};
 use kompakt::{Error, Result};
 use rayon::prelude::*;
 use std::cell::RefCell;
@@ -102,14 +102,30 @@ pub struct ColumnSummary {
     pub codecs: std::collections::BTreeMap<String, u64>,
 }
 
+/// What opening a table reads and parses (stream index, page index, schema), shared by the
+/// readers of one unchanged file.
+#[derive(Clone)]
+pub(crate) struct TableIndex {
+    file: Arc<FileIndex>,
+    meta: Arc<TableMeta>,
+    parsed: Arc<ParsedSchema>,
+}
+
+impl TableIndex {
+    /// Heap bytes the index holds, roughly.
+    pub(crate) fn heap_size(&self) -> usize {
+        self.file.heap_size() + self.meta.heap_size() + self.meta.schema_json.len() * 2
+    }
+}
+
 /// A table file opened for reading: the footer is read and checked once; reads then touch
 /// only the pages they need.
 pub struct TableReader {
     /// Where the pages' bytes come from: every read of the table goes through it.
     source: Arc<dyn ReadAt>,
     index: Reader<SourceCursor<Arc<dyn ReadAt>>>,
-    meta: TableMeta,
-    parsed: ParsedSchema,
+    meta: Arc<TableMeta>,
+    parsed: Arc<ParsedSchema>,
     verify: bool,
     dictionaries: Mutex<HashMap<usize, ArrayData>>,
 }
@@ -160,8 +176,38 @@ impl TableReader {
         Ok(TableReader {
             source,
             index,
-            meta,
-            parsed,
+            meta: Arc::new(meta),
+            parsed: Arc::new(parsed),
+            verify: true,
+            dictionaries: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Like [`TableReader::open`], but a file this process opened before and has not changed
+    /// since (same device, inode, size, modification and change times) is opened without
+    /// reading its footer again: what repeated small reads of one file cost most
+    /// ([`crate::open_cache`] says when an index is kept).
+    pub fn open_cached(path: impl AsRef<Path>) -> Result<Self> {
+        crate::open_cache::open(path.as_ref())
+    }
+
+    /// What opening read and parsed, for opening the same bytes again.
+    pub(crate) fn shared_index(&self) -> TableIndex {
+        TableIndex {
+            file: self.index.index(),
+            meta: Arc::clone(&self.meta),
+            parsed: Arc::clone(&self.parsed),
+        }
+    }
+
+    /// A table over `source`, which holds the bytes `index` was read from (the caller checks).
+    pub(crate) fn with_index(source: Arc<dyn ReadAt>, index: TableIndex) -> Result<Self> {
+        let reader = Reader::at_with_index(Arc::clone(&source), index.file, ReadOptions::default())?;
+        Ok(TableReader {
+            source,
+            index: reader,
+            meta: index.meta,
+            parsed: index.parsed,
             verify: true,
             dictionaries: Mutex::new(HashMap::new()),
         })

@@ -213,8 +213,12 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
 
 .close_table <- function(t) invisible(.Call(kpk_table_close_c, t$ptr))
 
+# The last "r" metadata parsed and what it gave: small reads of one table parse it once.
+.last_r_metadata <- new.env(parent = emptyenv())
+
 # The "r" metadata R wrote, checked for the shape R writes (a file may come from anywhere).
 .parse_r_metadata <- function(text, names) {
+  if (identical(.last_r_metadata$text, text)) return(.last_r_metadata$meta)
   meta <- tryCatch(unserialize(charToRaw(text)), error = function(e) NULL)
   ok <- is.list(meta) && identical(meta$format, 1L) && is.list(meta$attributes) &&
     is.character(meta$types) && is.character(meta$class)
@@ -223,6 +227,12 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
             call. = FALSE)
     return(NULL)
   }
+  # Which columns are integer64, found once rather than on every read.
+  int64 <- meta$types == "double" &
+    vapply(meta$attributes[names(meta$types)], function(a) "integer64" %in% a$class, TRUE)
+  meta$int64 <- int64 & !is.na(int64)
+  .last_r_metadata$text <- text
+  .last_r_metadata$meta <- meta
   meta
 }
 
@@ -261,8 +271,7 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
   info <- t$info
   meta <- t$meta
   names <- info$names[pos]
-  int64 <- if (is.null(meta)) rep(FALSE, length(pos)) else meta$types[names] == "double" &
-    vapply(meta$attributes[names], function(a) "integer64" %in% a$class, TRUE)
+  int64 <- if (is.null(meta)) rep(FALSE, length(pos)) else unname(meta$int64[names])
   int64[is.na(int64)] <- FALSE
   types <- if (is.null(meta)) rep(NA_character_, length(pos)) else unname(meta$types[names])
   attrs <- if (is.null(meta)) vector("list", length(pos)) else unname(meta$attributes[names])

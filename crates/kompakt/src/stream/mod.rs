@@ -25,7 +25,7 @@ pub use content::{ContentHash, ContentHasher};
 pub use format::{BlockEntry, BlockHeader, Footer, StreamInfo, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE};
 pub use pace::Pace;
 pub use parallel::{resolve_threads, MAX_THREADS};
-pub use reader::{filter_label, BlockCache, ReadOptions, Reader, StreamReader, StreamSummary, VerifyReport};
+pub use reader::{filter_label, BlockCache, FileIndex, ReadOptions, Reader, StreamReader, StreamSummary, VerifyReport};
 pub use sequential::decode_sequential;
 pub use source::{ReadAt, SourceCursor};
 pub use writer::{

@@ -16,6 +16,7 @@ use crate::hash::xxh3_64;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{self, Cursor, Read, Seek, SeekFrom, Write};
+use std::sync::Arc;
 
 /// Options for reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,15 +98,37 @@ pub fn filter_label(header: &super::format::BlockHeader) -> String {
 #[derive(Debug)]
 pub struct Reader<R> {
     inner: R,
+    index: Arc<FileIndex>,
+    opts: ReadOptions,
+    /// The whole file, when `inner` holds it in memory ([`Reader::from_memory`]): blocks are
+    /// then decoded where they lie instead of being read into a buffer of their own first.
+    in_memory: for<'x> fn(&'x R) -> Option<&'x [u8]>,
+}
+
+/// What opening a file reads and checks: its header and its index. Readers of the same file
+/// may share one ([`Reader::index`], [`Reader::at_with_index`]), so that opening the file again
+/// reads and parses none of it; a table's index is tens of thousands of entries.
+#[derive(Debug)]
+pub struct FileIndex {
     header: FileHeader,
     footer: Footer,
     /// For each stream, indices into `footer.blocks`, in raw-offset order.
     stream_blocks: Vec<Vec<usize>>,
     file_len: u64,
-    opts: ReadOptions,
-    /// The whole file, when `inner` holds it in memory ([`Reader::from_memory`]): blocks are
-    /// then decoded where they lie instead of being read into a buffer of their own first.
-    in_memory: for<'x> fn(&'x R) -> Option<&'x [u8]>,
+}
+
+impl FileIndex {
+    /// Size of the file the index describes, in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.file_len
+    }
+
+    /// Heap bytes the index holds, roughly: what keeping it costs a cache.
+    pub fn heap_size(&self) -> usize {
+        self.footer.blocks.len() * (std::mem::size_of::<BlockEntry>() + std::mem::size_of::<usize>())
+            + self.footer.metadata.len()
+            + self.footer.streams.len() * std::mem::size_of::<StreamInfo>()
+    }
 }
 
 enum Job<'d, 's> {
@@ -188,54 +211,64 @@ impl<R: Read + Seek> Reader<R> {
         }
         Ok(Reader {
             inner,
-            header,
-            footer,
-            stream_blocks,
-            file_len,
+            index: Arc::new(FileIndex {
+                header,
+                footer,
+                stream_blocks,
+                file_len,
+            }),
             opts,
             in_memory: |_| None,
         })
     }
 
+    /// The parsed header and index, to open the same file again without reading them
+    /// ([`Reader::at_with_index`]).
+    pub fn index(&self) -> Arc<FileIndex> {
+        Arc::clone(&self.index)
+    }
+
     /// Format version of the file.
     pub fn version(&self) -> (u16, u16) {
-        (self.header.major, self.header.minor)
+        (self.index.header.major, self.index.header.minor)
     }
 
     /// Size of the file in bytes.
     pub fn file_len(&self) -> u64 {
-        self.file_len
+        self.index.file_len
     }
 
     /// The streams, by id.
     pub fn streams(&self) -> &[StreamInfo] {
-        &self.footer.streams
+        &self.index.footer.streams
     }
 
     /// Every block, in file order.
     pub fn blocks(&self) -> &[BlockEntry] {
-        &self.footer.blocks
+        &self.index.footer.blocks
     }
 
     /// The user metadata stored in the footer.
     pub fn metadata(&self) -> &[u8] {
-        &self.footer.metadata
+        &self.index.footer.metadata
     }
 
     /// Decoded length of a stream.
     pub fn stream_len(&self, stream: u32) -> Result<u64> {
-        self.footer
+        self.index
+            .footer
             .streams
             .get(stream as usize)
             .map(|s| s.raw_len)
             .ok_or_else(|| Error::OutOfRange {
-                detail: format!("no stream {stream}; the file has {}", self.footer.streams.len()),
+                detail: format!("no stream {stream}; the file has {}", self.index.footer.streams.len()),
             })
     }
 
     /// One summary per stream, from the index alone (no block is read).
     pub fn summary(&self) -> Vec<StreamSummary> {
         let mut out: Vec<StreamSummary> = self
+            .index
             .footer
             .streams
             .iter()
@@ -244,7 +277,7 @@ impl<R: Read + Seek> Reader<R> {
                 ..Default::default()
             })
             .collect();
-        for b in &self.footer.blocks {
+        for b in &self.index.footer.blocks {
             let s = &mut out[b.header.stream as usize];
             s.stored += u64::from(b.header.stored_len);
             s.blocks += 1;
@@ -276,8 +309,8 @@ impl<R: Read + Seek> Reader<R> {
                 detail: format!("bytes {start}..{end} of stream {stream}, which has {len} bytes"),
             });
         }
-        let list = &self.stream_blocks[stream as usize];
-        let blocks = &self.footer.blocks;
+        let list = &self.index.stream_blocks[stream as usize];
+        let blocks = &self.index.footer.blocks;
         let first = list.partition_point(|&i| blocks[i].raw_offset + u64::from(blocks[i].header.raw_len) <= start);
         let last = list.partition_point(|&i| blocks[i].raw_offset < end);
         Ok(first..last.max(first))
@@ -288,9 +321,9 @@ impl<R: Read + Seek> Reader<R> {
     /// [`BlockDecoder::decode_entry`](super::BlockDecoder::decode_entry)).
     pub fn covering_blocks(&self, stream: u32, start: u64, end: u64) -> Result<Vec<BlockEntry>> {
         let range = self.covering(stream, start, end)?;
-        Ok(self.stream_blocks[stream as usize][range]
+        Ok(self.index.stream_blocks[stream as usize][range]
             .iter()
-            .map(|&i| self.footer.blocks[i])
+            .map(|&i| self.index.footer.blocks[i])
             .collect())
     }
 
@@ -304,12 +337,12 @@ impl<R: Read + Seek> Reader<R> {
         if dst.is_empty() {
             return Ok(());
         }
-        let list = &self.stream_blocks[stream as usize][range];
+        let list = &self.index.stream_blocks[stream as usize][range];
         let verify = self.opts.verify_checksums;
         let threads = if list.len() <= 1 { 1 } else { self.threads() };
         let uncached = dst.len() >= crate::copy::UNCACHED_READ_MIN;
         let mut source = BlockSource::new(&mut self.inner, self.in_memory);
-        let blocks = &self.footer.blocks;
+        let blocks = &self.index.footer.blocks;
         let mut rest = dst;
         let mut pos = start;
         let mut items = list.iter();
@@ -398,9 +431,9 @@ impl<R: Read + Seek> Reader<R> {
         }
         let threads = self.threads();
         let verify = self.opts.verify_checksums;
-        let list = &self.stream_blocks[stream as usize][range];
+        let list = &self.index.stream_blocks[stream as usize][range];
         let mut source = BlockSource::new(&mut self.inner, self.in_memory);
-        let blocks = &self.footer.blocks;
+        let blocks = &self.index.footer.blocks;
         let mut items = list.iter();
         let mut written = 0u64;
         ordered_map(
@@ -442,14 +475,20 @@ impl<R: Read + Seek> Reader<R> {
     /// Reads, checksums and decodes every block (in parallel), discarding the output.
     pub fn verify(&mut self, progress: &mut dyn FnMut(u64)) -> Result<VerifyReport> {
         let mut report = VerifyReport::default();
-        for s in 0..self.footer.streams.len() as u32 {
+        for s in 0..self.index.footer.streams.len() as u32 {
             let len = self.stream_len(s)?;
             let mut sink = io::sink();
             let base = report.raw_bytes;
             report.raw_bytes += self.copy_range_to(s, 0, len, &mut sink, &mut |n| progress(base + n))?;
         }
-        report.blocks = self.footer.blocks.len() as u64;
-        report.stored_bytes = self.footer.blocks.iter().map(|b| u64::from(b.header.stored_len)).sum();
+        report.blocks = self.index.footer.blocks.len() as u64;
+        report.stored_bytes = self
+            .index
+            .footer
+            .blocks
+            .iter()
+            .map(|b| u64::from(b.header.stored_len))
+            .sum();
         Ok(report)
     }
 
@@ -540,6 +579,28 @@ impl<S: ReadAt> Reader<SourceCursor<S>> {
     /// lie), or a source of the caller's.
     pub fn at(source: S, opts: ReadOptions) -> Result<Self> {
         Reader::with_memory(SourceCursor::new(source)?, opts, SourceCursor::in_memory)
+    }
+
+    /// Opens a file whose index was read before ([`Reader::index`]), reading nothing. The
+    /// caller vouches that `source` holds the bytes that index was read from (for example, the
+    /// same file, unchanged since: same identity, size and times); only the size is checked
+    /// here. A block that differs all the same still fails its checksum when read.
+    pub fn at_with_index(source: S, index: Arc<FileIndex>, opts: ReadOptions) -> Result<Self> {
+        let inner = SourceCursor::new(source)?;
+        let len = inner.len();
+        if len != index.file_len {
+            return Err(Error::corrupt(
+                "file",
+                0,
+                format!("{len} bytes, but its index was read from {} bytes", index.file_len),
+            ));
+        }
+        Ok(Reader {
+            inner,
+            index,
+            opts,
+            in_memory: SourceCursor::in_memory,
+        })
     }
 }
 
@@ -692,7 +753,7 @@ impl<R: Read + Seek> Reader<R> {
             return Ok(n);
         }
         let range = self.covering(stream, pos, pos + 1)?;
-        let entry = self.footer.blocks[self.stream_blocks[stream as usize][range.start]];
+        let entry = self.index.footer.blocks[self.index.stream_blocks[stream as usize][range.start]];
         if want >= 2 * entry.header.raw_len as usize {
             self.read_range_into(stream, pos, &mut out[..want])?;
             return Ok(want);

@@ -130,6 +130,16 @@ impl<S: ReadAt> SourceCursor<S> {
         Ok(SourceCursor { source, pos: 0, len })
     }
 
+    /// Size of the source in bytes, as found when the cursor was made.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the source is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// The source.
     pub fn get_ref(&self) -> &S {
         &self.source
@@ -222,5 +232,26 @@ mod tests {
         }
         let cut = &packed[..packed.len() - 1];
         assert!(Reader::at(cut, ReadOptions::default()).is_err_and(|e| e.is_corruption()));
+    }
+
+    #[test]
+    fn a_reader_opens_again_with_the_index_it_read() {
+        use crate::stream::{ReadOptions, Reader, WriteOptions};
+        let data = b"again ".repeat(50_000);
+        let packed = crate::compress(&data, &WriteOptions::default().block_size(64 << 10)).unwrap();
+        let first = Reader::at(&packed[..], ReadOptions::default()).unwrap();
+        let index = first.index();
+        let mut again = Reader::at_with_index(&packed[..], Arc::clone(&index), ReadOptions::default()).unwrap();
+        assert_eq!(again.read_stream(0).unwrap(), data);
+        assert_eq!(again.blocks(), first.blocks());
+        // Bytes of another size are refused; a changed block fails its checksum.
+        let cut = &packed[..packed.len() - 1];
+        assert!(
+            Reader::at_with_index(cut, Arc::clone(&index), ReadOptions::default()).is_err_and(|e| e.is_corruption())
+        );
+        let mut flipped = packed.clone();
+        flipped[100] ^= 1;
+        let mut bad = Reader::at_with_index(&flipped[..], index, ReadOptions::default()).unwrap();
+        assert!(bad.read_stream(0).is_err_and(|e| e.is_corruption()));
     }
 }

@@ -190,6 +190,32 @@ test_that("appends add rows in place; the info describes the table from its inde
   expect_identical(kpk_table_info(path)$rows, 10250)
 })
 
+test_that("a table read again after it changed gives its new contents", {
+  # Opening a file whose times are 2 s old reuses the index read before (the open cache); a
+  # replaced, appended or rewritten file must still be read afresh.
+  path <- tempfile(fileext = ".kpk")
+  on.exit(unlink(path))
+  a <- data.frame(x = 1:20000, y = as.character(1:20000))
+  b <- data.frame(x = 20000:1, y = as.character(20000:1))
+  write_kpk_table(a, path)
+  Sys.sleep(2.2)
+  expect_identical(read_kpk_table(path, from = 5, to = 6)$x, 5:6)
+  expect_identical(read_kpk_table(path), a)
+  write_kpk_table(b, path) # a new file in its place
+  expect_identical(read_kpk_table(path), b)
+  append_kpk_table(a[1:3, ], path)
+  expect_identical(kpk_table_info(path)$rows, 20003)
+  expect_identical(read_kpk_table(path, from = 20001)$x, 1:3)
+  # Rewritten in place, same size: a block's checksum fails rather than old data coming back.
+  bytes <- readBin(path, "raw", file.size(path))
+  at <- 40L
+  con <- file(path, "r+b")
+  seek(con, at - 1L, rw = "write")
+  writeBin(xor(bytes[at], as.raw(1)), con)
+  close(con)
+  expect_error(read_kpk_table(path), "kompakt")
+})
+
 test_that("a table reads from a raw vector in memory", {
   df <- all_types(5000L)
   path <- tempfile(fileext = ".kpk")
