@@ -133,7 +133,7 @@
 #' table's sort order (checked as rows are written) and restored on reading.
 #'
 #' `codec` and `level` mean what they mean everywhere in kompakt; neither gives the table
-#' defaults (zstd level 2, LZ4 for plain strings).
+#' defaults (zstd level 2).
 #'
 #' @param x A data frame.
 #' @param path A path; `read_kpk_table()`, `kpk_table()` and `kpk_table_info()` also take a
