@@ -40,8 +40,10 @@ enum {
     KIND_LIST = 10,     /* a list of plain atomic vectors of one type (NULL: a null row) */
 };
 
-/* Rows converted per Arrow read: bounds the memory a read needs beside the data frame. */
-#define READ_CHUNK_ROWS (1 << 20)
+/* Rows converted per Arrow read: bounds the memory a read needs beside the data frame. Four
+ * row groups of the default size: a chunk of 1M rows of text held 25 MB beside a frame of
+ * 20 such columns (peak 1.13x the frame; 64K rows: see bench/RESULTS.md "R tables"). */
+#define READ_CHUNK_ROWS (1 << 16)
 
 /* Raises an R error with kompakt's last message, which names the file when there is one. */
 static void table_error(const char *doing, const char *what) {
