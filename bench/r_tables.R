@@ -90,7 +90,7 @@ slice <- switch(sub(":.*", "", method),
 if (op == "slice" && is.null(slice)) { cat("slice\\tNA\\tNA\\tNA\\tNA\\n"); quit(save = "no") }
 f <- switch(op, write = write, read = read, slice = slice)
 # The timed loop runs in a function compiled before the clock starts: a loop at top level is
-# compiled by R's JIT when it starts, about 15 ms that the timing of 20 slices included.
+# compiled by the R JIT when it starts, about 15 ms that the timing of 20 slices included.
 timed <- function(reps) {
   t0 <- Sys.time()
   for (i in seq_len(reps)) y <- f()
