@@ -195,7 +195,7 @@ for (s in names(scenarios)) {
         rows[[length(rows) + 1]] <- data.frame(scenario = s, method = m, op = op, round = r,
                                                seconds = res$seconds, added_mb = res$added / 2^20,
                                                file_mb = res$size / 2^20, frame_mb = res$frame / 2^20)
-        cat(sprintf("%-8s %-13s %-5s round %d: %8.4f s  +%6.0f MB  file %8.1f MB\n",
+        cat(sprintf("%-8s %-13s %-5s round %d: %10.6f s  +%6.0f MB  file %8.1f MB\n",
                     s, m, op, r, res$seconds, res$added / 2^20, res$size / 2^20))
       }
       unlink(c(path, paste0(path, ".kpk")))
@@ -216,12 +216,12 @@ for (s in names(scenarios)) {
   frame_mb <- med("kompakt", "write", "frame_mb")
   md <- c(md, sprintf("## %s: %s rows, %.0f MB in R", scenarios[[s]]$label,
                       format(scenarios[[s]]$n, big.mark = ",", scientific = FALSE), frame_mb), "",
-          "| method | write s | read s | 1000 rows x 2 cols ms | file MB | write +RSS MB | read +RSS MB | read RSS / frame |",
+          "| method | write s | read s | 1000 rows x 2 cols us | file MB | write +RSS MB | read +RSS MB | read RSS / frame |",
           "|--|--:|--:|--:|--:|--:|--:|--:|")
   for (m in scenarios[[s]]$methods) {
     md <- c(md, sprintf("| %s | %.3f | %.3f | %s | %.1f | %.0f | %.0f | %.2f |", m,
                         med(m, "write", "seconds"), med(m, "read", "seconds"),
-                        if (is.na(med(m, "slice", "seconds"))) "-" else sprintf("%.1f", 1000 * med(m, "slice", "seconds")),
+                        if (is.na(med(m, "slice", "seconds"))) "-" else sprintf("%.0f", 1e6 * med(m, "slice", "seconds")),
                         med(m, "write", "file_mb"), med(m, "write", "added_mb"), med(m, "read", "added_mb"),
                         med(m, "read", "added_mb") / frame_mb))
   }
