@@ -220,7 +220,7 @@ def append_table(
 def read_table(
     path: str | os.PathLike,
     columns: Sequence[str | int] | str | None = None,
-    rows: slice | tuple[int, int] | None = None,
+    rows: slice | tuple[int, int] | Sequence[int] | Any | None = None,
     *,
     to: str = "pandas",
     threads: int | None = None,
@@ -231,6 +231,8 @@ def read_table(
     ``columns``: names or positions (default all). ``rows``: a slice, clamped to the table as
     in Python, or ``(start, stop)``, which must lie within it (``kompakt.OptionError``
     otherwise); negative values count from the end. The result equals slicing the whole table.
+    ``rows`` may also be row numbers (a list, ``range`` or numpy array of ints): those rows, in
+    that order, as ``TableFile.take`` reads them.
     ``to``: ``"pandas"`` (default), ``"arrow"`` (a pyarrow Table) or ``"polars"``.
     ``max_size``: the most memory the columns read may take, in bytes (estimated from their
     types before anything is read): by default 256 times the file's size, at least 1 GiB;
@@ -471,6 +473,8 @@ class TableFile:
 
     def read_arrow(self, columns=None, rows=None, *, threads: int | None = None):
         """Like :meth:`read` with ``to="arrow"``: a ``pyarrow.Table``."""
+        if _are_row_numbers(rows):
+            return self.take(rows, columns, to="arrow", threads=threads)
         start, stop = self._range(rows)
         positions = self._positions(columns)
         self._check_size(positions, start, stop)
@@ -513,19 +517,15 @@ class TableFile:
         """Columns and rows as pandas (default), ``"arrow"`` or ``"polars"``; see read_table."""
         if to not in _TARGETS:
             raise ValueError(f"to must be one of {', '.join(map(repr, _TARGETS))}, got {to!r}")
+        if _are_row_numbers(rows):
+            return self.take(rows, columns, to=to, threads=threads)
         start, stop = self._range(rows)
         positions = self._positions(columns)
         self._check_size(positions, start, stop)
         pandas_meta = None
         if to == "pandas":
             pandas_meta = self._pandas_metadata()
-            if positions is not None and pandas_meta:
-                # The index is stored as columns: read them too, as pyarrow does for Parquet.
-                for name in pandas_meta.get("index_columns", []):
-                    if isinstance(name, str) and name in self._names():
-                        i = self._names().index(name)
-                        if i not in positions:
-                            positions.append(i)
+            self._with_index_columns(positions, pandas_meta)
         if to == "arrow":
             return self._read_arrow(positions, start, stop, threads)
         if to == "polars":
@@ -568,6 +568,69 @@ class TableFile:
         if pandas_meta:
             _shift_range_index(df, pandas_meta, start, self.num_rows)
         return df
+
+    def _with_index_columns(self, positions: list[int] | None, pandas_meta: dict | None) -> None:
+        """A frame's index is stored as columns: read them too, as pyarrow does for Parquet."""
+        if positions is None or not pandas_meta:
+            return
+        for name in pandas_meta.get("index_columns", []):
+            if isinstance(name, str) and name in self._names():
+                i = self._names().index(name)
+                if i not in positions:
+                    positions.append(i)
+
+    def take(self, indices, columns=None, *, to: str = "pandas", threads: int | None = None):
+        """The rows at ``indices`` (a list, ``range`` or numpy array of ints; negative values
+        count from the end), in that order and repeats included, of ``columns`` (default all),
+        as pandas (default), ``"arrow"`` or ``"polars"``. Each row group that holds any of
+        them is read once and only the part of its pages from the first of those rows to the
+        last is decoded, however many rows it holds. Equals taking the rows of the whole table
+        (a stored RangeIndex gives the taken rows' labels).
+
+        >>> import pyarrow as pa, kompakt, tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "t.kpk")
+        >>> kompakt.write_table(pa.table({"a": range(100_000)}), path)
+        100000
+        >>> kompakt.TableFile(path).take([99_999, 5, 5], to="arrow")["a"].to_pylist()
+        [99999, 5, 5]
+        """
+        if to not in _TARGETS:
+            raise ValueError(f"to must be one of {', '.join(map(repr, _TARGETS))}, got {to!r}")
+        rows = self._row_numbers(indices)
+        positions = self._positions(columns)
+        self._check_size(positions, 0, len(rows))
+        pandas_meta = self._pandas_metadata() if to == "pandas" else None
+        self._with_index_columns(positions, pandas_meta)
+        table = self._core.take(rows.astype("<u8").tobytes(), positions, threads).read_all()
+        if to == "arrow":
+            return table
+        if to == "polars":
+            import polars
+
+            return polars.from_arrow(table)
+        df = table.to_pandas()
+        index = _taken_index(pandas_meta, rows, self.num_rows) if pandas_meta else None
+        if index is not None:
+            df.index = index
+        return df
+
+    def _row_numbers(self, indices):
+        """``indices`` as an int64 numpy array of rows within the table."""
+        import numpy as np
+
+        n = self.num_rows
+        rows = np.asarray(indices)
+        if rows.ndim != 1 or not (rows.dtype.kind in "iu" or rows.size == 0) or rows.dtype == np.bool_:
+            raise TypeError(f"row numbers must be a 1-dimensional sequence of ints, got {type(indices).__name__}")
+        if rows.dtype.kind == "u" and rows.size and rows.max() >= n:
+            raise IndexError(f"row {int(rows.max())} out of range for a table of {n} rows")
+        rows = rows.astype(np.int64)
+        rows = np.where(rows < 0, rows + n, rows)
+        bad = (rows < 0) | (rows >= n)
+        if bad.any():
+            first = int(np.asarray(indices)[np.argmax(bad)])
+            raise IndexError(f"row {first} out of range for a table of {n} rows")
+        return rows
 
     def __getitem__(self, key):
         """``t[rows]``, ``t[rows, columns]`` or ``t["column"]``, as a pyarrow Table."""
@@ -617,6 +680,25 @@ def _range_index(meta: dict, start: int, n: int, total: int):
         return pd.RangeIndex(start, start + n)
     first += start * step
     return pd.RangeIndex(first, first + n * step, step, name=d.get("name"))
+
+
+def _are_row_numbers(rows) -> bool:
+    """Whether ``rows`` names rows one by one (a list, range or array) rather than a range."""
+    return isinstance(rows, (list, range)) or hasattr(rows, "__array__")
+
+
+def _taken_index(meta: dict, rows, total: int):
+    """The index of the taken ``rows`` when the table stores a RangeIndex (see _range_index)."""
+    idx = meta.get("index_columns") or []
+    if len(idx) != 1 or not isinstance(idx[0], dict) or idx[0].get("kind") != "range":
+        return None
+    import pandas as pd
+
+    d = idx[0]
+    first, step = d.get("start", 0), d.get("step", 1)
+    if len(range(first, d.get("stop", first), step)) != total:
+        return pd.Index(rows)
+    return pd.Index(first + rows * step, name=d.get("name"))
 
 
 def _shift_range_index(df, meta: dict, start: int, total: int) -> None:

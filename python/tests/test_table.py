@@ -143,6 +143,53 @@ def test_any_slice_equals_slicing_the_frame(tmp_path_factory, n, rows_per_group,
     pd.testing.assert_frame_equal(got, df.iloc[start:stop][cols])
 
 
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(1, 600),
+    rows_per_group=st.sampled_from([1, 7, 64, 1024]),
+    picks=st.lists(st.integers(-10_000, 10_000), max_size=80),
+    cols=st.lists(
+        st.sampled_from(["Logical", "Integer", "Real", "Factor", "NullableInt", "When", "Word"]),
+        max_size=3,
+        unique=True,
+    ),
+)
+def test_take_equals_taking_rows_of_the_frame(tmp_path_factory, n, rows_per_group, picks, cols):
+    df = frame(n, seed=n)
+    path = tmp_path_factory.mktemp("k") / "t.kpk"
+    kompakt.write_table(df, path, rows_per_group=rows_per_group)
+    rows = [p % n - (n if p < 0 else 0) for p in picks]  # in range, some counted from the end
+    got = kompakt.read_table(path, cols, rows=rows)
+    pd.testing.assert_frame_equal(got, df.iloc[rows][cols])
+    arrow = kompakt.TableFile(path).take(np.array(rows), cols, to="arrow")
+    whole = kompakt.read_table(path, cols or None, to="arrow")
+    assert (arrow.num_rows, arrow.schema.names) == (len(rows), cols)
+    for c in cols:
+        assert (
+            arrow[c]
+            .combine_chunks()
+            .equals(whole[c].take(pa.array([r % n for r in rows], pa.int64())).combine_chunks())
+        )
+
+
+def test_take_checks_its_rows(tmp_path):
+    path = tmp_path / "t.kpk"
+    kompakt.write_table(pa.table({"a": range(10), "s": [str(i) for i in range(10)]}), path)
+    t = kompakt.TableFile(path)
+    assert t.take(range(9, -1, -3), to="arrow")["a"].to_pylist() == [9, 6, 3, 0]
+    assert t[[2, 2, -1]]["s"].to_pylist() == ["2", "2", "9"]
+    assert t.take([], ["a"], to="arrow").num_rows == 0
+    assert t.take(np.array([3], dtype=np.uint8), to="polars")["s"].to_list() == ["3"]
+    with pytest.raises(IndexError, match="row 10 out of range for a table of 10 rows"):
+        t.take([1, 10])
+    with pytest.raises(IndexError, match="row -11 out of range"):
+        t.take([-11])
+    with pytest.raises(TypeError, match="ints"):
+        t.take([1.5])
+    with pytest.raises(TypeError, match="ints"):
+        t.take(np.array([True, False]))
+
+
 @settings(max_examples=20, deadline=None)
 @given(
     rows_per_group=st.sampled_from([1, 7, 100, 1024]),

@@ -192,6 +192,33 @@ impl Table {
         Ok(PyArrowType(reader))
     }
 
+    /// Rows at the positions `indices` (little-endian u64s, as numpy's `tobytes` gives them;
+    /// in the order given) of the columns at `columns` (None: all), as a
+    /// `pyarrow.RecordBatchReader` over one batch.
+    #[pyo3(signature = (indices, columns=None, threads=None))]
+    fn take(
+        &self,
+        py: Python<'_>,
+        indices: &[u8],
+        columns: Option<Vec<usize>>,
+        threads: Option<i64>,
+    ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
+        let threads = options::threads(threads)?;
+        if !indices.len().is_multiple_of(8) {
+            return Err(PyValueError::new_err("indices must be whole u64s (8 bytes each)"));
+        }
+        let indices: Vec<u64> = indices
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .collect();
+        let (schema, batch) = py
+            .detach(|| self.inner.take(columns.as_deref(), &indices, threads))
+            .map_err(|e| io_or(e, &self.path))?;
+        let reader: Box<dyn RecordBatchReader + Send> =
+            Box::new(RecordBatchIterator::new(std::iter::once(Ok(batch)), schema));
+        Ok(PyArrowType(reader))
+    }
+
     /// Whether a page of the column at `column` covering rows `start..stop` may hold nulls.
     fn may_have_nulls(&self, column: usize, start: u64, stop: u64) -> PyResult<bool> {
         self.inner.may_have_nulls(column, start..stop).map_err(to_py)

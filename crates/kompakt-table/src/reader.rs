@@ -815,8 +815,9 @@ impl TableReader {
         let places: Vec<(usize, usize)> = indices.iter().map(|&i| place(i)).collect();
         let arrays = (0..columns.len())
             .map(|k| {
-                let parts: Vec<&dyn arrow_array::Array> =
-                    (0..windows.len()).map(|w| pages[w * columns.len() + k].as_ref()).collect();
+                let parts: Vec<&dyn arrow_array::Array> = (0..windows.len())
+                    .map(|w| pages[w * columns.len() + k].as_ref())
+                    .collect();
                 arrow_select::interleave::interleave(&parts, &places)
                     .map_err(|e| Error::corrupt("table page", 0, e.to_string()))
             })

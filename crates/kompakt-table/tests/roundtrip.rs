@@ -306,6 +306,66 @@ proptest! {
     }
 }
 
+/// `take` of `indices` equals arrow's take of the same rows of the original.
+fn check_take(t: &TableReader, batch: &RecordBatch, cols: &[usize], indices: &[u64], threads: usize) {
+    let (schema, got) = t.take(Some(cols), indices, threads).unwrap();
+    assert_eq!(schema.fields().len(), cols.len());
+    assert_eq!(got.num_rows(), indices.len());
+    let positions = UInt64Array::from(indices.to_vec());
+    for (j, &c) in cols.iter().enumerate() {
+        let want = arrow_select::take::take(batch.column(c).as_ref(), &positions, None).unwrap();
+        assert_eq!(got.column(j).data_type(), want.data_type());
+        assert_eq!(
+            got.column(j).as_ref(),
+            want.as_ref(),
+            "column {} at {indices:?}",
+            batch.schema().field(c).name()
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn take_equals_taking_from_the_original(
+        n in 1usize..700,
+        seed in any::<u64>(),
+        rows_per_group in prop_oneof![Just(1u32), 2u32..70, Just(256u32)],
+        takes in proptest::collection::vec(
+            (proptest::collection::vec(0usize..COLUMNS, 0..4), proptest::collection::vec(any::<u64>(), 0..60)),
+            1..5,
+        ),
+    ) {
+        let batch = table(n, seed);
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), &batch, &[], rows_per_group);
+        let t = TableReader::open(&path).unwrap();
+        for (threads, (cols, picks)) in takes.into_iter().enumerate() {
+            // Any order, repeats, and every row group or a few.
+            let indices: Vec<u64> = picks.iter().map(|p| p % n as u64).collect();
+            check_take(&t, &batch, &cols, &indices, threads % 3);
+        }
+        check_take(&t, &batch, &(0..COLUMNS).collect::<Vec<_>>(), &(0..n as u64).rev().collect::<Vec<_>>(), 0);
+    }
+}
+
+#[test]
+fn take_refuses_rows_outside_the_table_and_takes_none() {
+    let batch = table(1000, 3);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), &batch, &[], 100);
+    let t = TableReader::open(&path).unwrap();
+    let err = t.take(None, &[5, 1000], 1).unwrap_err();
+    assert!(err.to_string().contains("row 1000 of a table of 1000 rows"), "{err}");
+    assert!(t.take(Some(&[COLUMNS]), &[5], 1).is_err());
+    let (schema, none) = t.take(None, &[], 1).unwrap();
+    assert_eq!(none.num_rows(), 0);
+    assert_eq!(none.num_columns(), schema.fields().len());
+    let (_, no_columns) = t.take(Some(&[]), &[1, 2, 2], 1).unwrap();
+    assert_eq!((no_columns.num_rows(), no_columns.num_columns()), (3, 0));
+}
+
 #[test]
 fn larger_than_one_round_of_groups_and_threads_do_not_change_the_bytes() {
     let batch = table(40_000, 7);
