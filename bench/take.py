@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Rows by number: a take of 1000 random rows x 2 columns, kompakt against Vortex, Lance and
+Parquet, in one run.
+
+    .venv/bin/python bench/take.py                 the fst-blog table, 10 M rows, 3 rounds
+    .venv/bin/python bench/take.py --rows 1000000 --rounds 1
+
+The table is bench/table.py's ``fst`` dataset (cached in bench/data/table/), written once per
+format with library defaults: kompakt (``write_table``), Vortex (``vortex.io.write``), Lance
+(``lance.write_dataset``) and Parquet (``pyarrow.parquet.write_table``). The rows are 1000
+distinct random positions (fixed seed), sorted (Vortex requires sorted indices; every format
+gets the same list), of the columns ``Real`` and ``Factor``.
+
+Each format runs in a fresh process per round: ``first`` is the first take after the imports
+(opening the file included; pyarrow and numpy are imported before), ``warm`` the median of 20
+more, each a whole call as a user writes it, opening the file by path (each library keeps what
+caches it keeps):
+
+- kompakt: ``kompakt.read_table(path, ["Real", "Factor"], rows=indices, to="arrow")``
+- Vortex: ``vortex.open(path).scan(["Real", "Factor"], indices=vortex.array(pa.array(indices))).read_all()``
+- Lance: ``lance.dataset(path).take(indices, columns=["Real", "Factor"])``
+- Parquet (no take of its own): ``pq.read_table(path, columns=[...]).take(indices)``
+
+Every result is checked against the original's rows. Figures are medians over the rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from common import MB, logger, machine_info  # noqa: E402
+from table import ensure_dataset, load_dataset  # noqa: E402
+
+COLUMNS = ["Real", "Factor"]
+TAKE = 1000
+WARM_CALLS = 20
+METHODS = ["kompakt", "vortex", "lance", "parquet"]
+
+WORKER = (
+    r"""
+import json, sys, time
+import numpy as np
+import pyarrow as pa  # every method returns Arrow: its import is not the take's
+method, path, rows = sys.argv[1], sys.argv[2], int(sys.argv[3])
+indices = np.sort(np.random.default_rng(42).choice(rows, size=TAKE, replace=False))
+cols = COLUMNS
+if method == "kompakt":
+    import kompakt
+    take = lambda: kompakt.read_table(path, cols, rows=indices, to="arrow")
+elif method == "vortex":
+    import vortex as vx
+    take = lambda: vx.open(path).scan(cols, indices=vx.array(pa.array(indices))).read_all().to_arrow_table()
+elif method == "lance":
+    import lance
+    take = lambda: lance.dataset(path).take(indices, columns=cols)
+else:
+    import pyarrow.parquet as pq
+    take = lambda: pq.read_table(path, columns=cols).take(indices)
+t0 = time.perf_counter(); first = take(); t_first = time.perf_counter() - t0
+warm = []
+for _ in range(WARM_CALLS):
+    t0 = time.perf_counter(); got = take(); warm.append(time.perf_counter() - t0)
+real = [float(v) for v in got.column("Real").to_pylist()]
+factor = [str(v) for v in got.column("Factor").to_pylist()]
+print(json.dumps({"first": t_first, "warm": sorted(warm)[len(warm) // 2], "real": real, "factor": factor}))
+""".replace("TAKE", str(TAKE))
+    .replace("COLUMNS", repr(COLUMNS))
+    .replace("WARM_CALLS", str(WARM_CALLS))
+)
+
+
+def write(method: str, table, path: str) -> None:
+    if method == "kompakt":
+        import kompakt
+
+        kompakt.write_table(table, path)
+    elif method == "vortex":
+        import vortex as vx
+
+        vx.io.write(table, path)
+    elif method == "lance":
+        import lance
+
+        lance.write_dataset(table, path)
+    else:
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, path)
+
+
+def size_of(path: str) -> int:
+    if os.path.isdir(path):
+        return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+    return os.path.getsize(path)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--out", default=os.path.join(HERE, "results", "take.md"))
+    args = ap.parse_args()
+    log = logger("take", time.time())
+    import numpy as np
+
+    data_dir = os.path.join(HERE, "data", "table")
+    table = load_dataset(ensure_dataset(data_dir, "fst", args.rows, log))
+    indices = np.sort(np.random.default_rng(42).choice(args.rows, size=TAKE, replace=False))
+    want = table.select(COLUMNS).take(indices)
+    want_real = [float(v) for v in want.column("Real").to_pylist()]
+    want_factor = [str(v) for v in want.column("Factor").to_pylist()]
+    work = os.path.join(HERE, "data", "take")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    methods = args.methods.split(",")
+    rows = []
+    for m in methods:
+        path = os.path.join(work, f"fst.{m}")
+        t0 = time.perf_counter()
+        write(m, table, path)
+        log(f"{m}: written in {time.perf_counter() - t0:.2f} s, {size_of(path) / MB:.1f} MB")
+        time.sleep(2.1)  # a file read after it was written, not within its first 2 s
+        firsts, warms = [], []
+        for r in range(args.rounds):
+            out = subprocess.run(
+                [sys.executable, "-c", WORKER, m, path, str(args.rows)], capture_output=True, text=True, check=False
+            )
+            if out.returncode != 0:
+                raise SystemExit(f"{m}: {out.stderr.strip()[-2000:]}")
+            res = json.loads(out.stdout.strip().splitlines()[-1])
+            if res["real"] != want_real or res["factor"] != want_factor:
+                raise SystemExit(f"{m}: the rows taken differ from the original's")
+            firsts.append(res["first"])
+            warms.append(res["warm"])
+            log(f"{m} round {r + 1}: first {res['first'] * 1e3:.2f} ms, warm {res['warm'] * 1e3:.2f} ms")
+        rows.append((m, size_of(path), statistics.median(firsts), statistics.median(warms)))
+    info = machine_info()
+    md = [
+        f"# Take of {TAKE} random rows x {len(COLUMNS)} columns ({', '.join(COLUMNS)}), "
+        f"fst table of {args.rows:,} rows",
+        "",
+        f"{time.strftime('%Y-%m-%d %H:%M')}; {info.get('cpu', '')}; {args.rounds} round(s), medians; "
+        f"first = first call in a fresh process, warm = median of {WARM_CALLS} more.",
+        "",
+        "| format | file MB | first ms | warm ms |",
+        "|--|--:|--:|--:|",
+    ]
+    md += [f"| {m} | {size / MB:.1f} | {first * 1e3:.2f} | {warm * 1e3:.2f} |" for m, size, first, warm in rows]
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md))
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
