@@ -643,7 +643,7 @@ def test_runs_round_trip_and_show_in_inspect(tmp_path, cli):
         assert "runs 13" in line, line
 
 
-def test_plain_strings_take_the_named_codec_and_zstd_by_default(tmp_path):
+def test_plain_strings_default_to_lz4_unless_a_codec_is_named(tmp_path):
     n = 40_000
     t = pa.table(
         {
@@ -652,15 +652,15 @@ def test_plain_strings_take_the_named_codec_and_zstd_by_default(tmp_path):
         }
     )
     codecs = {}
-    for name, kwargs in [("default", {}), ("lz4", {"codec": "lz4"}), ("level", {"level": 25})]:
+    for name, kwargs in [("default", {}), ("zstd", {"codec": "zstd:2"}), ("level", {"level": 25})]:
         path = tmp_path / f"{name}.kpk"
         kompakt.write_table(t, path, **kwargs)
         assert kompakt.read_table(path, to="arrow").equals(t)
         codecs[name] = {c["name"]: set(c["codecs"]) for c in kompakt.TableFile(path).summary()}
-    assert codecs["default"]["url"] == {"zstd"}
-    assert codecs["lz4"]["url"] == {"lz4"}
+    assert codecs["default"]["url"] == {"lz4"}
+    assert codecs["zstd"]["url"] == {"zstd"}
     assert codecs["level"]["url"] == {"zstd"}
-    # Dictionary-encoded strings take the table's codec too.
+    # Dictionary-encoded strings keep the table's codec.
     assert "lz4" not in codecs["default"]["city"]
 
 

@@ -173,7 +173,9 @@ typedef struct kpk_table kpk_table;
 
 /* How a table is written; zero-initialize it and set what you need. codec NULL and level
  * KPK_LEVEL_DEFAULT: the table's own defaults (zstd:2, LZ4 for plain strings); a codec or
- * level named is used for every page. Sort columns are checked row by row as they are written. */
+ * level named is used for every page. string_codec (NULL: as just said) names the codec of the
+ * pages of plain string and binary columns, whatever the rest take. Sort columns are checked
+ * row by row as they are written. */
 typedef struct {
     const char *codec;
     int32_t level;
@@ -186,6 +188,7 @@ typedef struct {
     const char *const *metadata_keys;  /* user key-value metadata stored with the table */
     const char *const *metadata_values;
     size_t n_metadata;
+    const char *string_codec;          /* e.g. "zstd:2"; NULL: as codec says */
 } kpk_table_options;
 
 /* Writes a table file at `path` atomically from one record batch. */

@@ -40,6 +40,9 @@ pub struct kpk_table_options {
     pub metadata_values: *const *const c_char,
     /// How many metadata entries.
     pub n_metadata: usize,
+    /// The codec of plain string and binary pages (a codec spec such as `"zstd:2"`), or NULL
+    /// for what `codec` gives them.
+    pub string_codec: *const c_char,
 }
 
 /// `n` elements at `p`, borrowed for the call; empty when `n` is 0.
@@ -72,6 +75,9 @@ fn table_options(opts: *const kpk_table_options) -> Result<TableOptions, Failure
         // A codec named by the caller is used for every page, strings included (as in Python).
         let level = (o.level != KPK_LEVEL_DEFAULT).then_some(i64::from(o.level));
         out = out.with_codec(CodecSpec::from_options(codec, level)?);
+    }
+    if let Some(spec) = text(o.string_codec, "string_codec")? {
+        out.string_codec = Some(CodecSpec::parse(spec)?);
     }
     out.threads = threads(o.threads)?;
     if o.rows_per_group != 0 {
@@ -594,6 +600,7 @@ mod tests {
         let value = CString::new("{\"x\": 1}").unwrap();
         let sort = CString::new("x").unwrap();
         let (keys, values, sorts) = ([key.as_ptr()], [value.as_ptr()], [sort.as_ptr()]);
+        let zstd = CString::new("zstd:1").unwrap();
         let opts = kpk_table_options {
             codec: null(),
             level: KPK_LEVEL_DEFAULT,
@@ -606,6 +613,7 @@ mod tests {
             metadata_keys: keys.as_ptr(),
             metadata_values: values.as_ptr(),
             n_metadata: 1,
+            string_codec: zstd.as_ptr(),
         };
         unsafe {
             let (mut schema, mut array) = exported(&b);
@@ -639,6 +647,14 @@ mod tests {
                 last_error()
             );
             assert_eq!(kpk_table_num_rows(t), 50_100);
+            // The plain strings took the string codec (the appended rows, the default).
+            let codecs: Vec<Vec<String>> = TableReader::open(dir.path().join("t.kpk"))
+                .unwrap()
+                .summary()
+                .into_iter()
+                .map(|c| c.codecs.into_keys().collect())
+                .collect();
+            assert!(codecs[2].contains(&"zstd".to_string()), "{codecs:?}");
             assert_eq!(kpk_table_rows_per_group(t), 4096);
             assert_eq!(kpk_table_sort_key_count(t), 1);
             let (mut name, mut desc, mut nulls_first) = (kpk_bytes::from_vec(Vec::new()), 9, 9);
@@ -752,6 +768,7 @@ mod tests {
                 metadata_keys: null(),
                 metadata_values: null(),
                 n_metadata: 0,
+                string_codec: null(),
             };
             let (mut schema, mut array) = exported(&batch(10));
             assert_eq!(

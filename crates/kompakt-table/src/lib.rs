@@ -56,7 +56,7 @@ pub use journal::journal_path;
 pub use reader::{ColumnSummary, TableReader};
 pub use sort::SortKey;
 pub use string_layout::StringLayout;
-pub use writer::{write_table_file, TableOptions, TableWriter, DEFAULT_ROWS_PER_GROUP};
+pub use writer::{write_table_file, TableOptions, TableWriter, DEFAULT_ROWS_PER_GROUP, DEFAULT_STRING_CODEC};
 
 /// Whether a kompakt file's footer metadata marks it as a table file.
 pub fn is_table_metadata(metadata: &[u8]) -> bool {

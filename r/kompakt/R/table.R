@@ -78,9 +78,13 @@
     stop("kompakt: rows_per_group must be NULL or a number of rows, 1 to 16777216", call. = FALSE)
   }
   sorted_by <- as.character(sorted_by)
+  # Text pages take zstd from R, where kompakt's default is LZ4: reading strings into R costs
+  # the same whatever the codec (R makes each one a CHARSXP: 20 s for 2e7 strings), so only
+  # the file's size is left to choose, and zstd halves it (docs/DESIGN.md, "R tables").
+  string_codec <- if (is.null(codec) && is.null(level)) "zstd:2" else NULL
   list(codec, level, as.integer(threads), as.numeric(if (is.null(rows_per_group)) 0 else rows_per_group),
        sorted_by, rep(FALSE, length(sorted_by)), rep(TRUE, length(sorted_by)),
-       names(metadata) %||% character(), unname(metadata))
+       names(metadata) %||% character(), unname(metadata), string_codec)
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
@@ -132,8 +136,9 @@
 #' data.table) and character row names come back too. A `data.table`'s key is recorded as the
 #' table's sort order (checked as rows are written) and restored on reading.
 #'
-#' `codec` and `level` mean what they mean everywhere in kompakt; neither gives the table
-#' defaults (zstd level 2).
+#' `codec` and `level` mean what they mean everywhere in kompakt; neither gives zstd level 2
+#' for every page, text included (kompakt's default elsewhere is LZ4 for text, which decodes
+#' faster, but reading strings into R takes as long either way, and zstd halves the file).
 #'
 #' @param x A data frame.
 #' @param path A path; `read_kpk_table()`, `kpk_table()` and `kpk_table_info()` also take a

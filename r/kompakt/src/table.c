@@ -440,7 +440,7 @@ static void column_array(SEXP x, int kind, const char *name, const char *tz, SEX
 }
 
 /* The options R passes: list(codec, level, threads, rows_per_group, sort_columns,
- * sort_descending, sort_nulls_first, metadata_keys, metadata_values). */
+ * sort_descending, sort_nulls_first, metadata_keys, metadata_values, string_codec). */
 static kpk_table_options table_options(SEXP o) {
     kpk_table_options opts;
     memset(&opts, 0, sizeof opts);
@@ -471,6 +471,8 @@ static kpk_table_options table_options(SEXP o) {
     }
     opts.metadata_keys = k;
     opts.metadata_values = v;
+    SEXP strings = VECTOR_ELT(o, 9);
+    opts.string_codec = Rf_isNull(strings) ? NULL : Rf_translateCharUTF8(STRING_ELT(strings, 0));
     return opts;
 }
 

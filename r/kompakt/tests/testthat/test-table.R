@@ -361,5 +361,8 @@ test_that("R and Python read each other's tables as their natural types", {
   if (nzchar(cli)) {
     expect_match(paste(system2(cli, c("head", shQuote(from_r)), stdout = TRUE), collapse = "\n"), "row 2: caf")
     expect_identical(system2(cli, c("verify", shQuote(from_r)), stdout = FALSE), 0L)
+    # Text pages from R take zstd, where kompakt's default is LZ4 (see write_kpk_table).
+    inspect <- system2(cli, c("inspect", shQuote(from_r)), stdout = TRUE)
+    expect_match(grep("^chr ", inspect, value = TRUE), "plain [0-9]+.*zstd [0-9]+$")
   }
 })
