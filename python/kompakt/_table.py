@@ -664,22 +664,33 @@ class TableFile:
         return self._meta
 
 
-def _range_index(meta: dict, start: int, n: int, total: int):
-    """The index of rows ``start .. start + n`` when the table stores a RangeIndex (None when it
-    does not): the stored range shifted, as the same rows have it in the whole table. A stored
-    range that no longer has the table's length (rows were appended) is not used, as pyarrow
-    does not use it either: rows are then numbered from 0."""
+def _stored_range(meta: dict, total: int):
+    """The RangeIndex the table stores, as ``(start, step, name)``; None when it stores none,
+    and ``"stale"`` when its length is no longer the table's (rows were appended): pyarrow does
+    not use it then either, and rows are numbered from 0."""
     idx = meta.get("index_columns") or []
     if len(idx) != 1 or not isinstance(idx[0], dict) or idx[0].get("kind") != "range":
         return None
-    import pandas as pd
-
     d = idx[0]
     first, step = d.get("start", 0), d.get("step", 1)
     if len(range(first, d.get("stop", first), step)) != total:
+        return "stale"
+    return first, step, d.get("name")
+
+
+def _range_index(meta: dict, start: int, n: int, total: int):
+    """The index of rows ``start .. start + n`` when the table stores a RangeIndex (None when it
+    does not): the stored range shifted, as the same rows have it in the whole table."""
+    stored = _stored_range(meta, total)
+    if stored is None:
+        return None
+    import pandas as pd
+
+    if stored == "stale":
         return pd.RangeIndex(start, start + n)
+    first, step, name = stored
     first += start * step
-    return pd.RangeIndex(first, first + n * step, step, name=d.get("name"))
+    return pd.RangeIndex(first, first + n * step, step, name=name)
 
 
 def _are_row_numbers(rows) -> bool:
@@ -689,16 +700,15 @@ def _are_row_numbers(rows) -> bool:
 
 def _taken_index(meta: dict, rows, total: int):
     """The index of the taken ``rows`` when the table stores a RangeIndex (see _range_index)."""
-    idx = meta.get("index_columns") or []
-    if len(idx) != 1 or not isinstance(idx[0], dict) or idx[0].get("kind") != "range":
+    stored = _stored_range(meta, total)
+    if stored is None:
         return None
     import pandas as pd
 
-    d = idx[0]
-    first, step = d.get("start", 0), d.get("step", 1)
-    if len(range(first, d.get("stop", first), step)) != total:
+    if stored == "stale":
         return pd.Index(rows)
-    return pd.Index(first + rows * step, name=d.get("name"))
+    first, step, name = stored
+    return pd.Index(first + rows * step, name=name)
 
 
 def _shift_range_index(df, meta: dict, start: int, total: int) -> None:
