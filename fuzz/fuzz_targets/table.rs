@@ -1,8 +1,8 @@
 //! Hostile table files and pages. Every input is used twice:
 //! - as a table file (as it is, and with every checksum repaired so that mutations reach the
 //!   table footer, the schema and the page decoders), opened with `TableReader::open`, then
-//!   read whole, in sub-ranges and column by column (as batches and with `read_columns`), and
-//!   summarized;
+//!   read whole, in sub-ranges, by row numbers (`take`) and column by column (as batches and
+//!   with `read_columns`), and summarized;
 //! - as a page: byte 0 picks the type, bytes 1-2 the row count (at most 4096), the rest is
 //!   given to `decode_page`, whose result must be a valid Arrow array of that many rows.
 //!
@@ -48,6 +48,18 @@ fn exercise_table_file() {
     }
     let _ = t.read(None, n / 2..n / 2, 1);
     let _ = t.read(None, 0..n.saturating_add(1), 1);
+    // Rows by number, out of order and repeated, and one past the end (an error).
+    if n > 0 {
+        if let Ok((_, b)) = t.take(None, &[n - 1, 0, n / 2, 0], 2) {
+            assert_eq!(b.num_rows(), 4);
+            for a in b.columns() {
+                a.to_data()
+                    .validate_full()
+                    .unwrap_or_else(|e| panic!("take returned an invalid array: {e}"));
+            }
+        }
+    }
+    assert!(t.take(None, &[n], 1).is_err());
     // Whole-column reads allocate what the rows asked for need (up to 16 bytes a row and
     // column) before decoding: a claim of billions of rows is a legitimate (if large) request,
     // so keep to sizes within the fuzzer's memory limit.
