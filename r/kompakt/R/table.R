@@ -225,8 +225,13 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
 .parse_r_metadata <- function(text, names) {
   if (identical(.last_r_metadata$text, text)) return(.last_r_metadata$meta)
   meta <- tryCatch(unserialize(charToRaw(text)), error = function(e) NULL)
+  # Each column's attributes: NULL or a list of named values (restored as they are, in C).
+  attributes_ok <- function(a) {
+    is.null(a) || (is.list(a) && length(names(a)) == length(a) && all(nzchar(names(a))))
+  }
   ok <- is.list(meta) && identical(meta$format, 1L) && is.list(meta$attributes) &&
-    is.character(meta$types) && is.character(meta$class)
+    is.character(meta$types) && is.character(meta$class) &&
+    all(vapply(meta$attributes, attributes_ok, TRUE))
   if (!ok) {
     warning("kompakt: the table's R metadata is not readable; columns come back as their stored types",
             call. = FALSE)

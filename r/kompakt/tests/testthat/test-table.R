@@ -258,6 +258,15 @@ test_that("what a table cannot hold, and damaged files, are errors that name the
   flipped <- bytes
   flipped[length(bytes) %/% 3L] <- xor(flipped[length(bytes) %/% 3L], as.raw(4))
   expect_error(read_kpk_table(flipped), "kompakt")
+  # R metadata of another shape (a file may come from anywhere): a warning, the stored types.
+  for (attrs in list(list(x = "oops"), list(x = list(1)), list(x = list(a = 1, 2)))) {
+    odd <- rawToChar(serialize(list(format = 1L, class = "data.frame", row.names = NULL,
+                                    types = c(x = "double"), attributes = attrs), NULL, ascii = TRUE))
+    kompakt:::.write_columns(data.frame(x = 1.5), path,
+                             kompakt:::.table_options(NULL, NULL, 0L, metadata = c(r = odd)), append = FALSE)
+    expect_warning(back <- read_kpk_table(path), "R metadata is not readable")
+    expect_identical(back$x, 1.5)
+  }
   expect_error(read_kpk_table(tempfile()), "cannot read")
 })
 
