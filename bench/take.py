@@ -51,9 +51,10 @@ WORKER = (
 import json, sys, time
 import numpy as np
 import pyarrow as pa  # every method returns Arrow: its import is not the take's
-method, path, rows = sys.argv[1], sys.argv[2], int(sys.argv[3])
-indices = np.sort(np.random.default_rng(42).choice(rows, size=TAKE, replace=False))
-cols = COLUMNS
+method, path = sys.argv[1], sys.argv[2]
+rows, take_rows, warm_calls = (int(v) for v in sys.argv[3:6])
+cols = json.loads(sys.argv[6])
+indices = np.sort(np.random.default_rng(42).choice(rows, size=take_rows, replace=False))
 if method == "kompakt":
     import kompakt
     take = lambda: kompakt.read_table(path, cols, rows=indices, to="arrow")
@@ -68,7 +69,7 @@ else:
     take = lambda: pq.read_table(path, columns=cols).take(indices)
 t0 = time.perf_counter(); first = take(); t_first = time.perf_counter() - t0
 warm = []
-for _ in range(WARM_CALLS):
+for _ in range(warm_calls):
     t0 = time.perf_counter(); got = take(); warm.append(time.perf_counter() - t0)
 real = [float(v) for v in got.column("Real").to_pylist()]
 factor = [str(v) for v in got.column("Factor").to_pylist()]
@@ -134,7 +135,20 @@ def main() -> None:
         firsts, warms = [], []
         for r in range(args.rounds):
             out = subprocess.run(
-                [sys.executable, "-c", WORKER, m, path, str(args.rows)], capture_output=True, text=True, check=False
+                [
+                    sys.executable,
+                    "-c",
+                    WORKER,
+                    m,
+                    path,
+                    str(args.rows),
+                    str(TAKE),
+                    str(WARM_CALLS),
+                    json.dumps(COLUMNS),
+                ],
+                capture_output=True,
+                text=True,
+                check=False,
             )
             if out.returncode != 0:
                 raise SystemExit(f"{m}: {out.stderr.strip()[-2000:]}")

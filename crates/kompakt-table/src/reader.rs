@@ -114,7 +114,8 @@ pub(crate) struct TableIndex {
 impl TableIndex {
     /// Heap bytes the index holds, roughly.
     pub(crate) fn heap_size(&self) -> usize {
-        self.file.heap_size() + self.meta.heap_size() + self.meta.schema_json.len() * 2
+        // The parsed schema, counted as about the size of its JSON.
+        self.file.heap_size() + self.meta.heap_size() + self.meta.schema_json.len()
     }
 }
 
@@ -792,14 +793,7 @@ impl TableReader {
         let tasks: Vec<(usize, usize)> = (0..windows.len())
             .flat_map(|w| columns.iter().map(move |&c| (w, c)))
             .collect();
-        let bytes: u64 = tasks
-            .iter()
-            .map(|&(w, c)| {
-                let p = self.meta.pages[c][windows[w].0 as usize];
-                p.end - p.start
-            })
-            .sum();
-        let threads = if bytes > SMALL_READ { threads } else { 1 };
+        let threads = self.threads_for_pages(tasks.iter().map(|&(w, c)| (c, windows[w].0)), threads);
         let pages = map_tasks(threads, tasks, |(w, c)| {
             let (g, rows) = &windows[w];
             self.read_page(c, *g, rows.clone()).map(make_array)
@@ -831,13 +825,18 @@ impl TableReader {
     /// The threads a read of `columns` over row groups `groups` should use: 1 (the calling
     /// thread) when its pages are small, `threads` otherwise.
     fn threads_for(&self, columns: &[usize], groups: &Range<u64>, threads: usize) -> usize {
+        let pages = columns.iter().flat_map(|&c| groups.clone().map(move |g| (c, g)));
+        self.threads_for_pages(pages, threads)
+    }
+
+    /// The threads a read of the pages `(column, group)` should use, as [`Self::threads_for`].
+    fn threads_for_pages(&self, pages: impl IntoIterator<Item = (usize, u64)>, threads: usize) -> usize {
         let mut bytes = 0u64;
-        for &c in columns {
-            for p in &self.meta.pages[c][groups.start as usize..groups.end as usize] {
-                bytes += p.end - p.start;
-                if bytes > SMALL_READ {
-                    return threads;
-                }
+        for (c, g) in pages {
+            let p = self.meta.pages[c][g as usize];
+            bytes += p.end - p.start;
+            if bytes > SMALL_READ {
+                return threads;
             }
         }
         1
