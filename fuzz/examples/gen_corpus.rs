@@ -44,7 +44,10 @@ fn files() -> Vec<(&'static str, Vec<u8>)> {
     let mut out = Vec::new();
     let mut file = |name: &'static str, streams: Vec<(WriteOptions, Vec<u8>)>, meta: &[u8]| {
         let mut w = Writer::new(Vec::new(), base).unwrap();
-        let ids: Vec<_> = streams.iter().map(|(o, _)| w.add_stream(Some(o.stream_options())).unwrap()).collect();
+        let ids: Vec<_> = streams
+            .iter()
+            .map(|(o, _)| w.add_stream(Some(o.stream_options())).unwrap())
+            .collect();
         for (id, (_, data)) in ids.iter().zip(&streams) {
             w.write(*id, data).unwrap();
         }
@@ -186,7 +189,7 @@ fn forged_seeds() -> Vec<(String, Vec<u8>)> {
 /// The golden table files, and pages (type byte, row count, page) of each encoding of runs.
 fn table_seeds() -> Vec<(String, Vec<u8>)> {
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/v1/table");
-    let mut seeds: Vec<(String, Vec<u8>)> = ["fst.kpk", "layout2.kpk"]
+    let mut seeds: Vec<(String, Vec<u8>)> = ["fst.kpk", "layout2.kpk", "layout3.kpk"]
         .iter()
         .map(|name| (name.to_string(), fs::read(golden.join(name)).unwrap()))
         .collect();
@@ -195,6 +198,31 @@ fn table_seeds() -> Vec<(String, Vec<u8>)> {
     page.extend(3u32.to_le_bytes());
     page.extend(10u32.to_le_bytes());
     seeds.push(("page-runs-int32".into(), page));
+    // Scaled and decimal pages as the writer makes them: Int64 (type 1) whole hours, Float64
+    // (type 2) with two decimals and exceptions, Float32 (type 11) tenths; 300 rows each.
+    use arrow_array::{Array, Float32Array, Float64Array, Int64Array};
+    let rows = 300usize;
+    let hours = Int64Array::from_iter_values((0..rows as i64).map(|i| 3_600_000_000 * (i / 7 + i % 3)));
+    let humid = Float64Array::from_iter((0..rows).map(|i| {
+        (i % 13 != 0).then_some(if i % 97 == 5 {
+            f64::NAN
+        } else {
+            (i * 7919 % 10_000) as f64 / 100.0
+        })
+    }));
+    let tenths = Float32Array::from_iter_values((0..rows as i32).map(|i| (i * 31 % 900 - 450) as f32 / 10.0));
+    for (name, t, array) in [
+        ("page-scaled-int64", 1u8, &hours as &dyn Array),
+        ("page-decimal-float64", 2, &humid),
+        ("page-decimal-float32", 11, &tenths),
+    ] {
+        let mut seed = vec![t];
+        seed.extend((rows as u16).to_le_bytes());
+        let data = array.to_data();
+        let codec = Some(Codec::Zstd { level: 2 });
+        kompakt_table::page::encode_page(array.data_type(), std::slice::from_ref(&data), &mut seed, codec).unwrap();
+        seeds.push((name.into(), seed));
+    }
     seeds
 }
 
@@ -214,7 +242,10 @@ fn index_seeds() -> Vec<(String, Vec<u8>)> {
     };
     let mut seeds: Vec<(String, Vec<u8>)> = (0..8u8).map(|op| (format!("op{op}"), edit(op, 1, 3))).collect();
     seeds.push(("unchanged".into(), Vec::new()));
-    seeds.push(("aliased-groups".into(), [edit(3, 0, 64 * 4000), edit(4, 0, 64)].concat()));
+    seeds.push((
+        "aliased-groups".into(),
+        [edit(3, 0, 64 * 4000), edit(4, 0, 64)].concat(),
+    ));
     seeds.push(("huge-block".into(), edit(5, 0, 64 << 20)));
     seeds
 }

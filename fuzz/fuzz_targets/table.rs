@@ -89,8 +89,9 @@ fn exercise_table_file() {
 }
 
 fn page_type(b: u8) -> DataType {
-    match b % 11 {
+    match b % 12 {
         0 => DataType::Int32,
+        11 => DataType::Float32,
         1 => DataType::Int64,
         2 => DataType::Float64,
         3 => DataType::Boolean,
@@ -108,7 +109,7 @@ fn fixed_width(dt: &DataType) -> Option<usize> {
     Some(match dt {
         DataType::Int8 => 1,
         DataType::UInt16 => 2,
-        DataType::Int32 => 4,
+        DataType::Int32 | DataType::Float32 => 4,
         DataType::Int64 | DataType::Float64 => 8,
         DataType::Decimal128(..) => 16,
         _ => return None,

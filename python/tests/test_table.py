@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import pathlib
+import random
+import string
 import subprocess
 
 import numpy as np
@@ -645,10 +647,16 @@ def test_runs_round_trip_and_show_in_inspect(tmp_path, cli):
 
 def test_plain_strings_default_to_lz4_unless_a_codec_is_named(tmp_path):
     n = 40_000
+    rng = random.Random(7)
+    words = ["".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 10))) for _ in range(1000)]
     t = pa.table(
         {
-            "url": [f"https://example.com/item/{i * 7919}" for i in range(n)],
+            "url": [f"https://example.com/{rng.choice(words)}/{rng.randrange(10**6)}" for i in range(n)],
             "city": [("Oslo", "Lima", "Pune")[i % 3] for i in range(n)],
+            # Text LZ4 finds little in and zstd's entropy stage much: zstd, page by page.
+            "time": [
+                f"2013-{1 + i // 40_320:02}-{1 + i // 1440 % 28:02} {i // 60 % 24:02}:{i % 60:02}:00" for i in range(n)
+            ],
         }
     )
     codecs = {}
@@ -658,6 +666,7 @@ def test_plain_strings_default_to_lz4_unless_a_codec_is_named(tmp_path):
         assert kompakt.read_table(path, to="arrow").equals(t)
         codecs[name] = {c["name"]: set(c["codecs"]) for c in kompakt.TableFile(path).summary()}
     assert codecs["default"]["url"] == {"lz4"}
+    assert codecs["default"]["time"] == {"zstd"}
     assert codecs["zstd"]["url"] == {"zstd"}
     assert codecs["level"]["url"] == {"zstd"}
     # Dictionary-encoded strings keep the table's codec.

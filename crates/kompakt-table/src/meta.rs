@@ -6,8 +6,9 @@ use kompakt::{Error, Result};
 /// First bytes of a table's footer metadata.
 pub const MAGIC: [u8; 4] = *b"KTBL";
 /// Newest table layout this version reads. It writes layout 1 unless a page uses an encoding
-/// that came later (run-length pages: layout 2), so that older readers read what they can.
-pub const LAYOUT: u16 = 2;
+/// that came later (run-length pages: layout 2; scaled and decimal pages: layout 3), so that
+/// older readers read what they can.
+pub const LAYOUT: u16 = 3;
 const HEADER_LEN: usize = 32;
 /// Bytes per page in the index: start and end (u64 each) and the summary byte.
 const PAGE_ENTRY_LEN: usize = 17;

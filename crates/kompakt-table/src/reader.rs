@@ -306,6 +306,8 @@ impl TableReader {
                         crate::page::encoding::BITPACK => "bitpack",
                         crate::page::encoding::DELTA => "delta",
                         crate::page::encoding::RUNS => "runs",
+                        crate::page::encoding::SCALED => "scaled",
+                        crate::page::encoding::DECIMAL => "decimal",
                         _ => "other",
                     };
                     *encodings.entry(name).or_insert(0) += 1;

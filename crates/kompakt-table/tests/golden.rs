@@ -4,6 +4,8 @@
 //! of different types, with nulls) written with 32 rows per group, so it has three full row
 //! groups and a short last one. `tests/golden/v1/table/layout2.kpk` (table layout 2) holds
 //! [`runs_batch`], whose columns are stored as runs and as a dictionary with 2-byte codes.
+//! `tests/golden/v1/table/layout3.kpk` (table layout 3) holds [`scaled_batch`], whose columns
+//! are scaled integers and decimal floats (with exceptions, and scaled codes inside).
 //! Golden files are never rewritten: to create
 //! them (or a new case), run
 //! `cargo test --release -p kompakt-table --test golden -- --ignored write_missing_golden_table`,
@@ -32,6 +34,10 @@ fn golden_path() -> PathBuf {
 
 fn runs_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/v1/table/layout2.kpk")
+}
+
+fn scaled_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/v1/table/layout3.kpk")
 }
 
 // The value of each column at row `i`: the golden file's content, recomputed.
@@ -366,14 +372,19 @@ fn current_writer_encodes_the_golden_tables_as_before() {
     for (batch, options, golden) in [
         (golden_batch(), golden_options(), golden_path()),
         (runs_batch(), runs_options(), runs_path()),
+        (scaled_batch(), scaled_options(), scaled_path()),
     ] {
         let now = dir.path().join("now.kpk");
         write_table_file(&now, batch.schema(), [Ok(batch)], options).unwrap();
         let mut expected = summarize(&TableReader::open(&golden).unwrap());
         for col in expected.iter_mut() {
             match col.0.as_str() {
-                "ts" => col.2 = [("delta", 3), ("dict", 1)].into_iter().collect(),
+                // Since integers with a common factor are scaled, the last group's timestamps
+                // (all 1.5 s apart but for the nulls' fill) are scaled too.
+                "ts" => col.2 = [("delta", 3), ("scaled", 1)].into_iter().collect(),
                 "id" if golden == golden_path() => col.2 = [("bitpack", 4)].into_iter().collect(),
+                // Since floats that are decimals are decimal pages, 2-decimal readings are too.
+                "reading" => col.2 = [("decimal", 3)].into_iter().collect(),
                 _ => {}
             }
         }
@@ -393,11 +404,154 @@ fn write_missing_golden_table() {
     for (path, batch, options) in [
         (golden_path(), golden_batch(), golden_options()),
         (runs_path(), runs_batch(), runs_options()),
+        (scaled_path(), scaled_batch(), scaled_options()),
     ] {
         if path.exists() {
             continue;
         }
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         write_table_file(&path, batch.schema(), [Ok(batch)], options).unwrap();
+    }
+}
+
+// The layout-3 golden table: hourly timestamps in microseconds (scaled, hours as deltas),
+// amounts in steps of 5 cents with nulls (scaled), readings with two decimals (decimal pages),
+// half-steps (decimal codes that are scaled), floats with a few that are not decimals
+// (exceptions: NaN, -0.0, infinity, a third), and float32 tenths.
+
+const SCALED_ROWS: usize = 3000;
+const SCALED_ROWS_PER_GROUP: u32 = 1024;
+
+fn hour(i: usize) -> i64 {
+    1_356_998_400_000_000 + 3_600_000_000 * (i / 7 + i * 7919 % 5) as i64
+}
+
+fn amount(i: usize) -> Option<i32> {
+    (i % 13 != 4).then_some((i * 7919 % 4001) as i32 * 5 - 10_000)
+}
+
+fn humid(i: usize) -> f64 {
+    (i * 7919 % 10_000) as f64 / 100.0
+}
+
+fn half(i: usize) -> Option<f64> {
+    (!i.is_multiple_of(17)).then_some((i * 31 % 900) as f64 * 0.5 - 100.0)
+}
+
+fn quirky(i: usize) -> f64 {
+    match i % 250 {
+        3 => f64::NAN,
+        7 => -0.0,
+        11 => f64::INFINITY,
+        13 => 1.0 / 3.0,
+        _ => (i * 13 % 2000) as f64 / 1000.0,
+    }
+}
+
+fn tenth(i: usize) -> f32 {
+    (i as i32 * 7919 % 3000 - 500) as f32 / 10.0
+}
+
+fn scaled_schema() -> Schema {
+    Schema::new(vec![
+        Field::new(
+            "hour",
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            false,
+        ),
+        Field::new("amount", DataType::Int32, true),
+        Field::new("humid", DataType::Float64, false),
+        Field::new("half", DataType::Float64, true),
+        Field::new("quirky", DataType::Float64, false),
+        Field::new("tenth", DataType::Float32, false),
+    ])
+}
+
+fn scaled_batch() -> RecordBatch {
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(TimestampMicrosecondArray::from_iter_values((0..SCALED_ROWS).map(hour)).with_timezone("UTC")),
+        Arc::new(Int32Array::from_iter((0..SCALED_ROWS).map(amount))),
+        Arc::new(Float64Array::from_iter_values((0..SCALED_ROWS).map(humid))),
+        Arc::new(Float64Array::from_iter((0..SCALED_ROWS).map(half))),
+        Arc::new(Float64Array::from_iter_values((0..SCALED_ROWS).map(quirky))),
+        Arc::new(arrow_array::Float32Array::from_iter_values((0..SCALED_ROWS).map(tenth))),
+    ];
+    RecordBatch::try_new(Arc::new(scaled_schema()), columns).unwrap()
+}
+
+fn scaled_options() -> TableOptions {
+    TableOptions {
+        rows_per_group: SCALED_ROWS_PER_GROUP,
+        threads: 1,
+        ..TableOptions::default()
+    }
+}
+
+#[test]
+fn golden_scaled_table_reads_back_exactly() {
+    let path = scaled_path();
+    assert!(
+        path.is_file(),
+        "missing {} (see the top of this file to write it)",
+        path.display()
+    );
+    let t = TableReader::open(&path).unwrap();
+    assert_eq!(t.layout(), 3);
+    assert_eq!(t.num_rows(), SCALED_ROWS as u64);
+    assert_eq!(*t.schema(), scaled_schema());
+    let want = scaled_batch();
+    let bits = |a: &dyn Array| -> Vec<Option<u64>> {
+        match a.data_type() {
+            DataType::Float64 => a
+                .as_primitive::<Float64Type>()
+                .iter()
+                .map(|v| v.map(f64::to_bits))
+                .collect(),
+            _ => a
+                .as_primitive::<arrow_array::types::Float32Type>()
+                .iter()
+                .map(|v| v.map(|x| u64::from(x.to_bits())))
+                .collect(),
+        }
+    };
+    for (rows, columns) in [
+        (0..SCALED_ROWS, vec![0, 1, 2, 3, 4, 5]),
+        (1000..2100, vec![4, 0, 3]),
+        (1023..1025, vec![5, 1, 2]),
+        (2999..3000, vec![4, 3]),
+    ] {
+        let (_, batches) = t.read(Some(&columns), rows.start as u64..rows.end as u64, 1).unwrap();
+        let mut at = rows.start;
+        for b in &batches {
+            for (k, &c) in columns.iter().enumerate() {
+                let got = b.column(k);
+                let expected = want.column(c).slice(at, b.num_rows());
+                if c >= 2 {
+                    // Floats bit for bit: NaN and -0.0 included.
+                    assert_eq!(
+                        bits(got.as_ref()),
+                        bits(expected.as_ref()),
+                        "column {c}, rows from {at}"
+                    );
+                } else {
+                    assert_eq!(got.as_ref(), expected.as_ref(), "column {c}, rows from {at}");
+                }
+            }
+            at += b.num_rows();
+        }
+        assert_eq!(at, rows.end);
+    }
+    // What this file keeps readable: scaled and decimal pages.
+    let summary = t.summary();
+    for (name, encoding) in [
+        ("hour", "scaled"),
+        ("amount", "scaled"),
+        ("humid", "decimal"),
+        ("half", "decimal"),
+        ("quirky", "decimal"),
+        ("tenth", "decimal"),
+    ] {
+        let col = summary.iter().find(|s| s.name == name).unwrap();
+        assert_eq!(col.encodings.get(encoding), Some(&3), "{name}: {:?}", col.encodings);
     }
 }

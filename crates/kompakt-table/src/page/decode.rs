@@ -2,7 +2,10 @@
 //! windows straight into a caller's buffer. Every length and count a page claims is checked
 //! against the bytes it holds and against one budget for all it may expand to.
 
-use super::{encoding, load, slice_data, store, MAX_FIXED_DICT, MAX_PAGE_DATA, MAX_STRING_DICT, MAX_WIDE_DICT};
+use super::{
+    decimal_value, encoding, load, slice_data, store, MAX_DECIMAL_EXP_F32, MAX_DECIMAL_EXP_F64, MAX_FIXED_DICT,
+    MAX_PAGE_DATA, MAX_STRING_DICT, MAX_WIDE_DICT,
+};
 use crate::string_layout::StringLayout;
 use crate::zeroed::ZeroedBuffer;
 use arrow_buffer::bit_mask::set_bits;
@@ -210,7 +213,7 @@ fn decode_window_bits(
         return Ok(WindowBits { validity, values });
     }
     let w = crate::schema::fixed_width(dt).ok_or_else(|| corrupt(format!("no page layout for {dt}")))?;
-    decode_fixed_rows_into(w, n, rows, c, dst)?;
+    decode_fixed_rows_into(w, n, rows, c, dst, Nest::top(dt))?;
     Ok(WindowBits { validity, values: None })
 }
 
@@ -292,7 +295,7 @@ fn decode_node_as(dt: &DataType, strings: StringLayout, n: usize, c: &mut Cursor
         }
         _ => {
             let w = crate::schema::fixed_width(dt).ok_or_else(|| corrupt(format!("no page layout for {dt}")))?;
-            let values = decode_fixed(w, n, c)?;
+            let values = decode_fixed_rows(w, n, 0..n, c, Nest::top(dt))?;
             build(builder.add_buffer(values.into()))
         }
     }
@@ -349,14 +352,48 @@ fn build(b: ArrayDataBuilder) -> Result<ArrayData> {
     b.build().map_err(|e| corrupt(format!("invalid array: {e}")))
 }
 
+/// `n` integers of `w` bytes (string and list lengths).
 fn decode_fixed(w: usize, n: usize, c: &mut Cursor<'_>) -> Result<MutableBuffer> {
-    decode_fixed_rows(w, n, 0..n, c)
+    decode_fixed_rows(w, n, 0..n, c, Nest::INTEGERS)
+}
+
+/// Which of the nesting encodings a page of values may use: a scaled page holds a page of
+/// neither, a decimal page one that may be scaled, so that pages nest at most three deep.
+#[derive(Debug, Clone, Copy)]
+struct Nest {
+    scaled: bool,
+    decimal: bool,
+}
+
+impl Nest {
+    const INTEGERS: Nest = Nest {
+        scaled: true,
+        decimal: false,
+    };
+    const NONE: Nest = Nest {
+        scaled: false,
+        decimal: false,
+    };
+
+    /// The values of a column of type `dt`: decimal pages only for float32 and float64.
+    fn top(dt: &DataType) -> Nest {
+        Nest {
+            scaled: true,
+            decimal: matches!(dt, DataType::Float32 | DataType::Float64),
+        }
+    }
 }
 
 /// Rows `rows` of `n` fixed-width values of `w` bytes (the cursor moves past all `n`).
-fn decode_fixed_rows(w: usize, n: usize, rows: std::ops::Range<usize>, c: &mut Cursor<'_>) -> Result<MutableBuffer> {
+fn decode_fixed_rows(
+    w: usize,
+    n: usize,
+    rows: std::ops::Range<usize>,
+    c: &mut Cursor<'_>,
+    nest: Nest,
+) -> Result<MutableBuffer> {
     let mut out = c.alloc(w * rows.len())?;
-    decode_fixed_rows_into(w, n, rows, c, out.as_slice_mut())?;
+    decode_fixed_rows_into(w, n, rows, c, out.as_slice_mut(), nest)?;
     Ok(out)
 }
 
@@ -367,6 +404,7 @@ fn decode_fixed_rows_into(
     rows: std::ops::Range<usize>,
     c: &mut Cursor<'_>,
     dst: &mut [u8],
+    nest: Nest,
 ) -> Result<()> {
     let len = w.checked_mul(n).ok_or_else(|| corrupt("page too large"))?;
     debug_assert_eq!(dst.len(), w * rows.len());
@@ -377,10 +415,10 @@ fn decode_fixed_rows_into(
         return Ok(());
     }
     match w {
-        1 => decode_words::<1>(enc, n, rows, c, dst)?,
-        2 => decode_words::<2>(enc, n, rows, c, dst)?,
-        4 => decode_words::<4>(enc, n, rows, c, dst)?,
-        8 => decode_words::<8>(enc, n, rows, c, dst)?,
+        1 => decode_words::<1>(enc, n, rows, c, dst, nest)?,
+        2 => decode_words::<2>(enc, n, rows, c, dst, nest)?,
+        4 => decode_words::<4>(enc, n, rows, c, dst, nest)?,
+        8 => decode_words::<8>(enc, n, rows, c, dst, nest)?,
         _ => return Err(corrupt(format!("encoding {enc} is not defined for {w}-byte values"))),
     }
     Ok(())
@@ -410,9 +448,58 @@ fn decode_words<const W: usize>(
     rows: std::ops::Range<usize>,
     c: &mut Cursor<'_>,
     dst: &mut [u8],
+    nest: Nest,
 ) -> Result<()> {
-    let (dst, _) = dst.as_chunks_mut::<W>();
     let (lo, hi) = (rows.start, rows.end);
+    match enc {
+        encoding::SCALED if nest.scaled => {
+            let base = load::<W>(c.take(W)?.try_into().expect("W bytes"));
+            let factor = load::<W>(c.take(W)?.try_into().expect("W bytes"));
+            if factor < 2 {
+                return Err(corrupt(format!("a scaled page with factor {factor} (2 or more)")));
+            }
+            decode_fixed_rows_into(W, n, rows, c, dst, Nest::NONE)?;
+            for v in dst.as_chunks_mut::<W>().0 {
+                store::<W>(base.wrapping_add(factor.wrapping_mul(load::<W>(v))), v);
+            }
+            return Ok(());
+        }
+        encoding::DECIMAL if nest.decimal && (W == 4 || W == 8) => {
+            let e = c.u8()?;
+            let most = if W == 8 {
+                MAX_DECIMAL_EXP_F64
+            } else {
+                MAX_DECIMAL_EXP_F32
+            };
+            if e > most {
+                return Err(corrupt(format!("a decimal page of 10^{e} (at most 10^{most})")));
+            }
+            decode_fixed_rows_into(W, n, rows, c, dst, Nest::INTEGERS)?;
+            for v in dst.as_chunks_mut::<W>().0 {
+                store::<W>(decimal_value::<W>(load::<W>(v), e), v);
+            }
+            let x = c.u32()? as usize;
+            if x > n {
+                return Err(corrupt(format!("{x} exceptions in a page of {n} rows")));
+            }
+            let positions = c.take(x * 4)?;
+            let values = c.take(x * W)?;
+            let mut next = 0usize;
+            for (p, v) in positions.as_chunks::<4>().0.iter().zip(values.as_chunks::<W>().0) {
+                let p = u32::from_le_bytes(*p) as usize;
+                if p < next || p >= n {
+                    return Err(corrupt("decimal page exceptions out of order or past the page"));
+                }
+                next = p + 1;
+                if (lo..hi).contains(&p) {
+                    dst[(p - lo) * W..(p - lo + 1) * W].copy_from_slice(v);
+                }
+            }
+            return Ok(());
+        }
+        _ => {}
+    }
+    let (dst, _) = dst.as_chunks_mut::<W>();
     match enc {
         encoding::FOR => {
             let k = c.u8()? as usize;
@@ -869,7 +956,7 @@ fn offsets_from_lengths<const SW: usize, const OW: usize>(n: usize, c: &mut Curs
     let mut at = 0u64;
     if SW == OW {
         // In place: each length is replaced by the sum up to it.
-        decode_fixed_rows_into(SW, n, 0..n, c, words[1..].as_flattened_mut())?;
+        decode_fixed_rows_into(SW, n, 0..n, c, words[1..].as_flattened_mut(), Nest::INTEGERS)?;
         for w in &mut words[1..] {
             at = at.saturating_add(load::<OW>(w));
             store::<OW>(at, w);
@@ -877,7 +964,7 @@ fn offsets_from_lengths<const SW: usize, const OW: usize>(n: usize, c: &mut Curs
     } else {
         // n * SW <= (n + 1) * OW bytes, already counted against the budget above.
         let mut lengths = vec![0u8; n * SW];
-        decode_fixed_rows_into(SW, n, 0..n, c, &mut lengths)?;
+        decode_fixed_rows_into(SW, n, 0..n, c, &mut lengths, Nest::INTEGERS)?;
         for (l, w) in lengths.as_chunks::<SW>().0.iter().zip(&mut words[1..]) {
             at = at.saturating_add(load::<SW>(l));
             store::<OW>(at, w);

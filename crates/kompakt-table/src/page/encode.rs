@@ -1,6 +1,7 @@
 //! Encoding pages (docs/FORMAT.md, "Pages"): a fixed-width page chooses from its data between
-//! runs, plain, frame of reference, bit packing, delta and a dictionary; a string page between
-//! plain and a dictionary.
+//! runs, plain, frame of reference, bit packing, delta, a dictionary, scaled integers and
+//! decimal floats (the last two choose again for what they hold); a string page between plain
+//! and a dictionary.
 
 use super::{
     encoding, load, slice_data, store, Encoded, MAX_FIXED_DICT, MAX_STRING_DICT, MAX_WIDE_DICT, SUMMARY_NULLS,
@@ -20,6 +21,7 @@ const MIN_MEAN_RUN_INT: usize = 64;
 
 fn kind_of(dt: &DataType) -> Kind {
     match dt {
+        DataType::Float32 | DataType::Float64 => Kind::Float,
         DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => Kind::Int { signed: true },
         DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => Kind::Int { signed: false },
         DataType::Date32
@@ -34,24 +36,44 @@ fn kind_of(dt: &DataType) -> Kind {
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Kind {
-    Int { signed: bool },
+    Int {
+        signed: bool,
+    },
+    /// float32 and float64, which may be decimals.
+    Float,
     Other,
 }
 
 /// What the encoders of one page may use, and the table layout what they used needs.
 struct Ctx {
+    /// Runs (layout 2).
     runs: bool,
+    /// Scaled and decimal pages (layout 3).
+    nest: bool,
+    /// The codec the page goes through, to weigh packed bits against bytes it compresses.
+    codec: Option<kompakt::Codec>,
     layout: u16,
 }
 
-/// Encodes `pieces` (arrays of type `dt`, `n` rows in all) as one page appended to `out`.
-pub fn encode_page(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>) -> Result<Encoded> {
+/// Encodes `pieces` (arrays of type `dt`, `n` rows in all) as one page appended to `out`;
+/// `codec` is the one the page will go through (`None`: stored raw), which some choices weigh.
+pub fn encode_page(
+    dt: &DataType,
+    pieces: &[ArrayData],
+    out: &mut Vec<u8>,
+    codec: Option<kompakt::Codec>,
+) -> Result<Encoded> {
     // A dictionary column's pages hold its keys (its values are stored once, on their own).
     let dt = match dt {
         DataType::Dictionary(key, _) => key.as_ref(),
         other => other,
     };
-    let mut cx = Ctx { runs: true, layout: 1 };
+    let mut cx = Ctx {
+        runs: true,
+        nest: true,
+        codec,
+        layout: 1,
+    };
     let summary = encode_node(dt, pieces, out, &mut cx)?;
     Ok(Encoded {
         summary,
@@ -62,7 +84,13 @@ pub fn encode_page(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>) -> Re
 /// Encodes the values of a dictionary column as one page, without runs: a reader bounds the
 /// count a dictionary claims by its bytes (every value at least a bit), which runs would break.
 pub fn encode_dictionary_values(values: &ArrayData, out: &mut Vec<u8>) -> Result<Encoded> {
-    let mut cx = Ctx { runs: false, layout: 1 };
+    // Nor scaled or decimal pages: dictionaries are small, and their rule stays simple.
+    let mut cx = Ctx {
+        runs: false,
+        nest: false,
+        codec: None,
+        layout: 1,
+    };
     let summary = encode_node(values.data_type(), std::slice::from_ref(values), out, &mut cx)?;
     Ok(Encoded {
         summary,
@@ -237,14 +265,30 @@ pub(super) fn push_shuffled(w: usize, bytes: &[u8], out: &mut Vec<u8>) {
 /// Encodes fixed-width values as the data suggests (docs/DESIGN.md, "What kompakt's table
 /// writer chooses"); returns the encoding and raises `layout` to what it needs.
 fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Vec<u8>, cx: &mut Ctx) -> u8 {
-    let (enc, needs) = choose_words::<W>(vals, kind, cx.runs, out);
+    let choice = Choice {
+        runs: cx.runs,
+        scaled: cx.nest,
+        decimal: cx.nest,
+        codec: cx.codec,
+    };
+    let (enc, needs) = choose_words::<W>(vals, kind, choice, out);
     cx.layout = cx.layout.max(needs);
     enc
 }
 
+/// What [`choose_words`] may choose from.
+#[derive(Clone, Copy)]
+struct Choice {
+    runs: bool,
+    scaled: bool,
+    decimal: bool,
+    codec: Option<kompakt::Codec>,
+}
+
 /// Encodes as [`encode_words`] does; returns the encoding and the table layout it needs (2 for
-/// runs and for dictionaries with 2-byte codes, which came with layout 2).
-fn choose_words<const W: usize>(vals: &[u8], kind: Kind, runs: bool, out: &mut Vec<u8>) -> (u8, u16) {
+/// runs and for dictionaries with 2-byte codes, 3 for scaled and decimal pages).
+fn choose_words<const W: usize>(vals: &[u8], kind: Kind, choice: Choice, out: &mut Vec<u8>) -> (u8, u16) {
+    let runs = choice.runs;
     let (words, _) = vals.as_chunks::<W>();
     if words.is_empty() {
         out.push(encoding::PLAIN);
@@ -283,6 +327,13 @@ fn choose_words<const W: usize>(vals: &[u8], kind: Kind, runs: bool, out: &mut V
             }
             return (encoding::FOR, 1);
         }
+        // A common factor first: whole hours in nanoseconds are 9 bits a page, not 48, and the
+        // quotients may then be deltas, runs or a dictionary.
+        if choice.scaled {
+            if let Some(factor) = common_factor::<W>(words, base) {
+                return encode_scaled::<W>(words, base, factor, choice, out);
+            }
+        }
         // The differences of a prefix range no wider than all of them: when the prefix's are
         // already too wide, so are all (random data never pays for the second pass).
         const PREFIX: usize = 256;
@@ -296,11 +347,33 @@ fn choose_words<const W: usize>(vals: &[u8], kind: Kind, runs: bool, out: &mut V
     if W >= 2 && encode_dict::<W>(words, out) {
         return (encoding::DICT, 1);
     }
+    if kind == Kind::Float && choice.decimal && (W == 4 || W == 8) {
+        if let Some(needs) = encode_decimal::<W>(words, choice, out) {
+            return (encoding::DECIMAL, needs);
+        }
+    }
     if let Some((bits, base)) = narrow_codes {
         let k = bits.div_ceil(8).max(1);
         if 8 * k - bits >= 3 || (W == 1 && bits < 8 && pack_instead(vals, bits)) {
             // At least 3 of 8k bits would be zero in every code, or the codec could not save
-            // much more than the zero bits: pack them.
+            // much more than the zero bits: pack them, unless the codec shrinks byte-wide
+            // codes well below the packed size (clustered or repeating values: departure
+            // times, flight numbers).
+            let packed = (words.len() * bits).div_ceil(8);
+            let start = out.len();
+            if k < W {
+                encode_for::<W>(words, k, base, out);
+                if codec_beats(choice.codec, &out[start + 2 + W..], packed) {
+                    return (encoding::FOR, 1);
+                }
+            } else {
+                out.push(encoding::PLAIN);
+                push_shuffled(W, vals, out);
+                if codec_beats(choice.codec, &out[start + 1..], packed) {
+                    return (encoding::PLAIN, 1);
+                }
+            }
+            out.truncate(start);
             encode_bitpack::<W>(words, bits, base, out);
             return (encoding::BITPACK, 1);
         }
@@ -311,7 +384,7 @@ fn choose_words<const W: usize>(vals: &[u8], kind: Kind, runs: bool, out: &mut V
     }
     // Floats with a few hundred to thousands of distinct values (prices, rounded readings):
     // 2-byte codes the codec entropy-codes, instead of bytes of mantissa it cannot.
-    if kind == Kind::Other && W >= 4 && encode_wide_dict::<W>(words, out) {
+    if !matches!(kind, Kind::Int { .. }) && W >= 4 && encode_wide_dict::<W>(words, out) {
         return (encoding::DICT, 2);
     }
     out.push(encoding::PLAIN);
@@ -337,6 +410,191 @@ fn pack_instead(codes: &[u8], bits: usize) -> bool {
         Ok(r) => r.fraction() > 1.0 - MIN_SAVING,
         Err(_) => false,
     }
+}
+
+/// Whether `codec` is expected to store `codes` in under 90 % of `packed` bytes. Uniform
+/// codes are ruled out cheaply (their byte histograms leave an entropy coder too little, and
+/// LZ4 finds no repeats), the rest by trial compressions of samples with the codec.
+fn codec_beats(codec: Option<kompakt::Codec>, codes: &[u8], packed: usize) -> bool {
+    use kompakt::codec::{entropy_saving_bound, probe, Compressor, MIN_SAVING, SAMPLES};
+    const TRIALS: usize = 4;
+    thread_local! {
+        static TRIAL: std::cell::RefCell<(Compressor, Vec<u8>)> = std::cell::RefCell::new((Compressor::new(), Vec::new()));
+    }
+    let Some(codec) = codec.filter(|c| *c != kompakt::Codec::None) else {
+        return false;
+    };
+    let target = 0.9 * packed as f64;
+    TRIAL.with(|t| {
+        let (compressor, scratch) = &mut *t.borrow_mut();
+        let entropy_floor = (1.0 - entropy_saving_bound(codes, SAMPLES)) * codes.len() as f64;
+        if entropy_floor >= target {
+            let lz4 = kompakt::Codec::Lz4 { acceleration: 1 };
+            match probe(compressor, lz4, codes, SAMPLES, scratch) {
+                Ok(r) if r.fraction() > 1.0 - MIN_SAVING => return false,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+        match probe(compressor, codec, codes, TRIALS, scratch) {
+            Ok(r) => r.fraction() * (codes.len() as f64) < target,
+            Err(_) => false,
+        }
+    })
+}
+
+/// The largest factor (2 or more) common to every value's offset from `base` (the smallest
+/// value), if there is one; stops at the first value that leaves none.
+fn common_factor<const W: usize>(words: &[[u8; W]], base: u64) -> Option<u64> {
+    let mask = if W == 8 { u64::MAX } else { (1u64 << (8 * W)) - 1 };
+    let mut g = 0u64;
+    for w in words {
+        let d = load::<W>(w).wrapping_sub(base) & mask;
+        if g == 0 || !d.is_multiple_of(g) {
+            g = gcd(g, d);
+            if g == 1 {
+                return None;
+            }
+        }
+    }
+    (g >= 2).then_some(g)
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// A scaled page: the base, the factor, then the quotients as a nested page of values.
+fn encode_scaled<const W: usize>(
+    words: &[[u8; W]],
+    base: u64,
+    factor: u64,
+    choice: Choice,
+    out: &mut Vec<u8>,
+) -> (u8, u16) {
+    let mask = if W == 8 { u64::MAX } else { (1u64 << (8 * W)) - 1 };
+    out.push(encoding::SCALED);
+    out.extend_from_slice(&base.to_le_bytes()[..W]);
+    out.extend_from_slice(&factor.to_le_bytes()[..W]);
+    let mut quotients = vec![0u8; words.len() * W];
+    for (q, w) in quotients.as_chunks_mut::<W>().0.iter_mut().zip(words) {
+        store::<W>((load::<W>(w).wrapping_sub(base) & mask) / factor, q);
+    }
+    let inner = Choice {
+        scaled: false,
+        decimal: false,
+        ..choice
+    };
+    let (_, needs) = choose_words::<W>(&quotients, Kind::Int { signed: false }, inner, out);
+    (encoding::SCALED, needs.max(3))
+}
+
+/// Values sampled to choose a decimal page's power of ten.
+const DECIMAL_SAMPLE: usize = 64;
+/// Most exceptions a decimal page may carry, as a fraction of its rows (1/32): each costs
+/// 4 + W bytes, and more of them mean the floats are not decimals.
+const MAX_DECIMAL_EXCEPTIONS_SHIFT: u32 = 5;
+
+/// The code of `v` at power `e`, if `v` is exactly that code divided by 10^e.
+#[inline]
+fn decimal_code<const W: usize>(bits: u64, e: u8) -> Option<u64> {
+    if W == 8 {
+        let v = f64::from_bits(bits);
+        let scaled = (v * super::POW10_F64[e as usize]).round();
+        // In range for i64 (NaN is not).
+        if scaled.is_nan() || scaled.abs() >= 9.0e18 {
+            return None;
+        }
+        let code = scaled as i64 as u64;
+        (super::decimal_value::<8>(code, e) == bits).then_some(code)
+    } else {
+        let v = f32::from_bits(bits as u32);
+        let scaled = (v * super::POW10_F32[e as usize]).round();
+        if scaled.is_nan() || scaled.abs() >= 2.0e9 {
+            return None;
+        }
+        let code = u64::from(scaled as i32 as u32);
+        (super::decimal_value::<4>(code, e) == bits).then_some(code)
+    }
+}
+
+/// A decimal page when the floats are decimals of one power of ten, all but a few: the power
+/// that fits most of a sample (the smallest such), the codes as a nested page of integers,
+/// then the exceptions. Returns the layout it needs, or `None` (nothing written) when the
+/// floats are not decimals.
+fn encode_decimal<const W: usize>(words: &[[u8; W]], choice: Choice, out: &mut Vec<u8>) -> Option<u16> {
+    let n = words.len();
+    let most = if W == 8 {
+        super::MAX_DECIMAL_EXP_F64
+    } else {
+        super::MAX_DECIMAL_EXP_F32
+    };
+    // Evenly spread, jittered so that a stride in the data does not choose for all.
+    let step = (n / DECIMAL_SAMPLE).max(1);
+    let sample: Vec<u64> = (0..n.min(DECIMAL_SAMPLE))
+        .map(|j| load::<W>(&words[(j * step + j * 37 % step).min(n - 1)]))
+        .collect();
+    let (mut best_e, mut best_hits) = (0u8, 0usize);
+    for e in 0..=most {
+        let hits = sample.iter().filter(|&&b| decimal_code::<W>(b, e).is_some()).count();
+        if hits > best_hits {
+            (best_e, best_hits) = (e, hits);
+            if hits == sample.len() {
+                break;
+            }
+        }
+    }
+    // Most of the sample, or the page would be exceptions.
+    if best_hits * 8 < sample.len() * 7 {
+        return None;
+    }
+    let max_exceptions = n >> MAX_DECIMAL_EXCEPTIONS_SHIFT;
+    let mut codes = vec![0u8; n * W];
+    let mut positions: Vec<u8> = Vec::new();
+    let mut exceptions: Vec<u8> = Vec::new();
+    // A value the sample did not foresee (more decimals) may raise the power, twice at most.
+    let mut raises = 0;
+    'power: loop {
+        positions.clear();
+        exceptions.clear();
+        let mut last_code = 0u64;
+        for (i, (c, w)) in codes.as_chunks_mut::<W>().0.iter_mut().zip(words).enumerate() {
+            let bits = load::<W>(w);
+            match decimal_code::<W>(bits, best_e) {
+                Some(code) => last_code = code,
+                None => {
+                    if raises < 2 {
+                        if let Some(e) = (best_e + 1..=most).find(|&e| decimal_code::<W>(bits, e).is_some()) {
+                            (best_e, raises) = (e, raises + 1);
+                            continue 'power;
+                        }
+                    }
+                    if exceptions.len() / W == max_exceptions {
+                        return None;
+                    }
+                    positions.extend_from_slice(&(i as u32).to_le_bytes());
+                    exceptions.extend_from_slice(w);
+                }
+            }
+            // An exception's slot repeats the code before it, so that it breaks no run or range.
+            store::<W>(last_code, c);
+        }
+        break;
+    }
+    out.push(encoding::DECIMAL);
+    out.push(best_e);
+    let inner = Choice {
+        decimal: false,
+        ..choice
+    };
+    let (_, needs) = choose_words::<W>(&codes, Kind::Int { signed: true }, inner, out);
+    out.extend_from_slice(&((exceptions.len() / W) as u32).to_le_bytes());
+    out.extend_from_slice(&positions);
+    out.extend_from_slice(&exceptions);
+    Some(needs.max(3))
 }
 
 /// Number of runs of equal values, if at most `limit` (stops counting past it).
@@ -618,14 +876,12 @@ fn encode_string_dict<const OW: usize>(
         starts.push(pos);
     }
     let value = |i: usize| &data[starts[i]..starts[i + 1]];
-    // A sample decides cheaply whether values repeat enough to be worth hashing them all.
-    let sample = n.min(256);
-    let distinct: std::collections::HashSet<&[u8]> = (0..sample).map(value).collect();
-    if distinct.len() * 4 > sample {
-        return None;
-    }
+    // Values that repeat within the page, at most half of them distinct (aircraft tail
+    // numbers: about 600 distinct in a day's 1,000 flights, 3,000 in a page's 16,384). Unique
+    // values (URLs, ids) stop after the first PREFIX rows, when over 3/4 of them are distinct.
+    const PREFIX: usize = 1024;
     let limit = MAX_STRING_DICT.min(n / 2);
-    let mut ids: HashMap<&[u8], u32, BuildFx> = HashMap::with_capacity_and_hasher(distinct.len() * 2, BuildFx);
+    let mut ids: HashMap<&[u8], u32, BuildFx> = HashMap::with_capacity_and_hasher(256, BuildFx);
     let mut order: Vec<usize> = Vec::new();
     let mut codes: Vec<u32> = Vec::with_capacity(n);
     for i in 0..n {
@@ -634,7 +890,8 @@ fn encode_string_dict<const OW: usize>(
             order.push(i);
             next
         });
-        if ids.len() > limit {
+        let seen = i + 1;
+        if ids.len() > limit || (ids.len() * 4 > seen * 3 && seen >= PREFIX.min(n / 4)) {
             return None;
         }
         codes.push(id);

@@ -6,7 +6,9 @@
 //! (byte-shuffled), frame of reference (narrow integer ranges as byte-wide or bit-packed
 //! offsets from the minimum), delta (sorted or slowly changing integers) and a dictionary of up
 //! to 256 values with one-byte codes: the codec then entropy-codes bytes, which is where
-//! low-cardinality columns get small.
+//! low-cardinality columns get small. Two encodings hold a page of values inside, so that
+//! encodings cascade: scaled (integers with a common factor, as quotients) and decimal (floats
+//! that are integers over a power of ten, as those integers, plus the exceptions).
 //!
 //! What both directions share is here: the encoding tags, the page summary, the format's
 //! limits and little-endian word access. `encode.rs` holds [`encode_page`] and what it calls,
@@ -37,6 +39,34 @@ pub mod encoding {
     pub const DELTA: u8 = 4;
     /// Runs of equal values: each run's value, then where each run ends (table layout 2).
     pub const RUNS: u8 = 5;
+    /// Integers with a common factor: a base, the factor, then the values' quotients as a
+    /// nested page of values (timestamps of whole hours, prices in steps of 5; table layout 3).
+    pub const SCALED: u8 = 6;
+    /// Floats that are decimals: integers to be divided by a power of ten, as a nested page
+    /// of values, then the values that are not (the ALP idea; table layout 3).
+    pub const DECIMAL: u8 = 7;
+}
+
+/// Largest power of ten of a decimal page of float64 values: 10^18 keeps every quotient
+/// below 2^63, and every power up to 10^22 is exact in a float64.
+const MAX_DECIMAL_EXP_F64: u8 = 18;
+/// Largest power of ten of a decimal page of float32 values (10^10 is exact in a float32).
+const MAX_DECIMAL_EXP_F32: u8 = 10;
+/// Powers of ten, each exactly representable, so that `code / 10^e` is one correctly rounded
+/// division on every machine.
+const POW10_F64: [f64; 19] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18,
+];
+const POW10_F32: [f32; 11] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
+
+/// The value of a decimal page's code (a `W`-byte two's-complement integer) at power `e`.
+#[inline]
+fn decimal_value<const W: usize>(code: u64, e: u8) -> u64 {
+    if W == 8 {
+        ((code as i64) as f64 / POW10_F64[e as usize]).to_bits()
+    } else {
+        u64::from(((code as u32 as i32) as f32 / POW10_F32[e as usize]).to_bits())
+    }
 }
 
 /// A page as the writer encoded it.
