@@ -271,6 +271,19 @@ def test_pathlib_and_cli_inspect(tmp_path, cli):
         check=True,
     ).stdout
     assert out.count("\n") >= 4 and "Word" in out
+    # Rows by number, in the order given; a row past the end names the table's size.
+    df = frame(1000)
+    out = subprocess.run(
+        [cli, "head", "--take", "999,0,500,0", "--columns", "Integer", os.fspath(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    lines = out.splitlines()
+    assert [int(x) for x in lines[1:5]] == [int(df["Integer"].iloc[i]) for i in (999, 0, 500, 0)]
+    assert lines[5] == "[4 rows by number, of 1000 rows]"
+    bad = subprocess.run([cli, "head", "--take", "1000", os.fspath(path)], capture_output=True, text=True)
+    assert bad.returncode != 0 and "1000 rows" in bad.stderr
 
 
 def test_append_pandas_with_new_categories(tmp_path):

@@ -164,6 +164,10 @@ pub struct HeadArgs {
     /// Comma-separated column names (default: all).
     #[arg(long, value_delimiter = ',')]
     pub columns: Option<Vec<String>>,
+    /// Comma-separated row numbers (from 0) to print, in that order, instead of the first
+    /// rows: only the pages holding them are decoded (e.g. `--take 17,3,9000000`).
+    #[arg(long, value_delimiter = ',', conflicts_with = "rows")]
+    pub take: Option<Vec<u64>>,
 }
 
 #[derive(Debug, Args)]

@@ -92,10 +92,21 @@ pub fn head(a: HeadArgs) -> CliResult {
                 .map_err(|e| CliError::new(e.to_string()))?,
         ),
     };
-    let rows = a.rows.min(t.num_rows());
-    let (schema, batches) = t
-        .read(positions.as_deref(), 0..rows, 0)
-        .map_err(|e| CliError::from(e).context(a.file.display()))?;
+    let (rows, schema, batches) = match &a.take {
+        Some(indices) => {
+            let (schema, batch) = t
+                .take(positions.as_deref(), indices, 0)
+                .map_err(|e| CliError::from(e).context(a.file.display()))?;
+            (indices.len() as u64, schema, vec![batch])
+        }
+        None => {
+            let rows = a.rows.min(t.num_rows());
+            let (schema, batches) = t
+                .read(positions.as_deref(), 0..rows, 0)
+                .map_err(|e| CliError::from(e).context(a.file.display()))?;
+            (rows, schema, batches)
+        }
+    };
     let mut cells: Vec<Vec<String>> = vec![schema.fields().iter().map(|f| f.name().clone()).collect()];
     for b in &batches {
         for i in 0..b.num_rows() {
@@ -121,7 +132,10 @@ pub fn head(a: HeadArgs) -> CliResult {
             .collect();
         writeln!(out, "{}", line.join("  ").trim_end())?;
     }
-    writeln!(out, "[{} of {} rows]", rows, t.num_rows())?;
+    match &a.take {
+        Some(_) => writeln!(out, "[{} rows by number, of {} rows]", rows, t.num_rows())?,
+        None => writeln!(out, "[{} of {} rows]", rows, t.num_rows())?,
+    }
     Ok(())
 }
 
