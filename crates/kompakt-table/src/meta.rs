@@ -29,7 +29,7 @@ pub struct PageEntry {
 /// The decoded table footer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableMeta {
-    /// Table layout (1 or 2).
+    /// Table layout (1 to 3).
     pub layout: u16,
     /// Rows in the table.
     pub num_rows: u64,

@@ -234,7 +234,8 @@ impl TableReader {
         self.meta.rows_per_group
     }
 
-    /// Table layout of the file (docs/FORMAT.md): 1, or 2 when it may hold run-length pages.
+    /// Table layout of the file (docs/FORMAT.md): 1; 2 when it may hold run-length pages; 3
+    /// when it may hold scaled or decimal pages.
     pub fn layout(&self) -> u16 {
         self.meta.layout
     }

@@ -421,8 +421,16 @@ fn codec_beats(codec: Option<kompakt::Codec>, codes: &[u8], packed: usize) -> bo
     thread_local! {
         static TRIAL: std::cell::RefCell<(Compressor, Vec<u8>)> = std::cell::RefCell::new((Compressor::new(), Vec::new()));
     }
-    let Some(codec) = codec.filter(|c| *c != kompakt::Codec::None) else {
-        return false;
+    use kompakt::Codec;
+    // A fast stand-in of the same family: slow levels would cost their time on every trial,
+    // and estimate only a little better.
+    let codec = match codec {
+        None | Some(Codec::None) => return false,
+        Some(Codec::Zstd { level }) => Codec::Zstd { level: level.min(3) },
+        Some(Codec::Lz4Hc { .. }) => Codec::Lz4 { acceleration: 1 },
+        Some(Codec::Gzip { level }) => Codec::Gzip { level: level.min(3) },
+        Some(Codec::Zlib { level }) => Codec::Zlib { level: level.min(3) },
+        Some(c) => c,
     };
     let target = 0.9 * packed as f64;
     TRIAL.with(|t| {
@@ -443,22 +451,28 @@ fn codec_beats(codec: Option<kompakt::Codec>, codes: &[u8], packed: usize) -> bo
     })
 }
 
-/// The largest factor (2 or more) common to every value's offset from `base` (the smallest
-/// value), if there is one; stops at the first value that leaves none.
+/// The largest factor common to every value's offset from `base` (the smallest value), if it
+/// is [`MIN_FACTOR`] or more; stops at the first value that leaves none.
 fn common_factor<const W: usize>(words: &[[u8; W]], base: u64) -> Option<u64> {
     let mask = if W == 8 { u64::MAX } else { (1u64 << (8 * W)) - 1 };
     let mut g = 0u64;
     for w in words {
         let d = load::<W>(w).wrapping_sub(base) & mask;
-        if g == 0 || !d.is_multiple_of(g) {
+        // Zero (the minimum itself) is a multiple of every factor.
+        if d != 0 && (g == 0 || !d.is_multiple_of(g)) {
             g = gcd(g, d);
-            if g == 1 {
+            if g < MIN_FACTOR {
                 return None;
             }
         }
     }
-    (g >= 2).then_some(g)
+    // A factor of 2 or 3 saves a bit or two of codes the codec mostly finds anyway, and would
+    // make the file need table layout 3.
+    (g >= MIN_FACTOR).then_some(g)
 }
+
+/// Smallest common factor a scaled page is written for.
+const MIN_FACTOR: u64 = 4;
 
 fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {
@@ -537,50 +551,79 @@ fn encode_decimal<const W: usize>(words: &[[u8; W]], choice: Choice, out: &mut V
     let sample: Vec<u64> = (0..n.min(DECIMAL_SAMPLE))
         .map(|j| load::<W>(&words[(j * step + j * 37 % step).min(n - 1)]))
         .collect();
-    let (mut best_e, mut best_hits) = (0u8, 0usize);
-    for e in 0..=most {
-        let hits = sample.iter().filter(|&&b| decimal_code::<W>(b, e).is_some()).count();
-        if hits > best_hits {
-            (best_e, best_hits) = (e, hits);
-            if hits == sample.len() {
-                break;
-            }
-        }
-    }
-    // Most of the sample, or the page would be exceptions.
-    if best_hits * 8 < sample.len() * 7 {
+    // The smallest power that most of the sample fits: the narrowest codes. A few values with
+    // more decimals (a computed 0.1 + 0.2) are exceptions, not a reason for 10^17.
+    let fits = |e: u8| sample.iter().filter(|&&b| decimal_code::<W>(b, e).is_some()).count();
+    let mut best_e = (0..=most).find(|&e| fits(e) * 8 >= sample.len() * 7)?;
+    // And codes narrower than the floats by 16 bits (float32: 8): with 16 or 17 digits, most
+    // doubles of modest size are some integer over 10^16 (a third is 3333333333333333 / 10^16),
+    // which would cost a division per value to save nothing.
+    let spare = if W == 8 { 16 } else { 8 };
+    let (lo, hi) = sample
+        .iter()
+        .filter_map(|&b| decimal_code::<W>(b, best_e))
+        .map(|c| if W == 8 { c as i64 } else { i64::from(c as u32 as i32) })
+        .fold((i64::MAX, i64::MIN), |(lo, hi), c| (lo.min(c), hi.max(c)));
+    let width = 64 - (hi.wrapping_sub(lo) as u64).leading_zeros() as usize;
+    if width + spare > 8 * W {
         return None;
     }
+    // Raising the power by d widens the codes by about 3.33 d bits: only while they stay
+    // narrow.
+    let sampled_e = best_e;
+    let can_raise_to = move |e: u8| width + (u32::from(e - sampled_e) * 10).div_ceil(3) as usize + spare <= 8 * W;
     let max_exceptions = n >> MAX_DECIMAL_EXCEPTIONS_SHIFT;
     let mut codes = vec![0u8; n * W];
     let mut positions: Vec<u8> = Vec::new();
     let mut exceptions: Vec<u8> = Vec::new();
-    // A value the sample did not foresee (more decimals) may raise the power, twice at most.
+    // A value the sample did not foresee (more decimals) may raise the power, twice at most;
+    // when the raised power leaves too many exceptions, the sampled one is tried once more
+    // with no raises, that value an exception.
     let mut raises = 0;
     'power: loop {
         positions.clear();
         exceptions.clear();
-        let mut last_code = 0u64;
+        let mut last_code = None;
         for (i, (c, w)) in codes.as_chunks_mut::<W>().0.iter_mut().zip(words).enumerate() {
             let bits = load::<W>(w);
             match decimal_code::<W>(bits, best_e) {
-                Some(code) => last_code = code,
+                Some(code) => last_code = Some(code),
                 None => {
                     if raises < 2 {
-                        if let Some(e) = (best_e + 1..=most).find(|&e| decimal_code::<W>(bits, e).is_some()) {
+                        if let Some(e) = (best_e + 1..=most)
+                            .take_while(|&e| can_raise_to(e))
+                            .find(|&e| decimal_code::<W>(bits, e).is_some())
+                        {
                             (best_e, raises) = (e, raises + 1);
                             continue 'power;
                         }
                     }
                     if exceptions.len() / W == max_exceptions {
+                        if best_e != sampled_e {
+                            (best_e, raises) = (sampled_e, 2);
+                            continue 'power;
+                        }
                         return None;
                     }
                     positions.extend_from_slice(&(i as u32).to_le_bytes());
                     exceptions.extend_from_slice(w);
                 }
             }
-            // An exception's slot repeats the code before it, so that it breaks no run or range.
-            store::<W>(last_code, c);
+            // An exception's slot repeats the code before it, so that it breaks no run or
+            // range (leading ones are given the first code below).
+            store::<W>(last_code.unwrap_or(0), c);
+        }
+        // Leading exceptions take the first code, not 0, which could widen the range.
+        let leading = positions
+            .as_chunks::<4>()
+            .0
+            .iter()
+            .enumerate()
+            .take_while(|(k, p)| u32::from_le_bytes(**p) as usize == *k)
+            .count();
+        if leading > 0 && leading < n {
+            let first: [u8; W] = codes.as_chunks::<W>().0[leading];
+            codes.as_chunks_mut::<W>().0[..leading].fill(first);
         }
         break;
     }
@@ -878,7 +921,8 @@ fn encode_string_dict<const OW: usize>(
     let value = |i: usize| &data[starts[i]..starts[i + 1]];
     // Values that repeat within the page, at most half of them distinct (aircraft tail
     // numbers: about 600 distinct in a day's 1,000 flights, 3,000 in a page's 16,384). Unique
-    // values (URLs, ids) stop after the first PREFIX rows, when over 3/4 of them are distinct.
+    // values (URLs, ids) stop after the first PREFIX rows, when over 3/4 of them are distinct,
+    // and values over half distinct after 4 * PREFIX.
     const PREFIX: usize = 1024;
     let limit = MAX_STRING_DICT.min(n / 2);
     let mut ids: HashMap<&[u8], u32, BuildFx> = HashMap::with_capacity_and_hasher(256, BuildFx);
@@ -891,7 +935,10 @@ fn encode_string_dict<const OW: usize>(
             next
         });
         let seen = i + 1;
-        if ids.len() > limit || (ids.len() * 4 > seen * 3 && seen >= PREFIX.min(n / 4)) {
+        if ids.len() > limit
+            || (ids.len() * 4 > seen * 3 && seen >= PREFIX.min(n / 4))
+            || (ids.len() * 2 > seen && seen >= 4 * PREFIX)
+        {
             return None;
         }
         codes.push(id);
