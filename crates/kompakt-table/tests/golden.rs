@@ -112,6 +112,26 @@ fn golden_options() -> TableOptions {
     }
 }
 
+/// Reads each case's rows of its columns and hands every column of every batch to `check`
+/// (column number, the array, its first row), then checks that the batches covered the rows.
+fn check_reads(
+    t: &TableReader,
+    cases: &[(std::ops::Range<usize>, Vec<usize>)],
+    mut check: impl FnMut(usize, &dyn Array, usize),
+) {
+    for (rows, columns) in cases {
+        let (_, batches) = t.read(Some(columns), rows.start as u64..rows.end as u64, 1).unwrap();
+        let mut at = rows.start;
+        for b in &batches {
+            for (k, &c) in columns.iter().enumerate() {
+                check(c, b.column(k).as_ref(), at);
+            }
+            at += b.num_rows();
+        }
+        assert_eq!(at, rows.end);
+    }
+}
+
 /// Checks that `batches` hold column `name` of rows `rows.start..` exactly.
 fn check_column(batches: &[RecordBatch], col: usize, name: &str, start: usize) {
     let mut i = start;
@@ -310,41 +330,34 @@ fn golden_runs_table_reads_back_exactly() {
     assert_eq!(t.num_rows(), RUNS_ROWS as u64);
     assert_eq!(*t.schema(), runs_schema());
     let want = runs_batch();
-    for (rows, columns) in [
+    let cases = [
         (0..RUNS_ROWS, vec![0, 1, 2, 3, 4, 5]),
         (20..2077, vec![4, 2, 1, 5]),
         (2047..2049, vec![0, 3, 5]),
         (4999..5000, vec![5, 1]),
-    ] {
-        let (_, batches) = t.read(Some(&columns), rows.start as u64..rows.end as u64, 1).unwrap();
-        let mut at = rows.start;
-        for b in &batches {
-            for (k, &c) in columns.iter().enumerate() {
-                let got = b.column(k);
-                let expected = want.column(c).slice(at, b.num_rows());
-                if c == 4 {
-                    // Compare the categorical by its values (the file's dictionary is its own).
-                    let values = got.as_dictionary::<Int8Type>().downcast_dict::<StringArray>().unwrap();
-                    let got: Vec<Option<&str>> = values.into_iter().collect();
-                    let expected: Vec<Option<&str>> = (at..at + b.num_rows()).map(level).collect();
-                    assert_eq!(got, expected, "level, rows from {at}");
-                } else if c == 2 {
-                    let got: Vec<u64> = got
-                        .as_primitive::<Float64Type>()
-                        .values()
-                        .iter()
-                        .map(|v| v.to_bits())
-                        .collect();
-                    let expected: Vec<u64> = (at..at + b.num_rows()).map(|i| runs_price(i).to_bits()).collect();
-                    assert_eq!(got, expected, "price, rows from {at}");
-                } else {
-                    assert_eq!(got.as_ref(), expected.as_ref(), "column {c}, rows from {at}");
-                }
-            }
-            at += b.num_rows();
+    ];
+    check_reads(&t, &cases, |c, got, at| {
+        let n = got.len();
+        if c == 4 {
+            // Compare the categorical by its values (the file's dictionary is its own).
+            let values = got.as_dictionary::<Int8Type>().downcast_dict::<StringArray>().unwrap();
+            let got: Vec<Option<&str>> = values.into_iter().collect();
+            let expected: Vec<Option<&str>> = (at..at + n).map(level).collect();
+            assert_eq!(got, expected, "level, rows from {at}");
+        } else if c == 2 {
+            let got: Vec<u64> = got
+                .as_primitive::<Float64Type>()
+                .values()
+                .iter()
+                .map(|v| v.to_bits())
+                .collect();
+            let expected: Vec<u64> = (at..at + n).map(|i| runs_price(i).to_bits()).collect();
+            assert_eq!(got, expected, "price, rows from {at}");
+        } else {
+            let expected = want.column(c).slice(at, n);
+            assert_eq!(got, expected.as_ref(), "column {c}, rows from {at}");
         }
-        assert_eq!(at, rows.end);
-    }
+    });
     // The values above are runs on disk: that is what this file keeps readable.
     let summary = t.summary();
     for name in ["day", "store", "price", "level"] {
@@ -512,33 +525,21 @@ fn golden_scaled_table_reads_back_exactly() {
                 .collect(),
         }
     };
-    for (rows, columns) in [
+    let cases = [
         (0..SCALED_ROWS, vec![0, 1, 2, 3, 4, 5]),
         (1000..2100, vec![4, 0, 3]),
         (1023..1025, vec![5, 1, 2]),
         (2999..3000, vec![4, 3]),
-    ] {
-        let (_, batches) = t.read(Some(&columns), rows.start as u64..rows.end as u64, 1).unwrap();
-        let mut at = rows.start;
-        for b in &batches {
-            for (k, &c) in columns.iter().enumerate() {
-                let got = b.column(k);
-                let expected = want.column(c).slice(at, b.num_rows());
-                if c >= 2 {
-                    // Floats bit for bit: NaN and -0.0 included.
-                    assert_eq!(
-                        bits(got.as_ref()),
-                        bits(expected.as_ref()),
-                        "column {c}, rows from {at}"
-                    );
-                } else {
-                    assert_eq!(got.as_ref(), expected.as_ref(), "column {c}, rows from {at}");
-                }
-            }
-            at += b.num_rows();
+    ];
+    check_reads(&t, &cases, |c, got, at| {
+        let expected = want.column(c).slice(at, got.len());
+        if c >= 2 {
+            // Floats bit for bit: NaN and -0.0 included.
+            assert_eq!(bits(got), bits(expected.as_ref()), "column {c}, rows from {at}");
+        } else {
+            assert_eq!(got, expected.as_ref(), "column {c}, rows from {at}");
         }
-        assert_eq!(at, rows.end);
-    }
+    });
     // What this file keeps readable: scaled and decimal pages.
     let summary = t.summary();
     for (name, encoding) in [

@@ -921,9 +921,13 @@ fn encode_string_dict<const OW: usize>(
     let value = |i: usize| &data[starts[i]..starts[i + 1]];
     // Values that repeat within the page, at most half of them distinct (aircraft tail
     // numbers: about 600 distinct in a day's 1,000 flights, 3,000 in a page's 16,384). Unique
-    // values (URLs, ids) stop after the first PREFIX rows, when over 3/4 of them are distinct,
-    // and values over half distinct after 4 * PREFIX.
+    // values (URLs, ids) stop after PREFIX rows when over 3/4 of them are distinct (a shorter
+    // prefix misses tail numbers: a morning's first 256 flights are nearly all different
+    // aircraft), and values over half distinct after 4 * PREFIX.
     const PREFIX: usize = 1024;
+    if !repeats_likely(n, value) {
+        return None;
+    }
     let limit = MAX_STRING_DICT.min(n / 2);
     let mut ids: HashMap<&[u8], u32, BuildFx> = HashMap::with_capacity_and_hasher(256, BuildFx);
     let mut order: Vec<usize> = Vec::new();
@@ -963,6 +967,24 @@ fn encode_string_dict<const OW: usize>(
         push_shuffled(2, &bytes, out);
     }
     Some(())
+}
+
+/// Whether a page of `n` values (`value(i)`) may hold at most about n/2 distinct ones, from
+/// the repeats in a sample of rows spread over the page: s values drawn from d equally common
+/// ones repeat about s²/(2d) times, so at d = n/2, s²/n times (9 in a page of 16,384 rows;
+/// tail numbers, d ≈ 3,000: 25); unique values (ids, URLs) about half that. 384 hashes
+/// instead of the 1024 a prefix needs to tell them apart, on the pages where it matters.
+fn repeats_likely<'a>(n: usize, value: impl Fn(usize) -> &'a [u8]) -> bool {
+    const SAMPLE: usize = 384;
+    // Small pages are hashed whole (the filter would be noisy there, and they cost little).
+    if n < 8192 {
+        return true;
+    }
+    let step = n / SAMPLE;
+    let mut seen: std::collections::HashSet<&[u8], BuildFx> =
+        std::collections::HashSet::with_capacity_and_hasher(SAMPLE, BuildFx);
+    let repeats = (0..SAMPLE).filter(|&j| !seen.insert(value(j * step))).count();
+    repeats * n >= SAMPLE * SAMPLE
 }
 
 /// FxHash-style hasher: string keys of a page dictionary need speed, not DoS resistance (the
