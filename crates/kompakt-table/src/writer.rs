@@ -127,33 +127,25 @@ thread_local! {
 }
 
 /// Whether a plain string page whose string codec is LZ4 should take the column codec, zstd,
-/// instead: when a trial compression of a sample says zstd stores it in under half LZ4's bytes
+/// instead: when a trial compression of a sample says zstd stores it in under 0.4x LZ4's bytes
 /// (text with a small alphabet and few long repeats, such as timestamps or numbers written
 /// out, where LZ4 finds little and an entropy coder much). Elsewhere LZ4's faster decoding
 /// wins: a third smaller for twice the read time is the trade the string codec declines.
-fn zstd_halves_lz4(strings: &BlockSettings, column: &BlockSettings, page: &[u8]) -> bool {
-    use kompakt::codec::{probe, Compressor};
+fn zstd_beats_lz4(strings: &BlockSettings, column: &BlockSettings, page: &[u8]) -> bool {
+    use crate::page::trial_fraction;
     use kompakt::Codec;
-    thread_local! {
-        static TRIAL: RefCell<(Compressor, Vec<u8>)> = RefCell::new((Compressor::new(), Vec::new()));
-    }
     let (CodecSpec::Fixed(lz4 @ Codec::Lz4 { .. }), CodecSpec::Fixed(Codec::Zstd { level })) =
         (strings.codec, column.codec)
     else {
         return false;
     };
     // One sample, zstd at level 1 at most: the trial runs on every plain string page, and the
-    // verdict (half or not) is seldom close.
+    // verdict is seldom close.
     let zstd = Codec::Zstd { level: level.min(1) };
-    const SAMPLES: usize = 1;
-    TRIAL.with(|t| {
-        let (compressor, scratch) = &mut *t.borrow_mut();
-        let mut size = |codec| probe(compressor, codec, page, SAMPLES, scratch).map(|r| r.fraction());
-        match (size(lz4), size(zstd)) {
-            (Ok(l), Ok(z)) => z < 0.4 * l,
-            _ => false,
-        }
-    })
+    match (trial_fraction(lz4, page, 1), trial_fraction(zstd, page, 1)) {
+        (Some(l), Some(z)) => z < 0.4 * l,
+        _ => false,
+    }
 }
 
 /// Compresses a page into blocks of `stream` (none for an empty page).
@@ -473,7 +465,7 @@ impl<W: Write> TableWriter<W> {
                             }
                         }
                         crate::page::encoding::PLAIN if crate::schema::is_byte_array(schema.field(c).data_type()) => {
-                            if zstd_halves_lz4(&string_settings, &settings, &page) {
+                            if zstd_beats_lz4(&string_settings, &settings, &page) {
                                 &settings
                             } else {
                                 &string_settings

@@ -400,28 +400,38 @@ fn choose_words<const W: usize>(vals: &[u8], kind: Kind, choice: Choice, out: &m
 ///
 /// [`MIN_ENTROPY_SAVING`]: kompakt::codec::MIN_ENTROPY_SAVING
 fn pack_instead(codes: &[u8], bits: usize) -> bool {
-    use kompakt::codec::{entropy_saving_bound, probe, Compressor, MIN_ENTROPY_SAVING, MIN_SAVING, SAMPLES};
+    use kompakt::codec::{entropy_saving_bound, MIN_ENTROPY_SAVING, MIN_SAVING, SAMPLES};
     let entropy_bits = 8.0 * (1.0 - entropy_saving_bound(codes, SAMPLES));
     if entropy_bits < bits as f64 * (1.0 - MIN_ENTROPY_SAVING) {
         return false;
     }
     let lz4 = kompakt::Codec::Lz4 { acceleration: 1 };
-    match probe(&mut Compressor::new(), lz4, codes, SAMPLES, &mut Vec::new()) {
-        Ok(r) => r.fraction() > 1.0 - MIN_SAVING,
-        Err(_) => false,
+    trial_fraction(lz4, codes, SAMPLES).is_some_and(|f| f > 1.0 - MIN_SAVING)
+}
+
+/// The fraction of its size `codec` leaves of up to `samples` samples of `data` (trial
+/// compressions, [`kompakt::codec::probe`]), with this thread's compressor; `None` when a trial
+/// fails.
+pub(crate) fn trial_fraction(codec: kompakt::Codec, data: &[u8], samples: usize) -> Option<f64> {
+    use kompakt::codec::{probe, Compressor};
+    thread_local! {
+        static TRIAL: std::cell::RefCell<(Compressor, Vec<u8>)> = std::cell::RefCell::new((Compressor::new(), Vec::new()));
     }
+    TRIAL.with(|t| {
+        let (compressor, scratch) = &mut *t.borrow_mut();
+        probe(compressor, codec, data, samples, scratch)
+            .ok()
+            .map(|r| r.fraction())
+    })
 }
 
 /// Whether `codec` is expected to store `codes` in under 90 % of `packed` bytes. Uniform
 /// codes are ruled out cheaply (their byte histograms leave an entropy coder too little, and
 /// LZ4 finds no repeats), the rest by trial compressions of samples with the codec.
 fn codec_beats(codec: Option<kompakt::Codec>, codes: &[u8], packed: usize) -> bool {
-    use kompakt::codec::{entropy_saving_bound, probe, Compressor, MIN_SAVING, SAMPLES};
-    const TRIALS: usize = 4;
-    thread_local! {
-        static TRIAL: std::cell::RefCell<(Compressor, Vec<u8>)> = std::cell::RefCell::new((Compressor::new(), Vec::new()));
-    }
+    use kompakt::codec::{entropy_saving_bound, MIN_SAVING, SAMPLES};
     use kompakt::Codec;
+    const TRIALS: usize = 4;
     // A fast stand-in of the same family: slow levels would cost their time on every trial,
     // and estimate only a little better.
     let codec = match codec {
@@ -433,22 +443,14 @@ fn codec_beats(codec: Option<kompakt::Codec>, codes: &[u8], packed: usize) -> bo
         Some(c) => c,
     };
     let target = 0.9 * packed as f64;
-    TRIAL.with(|t| {
-        let (compressor, scratch) = &mut *t.borrow_mut();
-        let entropy_floor = (1.0 - entropy_saving_bound(codes, SAMPLES)) * codes.len() as f64;
-        if entropy_floor >= target {
-            let lz4 = kompakt::Codec::Lz4 { acceleration: 1 };
-            match probe(compressor, lz4, codes, SAMPLES, scratch) {
-                Ok(r) if r.fraction() > 1.0 - MIN_SAVING => return false,
-                Ok(_) => {}
-                Err(_) => return false,
-            }
+    let entropy_floor = (1.0 - entropy_saving_bound(codes, SAMPLES)) * codes.len() as f64;
+    if entropy_floor >= target {
+        match trial_fraction(Codec::Lz4 { acceleration: 1 }, codes, SAMPLES) {
+            Some(f) if f <= 1.0 - MIN_SAVING => {}
+            _ => return false,
         }
-        match probe(compressor, codec, codes, TRIALS, scratch) {
-            Ok(r) => r.fraction() * (codes.len() as f64) < target,
-            Err(_) => false,
-        }
-    })
+    }
+    trial_fraction(codec, codes, TRIALS).is_some_and(|f| f * (codes.len() as f64) < target)
 }
 
 /// The largest factor common to every value's offset from `base` (the smallest value), if it

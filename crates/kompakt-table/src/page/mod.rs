@@ -20,6 +20,7 @@ mod encode;
 mod tests;
 
 pub use decode::{decode_page, decode_page_into, decode_page_rows, decode_page_rows_as, WindowBits};
+pub(crate) use encode::trial_fraction;
 pub use encode::{encode_dictionary_values, encode_page};
 
 use arrow_data::ArrayData;
