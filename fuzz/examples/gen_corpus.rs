@@ -189,7 +189,7 @@ fn forged_seeds() -> Vec<(String, Vec<u8>)> {
 /// The golden table files, and pages (type byte, row count, page) of each encoding of runs.
 fn table_seeds() -> Vec<(String, Vec<u8>)> {
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/v1/table");
-    let mut seeds: Vec<(String, Vec<u8>)> = ["fst.kpk", "layout2.kpk", "layout3.kpk"]
+    let mut seeds: Vec<(String, Vec<u8>)> = ["fst.kpk", "layout2.kpk", "layout3.kpk", "layout4.kpk"]
         .iter()
         .map(|name| (name.to_string(), fs::read(golden.join(name)).unwrap()))
         .collect();
@@ -223,6 +223,15 @@ fn table_seeds() -> Vec<(String, Vec<u8>)> {
         kompakt_table::page::encode_page(array.data_type(), std::slice::from_ref(&data), &mut seed, codec).unwrap();
         seeds.push((name.into(), seed));
     }
+    // A Utf8 page (type 4) coded against the target's column dictionary of 4 values, with
+    // sparse nulls stored as row numbers.
+    let codes: Vec<u32> = (0..rows as u32).map(|i| i * 7 % 4).collect();
+    let strings = arrow_array::StringArray::from_iter((0..rows).map(|i| (i % 150 != 9).then_some("")));
+    let mut seed = vec![4u8];
+    seed.extend((rows as u16).to_le_bytes());
+    let codec = Some(Codec::Zstd { level: 2 });
+    kompakt_table::page::encode_coded_strings(&[strings.to_data()], &codes, &mut seed, codec).unwrap();
+    seeds.push(("page-column-dict-utf8".into(), seed));
     seeds
 }
 

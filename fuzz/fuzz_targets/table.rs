@@ -4,7 +4,8 @@
 //!   read whole, in sub-ranges, by row numbers (`take`) and column by column (as batches and
 //!   with `read_columns`), and summarized;
 //! - as a page: byte 0 picks the type, bytes 1-2 the row count (at most 4096), the rest is
-//!   given to `decode_page`, whose result must be a valid Arrow array of that many rows.
+//!   given to `decode_page`, whose result must be a valid Arrow array of that many rows;
+//!   string and binary pages are also decoded against a column dictionary of a few values.
 //!
 //! Errors are fine; panics, hangs and huge allocations are not.
 #![no_main]
@@ -12,7 +13,7 @@
 use arrow_array::Array;
 use arrow_schema::DataType;
 use kompakt_fuzz::repair;
-use kompakt_table::page::{decode_page, decode_page_into, decode_page_rows_as};
+use kompakt_table::page::{decode_page, decode_page_into, decode_page_rows_as, decode_page_rows_with, ColumnDict};
 use kompakt_table::{StringLayout, TableReader};
 use libfuzzer_sys::fuzz_target;
 use std::path::PathBuf;
@@ -157,6 +158,29 @@ fn exercise_page(data: &[u8]) {
     }
 }
 
+/// The dictionary string pages are decoded against: short and long values, UTF-8 and not
+/// ASCII, an empty one.
+fn column_dict() -> &'static ColumnDict {
+    static DICT: OnceLock<ColumnDict> = OnceLock::new();
+    DICT.get_or_init(|| {
+        let values = arrow_array::StringArray::from(vec!["", "N14228", "a value longer than twelve bytes", "café"]);
+        ColumnDict::new(&values.to_data()).expect("a valid dictionary")
+    })
+}
+
+/// A string or binary page coded against [`column_dict`], as stored and in every layout.
+fn exercise_column_dict_page(dtype: &DataType, n: usize, bytes: &[u8]) {
+    for layout in [StringLayout::AsStored, StringLayout::Large, StringLayout::View] {
+        let rows = if layout == StringLayout::Large { n / 3..n } else { 0..n };
+        if let Ok(array) = decode_page_rows_with(dtype, layout, n, bytes, rows.clone(), Some(column_dict())) {
+            assert_eq!(array.len(), rows.len(), "{dtype} {layout:?} against a dictionary: rows decoded");
+            array
+                .validate_full()
+                .unwrap_or_else(|e| panic!("{dtype} {layout:?} against a dictionary: an invalid array: {e}"));
+        }
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     exercise_table(data);
     if let Some(fixed) = repair(data) {
@@ -165,4 +189,10 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     exercise_page(data);
+    if let [t, n0, n1, bytes @ ..] = data {
+        let dtype = page_type(*t);
+        if matches!(dtype, DataType::Utf8 | DataType::Binary | DataType::LargeBinary) {
+            exercise_column_dict_page(&dtype, usize::from(u16::from_le_bytes([*n0, *n1])) % 4097, bytes);
+        }
+    }
 });

@@ -263,7 +263,7 @@ def test_pathlib_and_cli_inspect(tmp_path, cli):
     kompakt.write_table(frame(1000), path)
     out = subprocess.run([cli, "inspect", os.fspath(path)], capture_output=True, text=True, check=True).stdout
     assert "table: 1000 rows x 8 columns" in out
-    assert "Factor" in out and "for " in out and "dict " in out
+    assert "Factor" in out and "bitpack " in out and "dict " in out
     out = subprocess.run(
         [cli, "head", "-n", "3", "--columns", "Integer,Word", os.fspath(path)],
         capture_output=True,
@@ -741,7 +741,7 @@ def test_strings_read_into_polars_as_views_equal_the_stored_strings(tmp_path):
     path = tmp_path / "s.kpk"
     kompakt.write_table(table, path, rows_per_group=1000)
     summary = {c["name"]: c["encodings"] for c in kompakt.TableFile(path).summary()}
-    assert "dict" in summary["few"] and "plain" in summary["long"]
+    assert "column dict" in summary["few"] and "plain" in summary["long"]
     for rows in (None, slice(900, 2100), slice(4999, 5000), slice(7, 7)):
         got = kompakt.read_table(path, rows=rows, to="polars")
         want = pl.from_arrow(kompakt.read_table(path, rows=rows, to="arrow"))

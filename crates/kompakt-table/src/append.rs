@@ -138,6 +138,7 @@ fn resume_point(old: &TableReader, keep_groups: usize) -> Result<Resume> {
     for (c, f) in schema.fields().iter().enumerate() {
         dictionaries.push(match f.data_type() {
             DataType::Dictionary(..) => Some(old.dictionary(c)?),
+            _ if old.layouts()[c].dictionary_stream.is_some() => Some(old.dictionary(c)?),
             _ => None,
         });
     }

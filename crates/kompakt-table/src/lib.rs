@@ -45,6 +45,7 @@ pub mod open_cache;
 pub mod page;
 mod reader;
 pub mod schema;
+mod shared_strings;
 mod sort;
 mod string_layout;
 mod threads;

@@ -6,9 +6,10 @@ use kompakt::{Error, Result};
 /// First bytes of a table's footer metadata.
 pub const MAGIC: [u8; 4] = *b"KTBL";
 /// Newest table layout this version reads. It writes layout 1 unless a page uses an encoding
-/// that came later (run-length pages: layout 2; scaled and decimal pages: layout 3), so that
-/// older readers read what they can.
-pub const LAYOUT: u16 = 3;
+/// that came later (run-length pages: layout 2; scaled and decimal pages: layout 3; string
+/// pages coded against a dictionary their column shares: layout 4), so that older readers
+/// read what they can.
+pub const LAYOUT: u16 = 4;
 const HEADER_LEN: usize = 32;
 /// Bytes per page in the index: start and end (u64 each) and the summary byte.
 const PAGE_ENTRY_LEN: usize = 17;
@@ -29,7 +30,7 @@ pub struct PageEntry {
 /// The decoded table footer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableMeta {
-    /// Table layout (1 to 3).
+    /// Table layout (1 to 4).
     pub layout: u16,
     /// Rows in the table.
     pub num_rows: u64,

@@ -2,7 +2,7 @@
 //! with a positional read, and decoded in parallel.
 
 use crate::meta::{group_count, TableMeta};
-use crate::page::{decode_page, decode_page_into, decode_page_rows_as, WindowBits};
+use crate::page::{decode_page, decode_page_into, decode_page_rows_with, ColumnDict, WindowBits};
 use crate::schema::{from_json, ParsedSchema};
 use crate::string_layout::StringLayout;
 use crate::threads::with_threads;
@@ -129,6 +129,8 @@ pub struct TableReader {
     parsed: Arc<ParsedSchema>,
     verify: bool,
     dictionaries: Mutex<HashMap<usize, ArrayData>>,
+    /// Shared dictionaries of string columns, ready for pages to gather from.
+    column_dicts: Mutex<HashMap<usize, Arc<ColumnDict>>>,
 }
 
 impl std::fmt::Debug for TableReader {
@@ -181,6 +183,7 @@ impl TableReader {
             parsed: Arc::new(parsed),
             verify: true,
             dictionaries: Mutex::new(HashMap::new()),
+            column_dicts: Mutex::new(HashMap::new()),
         })
     }
 
@@ -211,6 +214,7 @@ impl TableReader {
             parsed: index.parsed,
             verify: true,
             dictionaries: Mutex::new(HashMap::new()),
+            column_dicts: Mutex::new(HashMap::new()),
         })
     }
 
@@ -309,6 +313,7 @@ impl TableReader {
                         crate::page::encoding::RUNS => "runs",
                         crate::page::encoding::SCALED => "scaled",
                         crate::page::encoding::DECIMAL => "decimal",
+                        crate::page::encoding::COLUMN_DICT => "column dict",
                         _ => "other",
                     };
                     *encodings.entry(name).or_insert(0) += 1;
@@ -875,9 +880,10 @@ impl TableReader {
         let n = self.group_rows(g);
         let context = |e: Error| self.in_page(e, c, g);
         let leaf = leaf_type(field.data_type());
+        let dict = self.column_dict(c)?;
         let decoded = self
             .with_raw(c as u32, page.start, page.end, |raw| {
-                decode_page_rows_as(leaf, strings, n, raw, rows)
+                decode_page_rows_with(leaf, strings, n, raw, rows, dict.as_deref())
             })
             .map_err(context)?;
         match field.data_type() {
@@ -933,7 +939,27 @@ impl TableReader {
         self.parsed.user_metadata.clone()
     }
 
-    /// The dictionary of dictionary column `c` (read once, then cached).
+    /// The dictionary the pages of string column `c` share, if it has one (read once, then
+    /// cached).
+    fn column_dict(&self, c: usize) -> Result<Option<Arc<ColumnDict>>> {
+        if self.parsed.layouts[c].dictionary_stream.is_none()
+            || matches!(self.parsed.schema.field(c).data_type(), DataType::Dictionary(..))
+        {
+            return Ok(None);
+        }
+        if let Some(d) = self.column_dicts.lock().expect("dictionary cache").get(&c) {
+            return Ok(Some(d.clone()));
+        }
+        let dict = Arc::new(ColumnDict::new(&self.dictionary(c)?)?);
+        self.column_dicts
+            .lock()
+            .expect("dictionary cache")
+            .insert(c, dict.clone());
+        Ok(Some(dict))
+    }
+
+    /// The dictionary of column `c`, a dictionary column or a string column whose pages share
+    /// one (read once, then cached).
     pub(crate) fn dictionary(&self, c: usize) -> Result<ArrayData> {
         if let Some(d) = self.dictionaries.lock().expect("dictionary cache").get(&c) {
             return Ok(d.clone());
@@ -944,14 +970,15 @@ impl TableReader {
         if layout.dictionary_offset > len {
             return Err(Error::corrupt("table dictionary", 0, "starts past its stream"));
         }
-        let DataType::Dictionary(_, value) = self.parsed.schema.field(c).data_type() else {
-            unreachable!("a dictionary stream belongs to a dictionary column")
+        let value = match self.parsed.schema.field(c).data_type() {
+            DataType::Dictionary(_, value) => value.as_ref(),
+            strings => strings,
         };
         let values = self.with_raw(stream, layout.dictionary_offset, len, |raw| {
             let bad = || Error::corrupt("table dictionary", 0, "shorter than its 8-byte count");
             let count = u64::from_le_bytes(raw.get(..8).ok_or_else(bad)?.try_into().expect("8 bytes"));
             // Every value takes at least one bit, so a count beyond the bytes present is a lie.
-            if count > 8 * raw.len() as u64 + 8 && **value != DataType::Null {
+            if count > 8 * raw.len() as u64 + 8 && *value != DataType::Null {
                 return Err(Error::corrupt("table dictionary", 0, format!("claims {count} values")));
             }
             let count = usize::try_from(count).map_err(|_| bad())?;

@@ -12,7 +12,8 @@ use crate::sort::{SortCheck, SortKey};
 /// Where a column's data lives beyond its own stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ColumnLayout {
-    /// Stream holding the column-wide dictionary of a dictionary-typed column.
+    /// Stream holding the column-wide dictionary of a dictionary-typed column, or the
+    /// dictionary the pages of a string or binary column share.
     pub dictionary_stream: Option<u32>,
     /// Where the current dictionary starts in that stream (appends add newer ones after it).
     pub dictionary_offset: u64,
@@ -379,7 +380,10 @@ pub fn from_json(bytes: &[u8], streams: usize) -> Result<ParsedSchema> {
         check_supported(&field).map_err(|e| bad(e.to_string()))?;
         let name = field.name().clone();
         let mut layout = ColumnLayout::default();
-        if let DataType::Dictionary(_, _) = field.data_type() {
+        // Dictionary columns have a dictionary stream; string and binary columns may have one,
+        // a dictionary their pages share (table layout 4).
+        let shares = is_byte_array(field.data_type()) && !f["dictionary_stream"].is_null();
+        if matches!(field.data_type(), DataType::Dictionary(..)) || shares {
             let s = f["dictionary_stream"]
                 .as_u64()
                 .and_then(|s| u32::try_from(s).ok())

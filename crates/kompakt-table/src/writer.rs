@@ -3,8 +3,9 @@
 
 use crate::dict::DictState;
 use crate::meta::{PageEntry, TableMeta, MAX_ROWS_PER_GROUP};
-use crate::page::encode_page;
+use crate::page::{encode_coded_strings, encode_page};
 use crate::schema::{check_supported, to_json, ColumnLayout};
+use crate::shared_strings::SharedStrings;
 use crate::sort::{SortCheck, SortKey};
 use crate::threads::overlap;
 use arrow_array::RecordBatch;
@@ -203,6 +204,8 @@ pub struct TableWriter<W: Write> {
     pages: Vec<Vec<PageEntry>>,
     stream_pos: Vec<u64>,
     dicts: Vec<Option<DictState>>,
+    /// Dictionaries shared by the pages of string and binary columns.
+    shared: Vec<Option<SharedStrings>>,
     layouts: Vec<ColumnLayout>,
     /// Table layout of the footer: the newest any page needs (1 unless a page needs a later one).
     layout: u16,
@@ -226,7 +229,8 @@ pub(crate) struct Resume {
     pub blocks: Vec<kompakt::stream::BlockEntry>,
     pub layouts: Vec<ColumnLayout>,
     pub layout: u16,
-    /// Each dictionary column's values so far; `None` for other columns.
+    /// The values so far of each dictionary column, and of each string column whose pages
+    /// share a dictionary; `None` for other columns.
     pub dictionaries: Vec<Option<ArrayData>>,
     /// Per column, the pages of the row groups that stay.
     pub pages: Vec<Vec<PageEntry>>,
@@ -263,8 +267,10 @@ impl<W: Write> TableWriter<W> {
                 dicts.push(None);
             }
         }
+        let shared = schema.fields().iter().map(|f| shared_strings(f.data_type())).collect();
         Ok(TableWriter {
             out,
+            shared,
             settings: stream_opts.block_settings(),
             string_settings,
             schema,
@@ -307,7 +313,12 @@ impl<W: Write> TableWriter<W> {
         let out = Writer::resume(out, WriteOptions::default().threads(1), &resume.streams, &resume.blocks)?;
         let schema = resume.schema;
         let mut dicts = Vec::with_capacity(resume.layouts.len());
+        let mut shared = Vec::with_capacity(resume.layouts.len());
         for (f, values) in schema.fields().iter().zip(resume.dictionaries) {
+            shared.push(match &values {
+                Some(values) if shared_strings(f.data_type()).is_some() => Some(SharedStrings::with_values(values)?),
+                _ => shared_strings(f.data_type()),
+            });
             dicts.push(match (f.data_type(), values) {
                 (DataType::Dictionary(key, value), Some(values)) => {
                     Some(DictState::with_values(key.as_ref(), value.as_ref(), values))
@@ -319,6 +330,7 @@ impl<W: Write> TableWriter<W> {
             });
         }
         Ok(TableWriter {
+            shared,
             settings: stream_opts.block_settings(),
             string_settings,
             stream_pos: resume
@@ -445,17 +457,40 @@ impl<W: Write> TableWriter<W> {
         let raw_settings = StreamOptions::default()
             .codec(CodecSpec::Fixed(kompakt::Codec::None))
             .block_settings();
+        let mut shared = std::mem::take(&mut self.shared);
         let encode = || -> Result<Vec<EncodedPage>> {
+            // Codes into the shared dictionaries first: a column's groups in order (a page may
+            // use values the pages before it added), columns in parallel. coded[c][g].
+            let coded: Vec<Vec<Option<Vec<u32>>>> = shared
+                .par_iter_mut()
+                .enumerate()
+                .map(|(c, s)| match s {
+                    Some(s) => work.iter().map(|pieces| s.code_page(&pieces[c])).collect(),
+                    None => vec![None; work.len()],
+                })
+                .collect();
             work.par_iter()
-                .flat_map_iter(|pieces| pieces.iter().enumerate())
-                .map(|(c, pieces)| {
+                .enumerate()
+                .flat_map_iter(|(g, pieces)| pieces.iter().enumerate().map(move |(c, p)| (g, c, p)))
+                .map(|(g, c, pieces)| {
                     let mut page = Vec::new();
-                    let encoded = encode_page(schema.field(c).data_type(), pieces, &mut page, trial_codec)?;
+                    // `body`: how the values are encoded; for codes, how the codes are.
+                    let (encoded, body, strings) = match &coded[c][g] {
+                        Some(codes) => {
+                            let (e, codes) = encode_coded_strings(pieces, codes, &mut page, trial_codec)?;
+                            (e, codes, false)
+                        }
+                        None => {
+                            let dt = schema.field(c).data_type();
+                            let e = encode_page(dt, pieces, &mut page, trial_codec)?;
+                            (e, e.summary & 0x7f, crate::schema::is_byte_array(dt))
+                        }
+                    };
                     // Bit-packed codes have had their zero bits removed: what is left is the
                     // values' own entropy, which the codec would spend time on for nothing,
                     // unless some codes are much more frequent than others (airlines, airports:
                     // a byte histogram shows it for the cost of a pass over samples).
-                    let settings = match encoded.summary & 0x7f {
+                    let settings = match body {
                         crate::page::encoding::BITPACK => {
                             use kompakt::codec::{entropy_saving_bound, MIN_ENTROPY_SAVING, SAMPLES};
                             if entropy_saving_bound(&page, SAMPLES) >= MIN_ENTROPY_SAVING {
@@ -464,7 +499,7 @@ impl<W: Write> TableWriter<W> {
                                 &raw_settings
                             }
                         }
-                        crate::page::encoding::PLAIN if crate::schema::is_byte_array(schema.field(c).data_type()) => {
+                        crate::page::encoding::PLAIN if strings => {
                             if zstd_beats_lz4(&string_settings, &settings, &page) {
                                 &settings
                             } else {
@@ -484,6 +519,7 @@ impl<W: Write> TableWriter<W> {
         };
         let previous = std::mem::take(&mut self.encoded);
         let (written, encoded) = overlap(self.opts.threads, || self.write_pages(previous), encode)?;
+        self.shared = shared;
         written?;
         self.encoded = encoded?;
         Ok(())
@@ -519,6 +555,27 @@ impl<W: Write> TableWriter<W> {
         Ok(())
     }
 
+    /// Writes a dictionary at the end of `stream`; returns where it starts. A dictionary is one
+    /// entry at the end of its stream; an append that grows it adds a newer, complete one
+    /// after the old (whose codes keep their meaning).
+    fn write_dictionary(&mut self, stream: u32, values: &ArrayData) -> Result<u64> {
+        let offset = self.out.stream_len(StreamId(stream))?;
+        let mut page = (values.len() as u64).to_le_bytes().to_vec();
+        let encoded = crate::page::encode_dictionary_values(values, &mut page)?;
+        self.layout = self.layout.max(encoded.layout);
+        let blocks = compress_page(stream, &self.settings, &page)?;
+        self.write_page(
+            stream as usize,
+            &EncodedPage {
+                blocks,
+                raw_len: page.len() as u64,
+                summary: 0,
+                layout: encoded.layout,
+            },
+        )?;
+        Ok(offset)
+    }
+
     /// Writes the last rows, the dictionaries and the footer; returns the output.
     pub fn finish(mut self) -> Result<W> {
         let group = self.opts.rows_per_group as usize;
@@ -537,22 +594,23 @@ impl<W: Write> TableWriter<W> {
             let stream = self.layouts[c]
                 .dictionary_stream
                 .expect("every dictionary column has a stream");
-            // A dictionary is one entry at the end of its stream; an append that grows it adds
-            // a newer, complete one after the old (whose keys keep their meaning).
-            self.layouts[c].dictionary_offset = self.out.stream_len(StreamId(stream))?;
-            let mut page = (values.len() as u64).to_le_bytes().to_vec();
-            let encoded = crate::page::encode_dictionary_values(&values, &mut page)?;
-            self.layout = self.layout.max(encoded.layout);
-            let blocks = compress_page(stream, &self.settings, &page)?;
-            self.write_page(
-                stream as usize,
-                &EncodedPage {
-                    blocks,
-                    raw_len: page.len() as u64,
-                    summary: 0,
-                    layout: encoded.layout,
-                },
-            )?;
+            self.layouts[c].dictionary_offset = self.write_dictionary(stream, &values)?;
+        }
+        for c in 0..self.shared.len() {
+            let Some(s) = self.shared[c].take() else { continue };
+            if !s.grew() {
+                continue;
+            }
+            let stream = match self.layouts[c].dictionary_stream {
+                Some(s) => s,
+                None => {
+                    let (stream_opts, _) = stream_options(&self.opts)?;
+                    let s = self.out.add_stream(Some(stream_opts))?.0;
+                    self.layouts[c].dictionary_stream = Some(s);
+                    s
+                }
+            };
+            self.layouts[c].dictionary_offset = self.write_dictionary(stream, &s.values()?)?;
         }
         let meta = TableMeta {
             layout: self.layout,
@@ -564,6 +622,12 @@ impl<W: Write> TableWriter<W> {
         self.out.set_metadata(meta.encode())?;
         self.out.finish()
     }
+}
+
+/// A shared dictionary for a column of type `dt`, if its pages may share one: top-level
+/// string and binary columns.
+fn shared_strings(dt: &DataType) -> Option<SharedStrings> {
+    crate::schema::is_byte_array(dt).then(|| SharedStrings::new(dt))
 }
 
 /// Writes `batches` (all of `schema`) to `path` atomically: a crash or an error leaves any

@@ -6,6 +6,9 @@
 //! [`runs_batch`], whose columns are stored as runs and as a dictionary with 2-byte codes.
 //! `tests/golden/v1/table/layout3.kpk` (table layout 3) holds [`scaled_batch`], whose columns
 //! are scaled integers and decimal floats (with exceptions, and scaled codes inside).
+//! `tests/golden/v1/table/layout4.kpk` (table layout 4) holds [`shared_batch`], whose string
+//! and binary columns share a dictionary across row groups, and whose sparse nulls are stored
+//! as row numbers.
 //! Golden files are never rewritten: to create
 //! them (or a new case), run
 //! `cargo test --release -p kompakt-table --test golden -- --ignored write_missing_golden_table`,
@@ -38,6 +41,10 @@ fn runs_path() -> PathBuf {
 
 fn scaled_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/v1/table/layout3.kpk")
+}
+
+fn shared_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/v1/table/layout4.kpk")
 }
 
 // The value of each column at row `i`: the golden file's content, recomputed.
@@ -386,6 +393,7 @@ fn current_writer_encodes_the_golden_tables_as_before() {
         (golden_batch(), golden_options(), golden_path()),
         (runs_batch(), runs_options(), runs_path()),
         (scaled_batch(), scaled_options(), scaled_path()),
+        (shared_batch(), shared_options(), shared_path()),
     ] {
         let now = dir.path().join("now.kpk");
         write_table_file(&now, batch.schema(), [Ok(batch)], options).unwrap();
@@ -416,6 +424,7 @@ fn write_missing_golden_table() {
         (golden_path(), golden_batch(), golden_options()),
         (runs_path(), runs_batch(), runs_options()),
         (scaled_path(), scaled_batch(), scaled_options()),
+        (shared_path(), shared_batch(), shared_options()),
     ] {
         if path.exists() {
             continue;
@@ -553,4 +562,139 @@ fn golden_scaled_table_reads_back_exactly() {
         let col = summary.iter().find(|s| s.name == name).unwrap();
         assert_eq!(col.encodings.get(encoding), Some(&3), "{name}: {:?}", col.encodings);
     }
+}
+
+// The layout-4 golden table: tail numbers from 300 (a dictionary shared by all five row
+// groups, a null every 97 rows stored as row numbers), three kinds as large strings, binary
+// blobs (some empty), a column whose values repeat in its first two groups and are unique
+// after (shared, then plain pages), and integers with sparse nulls.
+
+const SHARED_ROWS: usize = 5000;
+const SHARED_ROWS_PER_GROUP: u32 = 1024;
+
+fn tail(i: usize) -> Option<String> {
+    (i % 97 != 13).then(|| format!("N{:03}{}", i * 7919 % 300, ["A", "B", "ÅX"][i % 3]))
+}
+
+fn kind(i: usize) -> &'static str {
+    ["jet", "prop", "glider"][i * 31 % 3]
+}
+
+fn blob(i: usize) -> Vec<u8> {
+    let k = (i * 13 % 40) as u8;
+    (0..k % 7).map(|j| k.wrapping_mul(37).wrapping_add(j)).collect()
+}
+
+fn mixed(i: usize) -> String {
+    match i < 2048 {
+        true => format!("often {}", i % 10),
+        false => format!("unique {i}"),
+    }
+}
+
+fn score(i: usize) -> Option<i64> {
+    (i % 200 != 150).then_some((i * 7919 % 100_000) as i64 - 50_000)
+}
+
+/// The values of a string or binary array of any layout, as bytes.
+fn byte_values(a: &dyn Array) -> Vec<Option<Vec<u8>>> {
+    let own = |v: Option<&[u8]>| v.map(<[u8]>::to_vec);
+    match a.data_type() {
+        DataType::Utf8 => a.as_string::<i32>().iter().map(|v| own(v.map(str::as_bytes))).collect(),
+        DataType::LargeUtf8 => a.as_string::<i64>().iter().map(|v| own(v.map(str::as_bytes))).collect(),
+        DataType::Utf8View => a.as_string_view().iter().map(|v| own(v.map(str::as_bytes))).collect(),
+        DataType::Binary => a.as_binary::<i32>().iter().map(own).collect(),
+        DataType::LargeBinary => a.as_binary::<i64>().iter().map(own).collect(),
+        DataType::BinaryView => a.as_binary_view().iter().map(own).collect(),
+        other => panic!("not strings: {other}"),
+    }
+}
+
+fn shared_schema() -> Schema {
+    Schema::new(vec![
+        Field::new("tail", DataType::Utf8, true),
+        Field::new("kind", DataType::LargeUtf8, false),
+        Field::new("blob", DataType::Binary, false),
+        Field::new("mixed", DataType::Utf8, false),
+        Field::new("score", DataType::Int64, true),
+    ])
+}
+
+fn shared_batch() -> RecordBatch {
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter((0..SHARED_ROWS).map(tail))),
+        Arc::new(arrow_array::LargeStringArray::from_iter_values(
+            (0..SHARED_ROWS).map(kind),
+        )),
+        Arc::new(arrow_array::BinaryArray::from_iter_values((0..SHARED_ROWS).map(blob))),
+        Arc::new(StringArray::from_iter_values((0..SHARED_ROWS).map(mixed))),
+        Arc::new(arrow_array::Int64Array::from_iter((0..SHARED_ROWS).map(score))),
+    ];
+    RecordBatch::try_new(Arc::new(shared_schema()), columns).unwrap()
+}
+
+fn shared_options() -> TableOptions {
+    TableOptions {
+        rows_per_group: SHARED_ROWS_PER_GROUP,
+        threads: 1,
+        ..TableOptions::default()
+    }
+}
+
+#[test]
+fn golden_shared_dictionary_table_reads_back_exactly() {
+    let path = shared_path();
+    assert!(
+        path.is_file(),
+        "missing {} (see the top of this file to write it)",
+        path.display()
+    );
+    let t = TableReader::open(&path).unwrap();
+    assert_eq!(t.layout(), 4);
+    assert_eq!(t.num_rows(), SHARED_ROWS as u64);
+    assert_eq!(*t.schema(), shared_schema());
+    let want = shared_batch();
+    let cases = [
+        (0..SHARED_ROWS, vec![0, 1, 2, 3, 4]),
+        (1000..2100, vec![3, 0, 4]),
+        (1023..1025, vec![2, 1]),
+        (4999..5000, vec![0, 3]),
+    ];
+    check_reads(&t, &cases, |c, got, at| {
+        let expected = want.column(c).slice(at, got.len());
+        assert_eq!(got, expected.as_ref(), "column {c}, rows from {at}");
+    });
+    // As views (pointing into the shared dictionary) and with 64-bit offsets.
+    for layout in [kompakt_table::StringLayout::View, kompakt_table::StringLayout::Large] {
+        let (_, columns) = t.read_columns_as(Some(&[0, 2, 3]), 900..4100, 1, layout).unwrap();
+        for (k, c) in [0, 2, 3].into_iter().enumerate() {
+            let got: Vec<_> = columns[k].iter().flat_map(|a| byte_values(a.as_ref())).collect();
+            let expected = byte_values(want.column(c).slice(900, 3200).as_ref());
+            assert_eq!(got, expected, "column {c} as {layout:?}");
+        }
+    }
+    let rows = [4999, 13, 0, 2500, 13];
+    let (_, taken) = t.take(Some(&[0, 3]), &rows, 1).unwrap();
+    for (k, c) in [0, 3].into_iter().enumerate() {
+        let expected: Vec<_> = rows
+            .iter()
+            .flat_map(|&i| byte_values(want.column(c).slice(i as usize, 1).as_ref()))
+            .collect();
+        assert_eq!(byte_values(taken.column(k).as_ref()), expected, "take of column {c}");
+    }
+    // What this file keeps readable: pages coded against shared dictionaries, and null rows
+    // stored by number (the pages with nulls: every tail page, every score page).
+    let summary = t.summary();
+    for (name, shared, pages_with_nulls) in [("tail", 5, 5), ("kind", 5, 0), ("blob", 5, 0), ("mixed", 2, 0)] {
+        let col = summary.iter().find(|s| s.name == name).unwrap();
+        assert_eq!(
+            col.encodings.get("column dict"),
+            Some(&shared),
+            "{name}: {:?}",
+            col.encodings
+        );
+        assert_eq!(col.pages_with_nulls, pages_with_nulls, "{name}");
+    }
+    let mixed = summary.iter().find(|s| s.name == "mixed").unwrap();
+    assert_eq!(mixed.encodings.get("plain"), Some(&3), "{:?}", mixed.encodings);
 }

@@ -585,6 +585,69 @@ fn the_layout_is_the_newest_any_page_needs_and_appends_keep_it() {
 }
 
 #[test]
+fn shared_string_dictionaries_grow_with_appends() {
+    use kompakt_table::append_table_file;
+    let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
+    let batch = |values: &[Option<String>]| {
+        RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(StringArray::from(values.to_vec())) as ArrayRef],
+        )
+        .unwrap()
+    };
+    let tails = |from: usize, n: usize, kinds: usize| -> Vec<Option<String>> {
+        (from..from + n)
+            .map(|i| (i % 50 != 7).then(|| format!("N{}", i * 7919 % kinds)))
+            .collect()
+    };
+    let unique: Vec<Option<String>> = (0..300).map(|i| Some(format!("id-{i}"))).collect();
+    let opts = TableOptions {
+        rows_per_group: 128,
+        ..Default::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.kpk");
+    let summary = |path: &std::path::Path| {
+        let t = TableReader::open(path).unwrap();
+        (t.layout(), t.summary()[0].encodings.clone())
+    };
+    // Unique values: no shared dictionary (and no layout 4).
+    write_table_file(&path, schema.clone(), [Ok(batch(&unique))], opts.clone()).unwrap();
+    let (layout, encodings) = summary(&path);
+    assert!(layout < 4, "{layout}");
+    assert!(!encodings.contains_key("column dict"), "{encodings:?}");
+    // An append of repeating values starts one; the next append adds values to it.
+    let first = tails(0, 1000, 40);
+    let second = tails(1000, 1000, 60);
+    append_table_file(&path, [Ok(batch(&first))], opts.clone()).unwrap();
+    let (layout, encodings) = summary(&path);
+    assert_eq!(layout, 4);
+    assert!(encodings["column dict"] >= 7, "{encodings:?}");
+    let before = TableReader::open(&path).unwrap();
+    append_table_file(&path, [Ok(batch(&second))], opts.clone()).unwrap();
+    let t = TableReader::open(&path).unwrap();
+    let want: Vec<Option<String>> = unique.iter().chain(&first).chain(&second).cloned().collect();
+    let read = |t: &TableReader, rows: std::ops::Range<u64>| -> Vec<Option<String>> {
+        let (_, batches) = t.read(None, rows, 2).unwrap();
+        batches
+            .iter()
+            .flat_map(|b| {
+                let a = b.column(0).as_any().downcast_ref::<StringArray>().unwrap();
+                a.iter().map(|v| v.map(str::to_string)).collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    assert_eq!(read(&t, 0..2300), want);
+    assert_eq!(read(&t, 1250..1390), want[1250..1390]);
+    // A reader opened before the last append still reads the table (and dictionary) it opened.
+    assert_eq!(read(&before, 0..1300), want[..1300]);
+    // One write of the same rows reads the same.
+    let once = dir.path().join("once.kpk");
+    write_table_file(&once, schema.clone(), [Ok(batch(&want))], opts).unwrap();
+    assert_eq!(read(&TableReader::open(&once).unwrap(), 0..2300), want);
+}
+
+#[test]
 fn appends_equal_one_write_and_keep_old_readers_working() {
     use kompakt_table::append_table_file;
     let batch = table(5_000, 11);
@@ -842,7 +905,7 @@ fn plain_string_pages_take_the_string_codec() {
     assert_eq!(by_default[0].1, vec!["plain"]);
     assert!(by_default[0].2.contains(&"lz4".to_string()), "{by_default:?}");
     assert!(!by_default[0].2.contains(&"zstd".to_string()), "{by_default:?}");
-    assert_eq!(by_default[1].1, vec!["dict"]);
+    assert_eq!(by_default[1].1, vec!["column dict"]);
     assert_eq!(by_default[3], ("times".into(), vec!["plain"], vec!["zstd".to_string()]));
     // A codec chosen for the whole table (no string codec of its own) covers strings too.
     let zstd = codecs(TableOptions {
@@ -863,7 +926,7 @@ fn plain_string_pages_take_the_string_codec() {
         codecs(TableOptions::default().with_codec(kompakt::CodecSpec::Fixed(kompakt::Codec::Zstd { level: 2 })));
     assert_eq!(everywhere, zstd);
     assert_eq!(lz4hc[0].2, vec!["zstd".to_string()]);
-    assert_eq!(lz4hc[1].1, vec!["dict"]);
+    assert_eq!(lz4hc[1].1, vec!["column dict"]);
     assert!(!lz4hc[1].2.contains(&"zstd".to_string()), "{lz4hc:?}");
 }
 

@@ -2,6 +2,8 @@
 //! windows straight into a caller's buffer. Every length and count a page claims is checked
 //! against the bytes it holds and against one budget for all it may expand to.
 
+use super::column_dict::{ColumnDict, SLACK};
+use super::validity::{BITMAP, NULL_ROWS, VALID};
 use super::{
     decimal_value, encoding, load, slice_data, store, MAX_DECIMAL_EXP_F32, MAX_DECIMAL_EXP_F64, MAX_FIXED_DICT,
     MAX_PAGE_DATA, MAX_STRING_DICT, MAX_WIDE_DICT,
@@ -21,6 +23,8 @@ struct Cursor<'a> {
     /// Bytes the page may still decode to: one bound for all its parts (a struct's fields, a
     /// list's levels), so that nesting cannot multiply what a hostile page makes us allocate.
     budget: u64,
+    /// The column's shared dictionary, for top-level string pages coded against it.
+    dict: Option<&'a ColumnDict>,
 }
 
 impl<'a> Cursor<'a> {
@@ -29,7 +33,12 @@ impl<'a> Cursor<'a> {
     }
 
     fn with_budget(bytes: &'a [u8], budget: u64) -> Self {
-        Cursor { bytes, pos: 0, budget }
+        Cursor {
+            bytes,
+            pos: 0,
+            budget,
+            dict: None,
+        }
     }
 
     /// Counts `len` decoded bytes against the page's budget.
@@ -88,7 +97,7 @@ pub fn decode_page(dt: &DataType, n: usize, bytes: &[u8]) -> Result<ArrayData> {
 /// rows (after the codec, a 1000-row read of a 16384-row page widens 1000 values, not all);
 /// other types decode the page and slice it.
 pub fn decode_page_rows(dt: &DataType, n: usize, bytes: &[u8], rows: std::ops::Range<usize>) -> Result<ArrayData> {
-    decode_rows_within(dt, StringLayout::AsStored, n, bytes, rows, MAX_PAGE_DATA)
+    decode_rows_within(dt, StringLayout::AsStored, n, bytes, rows, MAX_PAGE_DATA, None)
 }
 
 /// [`decode_page_rows`], a `Utf8` or `Binary` page decoded to the type `strings` asks for
@@ -100,10 +109,24 @@ pub fn decode_page_rows_as(
     bytes: &[u8],
     rows: std::ops::Range<usize>,
 ) -> Result<ArrayData> {
-    decode_rows_within(dt, strings, n, bytes, rows, MAX_PAGE_DATA)
+    decode_rows_within(dt, strings, n, bytes, rows, MAX_PAGE_DATA, None)
 }
 
-/// [`decode_page_rows_as`] with `budget` bytes for all the page decodes to.
+/// [`decode_page_rows_as`] for a page of a string or binary column whose pages share `dict`
+/// (the column's dictionary stream), which pages of encoding
+/// [`COLUMN_DICT`](super::encoding::COLUMN_DICT) index. Without one such pages are corrupt.
+pub fn decode_page_rows_with(
+    dt: &DataType,
+    strings: StringLayout,
+    n: usize,
+    bytes: &[u8],
+    rows: std::ops::Range<usize>,
+    dict: Option<&ColumnDict>,
+) -> Result<ArrayData> {
+    decode_rows_within(dt, strings, n, bytes, rows, MAX_PAGE_DATA, dict)
+}
+
+/// [`decode_page_rows_with`] with `budget` bytes for all the page decodes to.
 pub(super) fn decode_rows_within(
     dt: &DataType,
     strings: StringLayout,
@@ -111,6 +134,7 @@ pub(super) fn decode_rows_within(
     bytes: &[u8],
     rows: std::ops::Range<usize>,
     budget: u64,
+    dict: Option<&ColumnDict>,
 ) -> Result<ArrayData> {
     if rows.start > rows.end || rows.end > n {
         return Err(Error::OutOfRange {
@@ -118,6 +142,7 @@ pub(super) fn decode_rows_within(
         });
     }
     let mut c = Cursor::with_budget(bytes, budget);
+    c.dict = dict;
     let windowed = *dt == DataType::Boolean || crate::schema::fixed_width(dt).is_some();
     let data = if windowed {
         decode_window(dt, n, rows.clone(), &mut c)?
@@ -203,11 +228,7 @@ fn decode_window_bits(
         set_bits(&mut out, bits, 0, rows.start, m);
         Buffer::from_vec(out)
     };
-    let validity = match c.u8()? {
-        0 => None,
-        1 => Some(window_bits(c.take(nbytes)?)),
-        v => return Err(corrupt(format!("unknown validity kind {v}"))),
-    };
+    let validity = read_validity(n, c)?.map(|bits| window_bits(&bits));
     if *dt == DataType::Boolean {
         let values = Some(window_bits(c.take(nbytes)?));
         return Ok(WindowBits { validity, values });
@@ -215,6 +236,36 @@ fn decode_window_bits(
     let w = crate::schema::fixed_width(dt).ok_or_else(|| corrupt(format!("no page layout for {dt}")))?;
     decode_fixed_rows_into(w, n, rows, c, dst, Nest::top(dt))?;
     Ok(WindowBits { validity, values: None })
+}
+
+/// The validity bitmap of a node of `n` rows (`None`: no nulls): stored as it is, or rebuilt
+/// from the null rows' numbers (table layout 4).
+fn read_validity<'a>(n: usize, c: &mut Cursor<'a>) -> Result<Option<std::borrow::Cow<'a, [u8]>>> {
+    let nbytes = bit_util::ceil(n, 8);
+    match c.u8()? {
+        VALID => Ok(None),
+        BITMAP => Ok(Some(std::borrow::Cow::Borrowed(c.take(nbytes)?))),
+        NULL_ROWS => {
+            let k = c.u32()? as usize;
+            if k == 0 || k > n {
+                return Err(corrupt(format!("{k} null rows in a page of {n}")));
+            }
+            c.charge(nbytes)?;
+            let rows = decode_fixed(4, k, c)?;
+            let mut bits = vec![0xffu8; nbytes];
+            let mut next = 0usize;
+            for r in rows.as_slice().as_chunks::<4>().0 {
+                let r = u32::from_le_bytes(*r) as usize;
+                if r < next || r >= n {
+                    return Err(corrupt("null rows not increasing, or past the page"));
+                }
+                bit_util::unset_bit(&mut bits, r);
+                next = r + 1;
+            }
+            Ok(Some(std::borrow::Cow::Owned(bits)))
+        }
+        v => Err(corrupt(format!("unknown validity kind {v}"))),
+    }
 }
 
 fn decode_node(dt: &DataType, n: usize, c: &mut Cursor<'_>) -> Result<ArrayData> {
@@ -227,38 +278,38 @@ fn decode_node_as(dt: &DataType, strings: StringLayout, n: usize, c: &mut Cursor
         return build(ArrayDataBuilder::new(DataType::Null).len(n));
     }
     let nbytes = bit_util::ceil(n, 8);
-    let validity = match c.u8()? {
-        0 => None,
-        1 => Some(Buffer::from(c.take(nbytes)?)),
-        v => return Err(corrupt(format!("unknown validity kind {v}"))),
-    };
+    let validity = read_validity(n, c)?.map(|bits| match bits {
+        std::borrow::Cow::Borrowed(b) => Buffer::from(b),
+        std::borrow::Cow::Owned(v) => Buffer::from_vec(v),
+    });
     let builder = ArrayDataBuilder::new(dt.clone())
         .len(n)
         .null_bit_buffer(validity.clone());
     match dt {
         DataType::Boolean => build(builder.add_buffer(Buffer::from(c.take(nbytes)?))),
+        // Only top-level columns share a dictionary: strings inside are on their own.
         DataType::Struct(fields) => {
+            let dict = c.dict.take();
             let children = fields
                 .iter()
                 .map(|f| decode_node(f.data_type(), n, c))
                 .collect::<Result<Vec<_>>>()?;
+            c.dict = dict;
             build(builder.child_data(children))
         }
         DataType::List(item) => {
             let (offsets, m) = decode_offsets::<4>(n, c)?;
-            build(
-                builder
-                    .add_buffer(offsets)
-                    .add_child_data(decode_node(item.data_type(), m, c)?),
-            )
+            let dict = c.dict.take();
+            let child = decode_node(item.data_type(), m, c)?;
+            c.dict = dict;
+            build(builder.add_buffer(offsets).add_child_data(child))
         }
         DataType::LargeList(item) => {
             let (offsets, m) = decode_offsets::<8>(n, c)?;
-            build(
-                builder
-                    .add_buffer(offsets)
-                    .add_child_data(decode_node(item.data_type(), m, c)?),
-            )
+            let dict = c.dict.take();
+            let child = decode_node(item.data_type(), m, c)?;
+            c.dict = dict;
+            build(builder.add_buffer(offsets).add_child_data(child))
         }
         DataType::Utf8 | DataType::Binary if strings == StringLayout::View => {
             let utf8 = *dt == DataType::Utf8;
@@ -703,36 +754,35 @@ fn decode_strings<const SW: usize, const OW: usize>(n: usize, c: &mut Cursor<'_>
             if pos != data.len() as u64 {
                 return Err(corrupt("dictionary lengths do not add up to its data"));
             }
-            c.charge(n.saturating_mul(2))?;
-            let codes: Vec<u16> = match c.u8()? {
-                1 => c.take(n)?.iter().map(|&x| u16::from(x)).collect(),
+            c.charge(n.saturating_mul(4))?;
+            let codes: Vec<u32> = match c.u8()? {
+                1 => c.take(n)?.iter().map(|&x| u32::from(x)).collect(),
                 2 => {
                     let src = c.take(n.checked_mul(2).ok_or_else(|| corrupt("page too large"))?)?;
                     let mut b = vec![0u8; src.len()];
                     unshuffle(2, src, &mut b);
-                    b.as_chunks::<2>().0.iter().map(|x| u16::from_le_bytes(*x)).collect()
+                    b.as_chunks::<2>()
+                        .0
+                        .iter()
+                        .map(|x| u32::from(u16::from_le_bytes(*x)))
+                        .collect()
                 }
                 k => return Err(corrupt(format!("{k}-byte dictionary codes"))),
             };
-            // One pass checks the codes and sums the lengths before anything is allocated.
-            let mut total = 0u64;
-            for &x in &codes {
-                let x = usize::from(x);
-                if x >= d {
-                    return Err(corrupt(format!(
-                        "a dictionary code is not below the dictionary size {d}"
-                    )));
-                }
-                total = total.saturating_add((starts[x + 1] - starts[x]) as u64);
-            }
-            // Bounded by the stored type, whatever width the offsets are read into.
-            if total > MAX_PAGE_DATA || (SW == 4 && total > i32::MAX as u64) {
-                return Err(corrupt(format!("page expands to {total} bytes of strings")));
-            }
-            let total =
-                usize::try_from(total).map_err(|_| corrupt(format!("page expands to {total} bytes of strings")))?;
+            let total = coded_total::<SW>(&codes, &starts)?;
             c.charge(total.saturating_add((n + 1) * OW))?;
-            let (offsets, data) = rebuild_strings::<OW>(&codes, &starts, data, total)?;
+            let mut padded = Vec::with_capacity(data.len() + SLACK);
+            padded.extend_from_slice(data);
+            padded.resize(data.len() + SLACK, 0);
+            let (offsets, data) = rebuild_strings::<OW>(&codes, &starts, &padded, total)?;
+            Ok((offsets.into(), data.into()))
+        }
+        encoding::COLUMN_DICT => {
+            let dict = c.dict.ok_or_else(no_column_dict)?;
+            let codes = column_codes(n, c)?;
+            let total = coded_total::<SW>(&codes, &dict.starts)?;
+            c.charge(total.saturating_add((n + 1) * OW))?;
+            let (offsets, data) = rebuild_strings::<OW>(&codes, &dict.starts, &dict.bytes, total)?;
             Ok((offsets.into(), data.into()))
         }
         other => Err(corrupt(format!("unknown string encoding {other}"))),
@@ -822,17 +872,81 @@ fn decode_string_views(n: usize, c: &mut Cursor<'_>, utf8: bool) -> Result<(Buff
                 }
                 k => return Err(corrupt(format!("{k}-byte dictionary codes"))),
             }
-            // The page as a file holds it must still fit 32-bit offsets once expanded (what
-            // a read as stored checks), though views never expand it: the same pages are
-            // corrupt whichever way they are read. A view's low 32 bits are its length.
-            let total: u64 = views.iter().map(|&v| u64::from(v as u32)).sum();
-            if total > i32::MAX as u64 {
-                return Err(corrupt(format!("page expands to {total} bytes of strings")));
-            }
+            check_view_total(&views)?;
             Ok((Buffer::from_vec(views), Buffer::from(data)))
+        }
+        encoding::COLUMN_DICT => {
+            let dict = c.dict.ok_or_else(no_column_dict)?;
+            let values = dict
+                .views
+                .as_deref()
+                .ok_or_else(|| corrupt("a column dictionary too large for string views"))?;
+            let codes = column_codes(n, c)?;
+            let mut views = view_buffer(n, c)?;
+            // Codes were checked against the dictionary's size.
+            views.extend(codes.iter().map(|&x| values[x as usize]));
+            check_view_total(&views)?;
+            // The rows point into the dictionary, shared by every page: nothing is copied.
+            Ok((Buffer::from_vec(views), dict.bytes.clone()))
         }
         other => Err(corrupt(format!("unknown string encoding {other}"))),
     }
+}
+
+/// The page as a file holds it must still fit 32-bit offsets once expanded (what a read as
+/// stored checks), though views never expand it: the same pages are corrupt whichever way
+/// they are read. A view's low 32 bits are its length.
+fn check_view_total(views: &[u128]) -> Result<()> {
+    let total: u64 = views.iter().map(|&v| u64::from(v as u32)).sum();
+    if total > i32::MAX as u64 {
+        return Err(corrupt(format!("page expands to {total} bytes of strings")));
+    }
+    Ok(())
+}
+
+fn no_column_dict() -> Error {
+    corrupt("a page coded against a column dictionary, in a column without one")
+}
+
+/// The `n` codes of a page coded against its column's dictionary (a nested page of 4-byte
+/// values), each checked to be below the dictionary's size.
+fn column_codes(n: usize, c: &mut Cursor<'_>) -> Result<Vec<u32>> {
+    let d = c.dict.map_or(0, ColumnDict::len);
+    let raw = decode_fixed(4, n, c)?;
+    let codes: Vec<u32> = raw
+        .as_slice()
+        .as_chunks::<4>()
+        .0
+        .iter()
+        .map(|x| u32::from_le_bytes(*x))
+        .collect();
+    if codes.iter().any(|&x| x as usize >= d) {
+        return Err(corrupt(format!(
+            "a dictionary code is not below the dictionary size {d}"
+        )));
+    }
+    Ok(codes)
+}
+
+/// The bytes the strings of `codes` take (checked against the dictionary's size before
+/// anything is allocated), within the stored type's offsets (`SW` bytes) and the page bound.
+fn coded_total<const SW: usize>(codes: &[u32], starts: &[usize]) -> Result<usize> {
+    let d = starts.len() - 1;
+    let mut total = 0u64;
+    for &x in codes {
+        let x = x as usize;
+        if x >= d {
+            return Err(corrupt(format!(
+                "a dictionary code is not below the dictionary size {d}"
+            )));
+        }
+        total = total.saturating_add((starts[x + 1] - starts[x]) as u64);
+    }
+    // Bounded by the stored type, whatever width the offsets are read into.
+    if total > MAX_PAGE_DATA || (SW == 4 && total > i32::MAX as u64) {
+        return Err(corrupt(format!("page expands to {total} bytes of strings")));
+    }
+    usize::try_from(total).map_err(|_| corrupt(format!("page expands to {total} bytes of strings")))
 }
 
 /// Cuts `data` into consecutive values of the 4-byte `lengths`, handing each to `each` with its
@@ -892,12 +1006,13 @@ fn view_array(utf8: bool, n: usize, views: Buffer, data: Buffer, validity: Optio
 }
 
 /// The strings of a dictionary page, one per code: offsets (`OW` bytes each, from 0) and data.
-/// `starts` are the dictionary's `d + 1` offsets into `dict`, every code is below `d`, and
-/// `total` is the sum of the coded strings' lengths (all checked by the caller).
+/// `starts` are the dictionary's `d + 1` offsets into `padded` (its values, then [`SLACK`]
+/// bytes), every code is below `d`, and `total` is the sum of the coded strings' lengths (all
+/// checked by the caller).
 fn rebuild_strings<const OW: usize>(
-    codes: &[u16],
+    codes: &[u32],
     starts: &[usize],
-    dict: &[u8],
+    padded: &[u8],
     total: usize,
 ) -> Result<(MutableBuffer, MutableBuffer)> {
     // Strings are copied in whole 16-byte chunks, which compile to plain moves: a memcpy call
@@ -905,16 +1020,14 @@ fn rebuild_strings<const OW: usize>(
     // dictionary and the output carry 16 bytes of slack, so a last chunk stays in bounds, and
     // the next string overwrites what a chunk wrote past its string's end. Positions are kept
     // in locals, not in a growing vector's length, so the loop keeps them in registers.
-    const CHUNK: usize = 16;
-    let mut padded = Vec::with_capacity(dict.len() + CHUNK);
-    padded.extend_from_slice(dict);
-    padded.resize(dict.len() + CHUNK, 0);
+    const CHUNK: usize = SLACK;
+    debug_assert!(padded.len() >= starts[starts.len() - 1] + CHUNK);
     let mut out = ZeroedBuffer::new(total + CHUNK, "a page's strings")?.into_mutable();
     let mut offsets = ZeroedBuffer::new((codes.len() + 1) * OW, "a page's string offsets")?.into_mutable();
     let data = out.as_slice_mut();
     let mut at = 0usize;
     for (&x, offset) in codes.iter().zip(offsets.as_slice_mut()[OW..].as_chunks_mut::<OW>().0) {
-        let (start, end) = (starts[usize::from(x)], starts[usize::from(x) + 1]);
+        let (start, end) = (starts[x as usize], starts[x as usize + 1]);
         let mut k = start;
         let mut to = at;
         loop {

@@ -50,6 +50,8 @@ struct Ctx {
     runs: bool,
     /// Scaled and decimal pages (layout 3).
     nest: bool,
+    /// Validity as the null rows' numbers (layout 4).
+    null_rows: bool,
     /// The codec the page goes through, to weigh packed bits against bytes it compresses.
     codec: Option<kompakt::Codec>,
     layout: u16,
@@ -71,6 +73,7 @@ pub fn encode_page(
     let mut cx = Ctx {
         runs: true,
         nest: true,
+        null_rows: true,
         codec,
         layout: 1,
     };
@@ -81,6 +84,47 @@ pub fn encode_page(
     })
 }
 
+/// Encodes a page of a string or binary column as `codes` into the dictionary its pages share
+/// (encoding [`COLUMN_DICT`](encoding::COLUMN_DICT), table layout 4): the validity of `pieces`
+/// (the page's rows), then the codes as a nested page of 4-byte values, which chooses its own
+/// encoding (bit-packed when a few values are common, runs, ...). Null rows' codes are the
+/// caller's choice. Returns the page's summary and layout, and the codes' encoding.
+pub fn encode_coded_strings(
+    pieces: &[ArrayData],
+    codes: &[u32],
+    out: &mut Vec<u8>,
+    codec: Option<kompakt::Codec>,
+) -> Result<(Encoded, u8)> {
+    let n: usize = pieces.iter().map(ArrayData::len).sum();
+    if n != codes.len() {
+        return Err(Error::Internal(format!("{} codes for a page of {n} rows", codes.len())));
+    }
+    let mut cx = Ctx {
+        runs: true,
+        nest: true,
+        null_rows: true,
+        codec,
+        layout: 4,
+    };
+    let mut summary = encoding::COLUMN_DICT;
+    if let Some(bits) = gather_validity(pieces, n) {
+        push_validity(pieces, &bits, out, &mut cx);
+        summary |= SUMMARY_NULLS;
+    } else {
+        out.push(super::validity::VALID);
+    }
+    out.push(encoding::COLUMN_DICT);
+    let bytes: Vec<u8> = codes.iter().flat_map(|c| c.to_le_bytes()).collect();
+    let inner = encode_words::<4>(&bytes, Kind::Int { signed: false }, out, &mut cx);
+    Ok((
+        Encoded {
+            summary,
+            layout: cx.layout,
+        },
+        inner,
+    ))
+}
+
 /// Encodes the values of a dictionary column as one page, without runs: a reader bounds the
 /// count a dictionary claims by its bytes (every value at least a bit), which runs would break.
 pub fn encode_dictionary_values(values: &ArrayData, out: &mut Vec<u8>) -> Result<Encoded> {
@@ -88,6 +132,7 @@ pub fn encode_dictionary_values(values: &ArrayData, out: &mut Vec<u8>) -> Result
     let mut cx = Ctx {
         runs: false,
         nest: false,
+        null_rows: false,
         codec: None,
         layout: 1,
     };
@@ -107,10 +152,9 @@ fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>, cx: &mut 
     let validity = gather_validity(pieces, n);
     let mut summary = 0;
     match &validity {
-        None => out.push(0),
+        None => out.push(super::validity::VALID),
         Some(bits) => {
-            out.push(1);
-            out.extend_from_slice(bits);
+            push_validity(pieces, bits, out, cx);
             summary |= SUMMARY_NULLS;
         }
     }
@@ -219,6 +263,33 @@ fn gather_validity(pieces: &[ArrayData], n: usize) -> Option<Vec<u8>> {
     Some(bits)
 }
 
+/// Pages of at least this many rows with at most one null in [`SPARSE_NULLS`] store the null
+/// rows' numbers instead of a bitmap.
+const MIN_NULL_ROWS_PAGE: usize = 1024;
+const SPARSE_NULLS: usize = 32;
+
+/// Writes the validity of a node with nulls (`bits`, its bitmap): the bitmap, or, when nulls
+/// are sparse, the null rows' numbers as a nested page (deltas of a few bits each: a bitmap
+/// costs a bit a row, which stays in the file when the page is stored raw, as bit-packed
+/// codes are; aircraft tail numbers, 1 % null, lost 7 % of their page to it).
+fn push_validity(pieces: &[ArrayData], bits: &[u8], out: &mut Vec<u8>, cx: &mut Ctx) {
+    let n: usize = pieces.iter().map(ArrayData::len).sum();
+    let nulls: usize = pieces.iter().map(ArrayData::null_count).sum();
+    if !cx.null_rows || n < MIN_NULL_ROWS_PAGE || nulls * SPARSE_NULLS > n || n > u32::MAX as usize {
+        out.push(super::validity::BITMAP);
+        out.extend_from_slice(bits);
+        return;
+    }
+    let mut rows = Vec::with_capacity(nulls * 4);
+    for i in (0..n).filter(|&i| !bit_util::get_bit(bits, i)) {
+        rows.extend_from_slice(&(i as u32).to_le_bytes());
+    }
+    out.push(super::validity::NULL_ROWS);
+    out.extend_from_slice(&(nulls as u32).to_le_bytes());
+    encode_words::<4>(&rows, Kind::Int { signed: false }, out, cx);
+    cx.layout = cx.layout.max(4);
+}
+
 /// Null slots hold whatever the producer left there: give each the valid value before it
 /// (leading ones the first valid value), so that they neither widen a frame of reference, add
 /// a dictionary entry, break a run nor make a jump in a delta.
@@ -320,10 +391,25 @@ fn choose_words<const W: usize>(vals: &[u8], kind: Kind, choice: Choice, out: &m
         if bits <= 8 && W > 1 {
             let start = out.len();
             encode_for::<W>(words, 1, base, out);
-            if bits < 8 && pack_instead(&out[start + 2 + W..], bits) {
-                out.truncate(start);
-                encode_bitpack::<W>(words, bits, base, out);
-                return (encoding::BITPACK, 1);
+            if bits < 8 {
+                let codes = &out[start + 2 + W..];
+                // Packed when the codec could not shrink byte-wide codes much, or when trials
+                // say the packed codes (through the codec or not) are as small: three airports
+                // are 2.1 bits a row as zstd-coded bytes, 1.6 as packed bits through zstd,
+                // since an entropy coder spends at least a bit on every byte.
+                // (Not 0 bits: a dictionary's values must take a bit each, see
+                // `encode_dictionary_values`; elsewhere runs take equal values first.)
+                let pack = pack_instead(codes, bits)
+                    || bits > 0 && {
+                        let mut packed = Vec::with_capacity((words.len() * bits).div_ceil(8) + 2 + W);
+                        encode_bitpack::<W>(words, bits, base, &mut packed);
+                        !bytes_beat_packed(choice.codec, codes, &packed[2 + W..])
+                    };
+                if pack {
+                    out.truncate(start);
+                    encode_bitpack::<W>(words, bits, base, out);
+                    return (encoding::BITPACK, 1);
+                }
             }
             return (encoding::FOR, 1);
         }
@@ -425,6 +511,40 @@ pub(crate) fn trial_fraction(codec: kompakt::Codec, data: &[u8], samples: usize)
     })
 }
 
+/// Whether `codec` is expected to store byte-wide `codes` in fewer bytes than the same codes
+/// take bit-packed (`packed`), stored raw or through the codec, whichever is smaller: trial
+/// compressions of samples of both. Both decode at about the same speed, so no margin. The
+/// writer decides the same way whether a bit-packed page goes through the codec.
+fn bytes_beat_packed(codec: Option<kompakt::Codec>, codes: &[u8], packed: &[u8]) -> bool {
+    const TRIALS: usize = 4;
+    let Some(codec) = trial_stand_in(codec) else {
+        return false;
+    };
+    // What the writer does with a bit-packed page: the codec only when its byte histogram
+    // shows something to gain, else raw.
+    use kompakt::codec::{entropy_saving_bound, MIN_ENTROPY_SAVING, SAMPLES};
+    let through_codec = entropy_saving_bound(packed, SAMPLES) >= MIN_ENTROPY_SAVING;
+    let packed_best = match through_codec {
+        true => trial_fraction(codec, packed, TRIALS).map_or(1.0, |f| f.min(1.0)),
+        false => 1.0,
+    } * packed.len() as f64;
+    trial_fraction(codec, codes, TRIALS).is_some_and(|f| f * (codes.len() as f64) < packed_best)
+}
+
+/// A fast stand-in of the same family as `codec` for trial compressions (`None`: no codec):
+/// slow levels would cost their time on every trial, and estimate only a little better.
+fn trial_stand_in(codec: Option<kompakt::Codec>) -> Option<kompakt::Codec> {
+    use kompakt::Codec;
+    Some(match codec {
+        None | Some(Codec::None) => return None,
+        Some(Codec::Zstd { level }) => Codec::Zstd { level: level.min(3) },
+        Some(Codec::Lz4Hc { .. }) => Codec::Lz4 { acceleration: 1 },
+        Some(Codec::Gzip { level }) => Codec::Gzip { level: level.min(3) },
+        Some(Codec::Zlib { level }) => Codec::Zlib { level: level.min(3) },
+        Some(c) => c,
+    })
+}
+
 /// Whether `codec` is expected to store `codes` in under 90 % of `packed` bytes. Uniform
 /// codes are ruled out cheaply (their byte histograms leave an entropy coder too little, and
 /// LZ4 finds no repeats), the rest by trial compressions of samples with the codec.
@@ -432,15 +552,8 @@ fn codec_beats(codec: Option<kompakt::Codec>, codes: &[u8], packed: usize) -> bo
     use kompakt::codec::{entropy_saving_bound, MIN_SAVING, SAMPLES};
     use kompakt::Codec;
     const TRIALS: usize = 4;
-    // A fast stand-in of the same family: slow levels would cost their time on every trial,
-    // and estimate only a little better.
-    let codec = match codec {
-        None | Some(Codec::None) => return false,
-        Some(Codec::Zstd { level }) => Codec::Zstd { level: level.min(3) },
-        Some(Codec::Lz4Hc { .. }) => Codec::Lz4 { acceleration: 1 },
-        Some(Codec::Gzip { level }) => Codec::Gzip { level: level.min(3) },
-        Some(Codec::Zlib { level }) => Codec::Zlib { level: level.min(3) },
-        Some(c) => c,
+    let Some(codec) = trial_stand_in(codec) else {
+        return false;
     };
     let target = 0.9 * packed as f64;
     let entropy_floor = (1.0 - entropy_saving_bound(codes, SAMPLES)) * codes.len() as f64;
@@ -976,7 +1089,7 @@ fn encode_string_dict<const OW: usize>(
 /// ones repeat about s²/(2d) times, so at d = n/2, s²/n times (9 in a page of 16,384 rows;
 /// tail numbers, d ≈ 3,000: 25); unique values (ids, URLs) about half that. 384 hashes
 /// instead of the 1024 a prefix needs to tell them apart, on the pages where it matters.
-fn repeats_likely<'a>(n: usize, value: impl Fn(usize) -> &'a [u8]) -> bool {
+pub(crate) fn repeats_likely<'a>(n: usize, value: impl Fn(usize) -> &'a [u8]) -> bool {
     const SAMPLE: usize = 384;
     // Small pages are hashed whole (the filter would be noisy there, and they cost little).
     if n < 8192 {
@@ -992,7 +1105,7 @@ fn repeats_likely<'a>(n: usize, value: impl Fn(usize) -> &'a [u8]) -> bool {
 /// FxHash-style hasher: string keys of a page dictionary need speed, not DoS resistance (the
 /// dictionary is bounded and built by the writer from its own data).
 #[derive(Default, Clone, Copy)]
-struct BuildFx;
+pub(crate) struct BuildFx;
 
 impl std::hash::BuildHasher for BuildFx {
     type Hasher = FxHasher;
@@ -1001,7 +1114,7 @@ impl std::hash::BuildHasher for BuildFx {
     }
 }
 
-struct FxHasher(u64);
+pub(crate) struct FxHasher(u64);
 
 impl std::hash::Hasher for FxHasher {
     fn write(&mut self, bytes: &[u8]) {

@@ -14,14 +14,18 @@
 //! limits and little-endian word access. `encode.rs` holds [`encode_page`] and what it calls,
 //! `decode.rs` [`decode_page`] and its relatives, `tests.rs` the tests of both.
 
+mod column_dict;
 mod decode;
 mod encode;
 #[cfg(test)]
 mod tests;
 
-pub use decode::{decode_page, decode_page_into, decode_page_rows, decode_page_rows_as, WindowBits};
-pub(crate) use encode::trial_fraction;
-pub use encode::{encode_dictionary_values, encode_page};
+pub use column_dict::ColumnDict;
+pub use decode::{
+    decode_page, decode_page_into, decode_page_rows, decode_page_rows_as, decode_page_rows_with, WindowBits,
+};
+pub use encode::{encode_coded_strings, encode_dictionary_values, encode_page};
+pub(crate) use encode::{repeats_likely, trial_fraction, BuildFx};
 
 use arrow_data::ArrayData;
 
@@ -46,6 +50,20 @@ pub mod encoding {
     /// Floats that are decimals: integers to be divided by a power of ten, as a nested page
     /// of values, then the values that are not (the ALP idea; table layout 3).
     pub const DECIMAL: u8 = 7;
+    /// Strings as codes into a dictionary the column's pages share, stored once in the
+    /// column's dictionary stream: a nested page of 4-byte codes (table layout 4).
+    pub const COLUMN_DICT: u8 = 8;
+}
+
+/// The validity byte that starts every page (but a null column's) and each nested node.
+mod validity {
+    /// Every row valid.
+    pub const VALID: u8 = 0;
+    /// A bitmap of `ceil(n/8)` bytes follows.
+    pub const BITMAP: u8 = 1;
+    /// The null rows' numbers follow: a u32 count, then a nested page of 4-byte values
+    /// (table layout 4). Sparse nulls take a few bits each instead of a bit per row.
+    pub const NULL_ROWS: u8 = 2;
 }
 
 /// Largest power of ten of a decimal page of float64 values: 10^18 keeps every quotient

@@ -661,10 +661,10 @@ fn one_budget_covers_every_part_of_a_page() {
     .unwrap();
     // Decoded: 65 + 513 offsets of 4 bytes, 2048 values of 8: the largest part is 16 KiB.
     let total = (65 + 513) * 4 + 2048 * 8;
-    let whole = decode_rows_within(&dt, StringLayout::AsStored, 64, &page, 0..64, total).unwrap();
+    let whole = decode_rows_within(&dt, StringLayout::AsStored, 64, &page, 0..64, total, None).unwrap();
     assert_eq!(arrow_array::make_array(whole).as_ref(), &arr as &dyn Array);
     // Enough for each part on its own, not for all of them.
-    let err = decode_rows_within(&dt, StringLayout::AsStored, 64, &page, 0..64, total - 1).unwrap_err();
+    let err = decode_rows_within(&dt, StringLayout::AsStored, 64, &page, 0..64, total - 1, None).unwrap_err();
     assert!(err.to_string().contains("the page decodes to more than"), "{err}");
 }
 
@@ -897,7 +897,8 @@ proptest::proptest! {
         let mut page = Vec::new();
         let enc = encode_page(arr.data_type(), std::slice::from_ref(&data), &mut page, Some(kompakt::Codec::Zstd { level: 1 })).unwrap();
         if enc.summary & 0x7f == encoding::DECIMAL {
-            proptest::prop_assert_eq!(enc.layout, 3);
+            // 4 when sparse nulls are stored as their row numbers.
+            proptest::prop_assert!(matches!(enc.layout, 3 | 4), "layout {}", enc.layout);
         }
         let back = arrow_array::make_array(decode_page(arr.data_type(), n, &page).unwrap());
         proptest::prop_assert_eq!(float_bits(back.as_ref()), float_bits(arr.as_ref()));
@@ -934,5 +935,231 @@ proptest::proptest! {
         let part = arrow_array::make_array(decode_page_rows(arr.data_type(), n, &page, a..b).unwrap());
         let want = arr.slice(a, b - a);
         proptest::prop_assert_eq!(part.as_ref(), want.as_ref());
+    }
+}
+
+#[test]
+fn sparse_nulls_are_stored_as_row_numbers() {
+    let sparse = Int64Array::from_iter((0..5000i64).map(|i| (i % 100 != 42).then_some(i * 3)));
+    let enc = round_trip_page(&sparse);
+    assert_eq!(enc.layout, 4);
+    let mut page = Vec::new();
+    encode_page(sparse.data_type(), &[sparse.to_data()], &mut page, None).unwrap();
+    assert_eq!(page[0], validity::NULL_ROWS);
+    // Nulls in every 8th row and more: the bitmap; small pages: the bitmap.
+    let dense = Int64Array::from_iter((0..5000i64).map(|i| (i % 8 != 1).then_some(i)));
+    let mut page = Vec::new();
+    encode_page(dense.data_type(), &[dense.to_data()], &mut page, None).unwrap();
+    assert_eq!(page[0], validity::BITMAP);
+    let small = Int64Array::from_iter((0..500i64).map(|i| (i != 7).then_some(i)));
+    let mut page = Vec::new();
+    encode_page(small.data_type(), &[small.to_data()], &mut page, None).unwrap();
+    assert_eq!(page[0], validity::BITMAP);
+    // Strings, booleans, structs' fields and sliced arrays too.
+    let strings = StringArray::from_iter((0..3000).map(|i| (i % 300 != 1).then(|| format!("v{i}"))));
+    round_trip(&strings);
+    round_trip(&strings.slice(7, 2500));
+    let bools = BooleanArray::from_iter((0..3000).map(|i| (i % 999 != 5).then_some(i % 3 == 0)));
+    round_trip(&bools);
+}
+
+#[test]
+fn hostile_null_rows_are_errors() {
+    let n = 64;
+    // A page of 64 int64 rows, plain, after the validity given.
+    let page = |validity: &[u8]| {
+        let mut p = validity.to_vec();
+        p.push(encoding::PLAIN);
+        p.extend(std::iter::repeat_n(0u8, 8 * n));
+        p
+    };
+    let rows = |k: u32, rows: &[u32]| {
+        let mut v = vec![validity::NULL_ROWS];
+        v.extend_from_slice(&k.to_le_bytes());
+        v.push(encoding::PLAIN);
+        let words: Vec<u8> = rows.iter().flat_map(|r| r.to_le_bytes()).collect();
+        push_shuffled(4, &words, &mut v);
+        v
+    };
+    let good = decode_page(&DataType::Int64, n, &page(&rows(2, &[3, 60]))).unwrap();
+    assert_eq!(good.null_count(), 2);
+    assert!(good.is_null(3) && good.is_null(60) && good.is_valid(4));
+    for (what, validity) in [
+        ("no rows", rows(0, &[])),
+        ("more rows than the page", {
+            let mut v = vec![validity::NULL_ROWS];
+            v.extend_from_slice(&65u32.to_le_bytes());
+            v
+        }),
+        ("a row past the page", rows(1, &[64])),
+        ("rows out of order", rows(2, &[9, 3])),
+        ("a row twice", rows(2, &[9, 9])),
+        ("an unknown kind", vec![3]),
+    ] {
+        let err = decode_page(&DataType::Int64, n, &page(&validity)).unwrap_err();
+        assert!(err.is_corruption(), "{what}: {err}");
+    }
+}
+
+/// A dictionary of `values` as the reader builds it.
+fn column_dict(values: &[&str]) -> ColumnDict {
+    ColumnDict::new(&StringArray::from(values.to_vec()).to_data()).unwrap()
+}
+
+#[test]
+fn pages_coded_against_a_column_dictionary() {
+    let dict = column_dict(&["", "Oslo", "a city name longer than twelve bytes", "Lima"]);
+    let codes: Vec<u32> = (0..3000u32).map(|i| i * 7 % 4).collect();
+    let valid: Vec<bool> = (0..3000).map(|i| i % 500 != 3).collect();
+    let names = ["", "Oslo", "a city name longer than twelve bytes", "Lima"];
+    let expected = StringArray::from_iter(
+        codes
+            .iter()
+            .zip(&valid)
+            .map(|(&c, &ok)| ok.then_some(names[c as usize])),
+    );
+    let mut page = Vec::new();
+    let (enc, inner) = encode_coded_strings(
+        &[expected.to_data()],
+        &codes,
+        &mut page,
+        Some(kompakt::Codec::Zstd { level: 2 }),
+    )
+    .unwrap();
+    assert_eq!(enc.summary, encoding::COLUMN_DICT | SUMMARY_NULLS);
+    assert_eq!(enc.layout, 4);
+    assert_eq!(inner, encoding::BITPACK);
+    for (rows, layout) in [
+        (0..3000, StringLayout::AsStored),
+        (10..2999, StringLayout::AsStored),
+        (0..3000, StringLayout::Large),
+        (0..3000, StringLayout::View),
+        (500..501, StringLayout::View),
+    ] {
+        let got = decode_page_rows_with(&DataType::Utf8, layout, 3000, &page, rows.clone(), Some(&dict)).unwrap();
+        got.validate_full().unwrap();
+        let want = expected.slice(rows.start, rows.len());
+        let got = arrow_array::make_array(got);
+        match layout {
+            StringLayout::AsStored => assert_eq!(got.as_ref(), &want as &dyn Array),
+            _ => assert_eq!(got.as_ref(), read_as(&want, layout).unwrap().as_ref(), "{layout:?}"),
+        }
+    }
+    // Without the dictionary, or with a smaller one: corrupt, never a panic.
+    let err = decode_page(&DataType::Utf8, 3000, &page).unwrap_err();
+    assert!(err.to_string().contains("column without one"), "{err}");
+    let small = column_dict(&["x", "y"]);
+    for layout in [StringLayout::AsStored, StringLayout::View] {
+        let err = decode_page_rows_with(&DataType::Utf8, layout, 3000, &page, 0..3000, Some(&small)).unwrap_err();
+        assert!(err.to_string().contains("not below the dictionary size 2"), "{err}");
+    }
+    for cut in 0..page.len() {
+        assert!(decode_page_rows_with(
+            &DataType::Utf8,
+            StringLayout::AsStored,
+            3000,
+            &page[..cut],
+            0..3000,
+            Some(&dict)
+        )
+        .is_err());
+    }
+}
+
+#[test]
+fn only_top_level_strings_use_the_column_dictionary() {
+    // A struct whose string field claims to be coded against the column's dictionary.
+    let dict = column_dict(&["a", "b"]);
+    let mut page = vec![validity::VALID, validity::VALID, encoding::COLUMN_DICT, encoding::PLAIN];
+    push_shuffled(4, &[0u8; 16], &mut page);
+    let dt = DataType::Struct(vec![arrow_schema::Field::new("s", DataType::Utf8, false)].into());
+    let err = decode_page_rows_with(&dt, StringLayout::AsStored, 4, &page, 0..4, Some(&dict)).unwrap_err();
+    assert!(err.to_string().contains("column without one"), "{err}");
+    // The same field at the top level reads.
+    let top = decode_page_rows_with(
+        &DataType::Utf8,
+        StringLayout::AsStored,
+        4,
+        &page[1..],
+        0..4,
+        Some(&dict),
+    )
+    .unwrap();
+    assert_eq!(
+        arrow_array::make_array(top).as_ref(),
+        &StringArray::from(vec!["a"; 4]) as &dyn Array
+    );
+}
+
+#[test]
+fn column_dictionaries_of_every_string_type() {
+    use arrow_array::{BinaryArray, LargeBinaryArray};
+    let values: Vec<&[u8]> = vec![b"", b"\xff\x00binary", b"x"];
+    for dict_values in [
+        BinaryArray::from(values.clone()).to_data(),
+        LargeBinaryArray::from(values.clone()).to_data(),
+        BinaryArray::from(values.clone()).slice(1, 2).to_data(),
+    ] {
+        let dict = ColumnDict::new(&dict_values).unwrap();
+        let d = dict.len() as u32;
+        let codes: Vec<u32> = (0..100).map(|i| i % d).collect();
+        let rows = BinaryArray::from(vec![b"".as_slice(); 100]);
+        let mut page = Vec::new();
+        encode_coded_strings(&[rows.to_data()], &codes, &mut page, None).unwrap();
+        let all = arrow_array::make_array(dict_values.clone());
+        for dt in [DataType::Binary, DataType::LargeBinary] {
+            let got = decode_page_rows_with(&dt, StringLayout::AsStored, 100, &page, 0..100, Some(&dict)).unwrap();
+            got.validate_full().unwrap();
+            let got = arrow_array::make_array(got);
+            for (i, &c) in codes.iter().enumerate() {
+                let value = |a: &dyn Array, i: usize| -> Vec<u8> {
+                    use arrow_array::cast::AsArray;
+                    match a.data_type() {
+                        DataType::Binary => a.as_binary::<i32>().value(i).to_vec(),
+                        _ => a.as_binary::<i64>().value(i).to_vec(),
+                    }
+                };
+                assert_eq!(value(got.as_ref(), i), value(all.as_ref(), c as usize));
+            }
+        }
+    }
+    // Nulls in a dictionary are corrupt.
+    let with_null = StringArray::from(vec![Some("a"), None]).to_data();
+    assert!(ColumnDict::new(&with_null).unwrap_err().is_corruption());
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Any strings coded against any dictionary holding them read back, whole, in windows and
+    /// as views.
+    #[test]
+    fn column_dictionary_pages_round_trip(
+        words in proptest::collection::vec("[a-zé]{0,20}", 1..50),
+        picks in proptest::collection::vec((0usize..1000, proptest::bool::weighted(0.9)), 1..2000),
+        window in (0usize..2000, 0usize..2000),
+    ) {
+        let dict_values: Vec<&str> = words.iter().map(String::as_str).collect();
+        let dict = column_dict(&dict_values);
+        let codes: Vec<u32> = picks.iter().map(|&(p, _)| (p % words.len()) as u32).collect();
+        let rows = StringArray::from_iter(picks.iter().zip(&codes).map(|(&(_, ok), &c)| ok.then_some(dict_values[c as usize])));
+        let mut page = Vec::new();
+        encode_coded_strings(&[rows.to_data()], &codes, &mut page, Some(kompakt::Codec::Zstd { level: 1 })).unwrap();
+        let n = rows.len();
+        let (a, b) = (window.0 % (n + 1), window.1 % (n + 1));
+        let (a, b) = (a.min(b), a.max(b));
+        for layout in [StringLayout::AsStored, StringLayout::View] {
+            let got = decode_page_rows_with(&DataType::Utf8, layout, n, &page, a..b, Some(&dict)).unwrap();
+            got.validate_full().unwrap();
+            let want = rows.slice(a, b - a);
+            let got = arrow_array::make_array(got);
+            match layout {
+                StringLayout::AsStored => proptest::prop_assert_eq!(got.as_ref(), &want as &dyn Array),
+                _ => {
+                    let want = read_as(&want, layout).unwrap();
+                    proptest::prop_assert_eq!(got.as_ref(), want.as_ref());
+                }
+            }
+        }
     }
 }

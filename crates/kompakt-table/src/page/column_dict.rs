@@ -1,0 +1,76 @@
+//! The dictionary that the pages of a string or binary column share (encoding
+//! [`COLUMN_DICT`](super::encoding::COLUMN_DICT)), in the form page decoding gathers from.
+
+use arrow_buffer::Buffer;
+use arrow_data::ArrayData;
+use arrow_schema::DataType;
+use kompakt::{Error, Result};
+
+/// Bytes of slack after the values, so that copies of whole 16-byte chunks stay in bounds.
+pub(super) const SLACK: usize = 16;
+
+/// A column's shared string dictionary, decoded once per open table and used by every page
+/// coded against it.
+#[derive(Debug)]
+pub struct ColumnDict {
+    /// `d + 1` offsets of the values in `bytes`.
+    pub(super) starts: Vec<usize>,
+    /// The values back to back, then [`SLACK`] zero bytes.
+    pub(super) bytes: Buffer,
+    /// Each value as a 16-byte view into `bytes` (buffer 0), for pages read as views; `None`
+    /// when the values are too large for views' 32-bit offsets.
+    pub(super) views: Option<Vec<u128>>,
+}
+
+impl ColumnDict {
+    /// The dictionary holding `values`: a string or binary array (any offset width) without
+    /// nulls, already validated (as every decoded page is).
+    pub fn new(values: &ArrayData) -> Result<Self> {
+        let corrupt = |detail: &str| Error::corrupt("table dictionary", 0, detail);
+        if values.null_count() > 0 {
+            return Err(corrupt("a column dictionary holds nulls"));
+        }
+        let d = values.len();
+        let (starts, data) = match values.data_type() {
+            DataType::Utf8 | DataType::Binary => offsets::<4>(values),
+            DataType::LargeUtf8 | DataType::LargeBinary => offsets::<8>(values),
+            other => return Err(Error::Internal(format!("a column dictionary of {other}"))),
+        };
+        let mut padded = Vec::with_capacity(data.len() + SLACK);
+        padded.extend_from_slice(data);
+        padded.resize(data.len() + SLACK, 0);
+        let bytes = Buffer::from_vec(padded);
+        let views = (data.len() <= i32::MAX as usize).then(|| {
+            (0..d)
+                .map(|i| arrow_array::builder::make_view(&bytes[starts[i]..starts[i + 1]], 0, starts[i] as u32))
+                .collect()
+        });
+        Ok(ColumnDict { starts, bytes, views })
+    }
+
+    /// Values in the dictionary.
+    pub fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    /// Whether the dictionary has no values.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes it holds in memory (for cache accounting).
+    pub fn heap_size(&self) -> usize {
+        self.starts.len() * 8 + self.bytes.len() + self.views.as_ref().map_or(0, |v| v.len() * 16)
+    }
+}
+
+/// Offsets of the values of a string array with `OW`-byte offsets, rebased to start at 0, and
+/// the bytes they cover.
+fn offsets<const OW: usize>(values: &ArrayData) -> (Vec<usize>, &[u8]) {
+    let raw = &values.buffers()[0].as_slice()[values.offset() * OW..(values.offset() + values.len() + 1) * OW];
+    let (words, _) = raw.as_chunks::<OW>();
+    let first = super::load::<OW>(&words[0]) as usize;
+    let last = super::load::<OW>(&words[values.len()]) as usize;
+    let starts = words.iter().map(|w| super::load::<OW>(w) as usize - first).collect();
+    (starts, &values.buffers()[1].as_slice()[first..last])
+}

@@ -1,0 +1,331 @@
+//! The writer's side of a dictionary shared by every page of a string or binary column
+//! (encoding [`COLUMN_DICT`](crate::page::encoding::COLUMN_DICT)): values get codes in the
+//! order they are first seen, so a dictionary that grows keeps the meaning of every code
+//! already written, and is stored once, at the end, in the column's dictionary stream.
+//!
+//! A page of 16,384 flights holds about 3,000 of the 4,000 aircraft tail numbers: a
+//! dictionary per page stores most of them again in each page, one per column stores each
+//! once (docs/DESIGN.md, "What kompakt's table writer chooses").
+
+use crate::page::BuildFx;
+use arrow_buffer::{Buffer, ScalarBuffer};
+use arrow_data::{ArrayData, ArrayDataBuilder};
+use arrow_schema::DataType;
+use kompakt::{Error, Result};
+use std::collections::HashMap;
+
+/// Most values a shared dictionary takes (a reader decodes all of it for any page).
+const MAX_VALUES: usize = 1 << 16;
+/// Most bytes of values it takes: as Parquet's default dictionary page, 1 MiB, so that the
+/// first read of a few rows decodes little beyond them.
+const MAX_BYTES: usize = 1 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Takes new values.
+    Open,
+    /// At its size limit: pages whose values are all in it still use it.
+    Full,
+    /// The column's values do not repeat across pages: no page is coded against it.
+    Off,
+}
+
+/// A column's shared dictionary as it is being built.
+pub(crate) struct SharedStrings {
+    data_type: DataType,
+    lookup: HashMap<Box<[u8]>, u32, BuildFx>,
+    /// The values back to back, and where each ends.
+    data: Vec<u8>,
+    ends: Vec<usize>,
+    /// Values the file already holds in its dictionary stream (an append's starting point).
+    stored: usize,
+    state: State,
+    accepted: usize,
+    rejected: usize,
+}
+
+impl SharedStrings {
+    /// An empty dictionary for a column of `data_type` (a string or binary type).
+    pub fn new(data_type: &DataType) -> Self {
+        SharedStrings {
+            data_type: data_type.clone(),
+            lookup: HashMap::with_hasher(BuildFx),
+            data: Vec::new(),
+            ends: Vec::new(),
+            stored: 0,
+            state: State::Open,
+            accepted: 0,
+            rejected: 0,
+        }
+    }
+
+    /// The dictionary of a table being appended to, whose values so far are `values`.
+    pub fn with_values(values: &ArrayData) -> Result<Self> {
+        let mut s = SharedStrings::new(values.data_type());
+        let mut add = |v: &[u8]| s.push(v);
+        match values.data_type() {
+            DataType::Utf8 | DataType::Binary => for_each_value::<4>(values, &mut add),
+            DataType::LargeUtf8 | DataType::LargeBinary => for_each_value::<8>(values, &mut add),
+            other => return Err(Error::Internal(format!("a shared dictionary of {other}"))),
+        }
+        s.stored = s.ends.len();
+        s.accepted = 1;
+        if s.ends.len() >= MAX_VALUES || s.data.len() >= MAX_BYTES {
+            s.state = State::Full;
+        }
+        Ok(s)
+    }
+
+    fn push(&mut self, value: &[u8]) -> u32 {
+        let code = self.ends.len() as u32;
+        self.data.extend_from_slice(value);
+        self.ends.push(self.data.len());
+        self.lookup.insert(value.into(), code);
+        code
+    }
+
+    /// Forgets the values from the `keep`-th on (a page that added them was not coded).
+    fn truncate(&mut self, keep: usize) {
+        let start = if keep == 0 { 0 } else { self.ends[keep - 1] };
+        for i in keep..self.ends.len() {
+            let begin = if i == 0 { 0 } else { self.ends[i - 1] };
+            self.lookup.remove(&self.data[begin..self.ends[i]]);
+        }
+        self.ends.truncate(keep);
+        self.data.truncate(start);
+    }
+
+    /// The codes of a page's rows (`pieces`, arrays of the column's type), adding its new
+    /// values; `None` (and nothing added) when the page is better on its own: more than half
+    /// of its rows new values, or the dictionary full. Null rows take the code before them.
+    pub fn code_page(&mut self, pieces: &[ArrayData]) -> Option<Vec<u32>> {
+        let n: usize = pieces.iter().map(ArrayData::len).sum();
+        if self.state == State::Off || n == 0 {
+            return None;
+        }
+        let large = matches!(self.data_type, DataType::LargeUtf8 | DataType::LargeBinary);
+        // While no page has used it, a sample says whether the values repeat at all (ids and
+        // URLs do not): hashing and copying a page to find out would cost more.
+        if self.accepted == 0 {
+            let likely = match pieces {
+                [p] if large => sample_repeats::<8>(p),
+                [p] => sample_repeats::<4>(p),
+                _ => true,
+            };
+            if !likely {
+                return self.refuse(0);
+            }
+        }
+        let before = self.ends.len();
+        let max_new = n / 2;
+        let mut codes = Vec::with_capacity(n);
+        let mut first_valid = None;
+        let mut refused = false;
+        let mut each = |i: usize, value: Option<&[u8]>| -> bool {
+            let Some(value) = value else {
+                codes.push(codes.last().copied().unwrap_or(0));
+                return true;
+            };
+            let code = match self.lookup.get(value) {
+                Some(&c) => c,
+                None => {
+                    let new = self.ends.len() - before;
+                    if self.state == State::Full || new >= max_new {
+                        return false;
+                    }
+                    if self.ends.len() >= MAX_VALUES || self.data.len() + value.len() > MAX_BYTES {
+                        self.state = State::Full;
+                        return false;
+                    }
+                    self.push(value)
+                }
+            };
+            first_valid.get_or_insert(i);
+            codes.push(code);
+            true
+        };
+        let mut row = 0;
+        'pieces: for p in pieces {
+            let ok = if large {
+                visit::<8>(p, &mut row, &mut each)
+            } else {
+                visit::<4>(p, &mut row, &mut each)
+            };
+            if !ok {
+                refused = true;
+                break 'pieces;
+            }
+        }
+        match first_valid {
+            _ if refused => return self.refuse(before),
+            Some(first) => {
+                // Leading nulls took a placeholder: give them the first valid row's code.
+                let lead = codes[first];
+                codes[..first].fill(lead);
+            }
+            // Nulls only: any code will do, if there is one.
+            None if self.ends.is_empty() => return self.refuse(before),
+            None => {}
+        }
+        self.accepted += 1;
+        Some(codes)
+    }
+
+    /// Refuses a page: forgets what it added, and stops trying once most pages were refused.
+    fn refuse(&mut self, before: usize) -> Option<Vec<u32>> {
+        self.truncate(before);
+        self.rejected += 1;
+        if self.rejected >= 2 && self.rejected > self.accepted {
+            self.state = State::Off;
+        }
+        None
+    }
+
+    /// Whether the dictionary holds values the file does not have yet.
+    pub fn grew(&self) -> bool {
+        self.ends.len() > self.stored
+    }
+
+    /// The dictionary's values, as an array of the column's type.
+    pub fn values(&self) -> Result<ArrayData> {
+        let offsets: Buffer = match self.data_type {
+            DataType::LargeUtf8 | DataType::LargeBinary => {
+                ScalarBuffer::from_iter(std::iter::once(0i64).chain(self.ends.iter().map(|&e| e as i64))).into_inner()
+            }
+            _ => {
+                let last = self.ends.last().copied().unwrap_or(0);
+                if last > i32::MAX as usize {
+                    return Err(Error::Internal("a shared dictionary past 32-bit offsets".into()));
+                }
+                ScalarBuffer::from_iter(std::iter::once(0i32).chain(self.ends.iter().map(|&e| e as i32))).into_inner()
+            }
+        };
+        ArrayDataBuilder::new(self.data_type.clone())
+            .len(self.ends.len())
+            .add_buffer(offsets)
+            .add_buffer(Buffer::from(self.data.as_slice()))
+            .build()
+            .map_err(|e| Error::Internal(format!("a shared dictionary: {e}")))
+    }
+}
+
+/// Calls `each` with the row number and value (`None` for a null) of every row of `p`, a
+/// string array with `OW`-byte offsets; stops and returns false when `each` does.
+fn visit<const OW: usize>(p: &ArrayData, row: &mut usize, each: &mut impl FnMut(usize, Option<&[u8]>) -> bool) -> bool {
+    let raw = &p.buffers()[0].as_slice()[p.offset() * OW..(p.offset() + p.len() + 1) * OW];
+    let (offsets, _) = raw.as_chunks::<OW>();
+    let data = p.buffers()[1].as_slice();
+    let nulls = p.nulls();
+    for i in 0..p.len() {
+        let value = match nulls {
+            Some(nb) if nb.is_null(i) => None,
+            _ => Some(&data[load::<OW>(&offsets[i])..load::<OW>(&offsets[i + 1])]),
+        };
+        if !each(*row, value) {
+            return false;
+        }
+        *row += 1;
+    }
+    true
+}
+
+fn for_each_value<const OW: usize>(p: &ArrayData, add: &mut impl FnMut(&[u8]) -> u32) {
+    let mut row = 0;
+    visit::<OW>(p, &mut row, &mut |_, v| {
+        add(v.unwrap_or_default());
+        true
+    });
+}
+
+/// Whether the values of `p` repeat enough to be worth a dictionary, from a sample.
+fn sample_repeats<const OW: usize>(p: &ArrayData) -> bool {
+    let raw = &p.buffers()[0].as_slice()[p.offset() * OW..(p.offset() + p.len() + 1) * OW];
+    let (offsets, _) = raw.as_chunks::<OW>();
+    let data = p.buffers()[1].as_slice();
+    crate::page::repeats_likely(p.len(), |i| &data[load::<OW>(&offsets[i])..load::<OW>(&offsets[i + 1])])
+}
+
+fn load<const OW: usize>(b: &[u8; OW]) -> usize {
+    let mut a = [0u8; 8];
+    a[..OW].copy_from_slice(b);
+    u64::from_le_bytes(a) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Array, StringArray};
+
+    fn data(values: &[Option<&str>]) -> ArrayData {
+        StringArray::from(values.to_vec()).to_data()
+    }
+
+    #[test]
+    fn codes_keep_their_meaning_as_the_dictionary_grows() {
+        let mut s = SharedStrings::new(&DataType::Utf8);
+        let a = data(&[Some("x"), Some("y"), Some("x"), Some("x")]);
+        assert_eq!(s.code_page(&[a]), Some(vec![0, 1, 0, 0]));
+        let b = data(&[None, Some("z"), Some("y"), None, Some("y"), Some("y")]);
+        assert_eq!(s.code_page(&[b]), Some(vec![2, 2, 1, 1, 1, 1]));
+        let values = s.values().unwrap();
+        assert_eq!(
+            arrow_array::make_array(values).as_ref(),
+            &StringArray::from(vec!["x", "y", "z"]) as &dyn Array
+        );
+        assert!(s.grew());
+    }
+
+    #[test]
+    fn pages_of_new_values_are_refused_and_leave_nothing() {
+        let mut s = SharedStrings::new(&DataType::Utf8);
+        assert!(s
+            .code_page(&[data(&[Some("a"), Some("a"), Some("b"), Some("a")])])
+            .is_some());
+        let unique: Vec<String> = (0..100).map(|i| format!("u{i}")).collect();
+        let page = StringArray::from_iter_values(&unique).to_data();
+        assert_eq!(s.code_page(&[page]), None);
+        assert_eq!(s.ends.len(), 2);
+        assert_eq!(s.lookup.len(), 2);
+        // Still open for pages that repeat.
+        assert_eq!(
+            s.code_page(&[data(&[Some("b"), Some("c"), Some("b"), Some("b")])]),
+            Some(vec![1, 2, 1, 1])
+        );
+    }
+
+    #[test]
+    fn columns_without_repeats_stop_being_tried() {
+        let mut s = SharedStrings::new(&DataType::LargeUtf8);
+        for k in 0..3 {
+            let page = arrow_array::LargeStringArray::from_iter_values((0..64).map(|i| format!("{k}-{i}"))).to_data();
+            assert_eq!(s.code_page(&[page]), None);
+        }
+        assert_eq!(s.state, State::Off);
+    }
+
+    #[test]
+    fn an_append_continues_the_stored_dictionary() {
+        let stored = data(&[Some("p"), Some("q")]);
+        let mut s = SharedStrings::with_values(&stored).unwrap();
+        assert!(!s.grew());
+        assert_eq!(
+            s.code_page(&[data(&[Some("q"), Some("p"), Some("q")])]),
+            Some(vec![1, 0, 1])
+        );
+        assert!(!s.grew());
+        assert_eq!(
+            s.code_page(&[data(&[Some("r"), Some("r"), Some("p")])]),
+            Some(vec![2, 2, 0])
+        );
+        assert!(s.grew());
+    }
+
+    #[test]
+    fn all_null_pages_need_a_value_to_point_at() {
+        let mut s = SharedStrings::new(&DataType::Utf8);
+        assert_eq!(s.code_page(&[data(&[None, None])]), None);
+        let mut s = SharedStrings::new(&DataType::Utf8);
+        assert!(s.code_page(&[data(&[Some("a"), Some("a")])]).is_some());
+        assert_eq!(s.code_page(&[data(&[None, None])]), Some(vec![0, 0]));
+    }
+}
