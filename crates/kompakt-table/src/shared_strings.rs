@@ -96,12 +96,21 @@ impl SharedStrings {
     }
 
     /// The codes of a page's rows (`pieces`, arrays of the column's type), adding its new
-    /// values; `None` (and nothing added) when the page is better on its own: more than half
-    /// of its rows new values, or the dictionary full. Null rows take the code before them.
+    /// values: [`draft`](Self::draft) then [`commit`](Self::commit).
+    #[cfg(test)]
     pub fn code_page(&mut self, pieces: &[ArrayData]) -> Option<Vec<u32>> {
+        let draft = self.draft(pieces);
+        self.commit(draft).map(Coded::into_codes)
+    }
+
+    /// Phase one of coding a page (`pieces`, arrays of the column's type), read-only so that
+    /// the pages of a round run in parallel: each row's code in the dictionary as it stands,
+    /// or a mark and the index of a value new to it. Refused when more than half the rows are
+    /// new values (or when the column has stopped trying).
+    pub fn draft<'a>(&self, pieces: &'a [ArrayData]) -> Draft<'a> {
         let n: usize = pieces.iter().map(ArrayData::len).sum();
         if self.state == State::Off || n == 0 {
-            return None;
+            return Draft::Skipped;
         }
         let large = matches!(self.data_type, DataType::LargeUtf8 | DataType::LargeBinary);
         // While no page has used it, a sample says whether the values repeat at all (ids and
@@ -113,66 +122,117 @@ impl SharedStrings {
                 _ => true,
             };
             if !likely {
-                return self.refuse(0);
+                return Draft::Refused;
             }
         }
-        let before = self.ends.len();
         let max_new = n / 2;
         let mut codes = Vec::with_capacity(n);
+        let mut new: Vec<&'a [u8]> = Vec::new();
+        let mut local: HashMap<&'a [u8], u32, BuildFx> = HashMap::with_hasher(BuildFx);
         let mut first_valid = None;
-        let mut refused = false;
-        let mut each = |i: usize, value: Option<&[u8]>| -> bool {
+        let full = self.state == State::Full;
+        // The row before, which sorted and clustered columns repeat (hours, dates as text):
+        // one comparison instead of a hash.
+        let mut prev: Option<(&'a [u8], u32)> = None;
+        let mut each = |i: usize, value: Option<&'a [u8]>| -> bool {
             let Some(value) = value else {
                 codes.push(codes.last().copied().unwrap_or(0));
                 return true;
             };
-            let code = match self.lookup.get(value) {
+            if let Some((v, c)) = prev {
+                if v == value {
+                    codes.push(c);
+                    return true;
+                }
+            }
+            // (A first round finds the dictionary empty: no lookup.)
+            let known = if self.ends.is_empty() {
+                None
+            } else {
+                self.lookup.get(value)
+            };
+            let code = match known {
                 Some(&c) => c,
                 None => {
-                    let new = self.ends.len() - before;
-                    if self.state == State::Full || new >= max_new {
-                        return false;
+                    let next = new.len() as u32;
+                    match local.entry(value) {
+                        std::collections::hash_map::Entry::Occupied(e) => NEW | *e.get(),
+                        std::collections::hash_map::Entry::Vacant(e) => {
+                            if full || new.len() >= max_new {
+                                return false;
+                            }
+                            e.insert(next);
+                            new.push(value);
+                            NEW | next
+                        }
                     }
-                    if self.ends.len() >= MAX_VALUES || self.data.len() + value.len() > MAX_BYTES {
-                        self.state = State::Full;
-                        return false;
-                    }
-                    self.push(value)
                 }
             };
             first_valid.get_or_insert(i);
             codes.push(code);
+            prev = Some((value, code));
             true
         };
         let mut row = 0;
-        'pieces: for p in pieces {
+        for p in pieces {
             let ok = if large {
                 visit::<8>(p, &mut row, &mut each)
             } else {
                 visit::<4>(p, &mut row, &mut each)
             };
             if !ok {
-                refused = true;
-                break 'pieces;
+                return Draft::Refused;
             }
         }
-        match first_valid {
-            _ if refused => return self.refuse(before),
-            Some(first) => {
-                // Leading nulls took a placeholder: give them the first valid row's code.
-                let lead = codes[first];
-                codes[..first].fill(lead);
-            }
-            // Nulls only: any code will do, if there is one.
-            None if self.ends.is_empty() => return self.refuse(before),
-            None => {}
+        Draft::Coded {
+            codes,
+            new,
+            first_valid,
+        }
+    }
+
+    /// Phase two, page by page in order: adds a drafted page's new values (some an earlier
+    /// page of the round may have added already) and gives their codes; `None` (and nothing
+    /// added) when the page is refused, here or by its draft.
+    pub fn commit(&mut self, draft: Draft<'_>) -> Option<Coded> {
+        let (codes, new, first_valid) = match draft {
+            Draft::Skipped => return None,
+            Draft::Refused => return self.refuse(self.ends.len()),
+            Draft::Coded {
+                codes,
+                new,
+                first_valid,
+            } => (codes, new, first_valid),
+        };
+        let before = self.ends.len();
+        let mut map = Vec::with_capacity(new.len());
+        for value in new {
+            let code = match self.lookup.get(value) {
+                Some(&c) => c,
+                None => {
+                    if self.ends.len() >= MAX_VALUES || self.data.len() + value.len() > MAX_BYTES {
+                        self.state = State::Full;
+                        return self.refuse(before);
+                    }
+                    self.push(value)
+                }
+            };
+            map.push(code);
+        }
+        // Nulls only: any code will do, if there is one.
+        if first_valid.is_none() && self.ends.is_empty() {
+            return self.refuse(before);
         }
         self.accepted += 1;
-        Some(codes)
+        Some(Coded {
+            codes,
+            map,
+            first_valid: first_valid.unwrap_or(0),
+        })
     }
 
     /// Refuses a page: forgets what it added, and stops trying once most pages were refused.
-    fn refuse(&mut self, before: usize) -> Option<Vec<u32>> {
+    fn refuse<T>(&mut self, before: usize) -> Option<T> {
         self.truncate(before);
         self.rejected += 1;
         if self.rejected >= 2 && self.rejected > self.accepted {
@@ -209,9 +269,60 @@ impl SharedStrings {
     }
 }
 
+/// Marks a drafted code as the index of a value new to the dictionary (codes stay below 2^16).
+const NEW: u32 = 1 << 31;
+
+/// A page's codes after phase one ([`SharedStrings::draft`]).
+pub(crate) enum Draft<'a> {
+    /// The column no longer tries (or the page is empty): not a refusal.
+    Skipped,
+    /// Better on its own.
+    Refused,
+    /// Codes, some marked [`NEW`] with the index of a value in `new`.
+    Coded {
+        codes: Vec<u32>,
+        new: Vec<&'a [u8]>,
+        first_valid: Option<usize>,
+    },
+}
+
+/// A page's codes after phase two: the drafted codes and the codes of its new values.
+pub(crate) struct Coded {
+    codes: Vec<u32>,
+    map: Vec<u32>,
+    first_valid: usize,
+}
+
+impl Coded {
+    /// The page's final codes (in parallel with other pages: a pass over the rows).
+    pub fn into_codes(self) -> Vec<u32> {
+        let Coded {
+            mut codes,
+            map,
+            first_valid,
+        } = self;
+        if !map.is_empty() {
+            for c in &mut codes {
+                if *c & NEW != 0 {
+                    *c = map[(*c & !NEW) as usize];
+                }
+            }
+        }
+        // Leading nulls took a placeholder: give them the first valid row's code (0 when every
+        // row is null).
+        let lead = codes.get(first_valid).copied().unwrap_or(0);
+        codes[..first_valid].fill(lead);
+        codes
+    }
+}
+
 /// Calls `each` with the row number and value (`None` for a null) of every row of `p`, a
 /// string array with `OW`-byte offsets; stops and returns false when `each` does.
-fn visit<const OW: usize>(p: &ArrayData, row: &mut usize, each: &mut impl FnMut(usize, Option<&[u8]>) -> bool) -> bool {
+fn visit<'a, const OW: usize>(
+    p: &'a ArrayData,
+    row: &mut usize,
+    each: &mut impl FnMut(usize, Option<&'a [u8]>) -> bool,
+) -> bool {
     let raw = &p.buffers()[0].as_slice()[p.offset() * OW..(p.offset() + p.len() + 1) * OW];
     let (offsets, _) = raw.as_chunks::<OW>();
     let data = p.buffers()[1].as_slice();

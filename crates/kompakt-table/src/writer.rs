@@ -5,7 +5,7 @@ use crate::dict::DictState;
 use crate::meta::{PageEntry, TableMeta, MAX_ROWS_PER_GROUP};
 use crate::page::{encode_coded_strings, encode_page};
 use crate::schema::{check_supported, to_json, ColumnLayout};
-use crate::shared_strings::SharedStrings;
+use crate::shared_strings::{Coded, Draft, SharedStrings};
 use crate::sort::{SortCheck, SortKey};
 use crate::threads::overlap;
 use arrow_array::RecordBatch;
@@ -459,25 +459,33 @@ impl<W: Write> TableWriter<W> {
             .block_settings();
         let mut shared = std::mem::take(&mut self.shared);
         let encode = || -> Result<Vec<EncodedPage>> {
-            // Codes into the shared dictionaries first: a column's groups in order (a page may
-            // use values the pages before it added), columns in parallel. coded[c][g].
-            let coded: Vec<Vec<Option<Vec<u32>>>> = shared
-                .par_iter_mut()
-                .enumerate()
-                .map(|(c, s)| match s {
-                    Some(s) => work.iter().map(|pieces| s.code_page(&pieces[c])).collect(),
-                    None => vec![None; work.len()],
+            // Codes into the shared dictionaries first: every page drafted in parallel against
+            // the dictionary as the round found it, then committed in order (a page may use
+            // values the pages before it added), each cheap. coded[g][c].
+            let columns = shared.len();
+            let drafts: Vec<Draft<'_>> = (0..work.len() * columns)
+                .into_par_iter()
+                .map(|i| match &shared[i % columns] {
+                    Some(s) => s.draft(&work[i / columns][i % columns]),
+                    None => Draft::Skipped,
                 })
                 .collect();
+            let mut coded: Vec<Option<Coded>> = Vec::with_capacity(drafts.len());
+            for (i, draft) in drafts.into_iter().enumerate() {
+                coded.push(shared[i % columns].as_mut().and_then(|s| s.commit(draft)));
+            }
+            let coded = std::sync::Mutex::new(coded);
             work.par_iter()
                 .enumerate()
                 .flat_map_iter(|(g, pieces)| pieces.iter().enumerate().map(move |(c, p)| (g, c, p)))
                 .map(|(g, c, pieces)| {
                     let mut page = Vec::new();
                     // `body`: how the values are encoded; for codes, how the codes are.
-                    let (encoded, body, strings) = match &coded[c][g] {
+                    let codes = coded.lock().expect("page codes")[g * columns + c].take();
+                    let (encoded, body, strings) = match codes {
                         Some(codes) => {
-                            let (e, codes) = encode_coded_strings(pieces, codes, &mut page, trial_codec)?;
+                            let codes = codes.into_codes();
+                            let (e, codes) = encode_coded_strings(pieces, &codes, &mut page, trial_codec)?;
                             (e, codes, false)
                         }
                         None => {

@@ -399,8 +399,10 @@ fn choose_words<const W: usize>(vals: &[u8], kind: Kind, choice: Choice, out: &m
                 // since an entropy coder spends at least a bit on every byte.
                 // (Not 0 bits: a dictionary's values must take a bit each, see
                 // `encode_dictionary_values`; elsewhere runs take equal values first.)
+                // Only below 4 bits of entropy a code: above, bytes through an entropy coder
+                // come close enough to it (and pack_instead took the pages where they do not).
                 let pack = pack_instead(codes, bits)
-                    || bits > 0 && {
+                    || bits > 0 && entropy_bits(codes) < 4.0 && {
                         let mut packed = Vec::with_capacity((words.len() * bits).div_ceil(8) + 2 + W);
                         encode_bitpack::<W>(words, bits, base, &mut packed);
                         !bytes_beat_packed(choice.codec, codes, &packed[2 + W..])
@@ -486,13 +488,18 @@ fn choose_words<const W: usize>(vals: &[u8], kind: Kind, choice: Choice, out: &m
 ///
 /// [`MIN_ENTROPY_SAVING`]: kompakt::codec::MIN_ENTROPY_SAVING
 fn pack_instead(codes: &[u8], bits: usize) -> bool {
-    use kompakt::codec::{entropy_saving_bound, MIN_ENTROPY_SAVING, MIN_SAVING, SAMPLES};
-    let entropy_bits = 8.0 * (1.0 - entropy_saving_bound(codes, SAMPLES));
-    if entropy_bits < bits as f64 * (1.0 - MIN_ENTROPY_SAVING) {
+    use kompakt::codec::{MIN_ENTROPY_SAVING, MIN_SAVING, SAMPLES};
+    if entropy_bits(codes) < bits as f64 * (1.0 - MIN_ENTROPY_SAVING) {
         return false;
     }
     let lz4 = kompakt::Codec::Lz4 { acceleration: 1 };
     trial_fraction(lz4, codes, SAMPLES).is_some_and(|f| f > 1.0 - MIN_SAVING)
+}
+
+/// Bits of order-0 entropy a byte of `codes` holds, from samples' histograms.
+fn entropy_bits(codes: &[u8]) -> f64 {
+    use kompakt::codec::{entropy_saving_bound, SAMPLES};
+    8.0 * (1.0 - entropy_saving_bound(codes, SAMPLES))
 }
 
 /// The fraction of its size `codec` leaves of up to `samples` samples of `data` (trial
@@ -516,7 +523,8 @@ pub(crate) fn trial_fraction(codec: kompakt::Codec, data: &[u8], samples: usize)
 /// compressions of samples of both. Both decode at about the same speed, so no margin. The
 /// writer decides the same way whether a bit-packed page goes through the codec.
 fn bytes_beat_packed(codec: Option<kompakt::Codec>, codes: &[u8], packed: &[u8]) -> bool {
-    const TRIALS: usize = 4;
+    // Two samples each: it runs on every page of narrow integers (hours, minutes, codes).
+    const TRIALS: usize = 2;
     let Some(codec) = trial_stand_in(codec) else {
         return false;
     };
