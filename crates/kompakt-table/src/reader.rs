@@ -820,8 +820,19 @@ impl TableReader {
                 let parts: Vec<&dyn arrow_array::Array> = (0..windows.len())
                     .map(|w| pages[w * columns.len() + k].as_ref())
                     .collect();
-                arrow_select::interleave::interleave(&parts, &places)
-                    .map_err(|e| Error::corrupt("table page", 0, e.to_string()))
+                let interleave = |parts: &[&dyn arrow_array::Array]| {
+                    arrow_select::interleave::interleave(parts, &places)
+                        .map_err(|e| Error::corrupt("table page", 0, e.to_string()))
+                };
+                if !matches!(schema.field(k).data_type(), DataType::Dictionary(..)) {
+                    return interleave(&parts);
+                }
+                // The keys, then the column's one dictionary: interleaving dictionary arrays
+                // would append one copy of it per page, as values that differ.
+                use arrow_array::cast::AsArray;
+                let keys: Vec<&dyn arrow_array::Array> = parts.iter().map(|p| p.as_any_dictionary().keys()).collect();
+                dictionary_array(interleave(&keys)?.to_data(), self.dictionary(columns[k])?)
+                    .map_err(|e| Error::corrupt("table page", 0, format!("invalid dictionary keys: {e}")))
             })
             .collect::<Result<Vec<_>>>()?;
         let opts = RecordBatchOptions::new().with_row_count(Some(indices.len()));

@@ -322,6 +322,14 @@ fn check_take(t: &TableReader, batch: &RecordBatch, cols: &[usize], indices: &[u
             "column {} at {indices:?}",
             batch.schema().field(c).name()
         );
+        if let DataType::Dictionary(..) = want.data_type() {
+            // The column's one dictionary, not a copy per row group taken from.
+            use arrow_array::cast::AsArray;
+            assert_eq!(
+                got.column(j).as_any_dictionary().values().len(),
+                batch.column(c).as_any_dictionary().values().len()
+            );
+        }
     }
 }
 
