@@ -230,6 +230,16 @@ kpk_status kpk_table_read_into(const kpk_table *table, uint32_t column, uint64_t
  * rows are read, on all the table's threads. */
 kpk_status kpk_table_read(const kpk_table *table, const uint32_t *columns, size_t ncolumns, uint64_t from,
                           uint64_t to, struct ArrowSchema *schema, struct ArrowArray *array);
+/* Rows at the `nrows` positions `rows` (in that order, repeats allowed) of a fixed-width
+ * column, as kpk_table_read_into reads a range: dst_len = nrows x the type's width; validity
+ * (if not NULL) (nrows + 7) / 8 bytes. Each row group holding any of them is decoded once. */
+kpk_status kpk_table_take_into(const kpk_table *table, uint32_t column, const uint64_t *rows, size_t nrows,
+                               void *dst, size_t dst_len, uint8_t *validity, int32_t *has_nulls);
+/* Rows at the `nrows` positions `rows` (in that order, repeats allowed) of `columns`
+ * (positions; NULL: all), as one struct array exported into `schema` and `array`, as
+ * kpk_table_read does for a range. */
+kpk_status kpk_table_take(const kpk_table *table, const uint32_t *columns, size_t ncolumns, const uint64_t *rows,
+                          size_t nrows, struct ArrowSchema *schema, struct ArrowArray *array);
 
 #ifdef __cplusplus
 }

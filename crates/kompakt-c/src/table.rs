@@ -538,6 +538,117 @@ pub unsafe extern "C" fn kpk_table_read(
     })
 }
 
+/// Takes rows `rows` (`nrows` positions, in the order given, repeats allowed) of fixed-width
+/// column `column`, as [`kpk_table_read_into`] reads a range: values into `dst` (`dst_len` =
+/// `nrows` times the type's width), `*has_nulls`, and the validity bits when asked. Each row
+/// group holding any of the rows is decoded once.
+///
+/// # Safety
+/// `table` is a live handle; `rows` holds `nrows` readable positions; `dst` holds `dst_len`
+/// writable bytes; `validity` is NULL or holds `(nrows + 7) / 8` writable bytes; `has_nulls`
+/// is writable.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_table_take_into(
+    table: *const kpk_table,
+    column: u32,
+    rows: *const u64,
+    nrows: usize,
+    dst: *mut c_void,
+    dst_len: usize,
+    validity: *mut u8,
+    has_nulls: *mut i32,
+) -> kpk_status {
+    guard(|| {
+        let t = table_ref(table)?;
+        let rows = array_arg(rows, nrows, "rows")?;
+        let c = column as usize;
+        if c >= t.reader.schema().fields().len() {
+            return Err(Failure::usage(format!(
+                "column {column} of a table of {} columns",
+                t.reader.schema().fields().len()
+            )));
+        }
+        let dt = t.reader.schema().field(c).data_type().clone();
+        let width = match (&dt, dt.primitive_width()) {
+            (DataType::Dictionary(..) | DataType::Boolean, _) | (_, None) => {
+                return Err(Failure::usage(format!("column {column} is {dt}, not fixed-width")))
+            }
+            (_, Some(w)) => w,
+        };
+        if dst_len != width * nrows || (dst.is_null() && dst_len > 0) {
+            return Err(Failure::usage(format!(
+                "{nrows} rows of {dt} need a buffer of {} bytes, not {dst_len}",
+                width * nrows
+            )));
+        }
+        let (_, batch) = t.reader.take(Some(&[c]), rows, t.threads).map_err(about(&t.path))?;
+        let data = batch.column(0).to_data();
+        let values = &data.buffers()[0].as_slice()[data.offset() * width..(data.offset() + nrows) * width];
+        if dst_len > 0 {
+            // SAFETY: `dst` holds `dst_len` writable bytes nobody else uses during the call
+            // (the header's contract); NULL was refused above.
+            let out = unsafe { std::slice::from_raw_parts_mut(dst.cast::<u8>(), dst_len) };
+            out.copy_from_slice(values);
+        }
+        let nulls = data.null_count() > 0;
+        if let (true, Some(bits), false) = (nulls, data.nulls(), validity.is_null()) {
+            // SAFETY: `validity` holds (nrows + 7) / 8 writable bytes (the header's contract);
+            // NULL was checked just above.
+            let dst = unsafe { std::slice::from_raw_parts_mut(validity, nrows.div_ceil(8)) };
+            dst.fill(0);
+            for (i, valid) in bits.iter().enumerate() {
+                if valid {
+                    dst[i / 8] |= 1 << (i % 8);
+                }
+            }
+        }
+        put(has_nulls, i32::from(nulls))
+    })
+}
+
+/// Takes rows `rows` (`nrows` positions, in the order given, repeats allowed) of the columns
+/// `columns` (positions; all when `columns` is NULL) as one struct array, exported as
+/// [`kpk_table_read`] exports a range.
+///
+/// # Safety
+/// `table` is a live handle; `columns` is NULL or holds `ncolumns` readable positions; `rows`
+/// holds `nrows` readable positions; `schema` and `array` point at writable memory for one
+/// struct each.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_table_take(
+    table: *const kpk_table,
+    columns: *const u32,
+    ncolumns: usize,
+    rows: *const u64,
+    nrows: usize,
+    schema: *mut FFI_ArrowSchema,
+    array: *mut FFI_ArrowArray,
+) -> kpk_status {
+    guard(|| {
+        let t = table_ref(table)?;
+        let rows = array_arg(rows, nrows, "rows")?;
+        let picked: Option<Vec<usize>> = if columns.is_null() {
+            None
+        } else {
+            Some(
+                array_arg(columns, ncolumns, "columns")?
+                    .iter()
+                    .map(|&c| c as usize)
+                    .collect(),
+            )
+        };
+        let (_, batch) = t
+            .reader
+            .take(picked.as_deref(), rows, t.threads)
+            .map_err(about(&t.path))?;
+        let batch = StructArray::from(batch);
+        let (ffi_array, ffi_schema) =
+            to_ffi(&batch.to_data()).map_err(|e| Failure(crate::KPK_ERROR_INTERNAL, e.to_string()))?;
+        put(array, ffi_array)?;
+        put(schema, ffi_schema)
+    })
+}
+
 /// One column's chunks (one per row group for variable-width types) as one array.
 fn concat(chunks: Vec<ArrayRef>, dt: &DataType) -> Result<ArrayRef, Failure> {
     match chunks.len() {
@@ -727,6 +838,111 @@ mod tests {
             let got = StructArray::from(data);
             assert_eq!(got.column(0).to_data(), b.column(3).slice(4000, 5000).to_data());
             assert_eq!(got.column(1).to_data(), b.column(2).slice(4000, 5000).to_data());
+            kpk_table_close(t);
+        }
+    }
+
+    #[test]
+    fn rows_by_number_through_the_c_api() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = CString::new(dir.path().join("t.kpk").to_str().unwrap()).unwrap();
+        let b = batch(20_000);
+        let opts = kpk_table_options {
+            codec: null(),
+            level: KPK_LEVEL_DEFAULT,
+            threads: 2,
+            rows_per_group: 1000,
+            sort_columns: null(),
+            sort_descending: null(),
+            sort_nulls_first: null(),
+            n_sort: 0,
+            metadata_keys: null(),
+            metadata_values: null(),
+            n_metadata: 0,
+            string_codec: null(),
+        };
+        let rows = [19_999u64, 5, 12_345, 5, 0, 10];
+        unsafe {
+            let (mut schema, mut array) = exported(&b);
+            assert_eq!(kpk_table_write(path.as_ptr(), &mut schema, &mut array, &opts), KPK_OK);
+            let mut t = null_mut();
+            assert_eq!(kpk_table_open_file(path.as_ptr(), 2, &mut t), KPK_OK);
+            // Fixed width into caller memory, in the order asked, with validity.
+            let mut ints = [0i32; 6];
+            let mut validity = [0u8; 1];
+            let mut has_nulls = 0;
+            assert_eq!(
+                kpk_table_take_into(
+                    t,
+                    0,
+                    rows.as_ptr(),
+                    rows.len(),
+                    ints.as_mut_ptr().cast(),
+                    24,
+                    validity.as_mut_ptr(),
+                    &mut has_nulls
+                ),
+                KPK_OK,
+                "{}",
+                last_error()
+            );
+            assert_eq!(has_nulls, 1);
+            for (k, &r) in rows.iter().enumerate() {
+                let valid = validity[0] >> k & 1 == 1;
+                assert_eq!(valid, r % 5 != 0, "row {r}");
+                if valid {
+                    assert_eq!(ints[k], r as i32);
+                }
+            }
+            // Every type as a struct array: equal to taking from the batch.
+            let (mut schema, mut array) = (FFI_ArrowSchema::empty(), FFI_ArrowArray::empty());
+            assert_eq!(
+                kpk_table_take(t, null(), 0, rows.as_ptr(), rows.len(), &mut schema, &mut array),
+                KPK_OK
+            );
+            let got = StructArray::from(from_ffi(array, &schema).unwrap());
+            let indices = arrow_array::UInt64Array::from(rows.to_vec());
+            for c in 0..4 {
+                let want = arrow_select::take::take(b.column(c).as_ref(), &indices, None).unwrap();
+                assert_eq!(got.column(c).as_ref(), want.as_ref(), "column {c}");
+            }
+            // No rows; a row past the end; a column that is not fixed-width; a short buffer.
+            let (mut schema, mut array) = (FFI_ArrowSchema::empty(), FFI_ArrowArray::empty());
+            assert_eq!(
+                kpk_table_take(t, [2u32].as_ptr(), 1, null(), 0, &mut schema, &mut array),
+                KPK_OK
+            );
+            assert_eq!(StructArray::from(from_ffi(array, &schema).unwrap()).len(), 0);
+            let past = [20_000u64];
+            assert_eq!(
+                kpk_table_take_into(
+                    t,
+                    0,
+                    past.as_ptr(),
+                    1,
+                    ints.as_mut_ptr().cast(),
+                    4,
+                    null_mut(),
+                    &mut has_nulls
+                ),
+                KPK_ERROR_OPTION
+            );
+            for (column, len) in [(2u32, 4usize), (3, 4), (0, 8), (9, 4)] {
+                assert_eq!(
+                    kpk_table_take_into(
+                        t,
+                        column,
+                        rows.as_ptr(),
+                        1,
+                        ints.as_mut_ptr().cast(),
+                        len,
+                        null_mut(),
+                        &mut has_nulls
+                    ),
+                    KPK_ERROR_USAGE,
+                    "column {column}, {len} bytes"
+                );
+            }
             kpk_table_close(t);
         }
     }

@@ -119,7 +119,8 @@
 #' range of rows, decoding only the pages that hold them. `append_kpk_table()` adds rows in
 #' place (an interrupted append is undone when the table is next opened), `kpk_table_info()`
 #' describes a table from its index alone, and `kpk_table()` opens a lazy handle indexed like a
-#' data frame: `t[1e6:2e6, c("a", "b")]`.
+#' data frame: `t[1e6:2e6, c("a", "b")]`; rows that are not one range (`t[c(5, 1e6, 3), ]`) are
+#' taken by number, decoding only the row groups that hold them, each once.
 #'
 #' These are the same files as Python's `kompakt.write_table` / `kompakt.read_table` and the
 #' `kompakt head`, `inspect` and `verify` commands: a factor is a dictionary column
@@ -276,8 +277,10 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
   c(from - 1, to)
 }
 
-# Rows [lo, hi) (0-based) of the columns at `pos`, as a data frame of their R types.
-.read_rows <- function(t, pos, lo, hi, as.data.table = FALSE) {
+# Rows [lo, hi) (0-based) of the columns at `pos`, as a data frame of their R types; or, when
+# `rows` is given, the rows at those positions (1-based, any order, repeats allowed), each row
+# group holding any of them decoded once.
+.read_rows <- function(t, pos, lo, hi, as.data.table = FALSE, rows = NULL) {
   info <- t$info
   meta <- t$meta
   names <- info$names[pos]
@@ -287,11 +290,15 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
   attrs <- if (is.null(meta)) vector("list", length(pos)) else unname(meta$attributes[names])
   # Attributes are set in C, on vectors nothing else references yet: from R, each would copy.
   cols <- .Call(kpk_table_read_c, t$ptr, as.integer(pos - 1L), names, as.numeric(lo), as.numeric(hi),
-                info$formats[pos], info$dictionaries[pos], info$ordered[pos], int64, types, attrs)
+                info$formats[pos], info$dictionaries[pos], info$ordered[pos], int64, types, attrs,
+                if (is.null(rows)) NULL else as.numeric(rows) - 1)
   names(cols) <- names
-  n <- hi - lo
+  n <- if (is.null(rows)) hi - lo else length(rows)
   frame_class <- if (is.null(meta)) "data.frame" else meta$class
-  rn <- if (!is.null(meta$row.names) && length(meta$row.names) == info$rows) meta$row.names[(lo + 1):hi] else NULL
+  rn <- if (!is.null(meta$row.names) && length(meta$row.names) == info$rows) {
+    # Repeated rows get unique names, as `[.data.frame` gives them ("a", "a.1").
+    if (is.null(rows)) meta$row.names[(lo + 1):hi] else make.unique(meta$row.names[rows])
+  }
   df <- structure(cols, names = names,
                   row.names = if (!is.null(rn) && n > 0) rn else .set_row_names(as.integer(n)),
                   class = "data.frame")
@@ -407,9 +414,11 @@ kpk_table <- function(path, threads = 0L) {
     } else {
       lo <- min(rows) - 1
       hi <- max(rows)
-      out <- .read_rows(t, pos, lo, hi)
-      if (!identical(as.numeric(rows), as.numeric(seq(lo + 1, hi)))) {
-        out <- out[rows - lo, , drop = FALSE]
+      if (identical(as.numeric(rows), as.numeric(seq(lo + 1, hi)))) {
+        out <- .read_rows(t, pos, lo, hi)
+      } else {
+        # Scattered rows: a take decodes only the row groups that hold them, once each.
+        out <- .read_rows(t, pos, 0, 0, rows = rows)
       }
     }
   }

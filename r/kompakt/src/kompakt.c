@@ -560,7 +560,7 @@ SEXP kpk_table_close_c(SEXP ptr);
 SEXP kpk_table_info_c(SEXP ptr);
 SEXP kpk_table_sizes_c(SEXP ptr);
 SEXP kpk_table_read_c(SEXP ptr, SEXP columns, SEXP names, SEXP from, SEXP to, SEXP formats, SEXP dicts,
-                      SEXP ordered, SEXP as_int64, SEXP types, SEXP attrs);
+                      SEXP ordered, SEXP as_int64, SEXP types, SEXP attrs, SEXP rows);
 
 static const R_CallMethodDef call_methods[] = {
     {"kpk_save_c", (DL_FUNC)&kpk_save_c, 5},
@@ -583,7 +583,7 @@ static const R_CallMethodDef call_methods[] = {
     {"kpk_table_close_c", (DL_FUNC)&kpk_table_close_c, 1},
     {"kpk_table_info_c", (DL_FUNC)&kpk_table_info_c, 1},
     {"kpk_table_sizes_c", (DL_FUNC)&kpk_table_sizes_c, 1},
-    {"kpk_table_read_c", (DL_FUNC)&kpk_table_read_c, 11},
+    {"kpk_table_read_c", (DL_FUNC)&kpk_table_read_c, 12},
     {NULL, NULL, 0}};
 
 void R_init_kompakt(DllInfo *dll) {

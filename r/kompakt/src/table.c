@@ -652,14 +652,25 @@ SEXP kpk_table_sizes_c(SEXP ptr) {
     return out;
 }
 
+/* The rows a read takes: [from, to), or, when `rows` is not NULL, the `n` 0-based positions
+ * it holds (in that order, repeats allowed: a take, which decodes each row group once). */
+typedef struct {
+    uint64_t from, to;
+    const uint64_t *rows;
+    R_xlen_t n;
+} row_selection;
+
 /* Reads a fixed-width column's rows into `dst`; returns the validity bitmap (R_alloc) or NULL
  * when every row is valid. */
-static const uint8_t *read_into(kpk_table *t, uint32_t col, uint64_t from, uint64_t to, void *dst, size_t width,
+static const uint8_t *read_into(kpk_table *t, uint32_t col, const row_selection *sel, void *dst, size_t width,
                                 const char *name) {
-    uint8_t *validity = R_alloc((size_t)((to - from + 7) / 8) + 1, 1);
+    size_t n = (size_t)sel->n;
+    uint8_t *validity = R_alloc((n + 7) / 8 + 1, 1);
     int32_t has_nulls = 0;
-    if (kpk_table_read_into(t, col, from, to, dst, (size_t)(to - from) * width, validity, &has_nulls) != KPK_OK)
-        table_error("cannot read column", name);
+    kpk_status status = sel->rows
+        ? kpk_table_take_into(t, col, sel->rows, n, dst, n * width, validity, &has_nulls)
+        : kpk_table_read_into(t, col, sel->from, sel->to, dst, n * width, validity, &has_nulls);
+    if (status != KPK_OK) table_error("cannot read column", name);
     return has_nulls ? validity : NULL;
 }
 
@@ -675,14 +686,14 @@ static uint64_t unit_per_second(char unit) {
 }
 
 /* The R vector of a fixed-width column, decoded in place where R's layout is Arrow's. */
-static SEXP read_fixed(kpk_table *t, uint32_t col, uint64_t from, uint64_t to, const char *format, int as_int64,
+static SEXP read_fixed(kpk_table *t, uint32_t col, const row_selection *sel, const char *format, int as_int64,
                        const char *type, const char *name) {
-    R_xlen_t n = (R_xlen_t)(to - from);
+    R_xlen_t n = sel->n;
     SEXP out;
     if (!strcmp(format, "i") || (!strcmp(format, "tdD") && !strcmp(type, "integer"))) {
         /* int32, and date32 that R wrote from integer days: straight into the integer vector. */
         out = PROTECT(Rf_allocVector(INTSXP, n));
-        const uint8_t *valid = read_into(t, col, from, to, INTEGER(out), 4, name);
+        const uint8_t *valid = read_into(t, col, sel, INTEGER(out), 4, name);
         int *iv = INTEGER(out);
         for (R_xlen_t i = 0; valid && i < n; i++)
             if (!VALID(valid, i)) iv[i] = NA_INTEGER;
@@ -691,10 +702,10 @@ static SEXP read_fixed(kpk_table *t, uint32_t col, uint64_t from, uint64_t to, c
         double *rv = REAL(out);
         const uint8_t *valid;
         if (format[0] == 'g') {
-            valid = read_into(t, col, from, to, REAL(out), 8, name);
+            valid = read_into(t, col, sel, REAL(out), 8, name);
         } else {
             /* float32 decodes into the first half of the vector, widened from the end. */
-            valid = read_into(t, col, from, to, REAL(out), 4, name);
+            valid = read_into(t, col, sel, REAL(out), 4, name);
             const float *f = (const float *)REAL(out);
             for (R_xlen_t i = n - 1; i >= 0; i--) rv[i] = (double)f[i];
         }
@@ -702,12 +713,12 @@ static SEXP read_fixed(kpk_table *t, uint32_t col, uint64_t from, uint64_t to, c
             if (!VALID(valid, i)) rv[i] = NA_REAL;
     } else if (!strcmp(format, "C") && !strcmp(type, "raw")) {
         out = PROTECT(Rf_allocVector(RAWSXP, n));
-        read_into(t, col, from, to, RAW(out), 1, name);
+        read_into(t, col, sel, RAW(out), 1, name);
     } else if (!strcmp(format, "c") || !strcmp(format, "C") || !strcmp(format, "s") || !strcmp(format, "S")) {
         /* Narrow integers decode into the front of the int vector, widened from the end. */
         out = PROTECT(Rf_allocVector(INTSXP, n));
         size_t width = (format[0] == 'c' || format[0] == 'C') ? 1 : 2;
-        const uint8_t *valid = read_into(t, col, from, to, INTEGER(out), width, name);
+        const uint8_t *valid = read_into(t, col, sel, INTEGER(out), width, name);
         int *v = INTEGER(out);
         for (R_xlen_t i = n - 1; i >= 0; i--) {
             int value;
@@ -725,7 +736,7 @@ static SEXP read_fixed(kpk_table *t, uint32_t col, uint64_t from, uint64_t to, c
         out = PROTECT(Rf_allocVector(REALSXP, n));
         double *rv = REAL(out);
         size_t width = format[0] == 'I' ? 4 : 8;
-        const uint8_t *valid = read_into(t, col, from, to, REAL(out), width, name);
+        const uint8_t *valid = read_into(t, col, sel, REAL(out), width, name);
         if (format[0] == 'I') {
             const uint32_t *u = (const uint32_t *)REAL(out);
             for (R_xlen_t i = n - 1; i >= 0; i--) rv[i] = VALID(valid, i) ? (double)u[i] : NA_REAL;
@@ -750,21 +761,21 @@ static SEXP read_fixed(kpk_table *t, uint32_t col, uint64_t from, uint64_t to, c
     } else if (!strcmp(format, "tdD")) {
         out = PROTECT(Rf_allocVector(REALSXP, n));
         double *rv = REAL(out);
-        const uint8_t *valid = read_into(t, col, from, to, REAL(out), 4, name);
+        const uint8_t *valid = read_into(t, col, sel, REAL(out), 4, name);
         const int32_t *days = (const int32_t *)REAL(out);
         for (R_xlen_t i = n - 1; i >= 0; i--) rv[i] = VALID(valid, i) ? (double)days[i] : NA_REAL;
         Rf_setAttrib(out, R_ClassSymbol, Rf_mkString("Date"));
     } else if (!strcmp(format, "tdm")) {
         out = PROTECT(Rf_allocVector(REALSXP, n));
         double *rv = REAL(out);
-        const uint8_t *valid = read_into(t, col, from, to, REAL(out), 8, name);
+        const uint8_t *valid = read_into(t, col, sel, REAL(out), 8, name);
         const int64_t *ms = (const int64_t *)REAL(out);
         for (R_xlen_t i = 0; i < n; i++) rv[i] = VALID(valid, i) ? (double)ms[i] / 86400000.0 : NA_REAL;
         Rf_setAttrib(out, R_ClassSymbol, Rf_mkString("Date"));
     } else if (!strncmp(format, "ts", 2) || !strncmp(format, "tD", 2)) {
         out = PROTECT(Rf_allocVector(REALSXP, n));
         double *rv = REAL(out);
-        const uint8_t *valid = read_into(t, col, from, to, REAL(out), 8, name);
+        const uint8_t *valid = read_into(t, col, sel, REAL(out), 8, name);
         const int64_t *ticks = (const int64_t *)REAL(out);
         double per_second = (double)unit_per_second(format[2]);
         for (R_xlen_t i = 0; i < n; i++)
@@ -942,9 +953,9 @@ static SEXP convert_chunk(void *data) {
 }
 
 /* The R vector of a logical, string, binary or dictionary column, a chunk of rows at a time. */
-static SEXP read_arrow(kpk_table *t, uint32_t col, uint64_t from, uint64_t to, const char *format,
+static SEXP read_arrow(kpk_table *t, uint32_t col, const row_selection *sel, const char *format,
                        const char *dict_format, int ordered, const char *name, uint32_t rows_per_group) {
-    R_xlen_t n = (R_xlen_t)(to - from);
+    R_xlen_t n = sel->n;
     SEXPTYPE type;
     if (!strcmp(format, "b")) type = LGLSXP;
     else if (!strcmp(format, "u") || !strcmp(format, "U")) type = STRSXP;
@@ -955,13 +966,15 @@ static SEXP read_arrow(kpk_table *t, uint32_t col, uint64_t from, uint64_t to, c
     uint64_t step = READ_CHUNK_ROWS;
     if (rows_per_group > 0) step = (step / rows_per_group + 1) * rows_per_group;
     SEXP cont = PROTECT(R_MakeUnwindCont());
-    for (uint64_t lo = from; lo < to || (lo == from && n == 0); lo += step) {
-        uint64_t hi = to - lo < step ? to : lo + step;
+    for (uint64_t k = 0; k < (uint64_t)n || (k == 0 && n == 0); k += step) {
+        uint64_t m = (uint64_t)n - k < step ? (uint64_t)n - k : step;
         arrow_chunk chunk;
         memset(&chunk, 0, sizeof chunk);
-        if (kpk_table_read(t, &col, 1, lo, hi, &chunk.schema, &chunk.array) != KPK_OK)
-            table_error("cannot read column", name);
-        convert_job job = {&chunk, out, (R_xlen_t)(lo - from), format, name};
+        kpk_status status = sel->rows
+            ? kpk_table_take(t, &col, 1, sel->rows + k, (size_t)m, &chunk.schema, &chunk.array)
+            : kpk_table_read(t, &col, 1, sel->from + k, sel->from + k + m, &chunk.schema, &chunk.array);
+        if (status != KPK_OK) table_error("cannot read column", name);
+        convert_job job = {&chunk, out, (R_xlen_t)k, format, name};
         R_UnwindProtect(convert_chunk, &job, release_chunk, &chunk, cont);
         R_CheckUserInterrupt();
         if (n == 0) break;
@@ -992,12 +1005,22 @@ static void restore_attributes(SEXP x, SEXP attrs) {
 }
 
 /* kpk_table_read_c(ptr, columns (0-based), names, from, to, formats, dict formats, ordered,
- * int64 flags, R types (NA: none), R attributes (NULL: none)): a list of the columns' R
+ * int64 flags, R types (NA: none), R attributes (NULL: none), rows (NULL: rows [from, to);
+ * else 0-based positions as doubles, taken in that order)): a list of the columns' R
  * vectors. */
 SEXP kpk_table_read_c(SEXP ptr, SEXP columns, SEXP names, SEXP from, SEXP to, SEXP formats, SEXP dicts,
-                      SEXP ordered, SEXP as_int64, SEXP types, SEXP attrs) {
+                      SEXP ordered, SEXP as_int64, SEXP types, SEXP attrs, SEXP rows) {
     kpk_table *t = table_of(ptr);
-    uint64_t lo = (uint64_t)Rf_asReal(from), hi = (uint64_t)Rf_asReal(to);
+    row_selection sel = {(uint64_t)Rf_asReal(from), (uint64_t)Rf_asReal(to), NULL, 0};
+    sel.n = (R_xlen_t)(sel.to - sel.from);
+    if (rows != R_NilValue) {
+        /* Positions were checked in R (whole numbers within the table). */
+        if (TYPEOF(rows) != REALSXP) Rf_error("kompakt: rows must be a double vector");
+        sel.n = XLENGTH(rows);
+        uint64_t *positions = (uint64_t *)R_alloc((size_t)sel.n + 1, sizeof(uint64_t));
+        for (R_xlen_t i = 0; i < sel.n; i++) positions[i] = (uint64_t)REAL(rows)[i];
+        sel.rows = positions;
+    }
     uint32_t rpg = kpk_table_rows_per_group(t);
     R_xlen_t ncol = XLENGTH(columns);
     SEXP out = PROTECT(Rf_allocVector(VECSXP, ncol));
@@ -1007,8 +1030,8 @@ SEXP kpk_table_read_c(SEXP ptr, SEXP columns, SEXP names, SEXP from, SEXP to, SE
         const char *dict = STRING_ELT(dicts, j) == NA_STRING ? NULL : CHAR(STRING_ELT(dicts, j));
         const char *name = Rf_translateCharUTF8(STRING_ELT(names, j));
         const char *type = STRING_ELT(types, j) == NA_STRING ? "" : CHAR(STRING_ELT(types, j));
-        SEXP x = dict ? NULL : read_fixed(t, col, lo, hi, format, LOGICAL(as_int64)[j] == TRUE, type, name);
-        if (x == NULL) x = read_arrow(t, col, lo, hi, format, dict, LOGICAL(ordered)[j] == TRUE, name, rpg);
+        SEXP x = dict ? NULL : read_fixed(t, col, &sel, format, LOGICAL(as_int64)[j] == TRUE, type, name);
+        if (x == NULL) x = read_arrow(t, col, &sel, format, dict, LOGICAL(ordered)[j] == TRUE, name, rpg);
         SET_VECTOR_ELT(out, j, x);
         if (*type && strcmp(Rf_type2char(TYPEOF(x)), type)) {
             /* A storage type this read does not make directly: converted (a copy). */

@@ -167,6 +167,28 @@ test_that("the lazy handle indexes like a data frame", {
   expect_error(t[0.5, ], "positions")
 })
 
+test_that("scattered rows are taken, each row group decoded once", {
+  df <- all_types(40000L)
+  path <- tempfile(fileext = ".kpk")
+  on.exit(unlink(path))
+  write_kpk_table(df, path, rows_per_group = 1000)
+  t <- kpk_table(path)
+  rows <- c(39999, 3, 17, 3, 25000, 1, 40000)
+  expected <- df[rows, ]
+  rownames(expected) <- NULL
+  expect_identical(t[rows, ], expected)
+  expect_identical(t[5:1, "chr", drop = TRUE], df$chr[5:1])
+  pick <- rep(FALSE, 40000)
+  pick[c(2, 39000)] <- TRUE
+  expected <- df[pick, c("int", "fct")]
+  rownames(expected) <- NULL
+  expect_identical(t[pick, c("int", "fct")], expected)
+  # Character row names follow their rows; repeats get unique names as in a data frame.
+  named <- data.frame(x = c(1.5, 2.5, NA, 4.5), s = c("a", NA, "c", "d"), row.names = c("w", "x", "y", "z"))
+  write_kpk_table(named, path)
+  expect_identical(kpk_table(path)[c(4, 2, 4), ], named[c(4, 2, 4), ])
+})
+
 test_that("appends add rows in place; the info describes the table from its index", {
   df <- all_types(10000L)
   path <- tempfile(fileext = ".kpk")
