@@ -58,6 +58,39 @@ fn array_arg<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T], Failur
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 
+/// The column positions a read asks for: `None` (all) when `columns` is NULL.
+fn column_positions(columns: *const u32, ncolumns: usize) -> Result<Option<Vec<usize>>, Failure> {
+    if columns.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(
+        array_arg(columns, ncolumns, "columns")?
+            .iter()
+            .map(|&c| c as usize)
+            .collect(),
+    ))
+}
+
+/// Copies `bits` (a validity bitmap) into the caller's `validity`, one bit per row, least
+/// significant first; nothing when `validity` is NULL.
+///
+/// # Safety
+/// `validity` is NULL or holds `(bits.len() + 7) / 8` writable bytes nobody else uses during
+/// the call.
+unsafe fn export_validity(validity: *mut u8, bits: &arrow_buffer::BooleanBuffer) {
+    if validity.is_null() {
+        return;
+    }
+    // SAFETY: the caller's contract above; NULL was checked just before.
+    let dst = unsafe { std::slice::from_raw_parts_mut(validity, bits.len().div_ceil(8)) };
+    dst.fill(0);
+    for (i, valid) in bits.iter().enumerate() {
+        if valid {
+            dst[i / 8] |= 1 << (i % 8);
+        }
+    }
+}
+
 fn required_text(s: *const c_char, what: &str) -> Result<String, Failure> {
     Ok(text(s, what)?
         .ok_or_else(|| Failure::usage(format!("{what} is NULL")))?
@@ -472,17 +505,10 @@ pub unsafe extern "C" fn kpk_table_read_into(
             .read_column_into_with_validity(column as usize, rows.clone(), out, t.threads)
             .map_err(about(&t.path))?;
         let nulls = bits.as_ref().is_some_and(|b| b.count_set_bits() < b.len());
-        if let (true, Some(bits), false) = (nulls, &bits, validity.is_null()) {
-            let n = (rows.end - rows.start).div_ceil(8) as usize;
-            // SAFETY: `validity` holds (to - from + 7) / 8 writable bytes (the header's
-            // contract); NULL was checked just above.
-            let dst = unsafe { std::slice::from_raw_parts_mut(validity, n) };
-            dst.fill(0);
-            for (i, valid) in bits.iter().enumerate() {
-                if valid {
-                    dst[i / 8] |= 1 << (i % 8);
-                }
-            }
+        if let (true, Some(bits)) = (nulls, &bits) {
+            // SAFETY: `validity` is NULL or holds (to - from + 7) / 8 writable bytes (the
+            // header's contract), one bit for each of the bitmap's rows.
+            unsafe { export_validity(validity, bits) };
         }
         put(has_nulls, i32::from(nulls))
     })
@@ -508,16 +534,7 @@ pub unsafe extern "C" fn kpk_table_read(
     guard(|| {
         let t = table_ref(table)?;
         let rows = row_range(from, to)?;
-        let picked: Option<Vec<usize>> = if columns.is_null() {
-            None
-        } else {
-            Some(
-                array_arg(columns, ncolumns, "columns")?
-                    .iter()
-                    .map(|&c| c as usize)
-                    .collect(),
-            )
-        };
+        let picked = column_positions(columns, ncolumns)?;
         let (read_schema, parts) = t
             .reader
             .read_columns_as(picked.as_deref(), rows, t.threads, StringLayout::AsStored)
@@ -591,16 +608,10 @@ pub unsafe extern "C" fn kpk_table_take_into(
             out.copy_from_slice(values);
         }
         let nulls = data.null_count() > 0;
-        if let (true, Some(bits), false) = (nulls, data.nulls(), validity.is_null()) {
-            // SAFETY: `validity` holds (nrows + 7) / 8 writable bytes (the header's contract);
-            // NULL was checked just above.
-            let dst = unsafe { std::slice::from_raw_parts_mut(validity, nrows.div_ceil(8)) };
-            dst.fill(0);
-            for (i, valid) in bits.iter().enumerate() {
-                if valid {
-                    dst[i / 8] |= 1 << (i % 8);
-                }
-            }
+        if let (true, Some(bits)) = (nulls, data.nulls()) {
+            // SAFETY: `validity` is NULL or holds (nrows + 7) / 8 writable bytes (the header's
+            // contract), one bit for each of the nrows rows `bits` covers.
+            unsafe { export_validity(validity, bits.inner()) };
         }
         put(has_nulls, i32::from(nulls))
     })
@@ -627,16 +638,7 @@ pub unsafe extern "C" fn kpk_table_take(
     guard(|| {
         let t = table_ref(table)?;
         let rows = array_arg(rows, nrows, "rows")?;
-        let picked: Option<Vec<usize>> = if columns.is_null() {
-            None
-        } else {
-            Some(
-                array_arg(columns, ncolumns, "columns")?
-                    .iter()
-                    .map(|&c| c as usize)
-                    .collect(),
-            )
-        };
+        let picked = column_positions(columns, ncolumns)?;
         let (_, batch) = t
             .reader
             .take(picked.as_deref(), rows, t.threads)
@@ -694,6 +696,24 @@ mod tests {
 
     fn batch(n: usize) -> RecordBatch {
         batch_at(0, n)
+    }
+
+    /// Options that leave everything to the table's defaults.
+    fn default_options() -> kpk_table_options {
+        kpk_table_options {
+            codec: null(),
+            level: KPK_LEVEL_DEFAULT,
+            threads: 0,
+            rows_per_group: 0,
+            sort_columns: null(),
+            sort_descending: null(),
+            sort_nulls_first: null(),
+            n_sort: 0,
+            metadata_keys: null(),
+            metadata_values: null(),
+            n_metadata: 0,
+            string_codec: null(),
+        }
     }
 
     /// The batch exported as a C caller would hand it over.
@@ -848,18 +868,9 @@ mod tests {
         let path = CString::new(dir.path().join("t.kpk").to_str().unwrap()).unwrap();
         let b = batch(20_000);
         let opts = kpk_table_options {
-            codec: null(),
-            level: KPK_LEVEL_DEFAULT,
             threads: 2,
             rows_per_group: 1000,
-            sort_columns: null(),
-            sort_descending: null(),
-            sort_nulls_first: null(),
-            n_sort: 0,
-            metadata_keys: null(),
-            metadata_values: null(),
-            n_metadata: 0,
-            string_codec: null(),
+            ..default_options()
         };
         let rows = [19_999u64, 5, 12_345, 5, 0, 10];
         unsafe {
@@ -974,17 +985,7 @@ mod tests {
             let bad = CString::new("zip").unwrap();
             let opts = kpk_table_options {
                 codec: bad.as_ptr(),
-                level: KPK_LEVEL_DEFAULT,
-                threads: 0,
-                rows_per_group: 0,
-                sort_columns: null(),
-                sort_descending: null(),
-                sort_nulls_first: null(),
-                n_sort: 0,
-                metadata_keys: null(),
-                metadata_values: null(),
-                n_metadata: 0,
-                string_codec: null(),
+                ..default_options()
             };
             let (mut schema, mut array) = exported(&batch(10));
             assert_eq!(

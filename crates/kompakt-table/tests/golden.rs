@@ -119,6 +119,30 @@ fn golden_options() -> TableOptions {
     }
 }
 
+/// The golden table at `path`, checked to be of table layout `layout` with `rows` rows of
+/// `schema`.
+fn open_golden(path: PathBuf, layout: u16, rows: usize, schema: Schema) -> TableReader {
+    assert!(
+        path.is_file(),
+        "missing {} (see the top of this file to write it)",
+        path.display()
+    );
+    let t = TableReader::open(&path).unwrap();
+    assert_eq!(t.layout(), layout);
+    assert_eq!(t.num_rows(), rows as u64);
+    assert_eq!(*t.schema(), schema);
+    t
+}
+
+/// Default options with `rows_per_group` rows a group, on one thread.
+fn one_thread(rows_per_group: u32) -> TableOptions {
+    TableOptions {
+        rows_per_group,
+        threads: 1,
+        ..TableOptions::default()
+    }
+}
+
 /// Reads each case's rows of its columns and hands every column of every batch to `check`
 /// (column number, the array, its first row), then checks that the batches covered the rows.
 fn check_reads(
@@ -317,25 +341,12 @@ fn runs_batch() -> RecordBatch {
 }
 
 fn runs_options() -> TableOptions {
-    TableOptions {
-        rows_per_group: RUNS_ROWS_PER_GROUP,
-        threads: 1,
-        ..TableOptions::default()
-    }
+    one_thread(RUNS_ROWS_PER_GROUP)
 }
 
 #[test]
 fn golden_runs_table_reads_back_exactly() {
-    let path = runs_path();
-    assert!(
-        path.is_file(),
-        "missing {} (see the top of this file to write it)",
-        path.display()
-    );
-    let t = TableReader::open(&path).unwrap();
-    assert_eq!(t.layout(), 2);
-    assert_eq!(t.num_rows(), RUNS_ROWS as u64);
-    assert_eq!(*t.schema(), runs_schema());
+    let t = open_golden(runs_path(), 2, RUNS_ROWS, runs_schema());
     let want = runs_batch();
     let cases = [
         (0..RUNS_ROWS, vec![0, 1, 2, 3, 4, 5]),
@@ -500,25 +511,12 @@ fn scaled_batch() -> RecordBatch {
 }
 
 fn scaled_options() -> TableOptions {
-    TableOptions {
-        rows_per_group: SCALED_ROWS_PER_GROUP,
-        threads: 1,
-        ..TableOptions::default()
-    }
+    one_thread(SCALED_ROWS_PER_GROUP)
 }
 
 #[test]
 fn golden_scaled_table_reads_back_exactly() {
-    let path = scaled_path();
-    assert!(
-        path.is_file(),
-        "missing {} (see the top of this file to write it)",
-        path.display()
-    );
-    let t = TableReader::open(&path).unwrap();
-    assert_eq!(t.layout(), 3);
-    assert_eq!(t.num_rows(), SCALED_ROWS as u64);
-    assert_eq!(*t.schema(), scaled_schema());
+    let t = open_golden(scaled_path(), 3, SCALED_ROWS, scaled_schema());
     let want = scaled_batch();
     let bits = |a: &dyn Array| -> Vec<Option<u64>> {
         match a.data_type() {
@@ -634,25 +632,12 @@ fn shared_batch() -> RecordBatch {
 }
 
 fn shared_options() -> TableOptions {
-    TableOptions {
-        rows_per_group: SHARED_ROWS_PER_GROUP,
-        threads: 1,
-        ..TableOptions::default()
-    }
+    one_thread(SHARED_ROWS_PER_GROUP)
 }
 
 #[test]
 fn golden_shared_dictionary_table_reads_back_exactly() {
-    let path = shared_path();
-    assert!(
-        path.is_file(),
-        "missing {} (see the top of this file to write it)",
-        path.display()
-    );
-    let t = TableReader::open(&path).unwrap();
-    assert_eq!(t.layout(), 4);
-    assert_eq!(t.num_rows(), SHARED_ROWS as u64);
-    assert_eq!(*t.schema(), shared_schema());
+    let t = open_golden(shared_path(), 4, SHARED_ROWS, shared_schema());
     let want = shared_batch();
     let cases = [
         (0..SHARED_ROWS, vec![0, 1, 2, 3, 4]),

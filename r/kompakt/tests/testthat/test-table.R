@@ -165,14 +165,7 @@ test_that("the lazy handle indexes like a data frame", {
   expect_identical(as.data.frame(t), df)
   expect_output(print(t), "40000 rows")
   expect_error(t[0.5, ], "positions")
-})
-
-test_that("scattered rows are taken, each row group decoded once", {
-  df <- all_types(40000L)
-  path <- tempfile(fileext = ".kpk")
-  on.exit(unlink(path))
-  write_kpk_table(df, path, rows_per_group = 1000)
-  t <- kpk_table(path)
+  # Rows that are not one range are taken by number, each row group decoded once.
   rows <- c(39999, 3, 17, 3, 25000, 1, 40000)
   expected <- df[rows, ]
   rownames(expected) <- NULL
