@@ -323,14 +323,12 @@ fn visit<'a, const OW: usize>(
     row: &mut usize,
     each: &mut impl FnMut(usize, Option<&'a [u8]>) -> bool,
 ) -> bool {
-    let raw = &p.buffers()[0].as_slice()[p.offset() * OW..(p.offset() + p.len() + 1) * OW];
-    let (offsets, _) = raw.as_chunks::<OW>();
-    let data = p.buffers()[1].as_slice();
+    let value_at = value_at::<OW>(p);
     let nulls = p.nulls();
     for i in 0..p.len() {
         let value = match nulls {
             Some(nb) if nb.is_null(i) => None,
-            _ => Some(&data[load::<OW>(&offsets[i])..load::<OW>(&offsets[i + 1])]),
+            _ => Some(value_at(i)),
         };
         if !each(*row, value) {
             return false;
@@ -350,10 +348,15 @@ fn for_each_value<const OW: usize>(p: &ArrayData, add: &mut impl FnMut(&[u8]) ->
 
 /// Whether the values of `p` repeat enough to be worth a dictionary, from a sample.
 fn sample_repeats<const OW: usize>(p: &ArrayData) -> bool {
+    crate::page::repeats_likely(p.len(), value_at::<OW>(p))
+}
+
+/// The bytes of row `i` of `p`, a string array with `OW`-byte offsets (whatever its validity).
+fn value_at<'a, const OW: usize>(p: &'a ArrayData) -> impl Fn(usize) -> &'a [u8] {
     let raw = &p.buffers()[0].as_slice()[p.offset() * OW..(p.offset() + p.len() + 1) * OW];
     let (offsets, _) = raw.as_chunks::<OW>();
     let data = p.buffers()[1].as_slice();
-    crate::page::repeats_likely(p.len(), |i| &data[load::<OW>(&offsets[i])..load::<OW>(&offsets[i + 1])])
+    move |i| &data[load::<OW>(&offsets[i])..load::<OW>(&offsets[i + 1])]
 }
 
 fn load<const OW: usize>(b: &[u8; OW]) -> usize {

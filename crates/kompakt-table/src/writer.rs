@@ -461,7 +461,7 @@ impl<W: Write> TableWriter<W> {
         let encode = || -> Result<Vec<EncodedPage>> {
             // Codes into the shared dictionaries first: every page drafted in parallel against
             // the dictionary as the round found it, then committed in order (a page may use
-            // values the pages before it added), each cheap. coded[g][c].
+            // values the pages before it added), each cheap: coded[group][column].
             let columns = shared.len();
             let drafts: Vec<Draft<'_>> = (0..work.len() * columns)
                 .into_par_iter()
@@ -470,18 +470,18 @@ impl<W: Write> TableWriter<W> {
                     None => Draft::Skipped,
                 })
                 .collect();
-            let mut coded: Vec<Option<Coded>> = Vec::with_capacity(drafts.len());
-            for (i, draft) in drafts.into_iter().enumerate() {
-                coded.push(shared[i % columns].as_mut().and_then(|s| s.commit(draft)));
+            let mut coded: Vec<Vec<Option<Coded>>> = Vec::with_capacity(work.len());
+            let mut drafts = drafts.into_iter();
+            for _ in 0..work.len() {
+                let group = shared.iter_mut().zip(drafts.by_ref());
+                coded.push(group.map(|(s, d)| s.as_mut().and_then(|s| s.commit(d))).collect());
             }
-            let coded = std::sync::Mutex::new(coded);
             work.par_iter()
-                .enumerate()
-                .flat_map_iter(|(g, pieces)| pieces.iter().enumerate().map(move |(c, p)| (g, c, p)))
-                .map(|(g, c, pieces)| {
+                .zip(coded.into_par_iter())
+                .flat_map_iter(|(pieces, codes)| pieces.iter().zip(codes).enumerate())
+                .map(|(c, (pieces, codes))| {
                     let mut page = Vec::new();
                     // `body`: how the values are encoded; for codes, how the codes are.
-                    let codes = coded.lock().expect("page codes")[g * columns + c].take();
                     let (encoded, body, strings) = match codes {
                         Some(codes) => {
                             let codes = codes.into_codes();
