@@ -239,7 +239,8 @@ impl TableReader {
     }
 
     /// Table layout of the file (docs/FORMAT.md): 1; 2 when it may hold run-length pages; 3
-    /// when it may hold scaled or decimal pages.
+    /// when it may hold scaled or decimal pages; 4 when string pages may share their column's
+    /// dictionary or pages store null rows by number.
     pub fn layout(&self) -> u16 {
         self.meta.layout
     }
@@ -961,7 +962,8 @@ impl TableReader {
         if let Some(d) = self.column_dicts.lock().expect("dictionary cache").get(&c) {
             return Ok(Some(d.clone()));
         }
-        let dict = Arc::new(ColumnDict::new(&self.dictionary(c)?)?);
+        // Not kept as an array too: the pages gather from this form only.
+        let dict = Arc::new(ColumnDict::new(&self.load_dictionary(c)?)?);
         self.column_dicts
             .lock()
             .expect("dictionary cache")
@@ -975,6 +977,16 @@ impl TableReader {
         if let Some(d) = self.dictionaries.lock().expect("dictionary cache").get(&c) {
             return Ok(d.clone());
         }
+        let values = self.load_dictionary(c)?;
+        self.dictionaries
+            .lock()
+            .expect("dictionary cache")
+            .insert(c, values.clone());
+        Ok(values)
+    }
+
+    /// Reads and decodes the dictionary of column `c` (uncached).
+    fn load_dictionary(&self, c: usize) -> Result<ArrayData> {
         let layout = self.parsed.layouts[c];
         let stream = layout.dictionary_stream.expect("checked when the schema was parsed");
         let len = self.index.stream_len(stream)?;
@@ -985,7 +997,7 @@ impl TableReader {
             DataType::Dictionary(_, value) => value.as_ref(),
             strings => strings,
         };
-        let values = self.with_raw(stream, layout.dictionary_offset, len, |raw| {
+        self.with_raw(stream, layout.dictionary_offset, len, |raw| {
             let bad = || Error::corrupt("table dictionary", 0, "shorter than its 8-byte count");
             let count = u64::from_le_bytes(raw.get(..8).ok_or_else(bad)?.try_into().expect("8 bytes"));
             // Every value takes at least one bit, so a count beyond the bytes present is a lie.
@@ -994,12 +1006,7 @@ impl TableReader {
             }
             let count = usize::try_from(count).map_err(|_| bad())?;
             decode_page(value, count, &raw[8..])
-        })?;
-        self.dictionaries
-            .lock()
-            .expect("dictionary cache")
-            .insert(c, values.clone());
-        Ok(values)
+        })
     }
 
     /// Calls `f` with the raw (decoded) bytes `start..end` of a stream, read with positional

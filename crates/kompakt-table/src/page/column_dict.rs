@@ -57,11 +57,6 @@ impl ColumnDict {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-
-    /// Bytes it holds in memory (for cache accounting).
-    pub fn heap_size(&self) -> usize {
-        self.starts.len() * 8 + self.bytes.len() + self.views.as_ref().map_or(0, |v| v.len() * 16)
-    }
 }
 
 /// Offsets of the values of a string array with `OW`-byte offsets, rebased to start at 0, and
