@@ -189,7 +189,7 @@ fn forged_seeds() -> Vec<(String, Vec<u8>)> {
 /// The golden table files, and pages (type byte, row count, page) of each encoding of runs.
 fn table_seeds() -> Vec<(String, Vec<u8>)> {
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/v1/table");
-    let mut seeds: Vec<(String, Vec<u8>)> = ["fst.kpk", "layout2.kpk", "layout3.kpk", "layout4.kpk"]
+    let mut seeds: Vec<(String, Vec<u8>)> = ["fst.kpk", "layout2.kpk", "layout3.kpk", "layout4.kpk", "layout5.kpk"]
         .iter()
         .map(|name| (name.to_string(), fs::read(golden.join(name)).unwrap()))
         .collect();
@@ -232,6 +232,22 @@ fn table_seeds() -> Vec<(String, Vec<u8>)> {
     let codec = Some(Codec::Zstd { level: 2 });
     kompakt_table::page::encode_coded_strings(&[strings.to_data()], &codes, &mut seed, codec).unwrap();
     seeds.push(("page-column-dict-utf8".into(), seed));
+    // A Utf8 page of URLs coded with a symbol table trained on them, with a null and a value
+    // whose bytes the table has no symbols for (escapes).
+    let urls: Vec<Option<String>> = (0..rows)
+        .map(|i| match i % 100 {
+            3 => None,
+            4 => Some("\u{7f}~|".to_string()),
+            _ => Some(format!("https://example.com/{}/{}", ["a", "bb", "ccc"][i % 3], i * 7919 % 10_000)),
+        })
+        .collect();
+    let training: Vec<&[u8]> = urls.iter().flatten().map(|s| s.as_bytes()).collect();
+    let table = kompakt_table::page::SymbolTable::train(&training);
+    let strings = arrow_array::StringArray::from(urls.clone());
+    let mut seed = vec![4u8];
+    seed.extend((rows as u16).to_le_bytes());
+    kompakt_table::page::encode_symbol_page(strings.data_type(), &[strings.to_data()], &table, &mut seed).unwrap();
+    seeds.push(("page-symbols-utf8".into(), seed));
     seeds
 }
 

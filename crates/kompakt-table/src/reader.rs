@@ -315,6 +315,7 @@ impl TableReader {
                         crate::page::encoding::SCALED => "scaled",
                         crate::page::encoding::DECIMAL => "decimal",
                         crate::page::encoding::COLUMN_DICT => "column dict",
+                        crate::page::encoding::SYMBOLS => "symbols",
                         _ => "other",
                     };
                     *encodings.entry(name).or_insert(0) += 1;

@@ -8,7 +8,8 @@
 //! are scaled integers and decimal floats (with exceptions, and scaled codes inside).
 //! `tests/golden/v1/table/layout4.kpk` (table layout 4) holds [`shared_batch`], whose string
 //! and binary columns share a dictionary across row groups, and whose sparse nulls are stored
-//! as row numbers.
+//! as row numbers. `tests/golden/v1/table/layout5.kpk` (table layout 5) holds
+//! [`symbols_batch`], whose URL-like strings and paths are coded with symbol tables.
 //! Golden files are never rewritten: to create
 //! them (or a new case), run
 //! `cargo test --release -p kompakt-table --test golden -- --ignored write_missing_golden_table`,
@@ -45,6 +46,10 @@ fn scaled_path() -> PathBuf {
 
 fn shared_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/v1/table/layout4.kpk")
+}
+
+fn symbols_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/v1/table/layout5.kpk")
 }
 
 // The value of each column at row `i`: the golden file's content, recomputed.
@@ -405,6 +410,7 @@ fn current_writer_encodes_the_golden_tables_as_before() {
         (runs_batch(), runs_options(), runs_path()),
         (scaled_batch(), scaled_options(), scaled_path()),
         (shared_batch(), shared_options(), shared_path()),
+        (symbols_batch(), symbols_options(), symbols_path()),
     ] {
         let now = dir.path().join("now.kpk");
         write_table_file(&now, batch.schema(), [Ok(batch)], options).unwrap();
@@ -436,6 +442,7 @@ fn write_missing_golden_table() {
         (runs_path(), runs_batch(), runs_options()),
         (scaled_path(), scaled_batch(), scaled_options()),
         (shared_path(), shared_batch(), shared_options()),
+        (symbols_path(), symbols_batch(), symbols_options()),
     ] {
         if path.exists() {
             continue;
@@ -682,4 +689,113 @@ fn golden_shared_dictionary_table_reads_back_exactly() {
     }
     let mixed = summary.iter().find(|s| s.name == "mixed").unwrap();
     assert_eq!(mixed.encodings.get("plain"), Some(&3), "{:?}", mixed.encodings);
+}
+
+// The layout-5 golden table: URLs with nulls, empty and non-ASCII values (Utf8), file paths
+// (LargeBinary), both coded with symbol tables, and random letters, which stay plain.
+
+const SYMBOLS_ROWS: usize = 800;
+const SYMBOLS_ROWS_PER_GROUP: u32 = 320;
+
+fn url(i: usize) -> Option<String> {
+    let hosts = ["example.com", "data.example.org", "cdn.example.net"];
+    let paths = ["flights", "weather", "planes", "airports", "reports", "archive"];
+    match i % 101 {
+        7 => None,
+        8 => Some(String::new()),
+        9 => Some(format!("https://example.com/città/{i}")),
+        _ => Some(format!(
+            "https://{}/{}/{}?page={}",
+            hosts[i * 7 % 3],
+            paths[i * 11 % 6],
+            i * 7919 % 100_000,
+            i % 9
+        )),
+    }
+}
+
+fn file_path(i: usize) -> Vec<u8> {
+    let dirs = ["/home/analyst/projects", "/data/warehouse/tables", "/tmp/scratch"];
+    let names = ["flights", "weather", "planes", "airports"];
+    let (a, b) = (i * 7919 % 1_000_003, i * 104_729 % 999_983);
+    format!("{}/{}/part-{a}-{b}.parquet", dirs[i * 13 % 3], names[i % 4]).into_bytes()
+}
+
+fn letters(i: usize) -> String {
+    let mut x = (i as u64)
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..3 + i % 8)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (b'a' + ((x >> 33) % 26) as u8) as char
+        })
+        .collect()
+}
+
+fn symbols_schema() -> Schema {
+    Schema::new(vec![
+        Field::new("url", DataType::Utf8, true),
+        Field::new("path", DataType::LargeBinary, false),
+        Field::new("letters", DataType::Utf8, false),
+    ])
+}
+
+fn symbols_batch() -> RecordBatch {
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter((0..SYMBOLS_ROWS).map(url))),
+        Arc::new(arrow_array::LargeBinaryArray::from_iter_values(
+            (0..SYMBOLS_ROWS).map(file_path),
+        )),
+        Arc::new(StringArray::from_iter_values((0..SYMBOLS_ROWS).map(letters))),
+    ];
+    RecordBatch::try_new(Arc::new(symbols_schema()), columns).unwrap()
+}
+
+fn symbols_options() -> TableOptions {
+    TableOptions {
+        symbol_tables: true,
+        ..one_thread(SYMBOLS_ROWS_PER_GROUP)
+    }
+}
+
+#[test]
+fn golden_symbols_table_reads_back_exactly() {
+    let t = open_golden(symbols_path(), 5, SYMBOLS_ROWS, symbols_schema());
+    let want = symbols_batch();
+    let cases = [
+        (0..SYMBOLS_ROWS, vec![0, 1, 2]),
+        (300..700, vec![2, 0]),
+        (319..321, vec![1]),
+        (799..800, vec![0, 1]),
+    ];
+    check_reads(&t, &cases, |c, got, at| {
+        let expected = want.column(c).slice(at, got.len());
+        assert_eq!(got, expected.as_ref(), "column {c}, rows from {at}");
+    });
+    for layout in [kompakt_table::StringLayout::View, kompakt_table::StringLayout::Large] {
+        let (_, columns) = t.read_columns_as(Some(&[0, 1]), 100..700, 1, layout).unwrap();
+        for (k, c) in [0, 1].into_iter().enumerate() {
+            let got: Vec<_> = columns[k].iter().flat_map(|a| byte_values(a.as_ref())).collect();
+            let expected = byte_values(want.column(c).slice(100, 600).as_ref());
+            assert_eq!(got, expected, "column {c} as {layout:?}");
+        }
+    }
+    let rows = [799, 7, 0, 450, 7];
+    let (_, taken) = t.take(Some(&[0, 1]), &rows, 1).unwrap();
+    for (k, c) in [0, 1].into_iter().enumerate() {
+        let expected: Vec<_> = rows
+            .iter()
+            .flat_map(|&i| byte_values(want.column(c).slice(i as usize, 1).as_ref()))
+            .collect();
+        assert_eq!(byte_values(taken.column(k).as_ref()), expected, "take of column {c}");
+    }
+    // What this file keeps readable: pages coded with symbol tables, through no codec.
+    let summary = t.summary();
+    for name in ["url", "path"] {
+        let col = summary.iter().find(|s| s.name == name).unwrap();
+        assert_eq!(col.encodings.get("symbols"), Some(&3), "{name}: {:?}", col.encodings);
+    }
+    let letters = summary.iter().find(|s| s.name == "letters").unwrap();
+    assert_eq!(letters.encodings.get("plain"), Some(&3), "{:?}", letters.encodings);
 }

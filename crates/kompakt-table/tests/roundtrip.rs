@@ -884,11 +884,16 @@ fn plain_string_pages_take_the_string_codec() {
             i % 60
         )
     }));
+    let paths = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"];
+    let urls = StringArray::from_iter_values(
+        (0..n).map(|i| format!("https://example.com/{}/{}", paths[i * 7 % 8], i * 7919 % 1_000_003)),
+    );
     let batch = RecordBatch::try_from_iter([
         ("word", Arc::new(words) as ArrayRef),
         ("city", Arc::new(cities) as ArrayRef),
         ("int", Arc::new(ints) as ArrayRef),
         ("times", Arc::new(digits) as ArrayRef),
+        ("url", Arc::new(urls) as ArrayRef),
     ])
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -896,7 +901,7 @@ fn plain_string_pages_take_the_string_codec() {
         let path = dir.path().join("t.kpk");
         write_table_file(&path, batch.schema(), [Ok(batch.clone())], opts).unwrap();
         let t = TableReader::open(&path).unwrap();
-        check_read(&t, &batch, &[0, 1, 2, 3], 0, n);
+        check_read(&t, &batch, &[0, 1, 2, 3, 4], 0, n);
         t.summary()
             .into_iter()
             .map(|c| {
@@ -915,6 +920,15 @@ fn plain_string_pages_take_the_string_codec() {
     assert!(!by_default[0].2.contains(&"zstd".to_string()), "{by_default:?}");
     assert_eq!(by_default[1].1, vec!["column dict"]);
     assert_eq!(by_default[3], ("times".into(), vec!["plain"], vec!["zstd".to_string()]));
+    assert_eq!(by_default[4], ("url".into(), vec!["plain"], vec!["lz4".to_string()]));
+    // With symbol tables, URLs take one (their pages then go through no codec); random letters
+    // have too few repeats for symbols to pay, and the rest is as before.
+    let symbols = codecs(TableOptions {
+        symbol_tables: true,
+        ..Default::default()
+    });
+    assert_eq!(symbols[4], ("url".into(), vec!["symbols"], vec!["none".to_string()]));
+    assert_eq!(symbols[..4], by_default[..4]);
     // A codec chosen for the whole table (no string codec of its own) covers strings too.
     let zstd = codecs(TableOptions {
         string_codec: None,
@@ -929,6 +943,16 @@ fn plain_string_pages_take_the_string_codec() {
         string_codec: Some(kompakt::CodecSpec::Fixed(kompakt::Codec::Zstd { level: 1 })),
         ..Default::default()
     });
+    // A codec named for every page (LZ4 too) is what every page gets: no symbol tables.
+    let lz4 = codecs(
+        TableOptions {
+            symbol_tables: true,
+            ..Default::default()
+        }
+        .with_codec(kompakt::CodecSpec::Fixed(kompakt::Codec::Lz4 { acceleration: 1 })),
+    );
+    assert_eq!(lz4[4].1, vec!["plain"]);
+    assert_eq!(lz4[4].2, vec!["lz4".to_string()]);
     // `with_codec` is one codec for every page.
     let everywhere =
         codecs(TableOptions::default().with_codec(kompakt::CodecSpec::Fixed(kompakt::Codec::Zstd { level: 2 })));

@@ -3,6 +3,7 @@
 //! against the bytes it holds and against one budget for all it may expand to.
 
 use super::column_dict::{ColumnDict, SLACK};
+use super::symbols::Symbols;
 use super::validity::{BITMAP, NULL_ROWS, VALID};
 use super::{
     decimal_value, encoding, load, slice_data, store, MAX_DECIMAL_EXP_F32, MAX_DECIMAL_EXP_F64, MAX_FIXED_DICT,
@@ -736,6 +737,14 @@ fn decode_strings<const SW: usize, const OW: usize>(n: usize, c: &mut Cursor<'_>
             let data = Buffer::from(c.take(usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?)?);
             Ok((offsets, data))
         }
+        encoding::SYMBOLS => {
+            let (offsets, total) = offsets_from_lengths::<SW, OW>(n, c)?;
+            if total != c.u64()? {
+                return Err(corrupt("string lengths do not add up to the data"));
+            }
+            let data = symbol_data(total, c)?;
+            Ok((offsets, Buffer::from_vec(data)))
+        }
         encoding::DICT => {
             let d = c.u32()? as usize;
             if d == 0 || d > MAX_STRING_DICT {
@@ -796,10 +805,15 @@ fn decode_string_views(n: usize, c: &mut Cursor<'_>, utf8: bool) -> Result<(Buff
     use arrow_array::builder::make_view;
     let enc = c.u8()?;
     match enc {
-        encoding::PLAIN => {
+        encoding::PLAIN | encoding::SYMBOLS => {
             let lengths = decode_fixed(4, n, c)?;
             let data_len = c.u64()?;
-            let data = c.take(usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?)?;
+            let buffer = if enc == encoding::SYMBOLS {
+                Buffer::from_vec(symbol_data(data_len, c)?)
+            } else {
+                Buffer::from(c.take(usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?)?)
+            };
+            let data = buffer.as_slice();
             if data.len() > i32::MAX as usize {
                 return Err(corrupt("lengths overflow the offsets"));
             }
@@ -824,7 +838,7 @@ fn decode_string_views(n: usize, c: &mut Cursor<'_>, utf8: bool) -> Result<(Buff
                     Ok(())
                 },
             )?;
-            Ok((Buffer::from_vec(views), Buffer::from(data)))
+            Ok((Buffer::from_vec(views), buffer))
         }
         encoding::DICT => {
             let d = c.u32()? as usize;
@@ -891,6 +905,29 @@ fn decode_string_views(n: usize, c: &mut Cursor<'_>, utf8: bool) -> Result<(Buff
         }
         other => Err(corrupt(format!("unknown string encoding {other}"))),
     }
+}
+
+/// The `total` bytes of string data that a symbol table and its codes stand for (a
+/// [`SYMBOLS`](encoding::SYMBOLS) page, after its lengths and data length).
+fn symbol_data(total: u64, c: &mut Cursor<'_>) -> Result<Vec<u8>> {
+    let count = usize::from(c.u8()?);
+    let lens = c.take(count)?;
+    let symbols = c.take(lens.iter().map(|&l| usize::from(l)).sum())?;
+    let table = Symbols::new(lens, symbols).map_err(|e| corrupt(format!("symbol table: {e}")))?;
+    let codes_len = c.u64()?;
+    let codes = c.take(usize::try_from(codes_len).map_err(|_| corrupt("symbol codes too large"))?)?;
+    let total = usize::try_from(total).map_err(|_| corrupt("string data too large"))?;
+    // Bounded by the codes (8 bytes each at most) before anything is allocated.
+    if total > codes.len().saturating_mul(8) {
+        return Err(corrupt(format!(
+            "{} code bytes cannot stand for {total} bytes",
+            codes.len()
+        )));
+    }
+    c.charge(total)?;
+    table
+        .expand(codes, total)
+        .map_err(|e| corrupt(format!("symbol codes: {e}")))
 }
 
 /// The page as a file holds it must still fit 32-bit offsets once expanded (what a read as

@@ -1,8 +1,9 @@
 //! Encoding pages (docs/FORMAT.md, "Pages"): a fixed-width page chooses from its data between
 //! runs, plain, frame of reference, bit packing, delta, a dictionary, scaled integers and
 //! decimal floats (the last two choose again for what they hold); a string page between plain
-//! and a dictionary.
+//! and a dictionary, or symbols when the writer asks for them.
 
+use super::symbols::SymbolTable;
 use super::{
     encoding, load, slice_data, store, Encoded, MAX_FIXED_DICT, MAX_STRING_DICT, MAX_WIDE_DICT, SUMMARY_NULLS,
 };
@@ -45,7 +46,7 @@ enum Kind {
 }
 
 /// What the encoders of one page may use, and the table layout what they used needs.
-struct Ctx {
+struct Ctx<'t> {
     /// Runs (layout 2).
     runs: bool,
     /// Scaled and decimal pages (layout 3).
@@ -54,6 +55,9 @@ struct Ctx {
     null_rows: bool,
     /// The codec the page goes through, to weigh packed bits against bytes it compresses.
     codec: Option<kompakt::Codec>,
+    /// The symbol table the page's strings are coded with (layout 5), taken by the string
+    /// node that uses it.
+    symbols: Option<&'t SymbolTable>,
     layout: u16,
 }
 
@@ -75,7 +79,35 @@ pub fn encode_page(
         nest: true,
         null_rows: true,
         codec,
+        symbols: None,
         layout: 1,
+    };
+    let summary = encode_node(dt, pieces, out, &mut cx)?;
+    Ok(Encoded {
+        summary,
+        layout: cx.layout,
+    })
+}
+
+/// Encodes a page of a top-level string or binary column (of type `dt`) with its bytes coded
+/// by `table` (encoding [`SYMBOLS`](encoding::SYMBOLS), table layout 5); the page then goes
+/// through no codec. [`SymbolTable::beats`] tells when that pays.
+pub fn encode_symbol_page(
+    dt: &DataType,
+    pieces: &[ArrayData],
+    table: &SymbolTable,
+    out: &mut Vec<u8>,
+) -> Result<Encoded> {
+    if !crate::schema::is_byte_array(dt) {
+        return Err(Error::Internal(format!("a symbol table for a column of {dt}")));
+    }
+    let mut cx = Ctx {
+        runs: true,
+        nest: true,
+        null_rows: true,
+        codec: None,
+        symbols: Some(table),
+        layout: 5,
     };
     let summary = encode_node(dt, pieces, out, &mut cx)?;
     Ok(Encoded {
@@ -104,6 +136,7 @@ pub fn encode_coded_strings(
         nest: true,
         null_rows: true,
         codec,
+        symbols: None,
         layout: 4,
     };
     let mut summary = encoding::COLUMN_DICT;
@@ -134,6 +167,7 @@ pub fn encode_dictionary_values(values: &ArrayData, out: &mut Vec<u8>) -> Result
         nest: false,
         null_rows: false,
         codec: None,
+        symbols: None,
         layout: 1,
     };
     let summary = encode_node(values.data_type(), std::slice::from_ref(values), out, &mut cx)?;
@@ -994,24 +1028,27 @@ fn encode_wide_dict<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) -> boo
 /// distinct strings then codes when few values repeat many times.
 fn encode_strings<const OW: usize>(pieces: &[ArrayData], n: usize, out: &mut Vec<u8>, cx: &mut Ctx) -> u8 {
     let mut lengths = Vec::with_capacity(n * OW);
-    let mut spans: Vec<&[u8]> = Vec::with_capacity(pieces.len());
     for p in pieces {
         let offsets = &p.buffers()[0].as_slice()[p.offset() * OW..(p.offset() + p.len() + 1) * OW];
-        let (offsets, _) = offsets.as_chunks::<OW>();
-        let first = load::<OW>(&offsets[0]) as usize;
-        let last = load::<OW>(&offsets[p.len()]) as usize;
-        spans.push(&p.buffers()[1].as_slice()[first..last]);
-        for pair in offsets.windows(2) {
+        for pair in offsets.as_chunks::<OW>().0.windows(2) {
             let len = load::<OW>(&pair[1]) - load::<OW>(&pair[0]);
             lengths.extend_from_slice(&len.to_le_bytes()[..OW]);
         }
     }
     // A page cut from one batch (the usual case) is read where it lies, not gathered into a
     // buffer first (a pass over every string byte); pieces of several batches are joined.
-    let data: std::borrow::Cow<'_, [u8]> = match spans.as_slice() {
-        [one] => std::borrow::Cow::Borrowed(one),
-        _ => std::borrow::Cow::Owned(spans.concat()),
-    };
+    let data = super::symbols::string_bytes::<OW>(pieces);
+    if let Some(table) = cx.symbols.take() {
+        out.push(encoding::SYMBOLS);
+        encode_words::<OW>(&lengths, Kind::Int { signed: false }, out, cx);
+        out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        table.write(out);
+        let codes = table.compress(&data);
+        out.extend_from_slice(&(codes.len() as u64).to_le_bytes());
+        out.extend_from_slice(&codes);
+        cx.layout = cx.layout.max(5);
+        return encoding::SYMBOLS;
+    }
     if let Some(()) = encode_string_dict::<OW>(&lengths, &data, n, out, cx) {
         return encoding::DICT;
     }

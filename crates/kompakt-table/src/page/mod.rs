@@ -8,7 +8,9 @@
 //! to 256 values with one-byte codes: the codec then entropy-codes bytes, which is where
 //! low-cardinality columns get small. Two encodings hold a page of values inside, so that
 //! encodings cascade: scaled (integers with a common factor, as quotients) and decimal (floats
-//! that are integers over a power of ten, as those integers, plus the exceptions).
+//! that are integers over a power of ten, as those integers, plus the exceptions). Strings
+//! choose between plain, a page dictionary, codes into the column's shared dictionary and
+//! codes into a symbol table (`symbols.rs`).
 //!
 //! What both directions share is here: the encoding tags, the page summary, the format's
 //! limits and little-endian word access. `encode.rs` holds [`encode_page`] and what it calls,
@@ -17,6 +19,7 @@
 mod column_dict;
 mod decode;
 mod encode;
+mod symbols;
 #[cfg(test)]
 mod tests;
 
@@ -24,8 +27,9 @@ pub use column_dict::ColumnDict;
 pub use decode::{
     decode_page, decode_page_into, decode_page_rows, decode_page_rows_as, decode_page_rows_with, WindowBits,
 };
-pub use encode::{encode_coded_strings, encode_dictionary_values, encode_page};
+pub use encode::{encode_coded_strings, encode_dictionary_values, encode_page, encode_symbol_page};
 pub(crate) use encode::{repeats_likely, trial_fraction, BuildFx};
+pub use symbols::SymbolTable;
 
 use arrow_data::ArrayData;
 
@@ -53,6 +57,9 @@ pub mod encoding {
     /// Strings as codes into a dictionary the column's pages share, stored once in the
     /// column's dictionary stream: a nested page of 4-byte codes (table layout 4).
     pub const COLUMN_DICT: u8 = 8;
+    /// Strings as codes into a table of up to 255 symbols of 1-8 bytes, stored in the page (the
+    /// FSST idea; table layout 5): lengths as plain pages have them, then the table and codes.
+    pub const SYMBOLS: u8 = 9;
 }
 
 /// The validity byte that starts every page (but a null column's) and each nested node.

@@ -28,7 +28,14 @@ fn round_trip_with(arr: &dyn Array, codec: Option<kompakt::Codec>) -> Encoded {
     if summary.summary & 0x7f == encoding::RUNS {
         assert_eq!(summary.layout, 2);
     }
-    let back = decode_page(arr.data_type(), arr.len(), &page).unwrap();
+    check_decodes(arr, &page);
+    summary
+}
+
+/// Checks that `page` decodes to `arr`: whole, in windows of rows, in every string layout,
+/// and that every truncation of it is an error.
+fn check_decodes(arr: &dyn Array, page: &[u8]) {
+    let back = decode_page(arr.data_type(), arr.len(), page).unwrap();
     assert_eq!(arrow_array::make_array(back).as_ref(), arr);
     let n = arr.len();
     for (a, b) in [
@@ -40,14 +47,14 @@ fn round_trip_with(arr: &dyn Array, codec: Option<kompakt::Codec>) -> Encoded {
         (n, n),
     ] {
         let (a, b) = (a.min(n), b.min(n).max(a.min(n)));
-        let part = decode_page_rows(arr.data_type(), n, &page, a..b).unwrap();
+        let part = decode_page_rows(arr.data_type(), n, page, a..b).unwrap();
         assert_eq!(
             arrow_array::make_array(part).as_ref(),
             arr.slice(a, b - a).as_ref(),
             "rows {a}..{b}"
         );
         for layout in [StringLayout::Large, StringLayout::View] {
-            let got = decode_page_rows_as(arr.data_type(), layout, n, &page, a..b).unwrap();
+            let got = decode_page_rows_as(arr.data_type(), layout, n, page, a..b).unwrap();
             got.validate_full().unwrap();
             let got = arrow_array::make_array(got);
             match read_as(arr, layout) {
@@ -60,7 +67,6 @@ fn round_trip_with(arr: &dyn Array, codec: Option<kompakt::Codec>) -> Encoded {
     for cut in 0..page.len() {
         assert!(decode_page(arr.data_type(), arr.len(), &page[..cut]).is_err());
     }
-    summary
 }
 
 /// A `Utf8` or `Binary` array as `layout` hands it over, built value by value; None for
@@ -1161,5 +1167,177 @@ proptest::proptest! {
                 }
             }
         }
+    }
+}
+
+/// Encodes `arr` (a string or binary array) as a symbol page with a table trained on
+/// `training`, checks it decodes back, and returns the page.
+fn round_trip_symbols(arr: &dyn Array, training: &[&[u8]]) -> Vec<u8> {
+    let table = SymbolTable::train(training);
+    let mut page = Vec::new();
+    let e = encode_symbol_page(arr.data_type(), &[arr.to_data()], &table, &mut page).unwrap();
+    assert_eq!(e.summary & 0x7f, encoding::SYMBOLS);
+    assert_eq!(e.layout, 5);
+    check_decodes(arr, &page);
+    page
+}
+
+fn urls(n: usize) -> Vec<Option<String>> {
+    let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"];
+    (0..n)
+        .map(|i| match i % 97 {
+            13 => None,
+            14 => Some(String::new()),
+            15 => Some("ünïcödé ✓".to_string()),
+            _ => Some(format!(
+                "https://example.com/{}/{}",
+                words[i * 7 % 8],
+                i * 7919 % 100_000
+            )),
+        })
+        .collect()
+}
+
+#[test]
+fn strings_coded_with_a_symbol_table() {
+    use arrow_array::{BinaryArray, LargeBinaryArray};
+    let values = urls(1500);
+    let training: Vec<&[u8]> = values.iter().flatten().map(|s| s.as_bytes()).collect();
+    let raw: usize = training.iter().map(|v| v.len()).sum();
+    let utf8 = StringArray::from(values.clone());
+    let page = round_trip_symbols(&utf8, &training);
+    // The symbols stand for several bytes each: far fewer bytes than the text.
+    assert!(page.len() * 2 < raw, "{} of {raw}", page.len());
+    round_trip_symbols(&LargeStringArray::from(values.clone()), &training);
+    let bytes: Vec<Option<&[u8]>> = values.iter().map(|v| v.as_deref().map(str::as_bytes)).collect();
+    round_trip_symbols(&BinaryArray::from(bytes.clone()), &training);
+    round_trip_symbols(&LargeBinaryArray::from(bytes.clone()), &training);
+    // A slice of an array, and a page of several pieces.
+    round_trip_symbols(&utf8.slice(300, 1000), &training);
+    let table = SymbolTable::train(&training);
+    let pieces = [utf8.slice(0, 100).to_data(), utf8.slice(1000, 500).to_data()];
+    let mut page = Vec::new();
+    encode_symbol_page(&DataType::Utf8, &pieces, &table, &mut page).unwrap();
+    let joined = arrow_select::concat::concat(&[&utf8.slice(0, 100), &utf8.slice(1000, 500)]).unwrap();
+    check_decodes(joined.as_ref(), &page);
+    // Symbol tables are for strings only.
+    let ints = Int32Array::from(vec![1, 2, 3]);
+    assert!(encode_symbol_page(&DataType::Int32, &[ints.to_data()], &table, &mut Vec::new()).is_err());
+}
+
+#[test]
+fn values_a_table_has_no_symbols_for_are_escaped() {
+    use arrow_array::BinaryArray;
+    // Trained on letters; the values are every byte value, all escaped but the letters.
+    let all: Vec<u8> = (0..=255u8).collect();
+    let values: Vec<&[u8]> = all.chunks(7).collect();
+    round_trip_symbols(&BinaryArray::from(values.clone()), &[b"abcabcabc".as_slice()]);
+    // An empty table (trained on nothing) escapes every byte.
+    round_trip_symbols(&BinaryArray::from(values), &[]);
+    // All values empty: no codes at all.
+    round_trip_symbols(&StringArray::from(vec![""; 100]), &[b"abc".as_slice()]);
+}
+
+/// A `Utf8` symbol page of strings of `lengths` whose data is `total` bytes, with a table of
+/// symbols of `lens` (their bytes `symbols`) and `codes`.
+fn symbol_page(lengths: &[usize], total: u64, lens: &[u8], symbols: &[u8], codes: &[u8]) -> Vec<u8> {
+    let mut page = vec![validity::VALID, encoding::SYMBOLS, encoding::PLAIN];
+    let raw: Vec<u8> = lengths.iter().flat_map(|&l| (l as u32).to_le_bytes()).collect();
+    push_shuffled(4, &raw, &mut page);
+    page.extend_from_slice(&total.to_le_bytes());
+    page.push(lens.len() as u8);
+    page.extend_from_slice(lens);
+    page.extend_from_slice(symbols);
+    page.extend_from_slice(&(codes.len() as u64).to_le_bytes());
+    page.extend_from_slice(codes);
+    page
+}
+
+#[test]
+fn hostile_symbol_pages_are_errors() {
+    // Two symbols, "ab" and "c": "abc" + "ab" is codes 0 1 0.
+    let good = symbol_page(&[3, 2], 5, &[2, 1], b"abc", &[0, 1, 0]);
+    let back = decode_page(&DataType::Utf8, 2, &good).unwrap();
+    assert_eq!(
+        arrow_array::make_array(back).as_ref(),
+        &StringArray::from(vec!["abc", "ab"]) as &dyn Array
+    );
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (
+            symbol_page(&[3, 2], 5, &[2, 0], b"ab", &[0, 1, 0]),
+            "a symbol of 0 bytes",
+        ),
+        (
+            symbol_page(&[3, 2], 5, &[2, 9], b"abcdefghijk", &[0, 1, 0]),
+            "a symbol of 9 bytes",
+        ),
+        // Symbols shorter than their lengths: the codes' length is misread.
+        (
+            symbol_page(&[3, 2], 5, &[2, 1], b"ab", &[0, 1, 0]),
+            "cannot stand for 5 bytes",
+        ),
+        (symbol_page(&[3, 2], 5, &[2, 1], b"abc", &[0, 7, 0]), "names no symbol"),
+        (
+            symbol_page(&[3, 2], 5, &[2, 1], b"abc", &[0, 1, 255]),
+            "end in an escape",
+        ),
+        (
+            symbol_page(&[3, 2], 5, &[2, 1], b"abc", &[0, 1]),
+            "stand for 3 bytes, not 5",
+        ),
+        (
+            symbol_page(&[3, 2], 5, &[2, 1], b"abc", &[0, 1, 0, 0]),
+            "stand for 7 bytes, not 5",
+        ),
+        (symbol_page(&[3, 2], 5, &[2, 1], b"abc", &[0; 100]), "more than 5 bytes"),
+        // (Views decode the data before they cut it by the lengths.)
+        (
+            symbol_page(&[3, 2], 6, &[2, 1], b"abc", &[0, 1, 0]),
+            "do not add up|not 6",
+        ),
+        // Lengths claiming far more than the codes can stand for: an error before any
+        // allocation of that size.
+        (
+            symbol_page(
+                &[i32::MAX as usize - 10, 5],
+                i32::MAX as u64 - 5,
+                &[2, 1],
+                b"abc",
+                &[0, 1, 0],
+            ),
+            "cannot stand for",
+        ),
+    ];
+    for (page, want) in cases {
+        for layout in [StringLayout::AsStored, StringLayout::Large, StringLayout::View] {
+            let err = decode_page_rows_as(&DataType::Utf8, layout, 2, &page, 0..2).unwrap_err();
+            assert!(err.is_corruption(), "{err}");
+            let found = want.split('|').any(|w| err.to_string().contains(w));
+            assert!(found, "{layout:?}: {err} (wanted {want:?})");
+        }
+    }
+    // Codes that stand for bytes which are not UTF-8, in a Utf8 column.
+    let page = symbol_page(&[2], 2, &[2], &[0xc3, 0x28], &[0]);
+    assert!(decode_page(&DataType::Utf8, 1, &page).unwrap_err().is_corruption());
+    assert!(decode_page_rows_as(&DataType::Utf8, StringLayout::View, 1, &page, 0..1)
+        .unwrap_err()
+        .is_corruption());
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// Any byte strings coded with a table trained on any other byte strings read back.
+    #[test]
+    fn symbol_pages_round_trip(
+        values in proptest::collection::vec(proptest::option::weighted(0.9, proptest::collection::vec(proptest::num::u8::ANY, 0..40)), 1..300),
+        training in proptest::collection::vec(proptest::collection::vec(proptest::num::u8::ANY, 0..40), 0..50),
+        texts in proptest::collection::vec("(https://|www\\.|[a-z]{1,6}|/|\\.com|é){0,8}", 1..300),
+    ) {
+        use arrow_array::BinaryArray;
+        let training: Vec<&[u8]> = training.iter().map(Vec::as_slice).collect();
+        round_trip_symbols(&BinaryArray::from(values.iter().map(|v| v.as_deref()).collect::<Vec<_>>()), &training);
+        let text_training: Vec<&[u8]> = texts.iter().map(|t| t.as_bytes()).collect();
+        round_trip_symbols(&StringArray::from(texts.clone()), &text_training);
     }
 }
