@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Rows by number: a take of 1000 random rows x 2 columns, kompakt against Vortex, Lance and
-Parquet, in one run.
+Parquet, in one run; with ``--op slice``, 1000 rows in a row (from the middle of the table)
+instead, Feather and the CLI's ``head`` included.
 
     .venv/bin/python bench/take.py                 the fst-blog table, 10 M rows, 3 rounds
     .venv/bin/python bench/take.py --rows 1000000 --rounds 1
+    .venv/bin/python bench/take.py --op slice --rounds 21
 
 The table is bench/table.py's ``fst`` dataset (cached in bench/data/table/), written once per
 format with library defaults: kompakt (``write_table``), Vortex (``vortex.io.write``), Lance
@@ -21,7 +23,18 @@ caches it keeps):
 - Lance: ``lance.dataset(path).take(indices, columns=["Real", "Factor"])``
 - Parquet (no take of its own): ``pq.read_table(path, columns=[...]).take(indices)``
 
-Every result is checked against the original's rows. Figures are medians over the rounds.
+Slices (``--op slice``, rows [rows/2, rows/2 + 1000)) read the way bench/table.py's slice
+column does: kompakt ``read_table(path, cols, rows=slice(a, b), to="arrow")``, Feather its IPC
+batches (memory-mapped, the two fields only), Parquet the row groups covering the rows,
+Vortex ``to_repeated_scan(cols).execute(row_range=(a, b))``, Lance ``to_table(offset, limit)``.
+``kompakt-cli`` runs the native ``kompakt head -q -n 1000 --columns Real,Factor`` (the first
+1000 rows; ``KOMPAKT_BIN``, else target/release/kompakt) as a process per round: its "first"
+is the process's wall time less that of ``kompakt --version`` (starting the process), its
+"warm" that of ``kompakt --version``.
+
+Every result is checked against the original's rows (the CLI's only by its exit status).
+Figures are medians over the rounds; with many rounds the 10th and 90th percentiles too, since
+first calls on this VM are bimodal (the kernel backs fresh memory slowly at times).
 """
 
 from __future__ import annotations
@@ -45,6 +58,7 @@ COLUMNS = ["Real", "Factor"]
 TAKE = 1000
 WARM_CALLS = 20
 METHODS = ["kompakt", "vortex", "lance", "parquet"]
+SLICE_METHODS = ["kompakt", "kompakt-cli", "feather", "parquet", "vortex", "lance"]
 
 WORKER = (
     r"""
@@ -54,8 +68,28 @@ import pyarrow as pa  # every method returns Arrow: its import is not the take's
 method, path = sys.argv[1], sys.argv[2]
 rows, take_rows, warm_calls = (int(v) for v in sys.argv[3:6])
 cols = json.loads(sys.argv[6])
+op, here = sys.argv[7], sys.argv[8]
 indices = np.sort(np.random.default_rng(42).choice(rows, size=take_rows, replace=False))
-if method == "kompakt":
+a, b = rows // 2, rows // 2 + take_rows
+if op == "slice":
+    sys.path.insert(0, here)
+    import table as bench_table
+    take = {
+        "feather": lambda: bench_table.feather_slice_ipc(path, cols, a, b),
+        "parquet": lambda: bench_table.parquet_slice(path, cols, a, b),
+        "vortex": lambda: bench_table.vortex_slice_range(path, cols, a, b),
+        "lance": lambda: bench_table.lance_slice_offset(path, cols, a, b),
+    }.get(method)
+    if method == "kompakt":
+        import kompakt
+        take = lambda: kompakt.read_table(path, cols, rows=slice(a, b), to="arrow")
+    # What the slice functions import, imported before the clock starts.
+    import pyarrow.ipc, pyarrow.parquet
+    if method == "vortex":
+        import vortex
+    elif method == "lance":
+        import lance
+elif method == "kompakt":
     import kompakt
     take = lambda: kompakt.read_table(path, cols, rows=indices, to="arrow")
 elif method == "vortex":
@@ -81,7 +115,7 @@ print(json.dumps({"first": t_first, "warm": sorted(warm)[len(warm) // 2], "real"
 
 
 def write(method: str, table, path: str) -> None:
-    if method == "kompakt":
+    if method in ("kompakt", "kompakt-cli"):
         import kompakt
 
         kompakt.write_table(table, path)
@@ -93,6 +127,10 @@ def write(method: str, table, path: str) -> None:
         import lance
 
         lance.write_dataset(table, path)
+    elif method == "feather":
+        import pyarrow.feather as feather
+
+        feather.write_feather(table, path)
     else:
         import pyarrow.parquet as pq
 
@@ -105,26 +143,54 @@ def size_of(path: str) -> int:
     return os.path.getsize(path)
 
 
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def cli_binary() -> str:
+    """The native CLI (``KOMPAKT_BIN``, else the release build): the Python package's
+    ``kompakt`` entry point would time Python's start-up instead."""
+    built = os.path.join(os.path.dirname(HERE), "target", "release", "kompakt")
+    return os.environ.get("KOMPAKT_BIN") or (built if os.path.exists(built) else "kompakt")
+
+
+def cli_round(path: str) -> tuple[float, float]:
+    """One process of ``kompakt head`` and one of ``kompakt --version``: wall times."""
+    cli = cli_binary()
+    head = [cli, "head", "-q", "-n", str(TAKE), "--columns", ",".join(COLUMNS), path]
+    times = []
+    for argv in (head, [cli, "--version"]):
+        t0 = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True)
+        times.append(time.perf_counter() - t0)
+    return times[0], times[1]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--op", choices=["take", "slice"], default="take")
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--methods", default=",".join(METHODS))
-    ap.add_argument("--out", default=os.path.join(HERE, "results", "take.md"))
+    ap.add_argument("--methods", default=None, help="default: all of the op's")
+    ap.add_argument("--out", default=None, help="default: bench/results/<op>.md")
     args = ap.parse_args()
-    log = logger("take", time.time())
+    log = logger(args.op, time.time())
     import numpy as np
 
     data_dir = os.path.join(HERE, "data", "table")
     table = load_dataset(ensure_dataset(data_dir, "fst", args.rows, log))
-    indices = np.sort(np.random.default_rng(42).choice(args.rows, size=TAKE, replace=False))
-    want = table.select(COLUMNS).take(indices)
+    if args.op == "take":
+        indices = np.sort(np.random.default_rng(42).choice(args.rows, size=TAKE, replace=False))
+        want = table.select(COLUMNS).take(indices)
+    else:
+        want = table.select(COLUMNS).slice(args.rows // 2, TAKE)
     want_real = [float(v) for v in want.column("Real").to_pylist()]
     want_factor = [str(v) for v in want.column("Factor").to_pylist()]
-    work = os.path.join(HERE, "data", "take")
+    work = os.path.join(HERE, "data", args.op)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    methods = args.methods.split(",")
+    methods = (args.methods or ",".join(METHODS if args.op == "take" else SLICE_METHODS)).split(",")
     rows = []
     for m in methods:
         path = os.path.join(work, f"fst.{m}")
@@ -134,45 +200,45 @@ def main() -> None:
         time.sleep(2.1)  # a file read after it was written, not within its first 2 s
         firsts, warms = [], []
         for r in range(args.rounds):
-            out = subprocess.run(
-                [
-                    sys.executable,
-                    "-c",
-                    WORKER,
-                    m,
-                    path,
-                    str(args.rows),
-                    str(TAKE),
-                    str(WARM_CALLS),
-                    json.dumps(COLUMNS),
-                ],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if out.returncode != 0:
-                raise SystemExit(f"{m}: {out.stderr.strip()[-2000:]}")
-            res = json.loads(out.stdout.strip().splitlines()[-1])
-            if res["real"] != want_real or res["factor"] != want_factor:
-                raise SystemExit(f"{m}: the rows taken differ from the original's")
+            if m == "kompakt-cli":
+                whole, start = cli_round(path)
+                res = {"first": whole - start, "warm": start}
+            else:
+                argv = [sys.executable, "-c", WORKER, m, path, str(args.rows), str(TAKE), str(WARM_CALLS)]
+                argv += [json.dumps(COLUMNS), args.op, HERE]
+                out = subprocess.run(argv, capture_output=True, text=True, check=False)
+                if out.returncode != 0:
+                    raise SystemExit(f"{m}: {out.stderr.strip()[-2000:]}")
+                res = json.loads(out.stdout.strip().splitlines()[-1])
+                if res["real"] != want_real or res["factor"] != want_factor:
+                    raise SystemExit(f"{m}: the rows read differ from the original's")
             firsts.append(res["first"])
             warms.append(res["warm"])
             log(f"{m} round {r + 1}: first {res['first'] * 1e3:.2f} ms, warm {res['warm'] * 1e3:.2f} ms")
-        rows.append((m, size_of(path), statistics.median(firsts), statistics.median(warms)))
+        rows.append((m, size_of(path), firsts, warms))
     info = machine_info()
+    what = f"Take of {TAKE} random rows" if args.op == "take" else f"Slice of {TAKE} rows from row {args.rows // 2:,}"
+    spread = args.rounds >= 10
     md = [
-        f"# Take of {TAKE} random rows x {len(COLUMNS)} columns ({', '.join(COLUMNS)}), "
-        f"fst table of {args.rows:,} rows",
+        f"# {what} x {len(COLUMNS)} columns ({', '.join(COLUMNS)}), fst table of {args.rows:,} rows",
         "",
         f"{time.strftime('%Y-%m-%d %H:%M')}; {info.get('cpu', '')}; {args.rounds} round(s), medians; "
-        f"first = first call in a fresh process, warm = median of {WARM_CALLS} more.",
+        f"first = first call in a fresh process, warm = median of {WARM_CALLS} more"
+        + (" (kompakt-cli: see bench/take.py)." if "kompakt-cli" in methods else "."),
         "",
-        "| format | file MB | first ms | warm ms |",
-        "|--|--:|--:|--:|",
+        "| format | file MB | first ms | warm ms |" + (" first p10 ms | first p90 ms |" if spread else ""),
+        "|--|--:|--:|--:|" + ("--:|--:|" if spread else ""),
     ]
-    md += [f"| {m} | {size / MB:.1f} | {first * 1e3:.2f} | {warm * 1e3:.2f} |" for m, size, first, warm in rows]
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as f:
+    for m, size, firsts, warms in rows:
+        line = (
+            f"| {m} | {size / MB:.1f} | {statistics.median(firsts) * 1e3:.2f} | {statistics.median(warms) * 1e3:.2f} |"
+        )
+        if spread:
+            line += f" {percentile(firsts, 0.1) * 1e3:.2f} | {percentile(firsts, 0.9) * 1e3:.2f} |"
+        md.append(line)
+    out_path = args.out or os.path.join(HERE, "results", f"{args.op}.md")
+    os.makedirs(os.path.dirname(out_path), exist_ok=True)
+    with open(out_path, "w") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(md))
     shutil.rmtree(work, ignore_errors=True)
