@@ -601,6 +601,32 @@ fn score(i: usize) -> Option<i64> {
     (i % 200 != 150).then_some((i * 7919 % 100_000) as i64 - 50_000)
 }
 
+/// Rows `window` of the string and binary columns at `columns`, read as views and with 64-bit
+/// offsets, are `want`'s.
+fn check_strings(t: &TableReader, want: &RecordBatch, columns: &[usize], window: std::ops::Range<u64>) {
+    let (start, len) = (window.start as usize, (window.end - window.start) as usize);
+    for layout in [kompakt_table::StringLayout::View, kompakt_table::StringLayout::Large] {
+        let (_, arrays) = t.read_columns_as(Some(columns), window.clone(), 1, layout).unwrap();
+        for (k, &c) in columns.iter().enumerate() {
+            let got: Vec<_> = arrays[k].iter().flat_map(|a| byte_values(a.as_ref())).collect();
+            let expected = byte_values(want.column(c).slice(start, len).as_ref());
+            assert_eq!(got, expected, "column {c} as {layout:?}");
+        }
+    }
+}
+
+/// `rows` taken from the string and binary columns at `columns` are `want`'s.
+fn check_string_take(t: &TableReader, want: &RecordBatch, columns: &[usize], rows: &[u64]) {
+    let (_, taken) = t.take(Some(columns), rows, 1).unwrap();
+    for (k, &c) in columns.iter().enumerate() {
+        let expected: Vec<_> = rows
+            .iter()
+            .flat_map(|&i| byte_values(want.column(c).slice(i as usize, 1).as_ref()))
+            .collect();
+        assert_eq!(byte_values(taken.column(k).as_ref()), expected, "take of column {c}");
+    }
+}
+
 /// The values of a string or binary array of any layout, as bytes.
 fn byte_values(a: &dyn Array) -> Vec<Option<Vec<u8>>> {
     let own = |v: Option<&[u8]>| v.map(<[u8]>::to_vec);
@@ -657,23 +683,8 @@ fn golden_shared_dictionary_table_reads_back_exactly() {
         assert_eq!(got, expected.as_ref(), "column {c}, rows from {at}");
     });
     // As views (pointing into the shared dictionary) and with 64-bit offsets.
-    for layout in [kompakt_table::StringLayout::View, kompakt_table::StringLayout::Large] {
-        let (_, columns) = t.read_columns_as(Some(&[0, 2, 3]), 900..4100, 1, layout).unwrap();
-        for (k, c) in [0, 2, 3].into_iter().enumerate() {
-            let got: Vec<_> = columns[k].iter().flat_map(|a| byte_values(a.as_ref())).collect();
-            let expected = byte_values(want.column(c).slice(900, 3200).as_ref());
-            assert_eq!(got, expected, "column {c} as {layout:?}");
-        }
-    }
-    let rows = [4999, 13, 0, 2500, 13];
-    let (_, taken) = t.take(Some(&[0, 3]), &rows, 1).unwrap();
-    for (k, c) in [0, 3].into_iter().enumerate() {
-        let expected: Vec<_> = rows
-            .iter()
-            .flat_map(|&i| byte_values(want.column(c).slice(i as usize, 1).as_ref()))
-            .collect();
-        assert_eq!(byte_values(taken.column(k).as_ref()), expected, "take of column {c}");
-    }
+    check_strings(&t, &want, &[0, 2, 3], 900..4100);
+    check_string_take(&t, &want, &[0, 3], &[4999, 13, 0, 2500, 13]);
     // What this file keeps readable: pages coded against shared dictionaries, and null rows
     // stored by number (the pages with nulls: every tail page, every score page).
     let summary = t.summary();
@@ -773,23 +784,8 @@ fn golden_symbols_table_reads_back_exactly() {
         let expected = want.column(c).slice(at, got.len());
         assert_eq!(got, expected.as_ref(), "column {c}, rows from {at}");
     });
-    for layout in [kompakt_table::StringLayout::View, kompakt_table::StringLayout::Large] {
-        let (_, columns) = t.read_columns_as(Some(&[0, 1]), 100..700, 1, layout).unwrap();
-        for (k, c) in [0, 1].into_iter().enumerate() {
-            let got: Vec<_> = columns[k].iter().flat_map(|a| byte_values(a.as_ref())).collect();
-            let expected = byte_values(want.column(c).slice(100, 600).as_ref());
-            assert_eq!(got, expected, "column {c} as {layout:?}");
-        }
-    }
-    let rows = [799, 7, 0, 450, 7];
-    let (_, taken) = t.take(Some(&[0, 1]), &rows, 1).unwrap();
-    for (k, c) in [0, 1].into_iter().enumerate() {
-        let expected: Vec<_> = rows
-            .iter()
-            .flat_map(|&i| byte_values(want.column(c).slice(i as usize, 1).as_ref()))
-            .collect();
-        assert_eq!(byte_values(taken.column(k).as_ref()), expected, "take of column {c}");
-    }
+    check_strings(&t, &want, &[0, 1], 100..700);
+    check_string_take(&t, &want, &[0, 1], &[799, 7, 0, 450, 7]);
     // What this file keeps readable: pages coded with symbol tables, through no codec.
     let summary = t.summary();
     for name in ["url", "path"] {
