@@ -74,12 +74,23 @@ pub fn encode_page(
         DataType::Dictionary(key, _) => key.as_ref(),
         other => other,
     };
+    encode_top(dt, pieces, out, codec, None)
+}
+
+/// A page of `dt` with every encoding allowed, and `symbols` for its strings if given.
+fn encode_top(
+    dt: &DataType,
+    pieces: &[ArrayData],
+    out: &mut Vec<u8>,
+    codec: Option<kompakt::Codec>,
+    symbols: Option<&SymbolTable>,
+) -> Result<Encoded> {
     let mut cx = Ctx {
         runs: true,
         nest: true,
         null_rows: true,
         codec,
-        symbols: None,
+        symbols,
         layout: 1,
     };
     let summary = encode_node(dt, pieces, out, &mut cx)?;
@@ -101,19 +112,7 @@ pub fn encode_symbol_page(
     if !crate::schema::is_byte_array(dt) {
         return Err(Error::Internal(format!("a symbol table for a column of {dt}")));
     }
-    let mut cx = Ctx {
-        runs: true,
-        nest: true,
-        null_rows: true,
-        codec: None,
-        symbols: Some(table),
-        layout: 5,
-    };
-    let summary = encode_node(dt, pieces, out, &mut cx)?;
-    Ok(Encoded {
-        summary,
-        layout: cx.layout,
-    })
+    encode_top(dt, pieces, out, None, Some(table))
 }
 
 /// Encodes a page of a string or binary column as `codes` into the dictionary its pages share
