@@ -917,13 +917,7 @@ fn symbol_data(total: u64, c: &mut Cursor<'_>) -> Result<Vec<u8>> {
     let codes_len = c.u64()?;
     let codes = c.take(usize::try_from(codes_len).map_err(|_| corrupt("symbol codes too large"))?)?;
     let total = usize::try_from(total).map_err(|_| corrupt("string data too large"))?;
-    // Bounded by the codes (8 bytes each at most) before anything is allocated.
-    if total > codes.len().saturating_mul(8) {
-        return Err(corrupt(format!(
-            "{} code bytes cannot stand for {total} bytes",
-            codes.len()
-        )));
-    }
+    // `expand` bounds `total` by the codes (8 bytes each at most) before it allocates.
     c.charge(total)?;
     table
         .expand(codes, total)
