@@ -232,6 +232,19 @@ def blosc2_load(path):
     return pickle.loads(data)
 
 
+def blosc2_array_save(codec, clevel):
+    """An array with one of blosc2's codecs and levels, shuffle as by default (what issue 33
+    compares loads with: blosc2 lz4, and zstd level 1)."""
+
+    def save(obj, path):
+        import blosc2
+
+        blosc2.save_array(obj, path, mode="w", cparams={"codec": getattr(blosc2.Codec, codec), "clevel": clevel})
+        fsync_file(path)
+
+    return save
+
+
 # name -> (applies to, save, load, extension, compressed, threads, description)
 METHODS = {
     "kompakt": (
@@ -337,6 +350,26 @@ METHODS = {
         "library defaults; DataFrame: pickle.dumps(protocol=5) into "
         "blosc2.SChunk(data=..., urlpath=path), defaults / blosc2.open(path)[:], "
         "pickle.loads",
+    ),
+    "blosc2 lz4": (
+        "array",
+        blosc2_array_save("LZ4", 5),
+        blosc2_load,
+        "bl2",
+        True,
+        "blosc2 default (all cores)",
+        "blosc2.save_array(arr, path, mode='w', cparams={'codec': LZ4, 'clevel': 5}) (shuffle, as "
+        "by default) / blosc2.load_array(path)",
+    ),
+    "blosc2 zstd:1": (
+        "array",
+        blosc2_array_save("ZSTD", 1),
+        blosc2_load,
+        "bl2",
+        True,
+        "blosc2 default (all cores)",
+        "blosc2.save_array(arr, path, mode='w', cparams={'codec': ZSTD, 'clevel': 1}) (shuffle, as "
+        "by default) / blosc2.load_array(path)",
     ),
 }
 COMPRESSED_ALTERNATIVES = [m for m, spec in METHODS.items() if spec[4] and not m.startswith("kompakt")]
