@@ -22,8 +22,9 @@
 //! # Ok::<(), kompakt::Error>(())
 //! ```
 #![deny(missing_docs)]
-// Two audited exceptions: `copy::copy_uncached` (streaming stores, which std does not offer
-// safely) and `codec::lz4_append` (LZ4 into a Vec's spare capacity, which the lz4 crate cannot
+// Three audited exceptions: `copy::copy_uncached` (streaming stores, which std does not offer
+// safely), the SSE2 unshuffle in `filter::shuffle` (16-byte loads and stores, streaming ones
+// too) and `codec::lz4_append` (LZ4 into a Vec's spare capacity, which the lz4 crate cannot
 // do); everything else is safe code.
 #![deny(unsafe_code)]
 

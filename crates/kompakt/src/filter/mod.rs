@@ -11,6 +11,7 @@ mod delta;
 mod shuffle;
 
 pub use delta::{delta_decode, delta_encode};
+pub(crate) use shuffle::Stores;
 pub use shuffle::{shuffle, unshuffle};
 
 use crate::error::{Error, Result};
@@ -82,6 +83,11 @@ impl FilterSet {
 
     /// Undoes [`encode`](Self::encode): `src` holds filtered bytes, `dst` receives the original.
     pub fn decode(self, typesize: u8, src: &[u8], dst: &mut [u8]) -> Result<()> {
+        self.decode_to(typesize, src, dst, Stores::Cached)
+    }
+
+    /// [`decode`](Self::decode), writing `dst` with `stores`.
+    pub(crate) fn decode_to(self, typesize: u8, src: &[u8], dst: &mut [u8], stores: Stores) -> Result<()> {
         if src.len() != dst.len() || !self.supports(typesize) {
             return Err(Error::corrupt(
                 "block filters",
@@ -91,11 +97,11 @@ impl FilterSet {
         }
         let ts = usize::from(typesize);
         if self.shuffles() && self.deltas() && ts == 8 {
-            shuffle::unshuffle8_undelta(src, dst);
+            shuffle::unshuffle8_undelta(src, dst, stores);
             return Ok(());
         }
         if self.shuffles() {
-            unshuffle(ts, src, dst);
+            shuffle::unshuffle_to(ts, src, dst, stores);
         } else {
             dst.copy_from_slice(src);
         }

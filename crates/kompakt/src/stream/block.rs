@@ -7,7 +7,7 @@ use crate::codec::{
     ProbeResult, SavingBar, ENTROPY_SAMPLES, MIN_SAVING, SAMPLES,
 };
 use crate::error::Result;
-use crate::filter::FilterSet;
+use crate::filter::{FilterSet, Stores};
 
 /// How the blocks of one stream are encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -393,6 +393,21 @@ impl BlockDecoder {
         verify: bool,
         dst: &mut [u8],
     ) -> Result<()> {
+        self.decode_to(header, fields, payload, offset, verify, dst, Stores::Cached)
+    }
+
+    /// [`decode_into`](Self::decode_into), with the filters writing `dst` with `stores`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn decode_to(
+        &mut self,
+        header: &[u8; BLOCK_HEADER_LEN],
+        fields: &BlockHeader,
+        payload: &[u8],
+        offset: u64,
+        verify: bool,
+        dst: &mut [u8],
+        stores: Stores,
+    ) -> Result<()> {
         if verify {
             verify_block(header, payload, offset)?;
         }
@@ -402,7 +417,7 @@ impl BlockDecoder {
         self.scratch.resize(dst.len(), 0);
         self.decompressor
             .decompress_into(fields.codec, payload, &mut self.scratch)?;
-        fields.filters.decode(fields.typesize, &self.scratch, dst)
+        fields.filters.decode_to(fields.typesize, &self.scratch, dst, stores)
     }
 
     /// Decodes a block read from the file (`bytes`: its header and payload) after checking that

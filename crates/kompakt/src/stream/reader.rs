@@ -12,6 +12,7 @@ use super::sequential::read_full;
 use super::source::{ReadAt, SourceCursor};
 use crate::codec::CodecId;
 use crate::error::{Error, Result};
+use crate::filter::Stores;
 use crate::hash::xxh3_64;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -138,6 +139,7 @@ enum Job<'d, 's> {
         bytes: Cow<'s, [u8]>,
         skip: usize,
         dst: &'d mut [u8],
+        stores: Stores,
     },
     /// A whole raw block of a file in memory, to copy into `dst`, a part of a read too large
     /// for the caches (see [`crate::copy`]).
@@ -374,6 +376,7 @@ impl<R: Read + Seek> Reader<R> {
                     bytes: source.block(&entry)?,
                     skip,
                     dst,
+                    stores: if uncached { Stores::Uncached } else { Stores::Cached },
                 }))
             },
             super::pool::take_decoder,
@@ -456,6 +459,7 @@ impl<R: Read + Seek> Reader<R> {
                         bytes,
                         skip: (lo - entry.raw_offset) as usize,
                         dst: &mut buf,
+                        stores: Stores::Cached,
                     },
                     verify,
                 )?;
@@ -536,12 +540,14 @@ fn run_job(dec: &mut BlockDecoder, job: Job<'_, '_>, verify: bool) -> Result<()>
             bytes,
             skip,
             dst,
+            stores,
         } => {
             let (head, payload) = bytes.split_at(BLOCK_HEADER_LEN);
             let head: &[u8; BLOCK_HEADER_LEN] = head.try_into().expect("header length");
             check_header_matches(head, &entry)?;
             if skip == 0 && dst.len() == entry.header.raw_len as usize {
-                dec.decode_into(head, &entry.header, payload, entry.file_offset, verify, dst)
+                let offset = entry.file_offset;
+                dec.decode_to(head, &entry.header, payload, offset, verify, dst, stores)
             } else {
                 dec.decode_part(head, &entry.header, payload, entry.file_offset, verify, skip, dst)
             }
