@@ -214,6 +214,15 @@ impl Source {
         }
     }
 
+    /// The file, when it is one on disk: reads of many blocks then have each thread read its
+    /// own ([`kompakt::stream::Reader::with_positional`]).
+    pub fn positional(&self) -> Option<&dyn kompakt::stream::ReadAt> {
+        match self {
+            Source::File(f) => Some(f),
+            _ => None,
+        }
+    }
+
     pub fn open(py: Python<'_>, target: Target<'_>) -> PyResult<Source> {
         match target {
             Target::Path(path) => Ok(Source::File(

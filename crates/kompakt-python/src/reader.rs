@@ -107,7 +107,9 @@ impl FileReader {
         };
         let source = Source::open(py, target)?;
         let reader = py
-            .detach(|| Reader::with_memory(source, opts, Source::in_memory))
+            .detach(|| {
+                Reader::with_memory(source, opts, Source::in_memory).map(|r| r.with_positional(Source::positional))
+            })
             .map_err(|e| crate::errors::to_py_at(e, path.as_deref()))?;
         Ok(FileReader {
             state: Shared::new(State {

@@ -1,7 +1,7 @@
 //! Damaged files: every flipped byte and every truncation must give a typed corruption error
 //! from every reader, never a panic, a hang, a huge allocation or wrong data.
 
-use kompakt::stream::{decode_sequential, MIN_BLOCK_SIZE};
+use kompakt::stream::{decode_sequential, ReadAt, MIN_BLOCK_SIZE};
 use kompakt::{CodecSpec, Error, ReadOptions, Reader, WriteOptions, Writer};
 use std::io::Cursor;
 
@@ -36,7 +36,20 @@ fn sample_file() -> Vec<u8> {
     w.finish().unwrap()
 }
 
-/// Reads everything through both readers; Ok only if both succeed.
+/// A file read only by positional reads, as from disk: each decoding thread reads its blocks.
+struct Positional(Vec<u8>);
+
+impl ReadAt for Positional {
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.0.len() as u64)
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        self.0.read_exact_at(buf, offset)
+    }
+}
+
+/// Reads everything through every reader; each result is Ok only if that reader succeeds.
 fn read_all(file: &[u8]) -> Vec<Result<Vec<Vec<u8>>, Error>> {
     let opts = ReadOptions::default().threads(2);
     let random = Reader::new(Cursor::new(file), opts).and_then(|mut r| {
@@ -61,11 +74,18 @@ fn read_all(file: &[u8]) -> Vec<Result<Vec<Vec<u8>>, Error>> {
             .map(|s| r.read_stream(s))
             .collect::<Result<Vec<_>, _>>()
     });
-    vec![random, sequential, in_memory]
+    let positional = Reader::at(Positional(file.to_vec()), opts).and_then(|mut r| {
+        (0..r.streams().len() as u32)
+            .map(|s| r.read_stream(s))
+            .collect::<Result<Vec<_>, _>>()
+    });
+    vec![random, sequential, in_memory, positional]
 }
 
+const READERS: [&str; 4] = ["random-access", "sequential", "in-memory", "positional"];
+
 fn assert_corrupt(file: &[u8], what: &str) {
-    for (reader, r) in ["random-access", "sequential", "in-memory"].iter().zip(read_all(file)) {
+    for (reader, r) in READERS.iter().zip(read_all(file)) {
         match r {
             Ok(_) => panic!("{what}: {reader} reader accepted a damaged file"),
             Err(e) => assert!(e.is_corruption(), "{what}: {reader} gave a non-corruption error: {e}"),
@@ -246,6 +266,15 @@ fn a_large_read_of_raw_blocks_in_memory_checks_every_block() {
     for threads in [1, 2] {
         let mut r = Reader::from_memory(&file, ReadOptions::default().threads(threads)).unwrap();
         assert!(r.read_stream(0).unwrap() == data, "{threads} threads");
+        // Read by positional reads, each thread reading its own blocks straight into place.
+        let mut r = Reader::at(Positional(file.clone()), ReadOptions::default().threads(threads)).unwrap();
+        assert!(r.read_stream(0).unwrap() == data, "{threads} threads, positional");
+        let mut part = vec![0u8; 3 * block + 10];
+        r.read_range_into(0, block as u64 - 5, &mut part).unwrap();
+        assert!(
+            part[..] == data[block - 5..4 * block + 5],
+            "{threads} threads, positional range"
+        );
     }
     // A bit flip inside the 21st block's payload: caught, unless checks are off.
     let at = block_offset(&file, 20) + 24 + 1000;
@@ -254,6 +283,10 @@ fn a_large_read_of_raw_blocks_in_memory_checks_every_block() {
         .and_then(|mut r| r.read_stream(0))
         .unwrap_err();
     assert!(e.is_corruption(), "{e}");
+    let e = Reader::at(Positional(file.clone()), ReadOptions::default().threads(2))
+        .and_then(|mut r| r.read_stream(0))
+        .unwrap_err();
+    assert!(e.is_corruption(), "positional: {e}");
     let unchecked = ReadOptions {
         verify_checksums: false,
         ..ReadOptions::default()

@@ -44,6 +44,16 @@ fn check_all_paths(data: &[u8], opts: WriteOptions) -> Vec<u8> {
         r.copy_range_to(0, 0, data.len() as u64, &mut copied, &mut |_| {})
             .unwrap();
         assert!(copied == data);
+        // From a file on disk: each thread reads its own blocks with positional reads.
+        let mut disk = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut disk, &file).unwrap();
+        let mut d = Reader::at(disk, ro).unwrap();
+        assert!(d.read_stream(0).unwrap() == data, "Reader::at, {opts:?}");
+        if data.len() > 10 {
+            let mut part = vec![0u8; data.len() - 10];
+            d.read_range_into(0, 3, &mut part).unwrap();
+            assert!(part[..] == data[3..data.len() - 7], "Reader::at range, {opts:?}");
+        }
         let mut m = Reader::from_memory(&file[..], ro).unwrap();
         assert!(m.read_stream(0).unwrap() == data, "from_memory, {opts:?}");
         copied.clear();

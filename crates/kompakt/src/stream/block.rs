@@ -372,14 +372,26 @@ pub struct BlockDecoder {
     decompressor: Decompressor,
     scratch: Vec<u8>,
     whole: Vec<u8>,
+    /// Blocks this thread read from the file itself (see `Reader`'s positional reads).
+    fetched: Vec<u8>,
 }
 
 impl BlockDecoder {
     /// Frees scratch buffers larger than `max` bytes.
     pub(crate) fn trim(&mut self, max: usize) {
-        for buf in [&mut self.scratch, &mut self.whole] {
+        for buf in [&mut self.scratch, &mut self.whole, &mut self.fetched] {
             super::pool::trim_buffer(buf, max);
         }
+    }
+
+    /// The buffer for blocks read by this thread; give it back with
+    /// [`give_fetch_buffer`](Self::give_fetch_buffer) to keep its memory.
+    pub(crate) fn take_fetch_buffer(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.fetched)
+    }
+
+    pub(crate) fn give_fetch_buffer(&mut self, buf: Vec<u8>) {
+        self.fetched = buf;
     }
 
     /// Checks the checksum (when `verify`) and decodes a whole block into `dst`

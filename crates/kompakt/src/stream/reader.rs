@@ -104,6 +104,9 @@ pub struct Reader<R> {
     /// The whole file, when `inner` holds it in memory ([`Reader::from_memory`]): blocks are
     /// then decoded where they lie instead of being read into a buffer of their own first.
     in_memory: for<'x> fn(&'x R) -> Option<&'x [u8]>,
+    /// `inner` as a source of positional reads, when it is one: reads of many blocks then
+    /// have each thread read its own blocks ([`Reader::with_positional`]).
+    positional: for<'x> fn(&'x R) -> Option<&'x dyn ReadAt>,
 }
 
 /// What opening a file reads and checks: its header and its index. Readers of the same file
@@ -153,6 +156,15 @@ enum Job<'d, 's> {
         entry: BlockEntry,
         header: [u8; BLOCK_HEADER_LEN],
         dst: &'d mut [u8],
+    },
+    /// A block for the worker to read from `source` itself, then decode as [`Job::Decode`]
+    /// (or read straight into `dst` and check, when it is raw and wanted whole).
+    Fetch {
+        entry: BlockEntry,
+        source: &'s dyn ReadAt,
+        skip: usize,
+        dst: &'d mut [u8],
+        stores: Stores,
     },
 }
 
@@ -221,6 +233,7 @@ impl<R: Read + Seek> Reader<R> {
             }),
             opts,
             in_memory: |_| None,
+            positional: |_| None,
         })
     }
 
@@ -343,7 +356,9 @@ impl<R: Read + Seek> Reader<R> {
         let verify = self.opts.verify_checksums;
         let threads = if list.len() <= 1 { 1 } else { self.threads() };
         let uncached = dst.len() >= crate::copy::UNCACHED_READ_MIN;
-        let mut source = BlockSource::new(&mut self.inner, self.in_memory);
+        let stores = if uncached { Stores::Uncached } else { Stores::Cached };
+        let positional = if threads > 1 { self.positional } else { |_: &R| None };
+        let mut source = BlockSource::new(&mut self.inner, self.in_memory, positional);
         let blocks = &self.index.footer.blocks;
         let mut rest = dst;
         let mut pos = start;
@@ -359,6 +374,15 @@ impl<R: Read + Seek> Reader<R> {
                 let (dst, tail) = std::mem::take(&mut rest).split_at_mut(take as usize);
                 rest = tail;
                 pos += take;
+                if let BlockSource::Positional(source) = source {
+                    return Ok(Some(Job::Fetch {
+                        entry,
+                        source,
+                        skip,
+                        dst,
+                        stores,
+                    }));
+                }
                 let whole = skip == 0 && dst.len() == entry.header.raw_len as usize;
                 if whole && entry.header.codec == CodecId::None && entry.header.filters.is_none() {
                     let mut header = [0u8; BLOCK_HEADER_LEN];
@@ -376,7 +400,7 @@ impl<R: Read + Seek> Reader<R> {
                     bytes: source.block(&entry)?,
                     skip,
                     dst,
-                    stores: if uncached { Stores::Uncached } else { Stores::Cached },
+                    stores,
                 }))
             },
             super::pool::take_decoder,
@@ -435,7 +459,7 @@ impl<R: Read + Seek> Reader<R> {
         let threads = self.threads();
         let verify = self.opts.verify_checksums;
         let list = &self.index.stream_blocks[stream as usize][range];
-        let mut source = BlockSource::new(&mut self.inner, self.in_memory);
+        let mut source = BlockSource::new(&mut self.inner, self.in_memory, |_| None);
         let blocks = &self.index.footer.blocks;
         let mut items = list.iter();
         let mut written = 0u64;
@@ -528,30 +552,78 @@ fn run_job(dec: &mut BlockDecoder, job: Job<'_, '_>, verify: bool) -> Result<()>
             crate::copy::copy_uncached(dst, payload);
             Ok(())
         }
-        Job::Check { entry, header, dst } => {
-            check_header_matches(&header, &entry)?;
-            if verify {
-                verify_block(&header, dst, entry.file_offset)?;
-            }
-            Ok(())
-        }
+        Job::Check { entry, header, dst } => check_raw(&entry, &header, dst, verify),
         Job::Decode {
             entry,
             bytes,
             skip,
             dst,
             stores,
+        } => decode_block(dec, &entry, &bytes, skip, dst, verify, stores),
+        Job::Fetch {
+            entry,
+            source,
+            skip,
+            dst,
+            stores,
         } => {
-            let (head, payload) = bytes.split_at(BLOCK_HEADER_LEN);
-            let head: &[u8; BLOCK_HEADER_LEN] = head.try_into().expect("header length");
-            check_header_matches(head, &entry)?;
-            if skip == 0 && dst.len() == entry.header.raw_len as usize {
-                let offset = entry.file_offset;
-                dec.decode_to(head, &entry.header, payload, offset, verify, dst, stores)
-            } else {
-                dec.decode_part(head, &entry.header, payload, entry.file_offset, verify, skip, dst)
+            let whole = skip == 0 && dst.len() == entry.header.raw_len as usize;
+            if whole && entry.header.codec == CodecId::None && entry.header.filters.is_none() {
+                let mut header = [0u8; BLOCK_HEADER_LEN];
+                read_block_at(source, &mut header, &entry, 0)?;
+                read_block_at(source, dst, &entry, BLOCK_HEADER_LEN as u64)?;
+                return check_raw(&entry, &header, dst, verify);
             }
+            let mut bytes = dec.take_fetch_buffer();
+            // Grows (and zero-fills) only past the largest block this thread has read.
+            bytes.resize(BLOCK_HEADER_LEN + entry.header.stored_len as usize, 0);
+            let result = read_block_at(source, &mut bytes, &entry, 0)
+                .and_then(|()| decode_block(dec, &entry, &bytes, skip, dst, verify, stores));
+            dec.give_fetch_buffer(bytes);
+            result
         }
+    }
+}
+
+/// A raw block read into `dst`: its header must match the index, its checksum the bytes.
+fn check_raw(entry: &BlockEntry, header: &[u8; BLOCK_HEADER_LEN], dst: &[u8], verify: bool) -> Result<()> {
+    check_header_matches(header, entry)?;
+    if verify {
+        verify_block(header, dst, entry.file_offset)?;
+    }
+    Ok(())
+}
+
+/// Decodes block `entry` (`bytes`: its header and payload) into `dst`, from `skip` bytes in.
+fn decode_block(
+    dec: &mut BlockDecoder,
+    entry: &BlockEntry,
+    bytes: &[u8],
+    skip: usize,
+    dst: &mut [u8],
+    verify: bool,
+    stores: Stores,
+) -> Result<()> {
+    let (head, payload) = bytes.split_at(BLOCK_HEADER_LEN);
+    let head: &[u8; BLOCK_HEADER_LEN] = head.try_into().expect("header length");
+    check_header_matches(head, entry)?;
+    if skip == 0 && dst.len() == entry.header.raw_len as usize {
+        let offset = entry.file_offset;
+        dec.decode_to(head, &entry.header, payload, offset, verify, dst, stores)
+    } else {
+        dec.decode_part(head, &entry.header, payload, entry.file_offset, verify, skip, dst)
+    }
+}
+
+/// Reads `buf.len()` bytes of block `entry`, from `at` bytes into it, with a positional read.
+fn read_block_at(source: &dyn ReadAt, buf: &mut [u8], entry: &BlockEntry, at: u64) -> Result<()> {
+    match source.read_exact_at(buf, entry.file_offset + at) {
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(Error::corrupt(
+            "block",
+            entry.file_offset,
+            "the file ends inside the block (was it truncated or changed while open?)",
+        )),
+        other => Ok(other?),
     }
 }
 
@@ -584,7 +656,8 @@ impl<S: ReadAt> Reader<SourceCursor<S>> {
     /// Opens a file from any [`ReadAt`] source: a `File`, bytes in memory (decoded where they
     /// lie), or a source of the caller's.
     pub fn at(source: S, opts: ReadOptions) -> Result<Self> {
-        Reader::with_memory(SourceCursor::new(source)?, opts, SourceCursor::in_memory)
+        let reader = Reader::with_memory(SourceCursor::new(source)?, opts, SourceCursor::in_memory)?;
+        Ok(reader.with_positional(SourceCursor::positional))
     }
 
     /// Opens a file whose index was read before ([`Reader::index`]), reading nothing. The
@@ -606,6 +679,7 @@ impl<S: ReadAt> Reader<SourceCursor<S>> {
             index,
             opts,
             in_memory: SourceCursor::in_memory,
+            positional: SourceCursor::positional,
         })
     }
 }
@@ -619,22 +693,45 @@ impl<R: Read + Seek> Reader<R> {
         reader.in_memory = in_memory;
         Ok(reader)
     }
+
+    /// Lets reads of many blocks have each thread read its own blocks, with positional reads
+    /// of the source `positional` returns from `inner` (it must read what reading `inner`
+    /// gives), instead of the calling thread reading them all in turn. Page faults and the
+    /// copy out of the kernel's cache then run on every core too: a raw block is read straight
+    /// into the caller's buffer by the thread that checks it. [`Reader::at`] does this by
+    /// itself.
+    pub fn with_positional(mut self, positional: for<'x> fn(&'x R) -> Option<&'x dyn ReadAt>) -> Self {
+        self.positional = positional;
+        self
+    }
 }
 
 /// Where a read gets its blocks: read from `inner` (seeking only when a block does not follow
 /// the last one), or borrowed from the file in memory.
 enum BlockSource<'s, R> {
-    File { inner: &'s mut R, next: Option<u64> },
+    File {
+        inner: &'s mut R,
+        next: Option<u64>,
+    },
     Memory(&'s [u8]),
+    /// A source the decoding threads read blocks from themselves ([`Job::Fetch`]).
+    Positional(&'s dyn ReadAt),
 }
 
 impl<'s, R: Read + Seek> BlockSource<'s, R> {
-    fn new(inner: &'s mut R, in_memory: for<'x> fn(&'x R) -> Option<&'x [u8]>) -> Self {
-        if in_memory(inner).is_none() {
+    fn new(
+        inner: &'s mut R,
+        in_memory: for<'x> fn(&'x R) -> Option<&'x [u8]>,
+        positional: for<'x> fn(&'x R) -> Option<&'x dyn ReadAt>,
+    ) -> Self {
+        if in_memory(inner).is_none() && positional(inner).is_none() {
             return BlockSource::File { inner, next: None };
         }
         let inner: &'s R = inner;
-        BlockSource::Memory(in_memory(inner).expect("checked just above"))
+        match in_memory(inner) {
+            Some(bytes) => BlockSource::Memory(bytes),
+            None => BlockSource::Positional(positional(inner).expect("checked just above")),
+        }
     }
 
     /// Positions a file at `entry`'s block.
@@ -664,6 +761,11 @@ impl<'s, R: Read + Seek> BlockSource<'s, R> {
                 read_block_part(inner, dst, entry)?;
                 Ok(true)
             }
+            BlockSource::Positional(source) => {
+                read_block_at(*source, header, entry, 0)?;
+                read_block_at(*source, dst, entry, BLOCK_HEADER_LEN as u64)?;
+                Ok(true)
+            }
             BlockSource::Memory(_) => Ok(false),
         }
     }
@@ -673,6 +775,11 @@ impl<'s, R: Read + Seek> BlockSource<'s, R> {
         self.seek_to(entry)?;
         match self {
             BlockSource::File { inner, .. } => Ok(Cow::Owned(read_block(inner, entry)?)),
+            BlockSource::Positional(source) => {
+                let mut bytes = vec![0; BLOCK_HEADER_LEN + entry.header.stored_len as usize];
+                read_block_at(*source, &mut bytes, entry, 0)?;
+                Ok(Cow::Owned(bytes))
+            }
             BlockSource::Memory(file) => {
                 let len = BLOCK_HEADER_LEN + entry.header.stored_len as usize;
                 usize::try_from(entry.file_offset)

@@ -149,6 +149,12 @@ impl<S: ReadAt> SourceCursor<S> {
     pub fn in_memory(&self) -> Option<&[u8]> {
         self.source.as_bytes()
     }
+
+    /// The source, for positional reads on many threads (for
+    /// [`Reader::with_positional`](super::Reader::with_positional)).
+    pub fn positional(&self) -> Option<&dyn ReadAt> {
+        Some(&self.source)
+    }
 }
 
 impl<S: ReadAt> Read for SourceCursor<S> {
