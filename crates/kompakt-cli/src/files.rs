@@ -80,14 +80,25 @@ impl Write for Output {
     }
 }
 
-fn open_input(path: &Path) -> CliResult<(Box<dyn Read + Send>, Option<u64>)> {
+/// What `compress` reads: a regular file, which its threads read from at their own places,
+/// or anything else (stdin, a pipe, a device), read in order.
+enum Input {
+    File(File, u64),
+    Stream(Box<dyn Read + Send>),
+}
+
+fn open_input(path: &Path) -> CliResult<Input> {
     if is_std(path) {
-        return Ok((Box::new(io::stdin()), None));
+        return Ok(Input::Stream(Box::new(io::stdin())));
     }
     let f = kompakt_fs::open_for_reading(path)
         .map_err(|e| CliError::new(format!("cannot open {}: {e}", path.display())))?;
-    let len = f.metadata()?.len();
-    Ok((Box::new(f), Some(len)))
+    let meta = f.metadata()?;
+    Ok(if meta.is_file() {
+        Input::File(f, meta.len())
+    } else {
+        Input::Stream(Box::new(f))
+    })
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -116,11 +127,22 @@ pub fn compress(a: CompressArgs, quiet: bool) -> CliResult {
             "--adapt paces the compressor by the disk and needs an output file: use -o FILE",
         ));
     }
-    let (input, len) = open_input(&a.input)?;
+    let input = open_input(&a.input)?;
     let mut out = Output::open(&output, a.force, true, a.adapt)?;
+    let len = match &input {
+        Input::File(_, len) => Some(*len),
+        Input::Stream(_) => None,
+    };
     let bar = progress_bar(len, quiet, "compressing");
     let start = Instant::now();
-    let (raw, stored, paced_raw) = encode_stream(input, &mut out, opts, &bar)?;
+    let (raw, stored, paced_raw) = match input {
+        // One compressing thread gains from a reader ahead of it, as with a pipe.
+        Input::File(file, _) if resolve_threads(opts.threads) == 1 => {
+            encode_stream(Box::new(file), &mut out, opts, &bar)?
+        }
+        Input::File(file, len) => encode_file(&file, len, &mut out, opts, &bar)?,
+        Input::Stream(input) => encode_stream(input, &mut out, opts, &bar)?,
+    };
     out.finish()?;
     bar.finish_and_clear();
     if !quiet {
@@ -150,6 +172,27 @@ fn summary(input: &Path, from: u64, to: u64, start: Instant, compressed: bool) {
         secs,
         raw as f64 / 1e6 / secs
     );
+}
+
+/// Compresses the first `len` bytes of `file` (its size when opened) into a single-stream
+/// file: the compressing threads read their blocks themselves, each into a buffer it keeps,
+/// so no thread of its own reads ahead and no chunk of the file is held in memory. Returns
+/// (raw bytes, file bytes, blocks stored raw by pacing).
+fn encode_file(
+    file: &File,
+    len: u64,
+    out: &mut Output,
+    opts: WriteOptions,
+    bar: &ProgressBar,
+) -> CliResult<(u64, u64, u64)> {
+    let mut writer = kompakt_fs::writer(CountingWriter { inner: out, count: 0 }, opts, None)?;
+    let stream = writer.add_stream(None)?;
+    writer.write_from(stream, file, 0, len, &mut |done| bar.set_position(done))?;
+    writer.finish_stream(stream)?;
+    let raw = writer.bytes_in();
+    let paced_raw = writer.paced_raw_blocks();
+    let stored = writer.finish()?.count;
+    Ok((raw, stored, paced_raw))
 }
 
 /// Most bytes read ahead of the compressor in one chunk.

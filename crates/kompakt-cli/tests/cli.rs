@@ -119,6 +119,46 @@ fn compress_decompress_cat_inspect_verify() {
     assert!(String::from_utf8_lossy(&good).contains("OK"));
 }
 
+/// A regular file is read by the compressing threads themselves (2 threads and more), a pipe
+/// in order by a reader thread: the files they make must not differ.
+#[test]
+fn a_file_compresses_to_the_bytes_a_pipe_does() {
+    let d = Dir::new("file-vs-pipe");
+    let mut x = 7u64;
+    // Compressible runs and incompressible noise, several 512 KiB batches and a ragged end.
+    let data: Vec<u8> = (0..3_000_017u64)
+        .map(|i| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            if (i / 100_000) % 3 == 0 {
+                (x >> 56) as u8
+            } else {
+                (i / 300) as u8
+            }
+        })
+        .collect();
+    fs::write(d.path("mixed.bin"), &data).unwrap();
+    let piped = ok(&kompakt(
+        &["compress", "-", "-q", "-b", "64K", "-T", "2"],
+        &d.0,
+        Some(&data),
+    ))
+    .stdout
+    .clone();
+    for threads in ["1", "2", "3"] {
+        let out = format!("t{threads}.kpk");
+        ok(&kompakt(
+            &["compress", "mixed.bin", "-q", "-b", "64K", "-T", threads, "-o", &out],
+            &d.0,
+            None,
+        ));
+        assert!(fs::read(d.path(&out)).unwrap() == piped, "{threads} threads");
+    }
+    let back = ok(&kompakt(&["decompress", "t2.kpk", "-o", "-"], &d.0, None))
+        .stdout
+        .clone();
+    assert!(back == data);
+}
+
 #[test]
 fn pipes_work_both_ways() {
     let d = Dir::new("pipe");

@@ -131,6 +131,59 @@ fn output_is_identical_whatever_the_thread_count() {
     }
 }
 
+/// `write_from` (threads reading their own blocks of a source) writes the file `write` of the
+/// same bytes writes: after small writes or none, with a content hash or without, on one
+/// thread or several, for inputs shorter than a batch or not a whole number of blocks.
+#[test]
+fn writing_from_a_source_gives_the_same_bytes_as_writing_them() {
+    let data = typed_data(3 * 8 * MIN_BLOCK_SIZE + 12_345, 7);
+    for codec in ["none", "lz4", "zstd:1", "auto"] {
+        for (threads, hash, head) in [
+            (1, false, 0),
+            (3, false, 0),
+            (3, false, 100),
+            (2, true, 5000),
+            (1, true, 0),
+        ] {
+            let opts = WriteOptions::default()
+                .codec(codec.parse().unwrap())
+                .typesize(8)
+                .block_size(MIN_BLOCK_SIZE)
+                .threads(threads);
+            for len in [0, 10, MIN_BLOCK_SIZE, 8 * MIN_BLOCK_SIZE - 1, data.len() - head] {
+                let what = format!("{codec}, {threads} threads, hash {hash}, {head} bytes first, {len} bytes");
+                let write = |from_source: bool| {
+                    let mut w = Writer::new(Vec::new(), opts).unwrap();
+                    if hash {
+                        w.hash_content().unwrap();
+                    }
+                    let s = w.add_stream(None).unwrap();
+                    w.write(s, &data[..head]).unwrap();
+                    let body = &data[head..head + len];
+                    if from_source {
+                        let mut seen = Vec::new();
+                        w.write_from(s, &data, head as u64, len as u64, &mut |n| seen.push(n))
+                            .unwrap();
+                        assert!(seen.windows(2).all(|p| p[0] <= p[1]), "{what}: progress went back");
+                        assert_eq!(seen.last().copied().unwrap_or(0), len as u64, "{what}: progress");
+                    } else {
+                        w.write(s, body).unwrap();
+                    }
+                    w.finish().unwrap()
+                };
+                assert!(write(true) == write(false), "{what}");
+            }
+        }
+    }
+    // A source shorter than asked for is an I/O error, not a panic or a short file.
+    let mut w = Writer::new(Vec::new(), WriteOptions::default().threads(2)).unwrap();
+    let s = w.add_stream(None).unwrap();
+    let e = w
+        .write_from(s, &data, 0, data.len() as u64 + 1, &mut |_| {})
+        .unwrap_err();
+    assert!(e.to_string().contains("ends before byte"), "{e}");
+}
+
 /// A writer to memory compresses single-thread batches straight into its `Vec`; a writer to
 /// any other sink, or on several threads, stages each block. The bytes must not differ.
 #[test]

@@ -4,7 +4,7 @@
 //! The writer never seeks: blocks go out as they are compressed and the index follows them in
 //! the footer, so any `Write` (a pipe, a socket) is a valid target.
 
-use super::block::BlockSettings;
+use super::block::{BlockSettings, EncodedBlock, Payload};
 use super::content::{ContentHash, ContentHasher};
 use super::format::{
     BlockEntry, BlockHeader, FileHeader, Footer, StreamInfo, Trailer, BLOCK_HEADER_LEN, FOOTER_HEADER_LEN,
@@ -12,12 +12,13 @@ use super::format::{
 };
 use super::pace::Pace;
 use super::parallel::{ordered_map, resolve_threads};
+use super::source::ReadAt;
 use crate::codec::{Codec, CodecSpec};
 use crate::error::{Error, Result};
 use crate::filter::FilterSpec;
 use crate::hash::xxh3_64;
 use std::io::{self, BufWriter, Write};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Default block size: 1 MiB (`docs/DESIGN.md`, "Block size: 1 MiB", says why).
 pub const DEFAULT_BLOCK_SIZE: usize = 1 << 20;
@@ -418,10 +419,83 @@ impl<W: Write> Writer<W> {
         // Staging is empty here: compress whole blocks straight from the caller's memory.
         let whole = data.len() / bs * bs;
         if whole > 0 {
-            self.encode_blocks(id, &data[..whole])?;
+            self.encode_blocks(id, Input::Memory(&data[..whole]), &mut |_| {})?;
         }
         self.streams[id.0 as usize].staged.extend_from_slice(&data[whole..]);
         Ok(())
+    }
+
+    /// Appends `len` bytes of `source`, from offset `start` on, to a stream, as
+    /// [`write`](Writer::write) of those bytes would (the file is the same byte for byte), but
+    /// each compressing thread reads its own blocks with positional reads: the input is never
+    /// held whole in memory, and reading it runs on every core, each block read into a buffer
+    /// the thread keeps in its caches. `progress` is called with the bytes appended so far.
+    ///
+    /// A source that ends before `start + len` gives an I/O error of kind `UnexpectedEof`.
+    pub fn write_from(
+        &mut self,
+        id: StreamId,
+        source: &dyn ReadAt,
+        start: u64,
+        len: u64,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<()> {
+        self.check(id)?;
+        let end = start
+            .checked_add(len)
+            .ok_or_else(|| Error::Usage(format!("{start} + {len} bytes overflows")))?;
+        let bs = self.opts.block_size as u64;
+        let batch = STAGED_BLOCKS as u64 * bs;
+        let mut pos = start;
+        if self.content.is_some() {
+            // The content hash takes the bytes in order: read them in batches.
+            let mut buf = Vec::new();
+            while pos < end {
+                buf.resize((end - pos).min(batch) as usize, 0);
+                read_input(source, &mut buf, pos)?;
+                self.write(id, &buf)?;
+                pos += buf.len() as u64;
+                progress(pos - start);
+            }
+            return Ok(());
+        }
+        // Fill a batch that small writes began, or stage a small input, as `write` does.
+        let staged = self.streams[id.0 as usize].staged.len() as u64;
+        if staged > 0 || len < batch {
+            let take = (batch - staged).min(len);
+            self.stage_from(id, source, pos, take)?;
+            pos += take;
+            if staged + take == batch {
+                self.flush_staged(id)?;
+            }
+            progress(pos - start);
+        }
+        let whole = (end - pos) / bs * bs;
+        if whole > 0 {
+            let input = Input::Source {
+                source,
+                start: pos,
+                len: whole,
+            };
+            let done = pos - start;
+            self.encode_blocks(id, input, &mut |n| progress(done + n))?;
+            pos += whole;
+        }
+        self.stage_from(id, source, pos, end - pos)?;
+        progress(len);
+        Ok(())
+    }
+
+    /// Reads `len` bytes of `source` at `at` onto the end of stream `id`'s staged bytes.
+    fn stage_from(&mut self, id: StreamId, source: &dyn ReadAt, at: u64, len: u64) -> Result<()> {
+        let staged = &mut self.streams[id.0 as usize].staged;
+        let old = staged.len();
+        staged.resize(old + len as usize, 0);
+        let result = read_input(source, &mut staged[old..], at);
+        if result.is_err() {
+            staged.truncate(old);
+        }
+        result
     }
 
     /// Ends a stream: its last partial block is written; later writes to it are errors.
@@ -573,21 +647,22 @@ impl<W: Write> Writer<W> {
 
     fn flush_staged(&mut self, id: StreamId) -> Result<()> {
         let staged = std::mem::take(&mut self.streams[id.0 as usize].staged);
-        let result = self.encode_blocks(id, &staged);
+        let result = self.encode_blocks(id, Input::Memory(&staged), &mut |_| {});
         let st = &mut self.streams[id.0 as usize];
         st.staged = staged;
         st.staged.clear();
         result
     }
 
-    /// Compresses `data` as consecutive blocks of `id` and writes them in order.
-    fn encode_blocks(&mut self, id: StreamId, data: &[u8]) -> Result<()> {
-        let result = self.encode_blocks_inner(id, data);
+    /// Compresses `input` as consecutive blocks of `id` and writes them in order; `progress`
+    /// hears the bytes written so far.
+    fn encode_blocks(&mut self, id: StreamId, input: Input<'_>, progress: &mut dyn FnMut(u64)) -> Result<()> {
+        let result = self.encode_blocks_inner(id, input, progress);
         self.poisoned |= result.is_err();
         result
     }
 
-    fn encode_blocks_inner(&mut self, id: StreamId, data: &[u8]) -> Result<()> {
+    fn encode_blocks_inner(&mut self, id: StreamId, input: Input<'_>, progress: &mut dyn FnMut(u64)) -> Result<()> {
         let Writer {
             out,
             offset,
@@ -603,16 +678,30 @@ impl<W: Write> Writer<W> {
         let st = &mut streams[id.0 as usize];
         let settings = st.settings;
         let pace = pace.as_deref();
-        let mut chunks = data.chunks(opts.block_size);
+        let bs = opts.block_size;
+        let total = input.len();
+        let mut pieces = (0..total.div_ceil(bs as u64)).map(|i| {
+            let at = i * bs as u64;
+            let len = (total - at).min(bs as u64) as usize;
+            match input {
+                Input::Memory(data) => Piece::Bytes(&data[at as usize..at as usize + len]),
+                Input::Source { source, start, .. } => Piece::At {
+                    source,
+                    at: start + at,
+                    len,
+                },
+            }
+        });
         // Small inputs are not worth the threads: their start costs more than the work.
-        let threads = if data.len() <= opts.block_size { 1 } else { *threads };
-        let mut probes = pace.map_or(0, |p| p.probe_blocks(data.len(), opts.block_size, threads));
+        let threads = if total <= bs as u64 { 1 } else { *threads };
+        let mut probes = pace.map_or(0, |p| p.probe_blocks(total as usize, bs, threads));
         let mut next = || {
             let probe = probes > 0;
             probes = probes.saturating_sub(1);
-            chunks.next().map(|chunk| (chunk, probe))
+            pieces.next().map(|piece| (piece, probe))
         };
         let pacing = Pacing { pace, threads };
+        let mut done = 0u64;
         let mut record = |fields: BlockHeader, paced: bool| {
             *paced_raw_blocks += u64::from(paced);
             blocks.push(BlockEntry {
@@ -623,14 +712,18 @@ impl<W: Write> Writer<W> {
             *offset += (BLOCK_HEADER_LEN + fields.stored_len as usize) as u64;
             st.info.raw_len += u64::from(fields.raw_len);
             st.info.block_count += 1;
+            done += u64::from(fields.raw_len);
+            progress(done);
         };
         if threads == 1 {
             if let Some(in_memory) = *in_memory {
                 out.flush()?;
                 if let Some(file) = in_memory(out.get_mut()) {
                     let mut enc = super::pool::take_encoder();
+                    let mut buf = Vec::new();
                     let result = (|| {
-                        while let Some((chunk, probe)) = next() {
+                        while let Some((piece, probe)) = next() {
+                            let chunk = piece.bytes(&mut buf)?;
                             let (fields, paced) = pacing.encode(probe, &settings, chunk.len(), |s| {
                                 enc.encode_append(id.0, s, chunk, file)
                             })?;
@@ -643,21 +736,132 @@ impl<W: Write> Writer<W> {
                 }
             }
         }
+        // The read buffers of blocks stored raw from a source, which became their payloads,
+        // once written: for the threads to read the next blocks into. (Compressed payloads
+        // are dropped, so the allocator hands their memory to the next ones.)
+        let spare: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
         ordered_map(
             threads,
             2 * threads,
             || Ok(next()),
-            super::pool::take_encoder,
-            |enc, (chunk, probe)| pacing.encode(probe, &settings, chunk.len(), |s| enc.encode(id.0, s, chunk)),
-            super::pool::give_encoder,
-            |(block, paced)| {
+            || (super::pool::take_encoder(), Vec::new()),
+            |(enc, buf), (piece, probe)| {
+                if buf.capacity() == 0 {
+                    *buf = spare.lock().map(|mut s| s.pop()).ok().flatten().unwrap_or_default();
+                }
+                let chunk = piece.bytes(buf)?;
+                let (block, paced) = pacing.encode(probe, &settings, chunk.len(), |s| enc.encode(id.0, s, chunk))?;
+                let EncodedBlock {
+                    header,
+                    fields,
+                    payload,
+                } = block;
+                let (payload, read_buffer) = match payload {
+                    Payload::Owned(v, n) => (Payload::Owned(v, n), false),
+                    Payload::Borrowed(_) => piece.raw_payload(buf),
+                };
+                let block = EncodedBlock {
+                    header,
+                    fields,
+                    payload,
+                };
+                Ok((block, paced, read_buffer))
+            },
+            |(enc, _)| super::pool::give_encoder(enc),
+            |(block, paced, read_buffer): (EncodedBlock<'_>, bool, bool)| {
                 out.write_all(&block.header)?;
                 out.write_all(block.payload.bytes())?;
                 record(block.fields, paced);
+                if let (true, Payload::Owned(buf, _)) = (read_buffer, block.payload) {
+                    if let Ok(mut spare) = spare.lock() {
+                        if spare.len() < threads {
+                            spare.push(buf);
+                        }
+                    }
+                }
                 Ok(())
             },
         )
     }
+}
+
+/// Where the bytes of a batch of blocks are.
+#[derive(Clone, Copy)]
+enum Input<'d> {
+    /// In memory.
+    Memory(&'d [u8]),
+    /// `len` bytes of a source from `start` on, which the threads read their blocks from.
+    Source {
+        source: &'d dyn ReadAt,
+        start: u64,
+        len: u64,
+    },
+}
+
+impl Input<'_> {
+    fn len(&self) -> u64 {
+        match self {
+            Input::Memory(data) => data.len() as u64,
+            Input::Source { len, .. } => *len,
+        }
+    }
+}
+
+/// One block's bytes: in memory, or at a place in a source.
+enum Piece<'d> {
+    Bytes(&'d [u8]),
+    At {
+        source: &'d dyn ReadAt,
+        at: u64,
+        len: usize,
+    },
+}
+
+impl<'d> Piece<'d> {
+    /// The block's bytes, read into `buf` (grown, never shrunk: no zero-filling once it has
+    /// held a block) when they are in a source.
+    fn bytes<'a>(&self, buf: &'a mut Vec<u8>) -> Result<&'a [u8]>
+    where
+        'd: 'a,
+    {
+        match *self {
+            Piece::Bytes(bytes) => Ok(bytes),
+            Piece::At { source, at, len } => {
+                if buf.len() < len {
+                    buf.resize(len, 0);
+                }
+                read_input(source, &mut buf[..len], at)?;
+                Ok(&buf[..len])
+            }
+        }
+    }
+
+    /// The payload of this piece stored raw, borrowing nothing of `buf` (which [`bytes`]
+    /// read it into): a piece of a source takes `buf` itself, with no copy. Also says
+    /// whether it did.
+    ///
+    /// [`bytes`]: Piece::bytes
+    fn raw_payload(&self, buf: &mut Vec<u8>) -> (Payload<'d>, bool) {
+        match *self {
+            Piece::Bytes(bytes) => (Payload::Borrowed(bytes), false),
+            Piece::At { len, .. } => (Payload::Owned(std::mem::take(buf), len), true),
+        }
+    }
+}
+
+/// Fills `buf` from `source` at `at`, saying what ended early when it did.
+fn read_input(source: &dyn ReadAt, buf: &mut [u8], at: u64) -> Result<()> {
+    source.read_exact_at(buf, at).map_err(|e| {
+        if e.kind() == io::ErrorKind::UnexpectedEof {
+            let end = at + buf.len() as u64;
+            Error::Io(io::Error::new(
+                e.kind(),
+                format!("the input ends before byte {end} (did it shrink while it was read?)"),
+            ))
+        } else {
+            Error::Io(e)
+        }
+    })
 }
 
 /// A writer's pace, if any, with the number of threads encoding the current batch.
