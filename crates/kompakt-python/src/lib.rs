@@ -21,13 +21,13 @@ mod writer;
 
 use pyo3::prelude::*;
 
-// Freed buffers are reused rather than returned to the kernel and faulted in again on the next
-// read (glibc maps and unmaps every allocation of 32 MiB or more); pyarrow makes the same choice.
+// mimalloc, with huge pages for large buffers only (kompakt-alloc says why).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: kompakt_alloc::Allocator = kompakt_alloc::Allocator;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    kompakt_alloc::warm_up();
     let py = m.py();
     // Kept for code that names it here; the class lives in `kompakt._errors`.
     m.add("CorruptError", errors::Kind::Corrupt.class(py)?)?;
