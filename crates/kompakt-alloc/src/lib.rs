@@ -46,6 +46,15 @@ fn is_large(size: usize) -> bool {
     size >= LARGE_MIN
 }
 
+/// The allocator that makes, and takes back, blocks of `size` bytes.
+fn by_size(size: usize) -> &'static dyn GlobalAlloc {
+    if is_large(size) {
+        &mimalloc::MiMalloc
+    } else {
+        &System
+    }
+}
+
 // SAFETY: a block's size decides which allocator makes it, and `dealloc` and `realloc` get
 // the size it was made with, so every block goes back to the allocator that made it. Both
 // allocators uphold `GlobalAlloc`'s contract; calls are forwarded with the caller's
@@ -53,36 +62,18 @@ fn is_large(size: usize) -> bool {
 unsafe impl GlobalAlloc for Allocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded as is (the caller upholds `alloc`'s contract).
-        unsafe {
-            if is_large(layout.size()) {
-                mimalloc::MiMalloc.alloc(layout)
-            } else {
-                System.alloc(layout)
-            }
-        }
+        unsafe { by_size(layout.size()).alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded as is.
-        unsafe {
-            if is_large(layout.size()) {
-                mimalloc::MiMalloc.alloc_zeroed(layout)
-            } else {
-                System.alloc_zeroed(layout)
-            }
-        }
+        unsafe { by_size(layout.size()).alloc_zeroed(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: `layout` is the one `ptr` was allocated with, so its size names the
         // allocator that made it.
-        unsafe {
-            if is_large(layout.size()) {
-                mimalloc::MiMalloc.dealloc(ptr, layout)
-            } else {
-                System.dealloc(ptr, layout)
-            }
-        }
+        unsafe { by_size(layout.size()).dealloc(ptr, layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
@@ -93,8 +84,7 @@ unsafe impl GlobalAlloc for Allocator {
         // and the old block is freed with its own layout only once the new one exists.
         unsafe {
             match (was_large, large) {
-                (true, true) => mimalloc::MiMalloc.realloc(ptr, layout, new_size),
-                (false, false) => System.realloc(ptr, layout, new_size),
+                (true, true) | (false, false) => by_size(new_size).realloc(ptr, layout, new_size),
                 _ => {
                     let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
                     let new = self.alloc(new_layout);

@@ -680,18 +680,7 @@ impl<W: Write> Writer<W> {
         let pace = pace.as_deref();
         let bs = opts.block_size;
         let total = input.len();
-        let mut pieces = (0..total.div_ceil(bs as u64)).map(|i| {
-            let at = i * bs as u64;
-            let len = (total - at).min(bs as u64) as usize;
-            match input {
-                Input::Memory(data) => Piece::Bytes(&data[at as usize..at as usize + len]),
-                Input::Source { source, start, .. } => Piece::At {
-                    source,
-                    at: start + at,
-                    len,
-                },
-            }
-        });
+        let mut pieces = (0..total.div_ceil(bs as u64)).map(|i| input.block(i * bs as u64, bs));
         // Small inputs are not worth the threads: their start costs more than the work.
         let threads = if total <= bs as u64 { 1 } else { *threads };
         let mut probes = pace.map_or(0, |p| p.probe_blocks(total as usize, bs, threads));
@@ -785,7 +774,7 @@ impl<W: Write> Writer<W> {
     }
 }
 
-/// Where the bytes of a batch of blocks are.
+/// Where the bytes of a batch of blocks, or of one block, are.
 #[derive(Clone, Copy)]
 enum Input<'d> {
     /// In memory.
@@ -798,53 +787,55 @@ enum Input<'d> {
     },
 }
 
-impl Input<'_> {
+impl<'d> Input<'d> {
     fn len(&self) -> u64 {
         match self {
             Input::Memory(data) => data.len() as u64,
             Input::Source { len, .. } => *len,
         }
     }
-}
 
-/// One block's bytes: in memory, or at a place in a source.
-enum Piece<'d> {
-    Bytes(&'d [u8]),
-    At {
-        source: &'d dyn ReadAt,
-        at: u64,
-        len: usize,
-    },
-}
+    /// The block of at most `block_size` bytes from `at` on.
+    fn block(&self, at: u64, block_size: usize) -> Input<'d> {
+        let len = (self.len() - at).min(block_size as u64);
+        match *self {
+            Input::Memory(data) => Input::Memory(&data[at as usize..(at + len) as usize]),
+            Input::Source { source, start, .. } => Input::Source {
+                source,
+                start: start + at,
+                len,
+            },
+        }
+    }
 
-impl<'d> Piece<'d> {
-    /// The block's bytes, read into `buf` (grown, never shrunk: no zero-filling once it has
-    /// held a block) when they are in a source.
+    /// The bytes, read into `buf` (grown, never shrunk: no zero-filling once it has held a
+    /// block) when they are in a source.
     fn bytes<'a>(&self, buf: &'a mut Vec<u8>) -> Result<&'a [u8]>
     where
         'd: 'a,
     {
         match *self {
-            Piece::Bytes(bytes) => Ok(bytes),
-            Piece::At { source, at, len } => {
+            Input::Memory(bytes) => Ok(bytes),
+            Input::Source { source, start, len } => {
+                let len = len as usize;
                 if buf.len() < len {
                     buf.resize(len, 0);
                 }
-                read_input(source, &mut buf[..len], at)?;
+                read_input(source, &mut buf[..len], start)?;
                 Ok(&buf[..len])
             }
         }
     }
 
-    /// The payload of this piece stored raw, borrowing nothing of `buf` (which [`bytes`]
-    /// read it into): a piece of a source takes `buf` itself, with no copy. Also says
-    /// whether it did.
+    /// These bytes as a block stored raw, borrowing nothing of `buf` (which [`bytes`] read
+    /// them into): bytes of a source take `buf` itself, with no copy. Also says whether they
+    /// did.
     ///
-    /// [`bytes`]: Piece::bytes
+    /// [`bytes`]: Input::bytes
     fn raw_payload(&self, buf: &mut Vec<u8>) -> (Payload<'d>, bool) {
         match *self {
-            Piece::Bytes(bytes) => (Payload::Borrowed(bytes), false),
-            Piece::At { len, .. } => (Payload::Owned(std::mem::take(buf), len), true),
+            Input::Memory(bytes) => (Payload::Borrowed(bytes), false),
+            Input::Source { len, .. } => (Payload::Owned(std::mem::take(buf), len as usize), true),
         }
     }
 }
