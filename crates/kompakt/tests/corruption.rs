@@ -74,9 +74,16 @@ fn read_all(file: &[u8]) -> Vec<Result<Vec<Vec<u8>>, Error>> {
             .map(|s| r.read_stream(s))
             .collect::<Result<Vec<_>, _>>()
     });
+    // Each stream read whole, then copied out, so both of its paths see the damage.
     let positional = Reader::at(Positional(file.to_vec()), opts).and_then(|mut r| {
         (0..r.streams().len() as u32)
-            .map(|s| r.read_stream(s))
+            .map(|s| {
+                let whole = r.read_stream(s)?;
+                let mut copied = Vec::new();
+                r.copy_range_to(s, 0, whole.len() as u64, &mut copied, &mut |_| {})?;
+                assert!(copied == whole, "copy_range_to differs from read_stream");
+                Ok(whole)
+            })
             .collect::<Result<Vec<_>, _>>()
     });
     vec![random, sequential, in_memory, positional]

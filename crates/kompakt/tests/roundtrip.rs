@@ -53,6 +53,13 @@ fn check_all_paths(data: &[u8], opts: WriteOptions) -> Vec<u8> {
             let mut part = vec![0u8; data.len() - 10];
             d.read_range_into(0, 3, &mut part).unwrap();
             assert!(part[..] == data[3..data.len() - 7], "Reader::at range, {opts:?}");
+            let mut copied = Vec::new();
+            d.copy_range_to(0, 3, data.len() as u64 - 7, &mut copied, &mut |_| {})
+                .unwrap();
+            assert!(
+                copied[..] == data[3..data.len() - 7],
+                "Reader::at copy_range_to, {opts:?}"
+            );
         }
         let mut m = Reader::from_memory(&file[..], ro).unwrap();
         assert!(m.read_stream(0).unwrap() == data, "from_memory, {opts:?}");

@@ -459,7 +459,13 @@ impl<R: Read + Seek> Reader<R> {
         let threads = self.threads();
         let verify = self.opts.verify_checksums;
         let list = &self.index.stream_blocks[stream as usize][range];
-        let mut source = BlockSource::new(&mut self.inner, self.in_memory, |_| None);
+        let positional = if threads > 1 { self.positional } else { |_: &R| None };
+        let mut source = BlockSource::new(&mut self.inner, self.in_memory, positional);
+        // With a positional source, each thread reads its own blocks (see `read_range_into`).
+        let fetch_from = match &source {
+            BlockSource::Positional(s) => Some(*s),
+            _ => None,
+        };
         let blocks = &self.index.footer.blocks;
         let mut items = list.iter();
         let mut written = 0u64;
@@ -469,24 +475,36 @@ impl<R: Read + Seek> Reader<R> {
             || {
                 let Some(&i) = items.next() else { return Ok(None) };
                 let entry = blocks[i];
-                Ok(Some((entry, source.block(&entry)?)))
+                let bytes = match fetch_from {
+                    Some(_) => None,
+                    None => Some(source.block(&entry)?),
+                };
+                Ok(Some((entry, bytes)))
             },
             super::pool::take_decoder,
-            |dec, (entry, bytes): (BlockEntry, Cow<'_, [u8]>)| {
+            |dec, (entry, bytes): (BlockEntry, Option<Cow<'_, [u8]>>)| {
                 let lo = start.max(entry.raw_offset);
                 let hi = end.min(entry.raw_offset + u64::from(entry.header.raw_len));
                 let mut buf = vec![0u8; (hi - lo) as usize];
-                run_job(
-                    dec,
-                    Job::Decode {
+                let (skip, dst, stores) = ((lo - entry.raw_offset) as usize, &mut buf[..], Stores::Cached);
+                let job = match (bytes, fetch_from) {
+                    (Some(bytes), _) => Job::Decode {
                         entry,
                         bytes,
-                        skip: (lo - entry.raw_offset) as usize,
-                        dst: &mut buf,
-                        stores: Stores::Cached,
+                        skip,
+                        dst,
+                        stores,
                     },
-                    verify,
-                )?;
+                    (None, Some(source)) => Job::Fetch {
+                        entry,
+                        source,
+                        skip,
+                        dst,
+                        stores,
+                    },
+                    (None, None) => return Err(Error::Internal("a block with no bytes and no source".into())),
+                };
+                run_job(dec, job, verify)?;
                 Ok(buf)
             },
             super::pool::give_decoder,
