@@ -383,8 +383,7 @@ impl<R: Read + Seek> Reader<R> {
                         stores,
                     }));
                 }
-                let whole = skip == 0 && dst.len() == entry.header.raw_len as usize;
-                if whole && entry.header.codec == CodecId::None && entry.header.filters.is_none() {
+                if is_whole_raw(&entry, skip, dst.len()) {
                     let mut header = [0u8; BLOCK_HEADER_LEN];
                     if source.read_raw_into(&entry, &mut header, dst)? {
                         return Ok(Some(Job::Check { entry, header, dst }));
@@ -476,33 +475,32 @@ impl<R: Read + Seek> Reader<R> {
                 let Some(&i) = items.next() else { return Ok(None) };
                 let entry = blocks[i];
                 let bytes = match fetch_from {
-                    Some(_) => None,
-                    None => Some(source.block(&entry)?),
+                    Some(source) => Fetched::Later(source),
+                    None => Fetched::Read(source.block(&entry)?),
                 };
                 Ok(Some((entry, bytes)))
             },
             super::pool::take_decoder,
-            |dec, (entry, bytes): (BlockEntry, Option<Cow<'_, [u8]>>)| {
+            |dec, (entry, bytes): (BlockEntry, Fetched<'_>)| {
                 let lo = start.max(entry.raw_offset);
                 let hi = end.min(entry.raw_offset + u64::from(entry.header.raw_len));
                 let mut buf = vec![0u8; (hi - lo) as usize];
                 let (skip, dst, stores) = ((lo - entry.raw_offset) as usize, &mut buf[..], Stores::Cached);
-                let job = match (bytes, fetch_from) {
-                    (Some(bytes), _) => Job::Decode {
+                let job = match bytes {
+                    Fetched::Read(bytes) => Job::Decode {
                         entry,
                         bytes,
                         skip,
                         dst,
                         stores,
                     },
-                    (None, Some(source)) => Job::Fetch {
+                    Fetched::Later(source) => Job::Fetch {
                         entry,
                         source,
                         skip,
                         dst,
                         stores,
                     },
-                    (None, None) => return Err(Error::Internal("a block with no bytes and no source".into())),
                 };
                 run_job(dec, job, verify)?;
                 Ok(buf)
@@ -585,8 +583,7 @@ fn run_job(dec: &mut BlockDecoder, job: Job<'_, '_>, verify: bool) -> Result<()>
             dst,
             stores,
         } => {
-            let whole = skip == 0 && dst.len() == entry.header.raw_len as usize;
-            if whole && entry.header.codec == CodecId::None && entry.header.filters.is_none() {
+            if is_whole_raw(&entry, skip, dst.len()) {
                 let mut header = [0u8; BLOCK_HEADER_LEN];
                 read_block_at(source, &mut header, &entry, 0)?;
                 read_block_at(source, dst, &entry, BLOCK_HEADER_LEN as u64)?;
@@ -601,6 +598,13 @@ fn run_job(dec: &mut BlockDecoder, job: Job<'_, '_>, verify: bool) -> Result<()>
             result
         }
     }
+}
+
+/// Whether all of block `entry`, from `skip` on into `len` bytes, is wanted and stored raw:
+/// it can then be read straight into place.
+fn is_whole_raw(entry: &BlockEntry, skip: usize, len: usize) -> bool {
+    let header = &entry.header;
+    skip == 0 && len == header.raw_len as usize && header.codec == CodecId::None && header.filters.is_none()
 }
 
 /// A raw block read into `dst`: its header must match the index, its checksum the bytes.
@@ -722,6 +726,13 @@ impl<R: Read + Seek> Reader<R> {
         self.positional = positional;
         self
     }
+}
+
+/// A block's bytes as the producing thread hands them over: read, or for the decoding
+/// thread to read from the source.
+enum Fetched<'s> {
+    Read(Cow<'s, [u8]>),
+    Later(&'s dyn ReadAt),
 }
 
 /// Where a read gets its blocks: read from `inner` (seeking only when a block does not follow

@@ -395,33 +395,64 @@ impl<W: Write> Writer<W> {
         result
     }
 
-    fn write_data(&mut self, id: StreamId, mut data: &[u8]) -> Result<()> {
-        let bs = self.opts.block_size;
-        let batch = STAGED_BLOCKS * bs;
-        let st = &mut self.streams[id.0 as usize];
-        if !st.staged.is_empty() || data.len() < batch {
-            let take = (batch - st.staged.len()).min(data.len());
-            let want = st.staged.len() + take;
-            if st.staged.capacity() < want {
-                // Grow by doubling up to the batch, never beyond: a tiny file stays tiny.
-                let grow = want.max(2 * st.staged.capacity()).min(batch);
-                st.staged.reserve_exact(grow - st.staged.len());
-            }
-            st.staged.extend_from_slice(&data[..take]);
-            data = &data[take..];
-            if st.staged.len() == batch {
+    fn write_data(&mut self, id: StreamId, data: &[u8]) -> Result<()> {
+        self.write_input(id, Input::Memory(data), &mut |_| {})
+    }
+
+    /// Appends `input` to a stream: fills a batch that small writes began (or stages a small
+    /// input), compresses the whole blocks after it straight from `input`, and stages the
+    /// rest. `progress` hears the bytes appended so far.
+    fn write_input(&mut self, id: StreamId, input: Input<'_>, progress: &mut dyn FnMut(u64)) -> Result<()> {
+        let bs = self.opts.block_size as u64;
+        let batch = STAGED_BLOCKS as u64 * bs;
+        let len = input.len();
+        let mut pos = 0;
+        let staged = self.streams[id.0 as usize].staged.len() as u64;
+        if staged > 0 || len < batch {
+            let take = (batch - staged).min(len);
+            self.stage(id, input.part(0, take))?;
+            pos = take;
+            if staged + take == batch {
                 self.flush_staged(id)?;
             }
-            if data.is_empty() {
+            progress(pos);
+            if pos == len {
                 return Ok(());
             }
         }
-        // Staging is empty here: compress whole blocks straight from the caller's memory.
-        let whole = data.len() / bs * bs;
+        // Staging is empty here: compress whole blocks straight from the input.
+        let whole = (len - pos) / bs * bs;
         if whole > 0 {
-            self.encode_blocks(id, Input::Memory(&data[..whole]), &mut |_| {})?;
+            let done = pos;
+            self.encode_blocks(id, input.part(pos, whole), &mut |n| progress(done + n))?;
+            pos += whole;
         }
-        self.streams[id.0 as usize].staged.extend_from_slice(&data[whole..]);
+        self.stage(id, input.part(pos, len - pos))?;
+        progress(len);
+        Ok(())
+    }
+
+    /// Appends `part` to stream `id`'s staged bytes.
+    fn stage(&mut self, id: StreamId, part: Input<'_>) -> Result<()> {
+        let batch = STAGED_BLOCKS * self.opts.block_size;
+        let staged = &mut self.streams[id.0 as usize].staged;
+        let old = staged.len();
+        let want = old + part.len() as usize;
+        if staged.capacity() < want {
+            // Grow by doubling up to the batch, never beyond: a tiny file stays tiny.
+            let grow = want.max(2 * staged.capacity()).min(batch.max(want));
+            staged.reserve_exact(grow - old);
+        }
+        match part {
+            Input::Memory(bytes) => staged.extend_from_slice(bytes),
+            Input::Source { source, start, .. } => {
+                staged.resize(want, 0);
+                if let Err(e) = read_input(source, &mut staged[old..], start) {
+                    staged.truncate(old);
+                    return Err(e);
+                }
+            }
+        }
         Ok(())
     }
 
@@ -444,8 +475,7 @@ impl<W: Write> Writer<W> {
         let end = start
             .checked_add(len)
             .ok_or_else(|| Error::Usage(format!("{start} + {len} bytes overflows")))?;
-        let bs = self.opts.block_size as u64;
-        let batch = STAGED_BLOCKS as u64 * bs;
+        let batch = (STAGED_BLOCKS * self.opts.block_size) as u64;
         let mut pos = start;
         if self.content.is_some() {
             // The content hash takes the bytes in order: read them in batches.
@@ -459,43 +489,8 @@ impl<W: Write> Writer<W> {
             }
             return Ok(());
         }
-        // Fill a batch that small writes began, or stage a small input, as `write` does.
-        let staged = self.streams[id.0 as usize].staged.len() as u64;
-        if staged > 0 || len < batch {
-            let take = (batch - staged).min(len);
-            self.stage_from(id, source, pos, take)?;
-            pos += take;
-            if staged + take == batch {
-                self.flush_staged(id)?;
-            }
-            progress(pos - start);
-        }
-        let whole = (end - pos) / bs * bs;
-        if whole > 0 {
-            let input = Input::Source {
-                source,
-                start: pos,
-                len: whole,
-            };
-            let done = pos - start;
-            self.encode_blocks(id, input, &mut |n| progress(done + n))?;
-            pos += whole;
-        }
-        self.stage_from(id, source, pos, end - pos)?;
-        progress(len);
-        Ok(())
-    }
-
-    /// Reads `len` bytes of `source` at `at` onto the end of stream `id`'s staged bytes.
-    fn stage_from(&mut self, id: StreamId, source: &dyn ReadAt, at: u64, len: u64) -> Result<()> {
-        let staged = &mut self.streams[id.0 as usize].staged;
-        let old = staged.len();
-        staged.resize(old + len as usize, 0);
-        let result = read_input(source, &mut staged[old..], at);
-        if result.is_err() {
-            staged.truncate(old);
-        }
-        result
+        let input = Input::Source { source, start, len };
+        self.write_input(id, input, progress)
     }
 
     /// Ends a stream: its last partial block is written; later writes to it are errors.
@@ -680,7 +675,7 @@ impl<W: Write> Writer<W> {
         let pace = pace.as_deref();
         let bs = opts.block_size;
         let total = input.len();
-        let mut pieces = (0..total.div_ceil(bs as u64)).map(|i| input.block(i * bs as u64, bs));
+        let mut pieces = (0..total.div_ceil(bs as u64)).map(|i| input.part(i * bs as u64, bs as u64));
         // Small inputs are not worth the threads: their start costs more than the work.
         let threads = if total <= bs as u64 { 1 } else { *threads };
         let mut probes = pace.map_or(0, |p| p.probe_blocks(total as usize, bs, threads));
@@ -795,9 +790,9 @@ impl<'d> Input<'d> {
         }
     }
 
-    /// The block of at most `block_size` bytes from `at` on.
-    fn block(&self, at: u64, block_size: usize) -> Input<'d> {
-        let len = (self.len() - at).min(block_size as u64);
+    /// At most `most` bytes from `at` on.
+    fn part(&self, at: u64, most: u64) -> Input<'d> {
+        let len = (self.len() - at).min(most);
         match *self {
             Input::Memory(data) => Input::Memory(&data[at as usize..(at + len) as usize]),
             Input::Source { source, start, .. } => Input::Source {
