@@ -4,7 +4,7 @@ use crate::args::{CatArgs, CompressArgs, DecompressArgs};
 use crate::human::{format_size, parse_range};
 use crate::{progress_bar, write_options, CliError, CliResult};
 use indicatif::ProgressBar;
-use kompakt::stream::{decode_sequential, resolve_threads, SourceCursor, STAGED_BLOCKS};
+use kompakt::stream::{decode_sequential, resolve_threads, ReadAt, SourceCursor, STAGED_BLOCKS};
 use kompakt::{ReadOptions, Reader, WriteOptions};
 use kompakt_fs::{AtomicFile, PacedOutput, WritebackProgress};
 use std::fs::File;
@@ -323,12 +323,18 @@ fn read_options(threads: usize) -> ReadOptions {
     ReadOptions::default().threads(threads)
 }
 
-/// The CLI's one way to open a kompakt file: through [`ReadAt`](kompakt::stream::ReadAt), the
-/// positional source every reader shares (where a remote source will plug in).
-pub fn open_reader(path: &Path, threads: usize) -> CliResult<Reader<SourceCursor<File>>> {
-    let f = kompakt_fs::open_for_reading(path)
-        .map_err(|e| CliError::new(format!("cannot open {}: {e}", path.display())))?;
-    Reader::at(f, read_options(threads)).map_err(|e| CliError::from(e).context(path.display()))
+/// The CLI's one way to open a kompakt file, a path or a URL: through
+/// [`ReadAt`](kompakt::stream::ReadAt), the positional source every reader shares.
+pub fn open_reader(path: &Path, threads: usize) -> CliResult<Reader<SourceCursor<Arc<dyn ReadAt>>>> {
+    let source = crate::source::open_source(path).map_err(|e| {
+        // Errors of remote sources name their URL already.
+        let text = e.to_string();
+        match text.starts_with(&path.display().to_string()) {
+            true => CliError::new(format!("cannot open {text}")),
+            false => CliError::new(format!("cannot open {}: {text}", path.display())),
+        }
+    })?;
+    Reader::at(source, read_options(threads)).map_err(|e| CliError::from(e).context(path.display()))
 }
 
 pub fn decompress(a: DecompressArgs, quiet: bool) -> CliResult {
@@ -336,6 +342,10 @@ pub fn decompress(a: DecompressArgs, quiet: bool) -> CliResult {
         Some(o) => o.clone(),
         None if is_std(&a.input) => PathBuf::from("-"),
         None => match a.input.extension() {
+            // A URL's file goes to the current folder, as `curl -O` puts it.
+            Some(ext) if ext == "kpk" && crate::source::is_url(&a.input) => {
+                PathBuf::from(a.input.file_name().expect("has an extension")).with_extension("")
+            }
             Some(ext) if ext == "kpk" => a.input.with_extension(""),
             _ => {
                 return Err(CliError::new(format!(

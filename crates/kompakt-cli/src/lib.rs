@@ -7,6 +7,7 @@ mod bench;
 mod files;
 mod human;
 mod report;
+mod source;
 mod store;
 mod table;
 

@@ -154,7 +154,7 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> CliResult<u8> {
             // A file that cannot be opened is reported like a damaged one, and the rest are
             // still checked.
             let bar = progress_bar(None, quiet, "verifying");
-            let r = kompakt_fs::open_for_reading(path)
+            let r = crate::source::open_source(path)
                 .map_err(kompakt::Error::Io)
                 .and_then(|file| Reader::at(file, opts))
                 .and_then(|mut r| {
@@ -168,7 +168,7 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> CliResult<u8> {
                     // its sort keys.
                     let mut rows = None;
                     if table {
-                        let t = kompakt_table::TableReader::open(path)?;
+                        let t = crate::source::open_table(path)?;
                         bar.set_position(0);
                         bar.set_length(t.num_rows());
                         let n = t.verify_rows(a.threads, &mut |n| bar.set_position(n))?;

@@ -14,7 +14,7 @@ use std::path::Path;
 
 fn open(path: &Path) -> CliResult<TableReader> {
     // Damage exits 1 and other faults 2, as in every command.
-    TableReader::open(path).map_err(|e| CliError::from(e).context(path.display()))
+    crate::source::open_table(path).map_err(|e| CliError::from(e).context(path.display()))
 }
 
 /// The table part of `kompakt inspect`: rows, schema, and per column its page encodings and

@@ -3,7 +3,7 @@
 //! The exception classes are defined in Python (`kompakt._errors`), where a class can have
 //! two bases: `CorruptError` is both a `KompaktError` and a `ValueError`.
 
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
@@ -119,8 +119,22 @@ pub fn closed() -> PyErr {
 pub fn os_error(err: std::io::Error, path: &Path) -> PyErr {
     let text = err.to_string();
     let strerror = text.split(" (os error").next().unwrap_or(&text).to_string();
-    match err.raw_os_error() {
-        Some(code) => PyOSError::new_err((code, strerror, path.display().to_string())),
-        None => PyOSError::new_err(format!("{}: {strerror}", path.display())),
+    match (err.raw_os_error(), err.kind()) {
+        (Some(code), _) => PyOSError::new_err((code, strerror, path.display().to_string())),
+        // Errors of no system call (a server's answer): the subclass by kind, the message
+        // naming the file unless it does already.
+        (None, kind) => {
+            let name = path.display().to_string();
+            let message = if strerror.starts_with(&name) {
+                strerror
+            } else {
+                format!("{name}: {strerror}")
+            };
+            match kind {
+                std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
+                std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
+                _ => PyOSError::new_err(message),
+            }
+        }
     }
 }

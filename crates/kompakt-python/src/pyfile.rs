@@ -1,13 +1,16 @@
 //! Where bytes come from and go to: a path, a Python file object, or memory.
 
 use crate::buffers::Buffer;
+use kompakt::stream::SourceCursor;
 use kompakt_fs::{AtomicFile, PacedOutput, WritebackProgress};
-use pyo3::exceptions::PyTypeError;
+use kompakt_remote::{Location, RemoteFile, Url};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// A Python binary file object seen from Rust. Each call takes the GIL for the duration of
 /// one Python method call; an exception raised by the object travels back to the caller
@@ -86,18 +89,55 @@ impl Seek for PyFile {
     }
 }
 
-/// What a caller passed as a file: a path (`str`, `os.PathLike`), a file object (anything with
-/// `read` or `write`), or for reading, bytes-like data.
+/// What a caller passed as a file: a path (`str`, `os.PathLike`), a URL (`str`), a file
+/// object (anything with `read` or `write`), or for reading, bytes-like data.
 pub enum Target<'py> {
     Path(PathBuf),
+    Url(Url),
     FileObject(Bound<'py, PyAny>),
     Data(Bound<'py, PyAny>),
+}
+
+/// Where a `str` or `os.PathLike` names a file: a URL of a scheme kompakt reads, or a path. A
+/// string that starts like a URL of another scheme is a `ValueError` naming the supported
+/// ones (never a local folder named `gs:`).
+pub fn location(obj: &Bound<'_, PyAny>) -> PyResult<Location> {
+    if obj.is_instance_of::<PyString>() {
+        if let Ok(s) = obj.extract::<&str>() {
+            return Location::parse(s).map_err(|e| PyValueError::new_err(e.to_string()));
+        }
+    }
+    Ok(Location::Local(obj.extract::<PathBuf>()?))
+}
+
+/// A path to write to: URLs are refused (kompakt writes files on this machine).
+pub fn local_path(obj: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
+    match location(obj)? {
+        Location::Local(path) => Ok(path),
+        Location::Remote(url) => Err(cannot_write(&url)),
+    }
+}
+
+pub fn cannot_write(url: &Url) -> PyErr {
+    PyValueError::new_err(format!(
+        "{url}: kompakt reads URLs but writes only files on this machine; write a local file \
+         and upload it"
+    ))
+}
+
+/// Opens the object at `url`, without the GIL; errors as `OSError`s naming the URL.
+pub fn open_remote(py: Python<'_>, url: &Url) -> PyResult<Arc<RemoteFile>> {
+    py.detach(|| kompakt_remote::open(url))
+        .map_err(|e| crate::errors::os_error(e, std::path::Path::new(url.as_str())))
 }
 
 impl<'py> Target<'py> {
     pub fn classify(obj: Bound<'py, PyAny>, method: &str) -> PyResult<Target<'py>> {
         if obj.is_instance_of::<PyString>() || obj.hasattr("__fspath__")? {
-            return Ok(Target::Path(obj.extract::<PathBuf>()?));
+            return Ok(match location(&obj)? {
+                Location::Local(path) => Target::Path(path),
+                Location::Remote(url) => Target::Url(url),
+            });
         }
         if obj.hasattr(method)? {
             return Ok(Target::FileObject(obj));
@@ -202,6 +242,8 @@ pub enum Source {
     Memory(MemoryFile),
     /// An object of a store.
     Object(kompakt_store::ObjectSource),
+    /// An object behind a URL, read by byte ranges.
+    Remote(SourceCursor<Arc<RemoteFile>>),
 }
 
 impl Source {
@@ -219,6 +261,7 @@ impl Source {
     pub fn positional(&self) -> Option<&dyn kompakt::stream::ReadAt> {
         match self {
             Source::File(f) => Some(f),
+            Source::Remote(r) => Some(r.get_ref()),
             _ => None,
         }
     }
@@ -229,6 +272,12 @@ impl Source {
                 py.detach(|| kompakt_fs::open_for_reading(&path))
                     .map_err(|e| crate::errors::os_error(e, &path))?,
             )),
+            Target::Url(url) => {
+                let file = open_remote(py, &url)?;
+                Ok(Source::Remote(SourceCursor::new(file).map_err(|e| {
+                    crate::errors::os_error(e, std::path::Path::new(url.as_str()))
+                })?))
+            }
             Target::FileObject(obj) => {
                 if obj.hasattr("seekable")? && !obj.call_method0("seekable")?.is_truthy()? {
                     return Err(PyTypeError::new_err(
@@ -268,6 +317,7 @@ impl Read for Source {
             Source::Python(f) => f.read(buf),
             Source::Memory(m) => m.read(buf),
             Source::Object(o) => o.read(buf),
+            Source::Remote(r) => r.read(buf),
         }
     }
 }
@@ -279,6 +329,7 @@ impl Seek for Source {
             Source::Python(f) => f.seek(pos),
             Source::Memory(m) => m.seek(pos),
             Source::Object(o) => o.seek(pos),
+            Source::Remote(r) => r.seek(pos),
         }
     }
 }

@@ -103,6 +103,7 @@ impl FileReader {
         let target = Target::classify(source, "read")?;
         let path = match &target {
             Target::Path(path) => Some(path.clone()),
+            Target::Url(url) => Some(std::path::PathBuf::from(url.as_str())),
             _ => None,
         };
         let source = Source::open(py, target)?;

@@ -97,7 +97,7 @@ impl PyStore {
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        path: std::path::PathBuf,
+        path: Bound<'_, PyAny>,
         codec: Option<&str>,
         level: Option<i64>,
         create: bool,
@@ -105,6 +105,15 @@ impl PyStore {
         threads: Option<i64>,
         adapt: Option<bool>,
     ) -> PyResult<Self> {
+        let path = match crate::pyfile::location(&path)? {
+            kompakt_remote::Location::Local(path) => path,
+            kompakt_remote::Location::Remote(url) => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "{url}: stores on object storage are not supported yet; a store is a folder \
+                     on this machine"
+                )))
+            }
+        };
         let opts = StoreOptions {
             codec: codec_override(codec, level)?,
             create,

@@ -6,10 +6,12 @@
 use crate::buffers::WritableBuffer;
 use crate::errors::{os_error, to_py, to_py_at, IntoPy};
 use crate::options;
+use crate::pyfile::{local_path, location, open_remote};
 use arrow_array::ffi_stream::ArrowArrayStreamReader;
 use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchIterator, RecordBatchOptions, RecordBatchReader};
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::{Schema, SchemaRef};
+use kompakt_remote::Location;
 use kompakt_table::{append_table_file, write_table_file, SortKey, StringLayout, TableOptions, TableReader};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -51,7 +53,7 @@ fn table_options(
 pub fn write_table(
     py: Python<'_>,
     data: PyArrowType<ArrowArrayStreamReader>,
-    path: PathBuf,
+    path: Bound<'_, PyAny>,
     codec: Option<&str>,
     level: Option<i64>,
     threads: Option<i64>,
@@ -59,6 +61,7 @@ pub fn write_table(
     metadata: Option<HashMap<String, String>>,
     sorted_by: Option<Vec<(String, bool, bool)>>,
 ) -> PyResult<u64> {
+    let path = local_path(&path)?;
     let mut opts = table_options(codec, level, threads, metadata)?;
     opts.sorted_by = sorted_by
         .unwrap_or_default()
@@ -87,12 +90,13 @@ pub fn write_table(
 pub fn append_table(
     py: Python<'_>,
     data: PyArrowType<ArrowArrayStreamReader>,
-    path: PathBuf,
+    path: Bound<'_, PyAny>,
     codec: Option<&str>,
     level: Option<i64>,
     threads: Option<i64>,
     metadata: Option<HashMap<String, String>>,
 ) -> PyResult<u64> {
+    let path = local_path(&path)?;
     let opts = table_options(codec, level, threads, metadata)?;
     let batches = data
         .0
@@ -106,16 +110,41 @@ pub fn append_table(
 pub struct Table {
     inner: TableReader,
     path: PathBuf,
+    /// The object behind a URL, for its traffic figures.
+    remote: Option<Arc<kompakt_remote::RemoteFile>>,
 }
 
 #[pymethods]
 impl Table {
+    /// Opens the table at a path or URL (`s3://`, `https://`: read by byte ranges).
     #[new]
-    fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        let inner = py
-            .detach(|| TableReader::open_cached(&path))
-            .map_err(|e| io_or(e, &path))?;
-        Ok(Table { inner, path })
+    fn new(py: Python<'_>, path: Bound<'_, PyAny>) -> PyResult<Self> {
+        let (inner, path, remote) = match location(&path)? {
+            Location::Local(path) => (
+                py.detach(|| TableReader::open_cached(&path))
+                    .map_err(|e| io_or(e, &path))?,
+                path,
+                None,
+            ),
+            Location::Remote(url) => {
+                let file = open_remote(py, &url)?;
+                let name = PathBuf::from(url.as_str());
+                let inner = py
+                    .detach(|| TableReader::from_source(file.clone()))
+                    .map_err(|e| io_or(e, &name))?;
+                (inner, name, Some(file))
+            }
+        };
+        Ok(Table { inner, path, remote })
+    }
+
+    /// For a table behind a URL, the requests made and bytes received so far (opening
+    /// included); None for a local file.
+    fn traffic(&self) -> Option<(u64, u64)> {
+        self.remote.as_ref().map(|r| {
+            let t = r.traffic();
+            (t.requests, t.bytes)
+        })
     }
 
     /// The Arrow schema (a `pyarrow.Schema`).

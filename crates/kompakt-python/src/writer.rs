@@ -75,6 +75,7 @@ impl FileWriter {
                     py.detach(|| AtomicFile::with_pacing(&path, adapt))
                         .map_err(|e| crate::errors::os_error(e, &path))?,
                 ),
+                Target::Url(url) => return Err(crate::pyfile::cannot_write(&url)),
                 Target::FileObject(_) if adapt => return Err(needs_a_path()),
                 Target::FileObject(obj) => Sink::Python(PyFile::new(obj)),
                 Target::Data(obj) => {

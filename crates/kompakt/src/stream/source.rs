@@ -7,9 +7,11 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
+use std::ops::Range;
 use std::sync::Arc;
 
-/// A source of bytes read by position: a file, memory, or (later) a remote object.
+/// A source of bytes read by position: a file, memory, or a remote object (crate
+/// `kompakt-remote`).
 ///
 /// Reads may come from several threads at once, so they take `&self` and never move a shared
 /// cursor.
@@ -24,6 +26,13 @@ pub trait ReadAt: Send + Sync {
     /// The whole source, when it is in memory: readers then decode blocks where they lie.
     fn as_bytes(&self) -> Option<&[u8]> {
         None
+    }
+
+    /// A hint that the byte ranges `ranges` (ascending, not overlapping) will be read soon:
+    /// a remote source fetches them at once, merged and in parallel, where reading them one
+    /// by one would pay a round trip each. Local sources ignore it.
+    fn prefetch(&self, ranges: &[Range<u64>]) {
+        let _ = ranges;
     }
 }
 
@@ -98,6 +107,10 @@ impl<T: ReadAt + ?Sized> ReadAt for Arc<T> {
     fn as_bytes(&self) -> Option<&[u8]> {
         (**self).as_bytes()
     }
+
+    fn prefetch(&self, ranges: &[Range<u64>]) {
+        (**self).prefetch(ranges)
+    }
 }
 
 impl<T: ReadAt + ?Sized> ReadAt for &T {
@@ -111,6 +124,10 @@ impl<T: ReadAt + ?Sized> ReadAt for &T {
 
     fn as_bytes(&self) -> Option<&[u8]> {
         (**self).as_bytes()
+    }
+
+    fn prefetch(&self, ranges: &[Range<u64>]) {
+        (**self).prefetch(ranges)
     }
 }
 

@@ -1,0 +1,469 @@
+//! One object read by byte ranges: [`RemoteFile`].
+
+use crate::connect::{connect, describe};
+use crate::runtime::block_on;
+use bytes::Bytes;
+use kompakt::stream::ReadAt;
+use object_store::path::Path as ObjectPath;
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+use std::io;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use url::Url;
+
+/// Bytes fetched from the end at open: a footer of a few thousand blocks or a table of a few
+/// hundred columns fits, and one request then opens the file.
+pub const TAIL_LEN: u64 = 256 << 10;
+
+/// Bytes fetched from the start at open, alongside the tail: where a file's header is.
+pub const HEAD_LEN: u64 = 4 << 10;
+
+/// A read that misses the prefetched ranges fetches at least this much: below it a request
+/// costs its round trip whatever its size, and sequential readers read on into what it got.
+pub const MIN_REQUEST: u64 = 64 << 10;
+
+/// What prefetched ranges may hold at once; ranges beyond it are read when asked for.
+pub const PREFETCH_LIMIT: u64 = 256 << 20;
+
+/// Requests made and bytes received by one [`RemoteFile`], opening included.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Traffic {
+    pub requests: u64,
+    pub bytes: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    requests: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl Counters {
+    fn add(&self, requests: u64, bytes: u64) {
+        self.requests.fetch_add(requests, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+}
+
+/// Fetched ranges waiting to be read, by offset; bounded by [`PREFETCH_LIMIT`].
+#[derive(Default)]
+struct Fetched {
+    ranges: Vec<(u64, Bytes)>,
+    bytes: u64,
+}
+
+impl Fetched {
+    fn find(&self, offset: u64, len: usize) -> Option<&[u8]> {
+        let i = self
+            .ranges
+            .partition_point(|(start, _)| *start <= offset)
+            .checked_sub(1)?;
+        let (start, data) = &self.ranges[i];
+        let from = usize::try_from(offset - start).ok()?;
+        data.get(from..from.checked_add(len)?)
+    }
+
+    fn insert(&mut self, start: u64, data: Bytes) {
+        let len = data.len() as u64;
+        if self.bytes + len > PREFETCH_LIMIT {
+            // The oldest are most likely read already; dropping all keeps the rule simple.
+            self.ranges.clear();
+            self.bytes = 0;
+        }
+        let i = self.ranges.partition_point(|(s, _)| *s < start);
+        self.ranges.insert(i, (start, data));
+        self.bytes += len;
+    }
+}
+
+/// An object on S3 (or any server speaking its API) or behind an HTTP(S) URL, read by byte
+/// ranges as a [`ReadAt`] source: every kompakt reader opens it as it opens a file.
+///
+/// Opening makes one request, a suffix range that returns the size, the ETag and the last
+/// [`TAIL_LEN`] bytes (where the footer is). Every later request carries `If-Match` with that
+/// ETag, so an object replaced while it is read fails the read with an error saying so,
+/// instead of mixing two versions.
+pub struct RemoteFile {
+    url: String,
+    store: Arc<dyn ObjectStore>,
+    path: ObjectPath,
+    size: u64,
+    e_tag: Option<String>,
+    tail_start: u64,
+    tail: Bytes,
+    fetched: Mutex<Fetched>,
+    traffic: Counters,
+}
+
+impl std::fmt::Debug for RemoteFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteFile")
+            .field("url", &self.url)
+            .field("size", &self.size)
+            .field("e_tag", &self.e_tag)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RemoteFile {
+    /// Opens the object at `url` (`s3://bucket/key`, `http(s)://host/path`). Credentials,
+    /// region and endpoint of S3 come from the AWS environment variables.
+    pub fn open(url: &Url) -> io::Result<RemoteFile> {
+        let (store, path) = connect(url)?;
+        RemoteFile::open_in(store, path, url.as_str())
+    }
+
+    /// Opens the object at `path` of `store`; `url` names it in messages.
+    pub fn open_in(store: Arc<dyn ObjectStore>, path: ObjectPath, url: &str) -> io::Result<RemoteFile> {
+        let mut file = RemoteFile {
+            url: url.to_string(),
+            store,
+            path,
+            size: 0,
+            e_tag: None,
+            tail_start: 0,
+            tail: Bytes::new(),
+            fetched: Mutex::default(),
+            traffic: Counters::default(),
+        };
+        // The tail and the head at once: one round trip opens a file of any size.
+        let get = |range: GetRange| {
+            let options = GetOptions {
+                range: Some(range),
+                ..GetOptions::default()
+            };
+            async {
+                let result = file.store.get_opts(&file.path, options).await?;
+                let (meta, range) = (result.meta.clone(), result.range.clone());
+                Ok::<_, object_store::Error>((meta, range, result.bytes().await?))
+            }
+        };
+        let (fetched, head) =
+            block_on(async { futures::join!(get(GetRange::Suffix(TAIL_LEN)), get(GetRange::Bounded(0..HEAD_LEN))) })?;
+        let (meta, range, tail) = match fetched {
+            Ok(got) => got,
+            // An empty object has no suffix to give (416): its metadata alone, then.
+            Err(e) if is_unsatisfiable(&e) => {
+                let meta = block_on(file.store.head(&file.path))?.map_err(|e| describe(e, &file.url))?;
+                file.traffic.add(1, 0);
+                (meta, 0..0, Bytes::new())
+            }
+            Err(e) => return Err(describe(e, &file.url)),
+        };
+        file.traffic.add(1, tail.len() as u64);
+        if range.end != meta.size || tail.len() as u64 != range.end - range.start {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{}: the server answered the request for the last {} bytes with bytes {}..{} of {}",
+                    file.url, TAIL_LEN, range.start, range.end, meta.size
+                ),
+            ));
+        }
+        // The head counts only when it comes from the same version, and the tail lacks it.
+        if let Ok((head_meta, head_range, head)) = head {
+            file.traffic.add(1, head.len() as u64);
+            let whole = head_range.start == 0 && head.len() as u64 == head_range.end;
+            if whole && head_meta.e_tag == meta.e_tag && head_range.end < range.start {
+                file.lock().insert(0, head);
+            }
+        } else {
+            file.traffic.add(1, 0);
+        }
+        file.size = meta.size;
+        file.e_tag = meta.e_tag;
+        file.tail_start = range.start;
+        file.tail = tail;
+        Ok(file)
+    }
+
+    /// The URL the file was opened by.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The object's ETag when it was opened (every read is pinned to it).
+    pub fn e_tag(&self) -> Option<&str> {
+        self.e_tag.as_deref()
+    }
+
+    /// Requests made and bytes received so far.
+    pub fn traffic(&self) -> Traffic {
+        Traffic {
+            requests: self.traffic.requests.load(Ordering::Relaxed),
+            bytes: self.traffic.bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    fn get_options(&self, range: Range<u64>) -> GetOptions {
+        GetOptions {
+            range: Some(GetRange::Bounded(range)),
+            if_match: self.e_tag.clone(),
+            ..GetOptions::default()
+        }
+    }
+
+    /// Fetches `range` (one request), checked to be what was asked for.
+    fn fetch(&self, range: Range<u64>) -> io::Result<Bytes> {
+        let want = range.end - range.start;
+        let options = self.get_options(range.clone());
+        let data = block_on(async {
+            let result = self.store.get_opts(&self.path, options).await?;
+            result.bytes().await
+        })?
+        .map_err(|e| describe(e, &self.url))?;
+        self.traffic.add(1, data.len() as u64);
+        self.check_len(&range, data.len() as u64, want)?;
+        Ok(data)
+    }
+
+    fn check_len(&self, range: &Range<u64>, got: u64, want: u64) -> io::Result<()> {
+        if got == want {
+            return Ok(());
+        }
+        Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!(
+                "{}: asked for bytes {}..{}, the server sent {got} bytes",
+                self.url, range.start, range.end
+            ),
+        ))
+    }
+
+    fn copy_from_tail(&self, buf: &mut [u8], offset: u64) -> bool {
+        if offset < self.tail_start {
+            return false;
+        }
+        let from = (offset - self.tail_start) as usize;
+        buf.copy_from_slice(&self.tail[from..from + buf.len()]);
+        true
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Fetched> {
+        self.fetched.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl ReadAt for RemoteFile {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.size)
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .filter(|end| *end <= self.size)
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("{}: a read past the end of the object ({} bytes)", self.url, self.size),
+                )
+            })?;
+        if buf.is_empty() || self.copy_from_tail(buf, offset) {
+            return Ok(());
+        }
+        if let Some(data) = self.lock().find(offset, buf.len()) {
+            buf.copy_from_slice(data);
+            return Ok(());
+        }
+        // At least MIN_REQUEST, never into the tail (which is here already).
+        let fetch_end = end.max(offset.saturating_add(MIN_REQUEST).min(self.tail_start));
+        let data = self.fetch(offset..fetch_end)?;
+        buf.copy_from_slice(&data[..buf.len()]);
+        if fetch_end > end {
+            self.lock().insert(offset, data);
+        }
+        Ok(())
+    }
+
+    fn prefetch(&self, ranges: &[Range<u64>]) {
+        // Only what is not here already, and no more than the prefetch limit.
+        let mut wanted = Vec::new();
+        let mut total = 0u64;
+        {
+            let fetched = self.lock();
+            for r in ranges {
+                let end = r.end.min(self.tail_start);
+                if r.start >= end || fetched.find(r.start, (end - r.start) as usize).is_some() {
+                    continue;
+                }
+                total += end - r.start;
+                if total > PREFETCH_LIMIT {
+                    break;
+                }
+                wanted.push(r.start..end);
+            }
+        }
+        if wanted.is_empty() {
+            return;
+        }
+        let merged = merge_ranges(&wanted, MIN_REQUEST);
+        let e_tag = self.e_tag.clone();
+        // One request per merged range, all in flight at once (object_store's get_ranges,
+        // which coalesces too, cannot pin the ETag). A failure is left to the read that
+        // needs the range: it reports it with its own context.
+        let Ok(results) = block_on(async {
+            let requests = merged.iter().map(|r| {
+                let options = GetOptions {
+                    range: Some(GetRange::Bounded(r.clone())),
+                    if_match: e_tag.clone(),
+                    ..GetOptions::default()
+                };
+                async move {
+                    let result = self.store.get_opts(&self.path, options).await?;
+                    result.bytes().await
+                }
+            });
+            futures::future::join_all(requests).await
+        }) else {
+            return;
+        };
+        let mut fetched = self.lock();
+        for (range, result) in merged.into_iter().zip(results) {
+            if let Ok(data) = result {
+                self.traffic.add(1, data.len() as u64);
+                if data.len() as u64 == range.end - range.start {
+                    fetched.insert(range.start, data);
+                }
+            }
+        }
+    }
+}
+
+/// Ascending ranges merged where the gap between two is under `gap`: one request then
+/// fetches both, which costs less than a second round trip.
+pub fn merge_ranges(ranges: &[Range<u64>], gap: u64) -> Vec<Range<u64>> {
+    let mut sorted = ranges.to_vec();
+    sorted.sort_by_key(|r| r.start);
+    let mut merged: Vec<Range<u64>> = Vec::with_capacity(sorted.len());
+    for r in sorted.into_iter().filter(|r| r.start < r.end) {
+        match merged.last_mut() {
+            Some(last) if r.start <= last.end.saturating_add(gap) => last.end = last.end.max(r.end),
+            _ => merged.push(r),
+        }
+    }
+    merged
+}
+
+fn is_unsatisfiable(e: &object_store::Error) -> bool {
+    // object_store reports a 416 as a generic error; its text names the status.
+    let text = e.to_string();
+    text.contains("416") || text.contains("Range Not Satisfiable") || text.contains("InvalidRange")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object_store::memory::InMemory;
+    use object_store::PutPayload;
+    use proptest::prelude::*;
+
+    fn put(store: &Arc<dyn ObjectStore>, key: &str, data: Vec<u8>) {
+        block_on(store.put(&ObjectPath::from(key), PutPayload::from(data)))
+            .unwrap()
+            .unwrap();
+    }
+
+    fn sample(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i * 7 % 251) as u8).collect()
+    }
+
+    #[test]
+    fn reads_every_range_like_memory() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let data = sample(3 * TAIL_LEN as usize + 12_345);
+        put(&store, "a/x.kpk", data.clone());
+        let file = RemoteFile::open_in(Arc::clone(&store), "a/x.kpk".into(), "mem://a/x.kpk").unwrap();
+        assert_eq!(file.size().unwrap(), data.len() as u64);
+        assert_eq!(
+            file.traffic(),
+            Traffic {
+                requests: 2,
+                bytes: TAIL_LEN + HEAD_LEN
+            }
+        );
+        let mut buf = vec![0u8; 1000];
+        for offset in [0, 5, TAIL_LEN - 500, data.len() as u64 - 1000, 2 * TAIL_LEN + 7] {
+            file.read_exact_at(&mut buf, offset).unwrap();
+            assert_eq!(buf[..], data[offset as usize..offset as usize + 1000]);
+        }
+        let e = file.read_exact_at(&mut buf, data.len() as u64 - 10).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        assert!(e.to_string().contains("mem://a/x.kpk"), "{e}");
+    }
+
+    #[test]
+    fn a_small_file_is_opened_and_read_with_one_request() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        put(&store, "small", sample(5000));
+        let file = RemoteFile::open_in(Arc::clone(&store), "small".into(), "mem://small").unwrap();
+        let mut buf = vec![0u8; 5000];
+        file.read_exact_at(&mut buf, 0).unwrap();
+        assert_eq!(buf, sample(5000));
+        assert_eq!(file.traffic().requests, 2);
+        put(&store, "empty", Vec::new());
+        let empty = RemoteFile::open_in(Arc::clone(&store), "empty".into(), "mem://empty").unwrap();
+        assert_eq!(empty.size().unwrap(), 0);
+        empty.read_exact_at(&mut [], 0).unwrap();
+    }
+
+    #[test]
+    fn prefetched_ranges_are_merged_and_then_read_without_requests() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let data = sample(8 << 20);
+        put(&store, "big", data.clone());
+        let file = RemoteFile::open_in(Arc::clone(&store), "big".into(), "mem://big").unwrap();
+        // Two close ranges (one request) and a far one (another).
+        let ranges = [1000..2000, 3000..9000, 4_000_000..4_100_000];
+        file.prefetch(&ranges);
+        assert_eq!(file.traffic().requests, 4);
+        for r in ranges.clone() {
+            let mut buf = vec![0u8; (r.end - r.start) as usize];
+            file.read_exact_at(&mut buf, r.start).unwrap();
+            assert_eq!(buf[..], data[r.start as usize..r.end as usize]);
+        }
+        assert_eq!(file.traffic().requests, 4);
+        // Prefetching what is here already asks for nothing.
+        file.prefetch(&ranges);
+        assert_eq!(file.traffic().requests, 4);
+    }
+
+    #[test]
+    fn a_replaced_object_fails_the_read_instead_of_mixing_versions() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        put(&store, "k", sample(2 << 20));
+        let file = RemoteFile::open_in(Arc::clone(&store), "k".into(), "mem://k").unwrap();
+        put(&store, "k", vec![1u8; 2 << 20]);
+        // (Past the head, which was fetched with the tail at open.)
+        let e = file.read_exact_at(&mut [0u8; 100], 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("changed"), "{e}");
+        assert!(e.to_string().contains("mem://k"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_object_is_not_found_naming_the_url() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let e = RemoteFile::open_in(store, "nope".into(), "mem://nope").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        assert!(e.to_string().contains("mem://nope"), "{e}");
+    }
+
+    proptest! {
+        #[test]
+        fn merged_ranges_cover_exactly_and_keep_gaps(
+            mut ranges in proptest::collection::vec((0u64..10_000, 1u64..500), 0..20),
+            gap in 0u64..300,
+        ) {
+            ranges.sort();
+            let ranges: Vec<Range<u64>> = ranges.into_iter().map(|(s, l)| s..s + l).collect();
+            let merged = merge_ranges(&ranges, gap);
+            for r in &ranges {
+                prop_assert!(merged.iter().any(|m| m.start <= r.start && r.end <= m.end));
+            }
+            for w in merged.windows(2) {
+                prop_assert!(w[1].start > w[0].end + gap);
+            }
+        }
+    }
+}
