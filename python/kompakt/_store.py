@@ -92,6 +92,17 @@ class Store(MutableMapping[str, Any]):
     Keys are any strings. Several threads and processes may use one store at once; the last
     writer of a key wins.
 
+    ``path`` may also be an ``s3://bucket/prefix`` URL: the same store on object storage,
+    shared by every machine that reaches the bucket (credentials, region and endpoint from
+    the AWS environment variables, as for reads of URLs). Objects are immutable and uploaded
+    with create-only puts; each key is a small record replaced by compare-and-swap on its
+    ETag, so writers on several machines never tear a value (the last writer wins, as
+    locally). Objects are built and kept in a local cache folder, ``cache_dir`` (default: one
+    per URL under ``$XDG_CACHE_HOME/kompakt/remote``), so a repeated ``get`` asks the server
+    only whether the key changed. ``gc()`` removes objects no key points at that are older
+    than ``grace`` seconds (default 3600), so an object another machine is committing is never
+    taken. Several keys set at once (``mset``) each change atomically, not all together.
+
     >>> import kompakt, numpy, tempfile, os
     >>> store = kompakt.Store(os.path.join(tempfile.mkdtemp(), "cache"))
     >>> store["weights"] = numpy.zeros(1000)
@@ -117,18 +128,29 @@ class Store(MutableMapping[str, Any]):
         threads: int | None = None,
         trusted: bool = True,
         adapt: bool | None = None,
+        cache_dir: PathLike | None = None,
+        grace: float | None = None,
     ) -> None:
         if not isinstance(cache_bytes, int) or cache_bytes < 0:
             raise ValueError(f"cache_bytes must be 0 (no cache) or a positive number of bytes, got {cache_bytes!r}")
         adapt = None if adapt is None else bool(adapt)
         self._core: Any = _core.Store(
-            os.fspath(path), codec=codec, level=level, durable=durable, threads=threads, adapt=adapt
+            os.fspath(path),
+            codec=codec,
+            level=level,
+            durable=durable,
+            threads=threads,
+            adapt=adapt,
+            cache_dir=None if cache_dir is None else os.fspath(cache_dir),
+            grace=grace,
         )
         self._path = os.fspath(self._core.path)
         _OPEN_STORES[id(self)] = self
         self._options = dict(
             namespace=namespace, cache_bytes=cache_bytes, durable=durable, threads=threads, trusted=trusted, adapt=adapt
         )
+        if cache_dir is not None or grace is not None:
+            self._options.update(cache_dir=cache_dir, grace=grace)
         self.namespace = _check_namespace(namespace)
         self._trusted = trusted
         self._cache = _LruCache(cache_bytes) if cache_bytes > 0 else None
@@ -172,7 +194,8 @@ class Store(MutableMapping[str, Any]):
         return value
 
     def mset(self, items: Mapping[str, Any] | Iterable[tuple[str, Any]], *, namespace: str | None = None) -> None:
-        """Saves several values in one transaction: all of them become visible at once."""
+        """Saves several values in one transaction: all of them become visible at once (on
+        object storage, each key changes atomically on its own)."""
         ns = self._ns(namespace)
         pairs = items.items() if isinstance(items, Mapping) else items
         pending = []
@@ -393,6 +416,8 @@ def _reopen_after_fork() -> None:
                 durable=store._options["durable"],
                 threads=store._options["threads"],
                 adapt=store._options["adapt"],
+                cache_dir=store._options.get("cache_dir"),
+                grace=store._options.get("grace"),
             )
         except Exception as e:  # noqa: BLE001 - reported on first use instead
             store._core = _Unusable(f"reopening the store at {store._path} after fork failed: {e}")

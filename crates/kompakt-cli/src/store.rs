@@ -1,11 +1,12 @@
-//! `kompakt store ...`: the folder of a `kompakt.Store` from the command line.
+//! `kompakt store ...`: a `kompakt.Store` (a folder, or an `s3://` URL) from the command line.
 
 use crate::args::{StoreArgs, StoreCommand, StoreGetArgs, StoreInfoArgs, StoreLsArgs, StorePathArgs, StorePutArgs};
 use crate::human::format_size;
 use crate::{progress_bar, CliError, CliResult};
 use kompakt::Reader;
 use kompakt_fs::AtomicFile;
-use kompakt_store::{Store, StoreOptions};
+use kompakt_remote::AnyStore;
+use kompakt_store::StoreOptions;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
@@ -20,7 +21,7 @@ pub fn run(a: StoreArgs, quiet: bool) -> CliResult<u8> {
     }
 }
 
-fn open(path: &Path, create: bool) -> CliResult<Store> {
+fn open(path: &Path, create: bool) -> CliResult<AnyStore> {
     open_with(
         path,
         StoreOptions {
@@ -30,8 +31,9 @@ fn open(path: &Path, create: bool) -> CliResult<Store> {
     )
 }
 
-fn open_with(path: &Path, opts: StoreOptions) -> CliResult<Store> {
-    Store::open(path, opts).map_err(|e| CliError::from(e).context(path.display()))
+fn open_with(path: &Path, opts: StoreOptions) -> CliResult<AnyStore> {
+    let location = crate::source::location(path).map_err(CliError::from)?;
+    AnyStore::open(&location, opts, None, None).map_err(|e| CliError::from(e).context(path.display()))
 }
 
 fn ls(a: StoreLsArgs) -> CliResult {
@@ -66,7 +68,7 @@ fn get(a: StoreGetArgs) -> CliResult {
     };
     let write = |out: &mut dyn Write| -> CliResult {
         if a.decompress {
-            let mut reader = Reader::new(object.source, store.read_options())?;
+            let mut reader = Reader::new(object.source, store.local().read_options())?;
             if !reader.streams().is_empty() {
                 io::copy(&mut reader.stream_reader(0)?, out)?;
             }
@@ -109,8 +111,8 @@ fn put(a: StorePutArgs, quiet: bool) -> CliResult {
         let len = file.metadata().ok().map(|m| m.len());
         (Box::new(file), len)
     };
-    let opts = store.write_options(None);
-    let mut writer = store.writer(opts)?;
+    let opts = store.local().write_options(None);
+    let mut writer = store.local().writer(opts)?;
     let stream = writer.add_stream(None)?;
     let bar = progress_bar(len, quiet || len.is_none_or(|n| n < 64 << 20), "storing");
     let mut buf = vec![0u8; 4 << 20];
@@ -129,8 +131,9 @@ fn put(a: StorePutArgs, quiet: bool) -> CliResult {
     let paced_raw = writer.paced_raw_blocks();
     let writer_adapted = writer.adapts();
     let blocks = writer.bytes_in().div_ceil(opts.block_size as u64);
-    let object = store.finish(writer)?;
-    let hash = store.commit(&a.namespace, &a.key, object)?;
+    let object = store.local().finish(writer)?;
+    let hash = object.hash();
+    store.commit_many(&a.namespace, vec![(a.key.clone(), object)])?;
     bar.finish_and_clear();
     if !quiet {
         eprintln!("{}: {} -> {hash}", a.store.display(), a.key);
@@ -146,7 +149,10 @@ fn put(a: StorePutArgs, quiet: bool) -> CliResult {
 }
 
 fn info(a: StoreInfoArgs) -> CliResult {
-    let store = open(&a.store, false)?;
+    let store = match open(&a.store, false)? {
+        AnyStore::Local(store) => store,
+        AnyStore::Remote(remote) => return remote_info(&a, &remote),
+    };
     let info = store.info()?;
     let config = store.config();
     let keys: u64 = info.namespaces.iter().map(|(_, n)| n).sum();
@@ -225,7 +231,10 @@ fn gc(a: StorePathArgs) -> CliResult {
 
 fn verify(a: StorePathArgs, quiet: bool) -> CliResult<u8> {
     let store = open(&a.store, false)?;
-    let total = store.info().map(|i| i.inline_bytes + i.file_bytes).ok();
+    let total = match &store {
+        AnyStore::Local(s) => s.info().map(|i| i.inline_bytes + i.file_bytes).ok(),
+        AnyStore::Remote(_) => None,
+    };
     let bar = progress_bar(total, quiet, "verifying");
     let report = store.verify(&mut |n| bar.inc(n))?;
     bar.finish_and_clear();
@@ -243,4 +252,45 @@ fn verify(a: StorePathArgs, quiet: bool) -> CliResult<u8> {
         format_size(report.raw_bytes)
     )?;
     Ok(if report.problems.is_empty() { 0 } else { 1 })
+}
+
+/// `kompakt store info` of a store on object storage: keys, objects, bytes on the server.
+fn remote_info(a: &StoreInfoArgs, remote: &kompakt_remote::RemoteStore) -> CliResult {
+    let info = remote.info()?;
+    let keys: u64 = info.namespaces.iter().map(|(_, n)| n).sum();
+    let mut out = io::stdout().lock();
+    if a.json {
+        let namespaces: serde_json::Map<String, serde_json::Value> =
+            info.namespaces.iter().map(|(n, c)| (n.clone(), (*c).into())).collect();
+        let v = serde_json::json!({
+            "path": remote.url(),
+            "version": kompakt_remote::LAYOUT_VERSION,
+            "cache_dir": remote.cache().root(),
+            "codec": remote.cache().config().codec.to_string(),
+            "namespaces": namespaces,
+            "keys": keys,
+            "objects": info.objects,
+            "stored_bytes": info.object_bytes,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&v).expect("JSON value"))?;
+        return Ok(());
+    }
+    writeln!(out, "store:     {}", remote.url())?;
+    writeln!(
+        out,
+        "layout:    version {} on object storage, local cache {}",
+        kompakt_remote::LAYOUT_VERSION,
+        remote.cache().root().display()
+    )?;
+    writeln!(out, "keys:      {keys} in {} namespaces", info.namespaces.len())?;
+    for (ns, n) in &info.namespaces {
+        writeln!(out, "  {ns}: {n}")?;
+    }
+    writeln!(
+        out,
+        "objects:   {} ({} stored)",
+        info.objects,
+        format_size(info.object_bytes)
+    )?;
+    Ok(())
 }

@@ -11,6 +11,7 @@ use crate::reader::FileReader;
 use crate::writer::FileWriter;
 use kompakt::stream::{ContentHasher, StreamOptions};
 use kompakt::{FilterSpec, ReadOptions, Reader};
+use kompakt_remote::{AnyStore, Location, RemoteStore, RemoteStoreOptions};
 use kompakt_store::{PendingObject, Store, StoreOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -50,10 +51,10 @@ impl Pending {
     }
 }
 
-/// The store at a folder: see `kompakt.Store` for the user-facing class.
+/// The store at a folder or on object storage: see `kompakt.Store` for the user-facing class.
 #[pyclass(module = "kompakt._core", frozen, name = "Store")]
 pub struct PyStore {
-    store: Store,
+    store: AnyStore,
 }
 
 fn codec_override(codec: Option<&str>, level: Option<i64>) -> PyResult<Option<kompakt::CodecSpec>> {
@@ -80,11 +81,11 @@ impl PyStore {
         codec: Option<kompakt::CodecSpec>,
     ) -> PyResult<PendingObject> {
         let buffers = streams.iter().map(|s| Buffer::get(&s)).collect::<PyResult<Vec<_>>>()?;
-        let opts = self.store.write_options(codec);
+        let opts = self.store.local().write_options(codec);
         let stream_opts = bytes_stream(opts.stream.codec);
         py.detach(|| {
             let parts: Vec<_> = buffers.iter().map(|b| (b.as_slice(), stream_opts)).collect();
-            self.store.prepare(&parts, metadata, opts)
+            self.store.local().prepare(&parts, metadata, opts)
         })
         .py_err()
     }
@@ -93,7 +94,7 @@ impl PyStore {
 #[pymethods]
 impl PyStore {
     #[new]
-    #[pyo3(signature = (path, *, codec=None, level=None, create=true, durable=false, threads=None, adapt=None))]
+    #[pyo3(signature = (path, *, codec=None, level=None, create=true, durable=false, threads=None, adapt=None, cache_dir=None, grace=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -104,16 +105,9 @@ impl PyStore {
         durable: bool,
         threads: Option<i64>,
         adapt: Option<bool>,
+        cache_dir: Option<std::path::PathBuf>,
+        grace: Option<f64>,
     ) -> PyResult<Self> {
-        let path = match crate::pyfile::location(&path)? {
-            kompakt_remote::Location::Local(path) => path,
-            kompakt_remote::Location::Remote(url) => {
-                return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                    "{url}: stores on object storage are not supported yet; a store is a folder \
-                     on this machine"
-                )))
-            }
-        };
         let opts = StoreOptions {
             codec: codec_override(codec, level)?,
             create,
@@ -121,36 +115,77 @@ impl PyStore {
             threads: options::threads(threads)?,
             adapt,
         };
-        let store = py.detach(|| Store::open(&path, opts)).map_err(|e| match e {
-            kompakt_store::Error::Format(kompakt::Error::Io(io)) => crate::errors::os_error(io, &path),
-            e => crate::errors::store_to_py(e),
-        })?;
+        let location = crate::pyfile::location(&path)?;
+        if let (Location::Local(_), true) = (&location, cache_dir.is_some() || grace.is_some()) {
+            return Err(PyValueError::new_err(
+                "cache_dir and grace are options of stores on object storage (s3:// URLs)",
+            ));
+        }
+        let store = match location {
+            Location::Local(path) => AnyStore::Local(py.detach(|| Store::open(&path, opts)).map_err(|e| match e {
+                kompakt_store::Error::Format(kompakt::Error::Io(io)) => crate::errors::os_error(io, &path),
+                e => crate::errors::store_to_py(e),
+            })?),
+            Location::Remote(url) => {
+                let grace = match grace {
+                    None => kompakt_remote::DEFAULT_GRACE,
+                    Some(g) if g.is_finite() && g >= 0.0 => std::time::Duration::from_secs_f64(g),
+                    Some(g) => {
+                        return Err(PyValueError::new_err(format!(
+                            "grace must be a number of seconds >= 0, got {g}"
+                        )))
+                    }
+                };
+                let remote = RemoteStoreOptions {
+                    cache: cache_dir,
+                    local: opts,
+                    grace,
+                };
+                let name = std::path::PathBuf::from(url.as_str());
+                AnyStore::Remote(py.detach(|| RemoteStore::open(&url, remote)).map_err(|e| match e {
+                    kompakt_store::Error::Format(kompakt::Error::Io(io)) => crate::errors::os_error(io, &name),
+                    e => crate::errors::store_to_py(e),
+                })?)
+            }
+        };
         Ok(PyStore { store })
     }
 
-    /// The store's folder.
+    /// The store's folder, or its URL (a `str`: a URL is no path).
     #[getter]
-    fn path(&self) -> std::path::PathBuf {
-        self.store.root().to_path_buf()
+    fn path<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match &self.store {
+            AnyStore::Local(s) => s.root().into_pyobject(py).map(|p| p.into_any()),
+            AnyStore::Remote(r) => Ok(r.url().into_pyobject(py)?.into_any()),
+        }
+    }
+
+    /// The local cache folder of a store on object storage (None for a local store).
+    #[getter]
+    fn cache_dir(&self) -> Option<std::path::PathBuf> {
+        match &self.store {
+            AnyStore::Local(_) => None,
+            AnyStore::Remote(r) => Some(r.cache().root().to_path_buf()),
+        }
     }
 
     /// The default codec new objects are written with.
     #[getter]
     fn codec(&self) -> String {
-        self.store.config().codec.to_string()
+        self.store.local().config().codec.to_string()
     }
 
     /// Whether objects written with the default codec adapt to the disk.
     #[getter]
     fn adapts(&self) -> bool {
-        self.store.adapts(&self.store.write_options(None))
+        self.store.local().adapts(&self.store.local().write_options(None))
     }
 
     /// Records a new default codec in the store's configuration.
     #[pyo3(signature = (codec=None, level=None))]
     fn set_default_codec(&self, py: Python<'_>, codec: Option<&str>, level: Option<i64>) -> PyResult<()> {
         let spec = options::codec_spec(codec, level)?;
-        py.detach(|| self.store.set_default_codec(spec)).py_err()
+        py.detach(|| self.store.local().set_default_codec(spec)).py_err()
     }
 
     /// Stores whole byte streams with metadata under `key` in one call; returns the hash.
@@ -167,7 +202,9 @@ impl PyStore {
         level: Option<i64>,
     ) -> PyResult<String> {
         let object = self.pending_from_streams(py, streams, metadata, codec_override(codec, level)?)?;
-        let hash = py.detach(|| self.store.commit(namespace, key, object)).py_err()?;
+        let hash = object.hash();
+        py.detach(|| self.store.commit_many(namespace, vec![(key.to_string(), object)]))
+            .py_err()?;
         Ok(hash.to_string())
     }
 
@@ -188,8 +225,8 @@ impl PyStore {
     /// A `FileWriter` whose file becomes a store object: write it, then pass it to `finish`.
     #[pyo3(signature = (*, codec=None, level=None))]
     fn writer(&self, py: Python<'_>, codec: Option<&str>, level: Option<i64>) -> PyResult<FileWriter> {
-        let opts = self.store.write_options(codec_override(codec, level)?);
-        let spill = self.store.spill(&opts);
+        let opts = self.store.local().write_options(codec_override(codec, level)?);
+        let spill = self.store.local().spill(&opts);
         let mut writer = py
             .detach(|| kompakt_fs::writer(Sink::Spill(spill), opts, None))
             .py_err()?;
@@ -238,7 +275,7 @@ impl PyStore {
         threads: Option<i64>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let opts = ReadOptions::default().threads(match threads {
-            None => self.store.read_options().threads,
+            None => self.store.local().read_options().threads,
             t => options::threads(t)?,
         });
         enum Found {
@@ -318,28 +355,43 @@ impl PyStore {
 
     /// Counts and sizes, as `kompakt store info` shows them.
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let info = py.detach(|| self.store.info()).py_err()?;
-        let config = self.store.config();
         let d = PyDict::new(py);
-        d.set_item("path", self.store.root().to_string_lossy())?;
-        d.set_item("version", config.version)?;
-        d.set_item("hash", config.hash)?;
-        d.set_item("key_encoding", config.key_encoding)?;
+        let config = self.store.local().config();
         d.set_item("codec", config.codec.to_string())?;
+        let namespaces = match &self.store {
+            AnyStore::Local(store) => {
+                let info = py.detach(|| store.info()).py_err()?;
+                d.set_item("path", store.root().to_string_lossy())?;
+                d.set_item("version", config.version)?;
+                d.set_item("hash", config.hash)?;
+                d.set_item("key_encoding", config.key_encoding)?;
+                d.set_item("objects", info.inline_objects + info.file_objects)?;
+                d.set_item("inline_objects", info.inline_objects)?;
+                d.set_item("inline_bytes", info.inline_bytes)?;
+                d.set_item("file_objects", info.file_objects)?;
+                d.set_item("file_bytes", info.file_bytes)?;
+                d.set_item("stored_bytes", info.inline_bytes + info.file_bytes)?;
+                d.set_item("raw_bytes", info.raw_bytes)?;
+                d.set_item("index_bytes", info.index_bytes)?;
+                info.namespaces
+            }
+            AnyStore::Remote(remote) => {
+                let info = py.detach(|| remote.info()).py_err()?;
+                d.set_item("path", remote.url())?;
+                d.set_item("version", kompakt_remote::LAYOUT_VERSION)?;
+                d.set_item("hash", config.hash)?;
+                d.set_item("cache_dir", remote.cache().root().to_string_lossy())?;
+                d.set_item("objects", info.objects)?;
+                d.set_item("stored_bytes", info.object_bytes)?;
+                info.namespaces
+            }
+        };
         let ns = PyDict::new(py);
-        for (name, count) in &info.namespaces {
+        for (name, count) in &namespaces {
             ns.set_item(name, count)?;
         }
         d.set_item("namespaces", ns)?;
-        d.set_item("keys", info.namespaces.iter().map(|(_, n)| n).sum::<u64>())?;
-        d.set_item("objects", info.inline_objects + info.file_objects)?;
-        d.set_item("inline_objects", info.inline_objects)?;
-        d.set_item("inline_bytes", info.inline_bytes)?;
-        d.set_item("file_objects", info.file_objects)?;
-        d.set_item("file_bytes", info.file_bytes)?;
-        d.set_item("stored_bytes", info.inline_bytes + info.file_bytes)?;
-        d.set_item("raw_bytes", info.raw_bytes)?;
-        d.set_item("index_bytes", info.index_bytes)?;
+        d.set_item("keys", namespaces.iter().map(|(_, n)| n).sum::<u64>())?;
         Ok(d)
     }
 

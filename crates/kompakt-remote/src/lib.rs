@@ -24,7 +24,11 @@ mod file;
 #[cfg(feature = "network")]
 mod runtime;
 #[cfg(feature = "network")]
+mod store;
+#[cfg(feature = "network")]
 pub use file::{merge_ranges, RemoteFile, Traffic, HEAD_LEN, MIN_REQUEST, PREFETCH_LIMIT, TAIL_LEN};
+#[cfg(feature = "network")]
+pub use store::{AnyStore, RemoteStore, RemoteStoreInfo, RemoteStoreOptions, DEFAULT_GRACE, LAYOUT_VERSION};
 
 /// Opens the object at `url` for reading by byte ranges.
 pub fn open(url: &url::Url) -> std::io::Result<std::sync::Arc<RemoteFile>> {

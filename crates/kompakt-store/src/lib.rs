@@ -36,7 +36,7 @@ mod objects;
 pub use config::{Config, CONFIG_FILE, HASH_ALGORITHM, KEY_ENCODING, STORE_VERSION};
 pub use error::{Error, Result};
 pub use index::{Entry, INDEX_FILE, INDEX_VERSION};
-pub use objects::{Spill, Spilled, TempObject};
+pub use objects::{hash_of_file_name, Spill, Spilled, TempObject};
 
 use index::ObjectRow;
 use kompakt::codec::CodecSpec;

@@ -1,0 +1,832 @@
+//! The content-addressed store on object storage: [`RemoteStore`].
+//!
+//! Layout under the store's URL (`s3://bucket/prefix`), specified in docs/FORMAT.md:
+//!
+//! - `kompakt-store.json`: what the prefix holds and the layout's version;
+//! - `objects/ab/ab12…ef.kpk`: immutable objects (kompakt files) by content hash, written
+//!   with create-only puts;
+//! - `keys/n<namespace>/k<key>`: a small JSON record per key naming its object, replaced with
+//!   conditional puts (ETag compare-and-swap).
+//!
+//! A local store (kompakt-store) is the cache: objects are built there first (the same
+//! writers, hashing and spilling as a local store), uploaded from there, and kept there after
+//! a get, so a repeated get costs one small request (the key record, usually answered "not
+//! modified") and no object transfer.
+
+use crate::connect::{connect, describe};
+use crate::runtime::block_on;
+use kompakt::stream::ContentHash;
+use kompakt_store::{Entry, GcReport, PendingObject, Store, StoreOptions, StoreVerifyReport, StoredObject};
+use object_store::path::Path as ObjectPath;
+use object_store::{
+    GetOptions, ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion,
+};
+use std::collections::{HashMap, HashSet};
+use std::io::{self, Read};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+use url::Url;
+
+/// The layout version this code writes and reads.
+pub const LAYOUT_VERSION: u64 = 1;
+
+/// How long an object no key points at is kept before `gc` removes it: long enough for any
+/// writer between its upload and its key record (and for clocks that disagree by less).
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(3600);
+
+/// Options of [`RemoteStore::open`].
+#[derive(Debug, Clone)]
+pub struct RemoteStoreOptions {
+    /// The local cache folder (default: under `$XDG_CACHE_HOME` or `~/.cache`, one per URL).
+    pub cache: Option<PathBuf>,
+    /// Options of the cache, a local store: codec, threads, durability.
+    pub local: StoreOptions,
+    /// See [`DEFAULT_GRACE`].
+    pub grace: Duration,
+}
+
+impl Default for RemoteStoreOptions {
+    fn default() -> Self {
+        RemoteStoreOptions {
+            cache: None,
+            local: StoreOptions::default(),
+            grace: DEFAULT_GRACE,
+        }
+    }
+}
+
+/// A key's record: the object it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct KeyRecord {
+    hash: ContentHash,
+    raw_size: u64,
+    stored_size: u64,
+}
+
+impl KeyRecord {
+    fn encode(&self) -> Vec<u8> {
+        serde_json::json!({
+            "hash": self.hash.to_string(),
+            "raw_size": self.raw_size,
+            "stored_size": self.stored_size,
+        })
+        .to_string()
+        .into_bytes()
+    }
+
+    fn decode(data: &[u8]) -> Option<KeyRecord> {
+        let v: serde_json::Value = serde_json::from_slice(data).ok()?;
+        Some(KeyRecord {
+            hash: ContentHash::from_hex(v.get("hash")?.as_str()?)?,
+            raw_size: v.get("raw_size")?.as_u64()?,
+            stored_size: v.get("stored_size")?.as_u64()?,
+        })
+    }
+}
+
+/// A name as one path segment: `tag` then every byte outside `A-Za-z0-9._-` as `%XX`. The tag
+/// keeps empty names and `.`/`..` valid segments.
+fn encode_segment(tag: char, name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 1);
+    out.push(tag);
+    for &b in name.as_bytes() {
+        if b.is_ascii_alphanumeric() || b"._-".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn decode_segment(tag: char, segment: &str) -> Option<String> {
+    let rest = segment.strip_prefix(tag)?.as_bytes();
+    let mut out = Vec::with_capacity(rest.len());
+    let mut i = 0;
+    while i < rest.len() {
+        if rest[i] == b'%' {
+            let hex = std::str::from_utf8(rest.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(rest[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn store_error(e: io::Error) -> kompakt_store::Error {
+    kompakt_store::Error::from(e)
+}
+
+/// Key records by (namespace, key), with the ETag each was read or written with.
+type KnownRecords = HashMap<(String, String), (Option<String>, KeyRecord)>;
+
+/// The store on object storage at a URL, with its local cache.
+pub struct RemoteStore {
+    url: String,
+    client: Arc<dyn ObjectStore>,
+    prefix: ObjectPath,
+    cache: Store,
+    grace: Duration,
+    /// Key records read or written by this handle, with their ETags: a get asks the server
+    /// only whether the record changed.
+    records: Mutex<KnownRecords>,
+}
+
+impl std::fmt::Debug for RemoteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteStore")
+            .field("url", &self.url)
+            .field("cache", &self.cache.root())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RemoteStore {
+    /// Opens (creating when `opts.local.create`) the store at `url` (`s3://bucket/prefix`).
+    pub fn open(url: &Url, opts: RemoteStoreOptions) -> kompakt_store::Result<RemoteStore> {
+        if !url.scheme().starts_with("s3") {
+            return Err(kompakt_store::Error::Store(format!(
+                "{url}: stores on object storage need an s3:// URL"
+            )));
+        }
+        let (client, prefix) = connect(url)?;
+        let name = url.as_str().trim_end_matches('/').to_string();
+        let cache_dir = match opts.cache {
+            Some(dir) => dir,
+            None => default_cache_dir(&name)?,
+        };
+        let store = RemoteStore {
+            url: name,
+            client,
+            prefix,
+            cache: Store::open(
+                &cache_dir,
+                StoreOptions {
+                    create: true,
+                    ..opts.local
+                },
+            )?,
+            grace: opts.grace,
+            records: Mutex::new(HashMap::new()),
+        };
+        store.check_layout(opts.local.create)?;
+        Ok(store)
+    }
+
+    /// The store's URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The local cache: objects are built there (its writers), and read from there.
+    pub fn cache(&self) -> &Store {
+        &self.cache
+    }
+
+    fn path(&self, rest: &str) -> ObjectPath {
+        let raw = if self.prefix.as_ref().is_empty() {
+            rest.to_string()
+        } else {
+            format!("{}/{rest}", self.prefix.as_ref())
+        };
+        ObjectPath::parse(raw).expect("segments are encoded")
+    }
+
+    fn layout_path(&self) -> ObjectPath {
+        self.path("kompakt-store.json")
+    }
+
+    fn object_path(&self, hash: ContentHash) -> ObjectPath {
+        let hex = hash.to_string();
+        self.path(&format!("objects/{}/{hex}.kpk", &hex[..2]))
+    }
+
+    fn namespace_path(&self, namespace: &str) -> ObjectPath {
+        self.path(&format!("keys/{}", encode_segment('n', namespace)))
+    }
+
+    fn key_path(&self, namespace: &str, key: &str) -> ObjectPath {
+        self.path(&format!(
+            "keys/{}/{}",
+            encode_segment('n', namespace),
+            encode_segment('k', key)
+        ))
+    }
+
+    fn io<T>(&self, r: object_store::Result<T>) -> kompakt_store::Result<T> {
+        r.map_err(|e| store_error(describe(e, &self.url)))
+    }
+
+    fn run<F: std::future::Future + Send>(&self, f: F) -> kompakt_store::Result<F::Output>
+    where
+        F::Output: Send,
+    {
+        block_on(f).map_err(store_error)
+    }
+
+    /// Writes the layout record if the prefix is new (create-only: two first writers agree),
+    /// then checks it names a layout this code reads.
+    fn check_layout(&self, create: bool) -> kompakt_store::Result<()> {
+        let path = self.layout_path();
+        let found = self.run(async { self.client.get(&path).await?.bytes().await })?;
+        let data = match found {
+            Ok(data) => data.to_vec(),
+            Err(object_store::Error::NotFound { .. }) if create => {
+                let record = serde_json::json!({
+                    "format": "kompakt store on object storage",
+                    "version": LAYOUT_VERSION,
+                    "hash": "xxh3-128",
+                })
+                .to_string();
+                let opts = PutOptions {
+                    mode: PutMode::Create,
+                    ..PutOptions::default()
+                };
+                let put = self.run(self.client.put_opts(&path, PutPayload::from(record.clone()), opts))?;
+                match put {
+                    Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => {}
+                    Err(e) => return self.io(Err(e)),
+                }
+                return self.check_layout(false);
+            }
+            Err(object_store::Error::NotFound { .. }) => {
+                return Err(kompakt_store::Error::Store(format!(
+                    "{}: no store here (no kompakt-store.json under this prefix)",
+                    self.url
+                )))
+            }
+            Err(e) => return self.io(Err(e)),
+        };
+        let v: serde_json::Value = serde_json::from_slice(&data)
+            .map_err(|e| kompakt_store::Error::corrupt("store layout record", 0, format!("{}: {e}", self.url)))?;
+        match v.get("version").and_then(|v| v.as_u64()) {
+            Some(LAYOUT_VERSION) => Ok(()),
+            other => Err(kompakt_store::Error::Store(format!(
+                "{}: a store of layout version {other:?}; this kompakt reads version {LAYOUT_VERSION}",
+                self.url
+            ))),
+        }
+    }
+
+    /// Points each key at its object: objects first (create-only uploads from the cache),
+    /// then the key records. Each key changes atomically; unlike a local store, several keys
+    /// do not change as one transaction.
+    pub fn commit_many(&self, namespace: &str, items: Vec<(String, PendingObject)>) -> kompakt_store::Result<()> {
+        let keys: Vec<String> = items.iter().map(|(k, _)| k.clone()).collect();
+        self.cache.commit_many(namespace, items)?;
+        for key in keys {
+            let object = self
+                .cache
+                .get(namespace, &key)?
+                .ok_or_else(|| kompakt_store::Error::Store(format!("key {key:?} vanished from the cache")))?;
+            let record = KeyRecord {
+                hash: object.hash,
+                raw_size: object.raw_size,
+                stored_size: object.stored_size,
+            };
+            let mut body = Vec::with_capacity(object.stored_size as usize);
+            let mut source = object.source;
+            source.read_to_end(&mut body)?;
+            self.upload_object(record.hash, bytes::Bytes::from(body))?;
+            self.put_record(namespace, &key, record)?;
+        }
+        Ok(())
+    }
+
+    /// Uploads an object unless a fresh copy is there: after this, the object is younger than
+    /// half the grace period, so a `gc` that began before the key record is written (it
+    /// removes only objects older than the grace period when it began) leaves it. A copy
+    /// older than that is written again, which renews its age.
+    fn upload_object(&self, hash: ContentHash, body: bytes::Bytes) -> kompakt_store::Result<()> {
+        let path = self.object_path(hash);
+        let mode = match self.run(self.client.head(&path))? {
+            Ok(meta) if age(&meta, SystemTime::now()) < self.grace / 2 => return Ok(()),
+            Ok(_) => PutMode::Overwrite,
+            Err(object_store::Error::NotFound { .. }) => PutMode::Create,
+            Err(e) => return self.io(Err(e)),
+        };
+        let opts = PutOptions {
+            mode,
+            ..PutOptions::default()
+        };
+        match self.run(self.client.put_opts(&path, PutPayload::from(body), opts))? {
+            // Another writer's copy of the same content, just made.
+            Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => Ok(()),
+            Err(e) => self.io(Err(e)),
+        }
+    }
+
+    /// Replaces a key's record by compare-and-swap on its ETag: a write based on a version
+    /// another writer replaced meanwhile is refused by the server, and retried on the new one.
+    fn put_record(&self, namespace: &str, key: &str, record: KeyRecord) -> kompakt_store::Result<()> {
+        let path = self.key_path(namespace, key);
+        let id = (namespace.to_string(), key.to_string());
+        let mut known: Option<Option<String>> = self.lock().get(&id).map(|(etag, _)| etag.clone());
+        for _ in 0..32 {
+            let mode = match &known {
+                None => PutMode::Create,
+                Some(e_tag) => PutMode::Update(UpdateVersion {
+                    e_tag: e_tag.clone(),
+                    version: None,
+                }),
+            };
+            let opts = PutOptions {
+                mode,
+                ..PutOptions::default()
+            };
+            match self.run(self.client.put_opts(&path, PutPayload::from(record.encode()), opts))? {
+                Ok(put) => {
+                    self.lock().insert(id, (put.e_tag, record));
+                    return Ok(());
+                }
+                Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => {
+                    known = Some(match self.run(self.client.head(&path))? {
+                        Ok(meta) => meta.e_tag,
+                        Err(object_store::Error::NotFound { .. }) => {
+                            known = None;
+                            continue;
+                        }
+                        Err(e) => return self.io(Err(e)),
+                    });
+                }
+                Err(e) => return self.io(Err(e)),
+            }
+        }
+        Err(kompakt_store::Error::Store(format!(
+            "{}: key {key:?} kept changing while it was written",
+            self.url
+        )))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, KnownRecords> {
+        self.records.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The record of `key`, asking the server whether the one known changed.
+    fn record(&self, namespace: &str, key: &str) -> kompakt_store::Result<Option<KeyRecord>> {
+        let path = self.key_path(namespace, key);
+        let id = (namespace.to_string(), key.to_string());
+        let known = self.lock().get(&id).cloned();
+        let opts = GetOptions {
+            if_none_match: known.as_ref().and_then(|(etag, _)| etag.clone()),
+            ..GetOptions::default()
+        };
+        let got = self.run(async {
+            let result = self.client.get_opts(&path, opts).await?;
+            let e_tag = result.meta.e_tag.clone();
+            Ok::<_, object_store::Error>((e_tag, result.bytes().await?))
+        })?;
+        match got {
+            Ok((e_tag, data)) => {
+                let record = KeyRecord::decode(&data).ok_or_else(|| {
+                    kompakt_store::Error::corrupt(
+                        "store key record",
+                        0,
+                        format!("{}: the record of key {key:?} is not one", self.url),
+                    )
+                })?;
+                self.lock().insert(id, (e_tag, record));
+                Ok(Some(record))
+            }
+            Err(object_store::Error::NotModified { .. }) => Ok(known.map(|(_, r)| r)),
+            Err(object_store::Error::NotFound { .. }) => {
+                self.lock().remove(&id);
+                Ok(None)
+            }
+            Err(e) => self.io(Err(e)),
+        }
+    }
+
+    /// The object under `key`, from the cache (fetched into it first when it lacks it).
+    pub fn get(&self, namespace: &str, key: &str) -> kompakt_store::Result<Option<StoredObject>> {
+        let Some(record) = self.record(namespace, key)? else {
+            self.cache.delete(namespace, key)?;
+            return Ok(None);
+        };
+        if self.cache.hash_of(namespace, key)? == Some(record.hash) {
+            if let Some(found) = self.cache.get(namespace, key)? {
+                if found.hash == record.hash {
+                    return Ok(Some(found));
+                }
+            }
+        }
+        let path = self.object_path(record.hash);
+        let data = match self.run(async { self.client.get(&path).await?.bytes().await })? {
+            Ok(data) => data,
+            Err(object_store::Error::NotFound { .. }) => {
+                return Err(kompakt_store::Error::corrupt(
+                    "store",
+                    0,
+                    format!("{}: object {} of key {key:?} is missing", self.url, record.hash),
+                ))
+            }
+            Err(e) => return self.io(Err(e)),
+        };
+        let opts = self.cache.write_options(None);
+        let mut spill = self.cache.spill(&opts);
+        io::Write::write_all(&mut spill, &data)?;
+        let pending = PendingObject::new(spill, record.hash, record.raw_size)?;
+        self.cache.commit(namespace, key, pending)?;
+        self.cache.get(namespace, key)
+    }
+
+    /// The content hash `key` points at.
+    pub fn hash_of(&self, namespace: &str, key: &str) -> kompakt_store::Result<Option<ContentHash>> {
+        Ok(self.record(namespace, key)?.map(|r| r.hash))
+    }
+
+    /// True if `key` exists.
+    pub fn exists(&self, namespace: &str, key: &str) -> kompakt_store::Result<bool> {
+        Ok(self.record(namespace, key)?.is_some())
+    }
+
+    /// Removes `key` (its object stays until `gc`); false if it did not exist.
+    pub fn delete(&self, namespace: &str, key: &str) -> kompakt_store::Result<bool> {
+        let existed = self.record(namespace, key)?.is_some();
+        let path = self.key_path(namespace, key);
+        match self.run(self.client.delete(&path))? {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return self.io(Err(e)),
+        }
+        self.lock().remove(&(namespace.to_string(), key.to_string()));
+        self.cache.delete(namespace, key)?;
+        Ok(existed)
+    }
+
+    fn list(&self, prefix: &ObjectPath) -> kompakt_store::Result<Vec<ObjectMeta>> {
+        use futures::TryStreamExt;
+        let listed = self.run(async { self.client.list(Some(prefix)).try_collect::<Vec<_>>().await })?;
+        self.io(listed)
+    }
+
+    /// The keys of `namespace`, sorted.
+    pub fn keys(&self, namespace: &str) -> kompakt_store::Result<Vec<String>> {
+        let mut keys: Vec<String> = self
+            .list(&self.namespace_path(namespace))?
+            .iter()
+            .filter_map(|m| m.location.filename().and_then(|f| decode_segment('k', f)))
+            .collect();
+        keys.sort();
+        Ok(keys)
+    }
+
+    /// Every (namespace, key), from one listing.
+    fn all_keys(&self) -> kompakt_store::Result<Vec<(String, String)>> {
+        let mut out = Vec::new();
+        for meta in self.list(&self.path("keys"))? {
+            let parts: Vec<_> = meta.location.parts().collect();
+            let n = parts.len();
+            if n < 2 {
+                continue;
+            }
+            if let (Some(ns), Some(key)) = (
+                decode_segment('n', parts[n - 2].as_ref()),
+                decode_segment('k', parts[n - 1].as_ref()),
+            ) {
+                out.push((ns, key));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Number of keys in `namespace`.
+    pub fn len(&self, namespace: &str) -> kompakt_store::Result<u64> {
+        Ok(self.keys(namespace)?.len() as u64)
+    }
+
+    /// Keys of `namespace` (every namespace if None) with their objects: a request per key.
+    pub fn entries(&self, namespace: Option<&str>) -> kompakt_store::Result<Vec<Entry>> {
+        let mut out = Vec::new();
+        for (ns, key) in self.all_keys()? {
+            if namespace.is_some_and(|n| n != ns) {
+                continue;
+            }
+            if let Some(r) = self.record(&ns, &key)? {
+                out.push(Entry {
+                    namespace: ns,
+                    key,
+                    hash: r.hash,
+                    raw_size: r.raw_size,
+                    stored_size: r.stored_size,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Namespaces with their key counts.
+    pub fn namespaces(&self) -> kompakt_store::Result<Vec<(String, u64)>> {
+        let mut counts: Vec<(String, u64)> = Vec::new();
+        for (ns, _) in self.all_keys()? {
+            match counts.last_mut() {
+                Some((last, n)) if *last == ns => *n += 1,
+                _ => counts.push((ns, 1)),
+            }
+        }
+        Ok(counts)
+    }
+
+    /// Removes every key of `namespace` (None: of all); returns how many.
+    pub fn clear(&self, namespace: Option<&str>) -> kompakt_store::Result<u64> {
+        let mut removed = 0;
+        for (ns, key) in self.all_keys()? {
+            if namespace.is_none_or(|n| n == ns) && self.delete(&ns, &key)? {
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Namespaces, objects and their bytes.
+    pub fn info(&self) -> kompakt_store::Result<RemoteStoreInfo> {
+        let objects: Vec<ObjectMeta> = self
+            .list(&self.path("objects"))?
+            .into_iter()
+            .filter(|m| {
+                m.location
+                    .filename()
+                    .and_then(kompakt_store::hash_of_file_name)
+                    .is_some()
+            })
+            .collect();
+        Ok(RemoteStoreInfo {
+            namespaces: self.namespaces()?,
+            objects: objects.len() as u64,
+            object_bytes: objects.iter().map(|m| m.size).sum(),
+        })
+    }
+
+    /// Removes the objects no key points at that are older than the grace period. An object
+    /// is looked at again just before it is removed: one a writer refreshed meanwhile stays.
+    pub fn gc(&self) -> kompakt_store::Result<GcReport> {
+        // Ages count from here: a key record written after the listing below began names an
+        // object its writer made sure was younger than half the grace period then.
+        let began = SystemTime::now();
+        let mut live = HashSet::new();
+        for (ns, key) in self.all_keys()? {
+            if let Some(record) = self.record(&ns, &key)? {
+                live.insert(record.hash);
+            }
+        }
+        let mut report = GcReport::default();
+        for meta in self.list(&self.path("objects"))? {
+            let Some(hash) = meta.location.filename().and_then(kompakt_store::hash_of_file_name) else {
+                continue;
+            };
+            if live.contains(&hash) || age(&meta, began) < self.grace {
+                continue;
+            }
+            let (path, size) = (self.object_path(hash), meta.size);
+            match self.run(self.client.head(&path))? {
+                Ok(meta) if age(&meta, began) >= self.grace => {}
+                _ => continue,
+            }
+            match self.run(self.client.delete(&path))? {
+                Ok(()) => {
+                    report.objects += 1;
+                    report.bytes += size;
+                }
+                Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return self.io(Err(e)),
+            }
+        }
+        Ok(report)
+    }
+
+    /// Reads every key's object back (through the cache) and checks its checksums; every
+    /// problem is reported, none stops the check.
+    pub fn verify(&self, progress: &mut dyn FnMut(u64)) -> kompakt_store::Result<StoreVerifyReport> {
+        let mut report = StoreVerifyReport::default();
+        for (ns, key) in self.all_keys()? {
+            report.keys += 1;
+            let checked = self.get(&ns, &key).and_then(|found| {
+                let Some(object) = found else { return Ok(None) };
+                let (raw, stored) = (object.raw_size, object.stored_size);
+                let mut reader = kompakt::Reader::new(object.source, self.cache.read_options())?;
+                reader.verify(&mut |_| {})?;
+                Ok(Some((raw, stored)))
+            });
+            match checked {
+                Ok(Some((raw, stored))) => {
+                    report.objects += 1;
+                    report.raw_bytes += raw;
+                    progress(stored);
+                }
+                Ok(None) => {}
+                Err(e) => report.problems.push(format!("key {key:?} (namespace {ns:?}): {e}")),
+            }
+        }
+        Ok(report)
+    }
+}
+
+/// A store wherever it is, as the front ends hold one: a folder (kompakt-store), or a URL on
+/// object storage ([`RemoteStore`]). Objects are built by a local store either way: the store
+/// itself, or the remote store's cache.
+#[derive(Debug)]
+pub enum AnyStore {
+    Local(Store),
+    Remote(RemoteStore),
+}
+
+impl AnyStore {
+    /// The store's folder or URL, as messages name it.
+    pub fn name(&self) -> String {
+        match self {
+            AnyStore::Local(s) => s.root().display().to_string(),
+            AnyStore::Remote(r) => r.url().to_string(),
+        }
+    }
+
+    /// The local store objects are built in and read from.
+    pub fn local(&self) -> &Store {
+        match self {
+            AnyStore::Local(s) => s,
+            AnyStore::Remote(r) => r.cache(),
+        }
+    }
+
+    pub fn commit_many(&self, namespace: &str, items: Vec<(String, PendingObject)>) -> kompakt_store::Result<()> {
+        match self {
+            AnyStore::Local(s) => s.commit_many(namespace, items),
+            AnyStore::Remote(r) => r.commit_many(namespace, items),
+        }
+    }
+
+    pub fn get(&self, namespace: &str, key: &str) -> kompakt_store::Result<Option<StoredObject>> {
+        match self {
+            AnyStore::Local(s) => s.get(namespace, key),
+            AnyStore::Remote(r) => r.get(namespace, key),
+        }
+    }
+
+    pub fn hash_of(&self, namespace: &str, key: &str) -> kompakt_store::Result<Option<ContentHash>> {
+        match self {
+            AnyStore::Local(s) => s.hash_of(namespace, key),
+            AnyStore::Remote(r) => r.hash_of(namespace, key),
+        }
+    }
+
+    pub fn exists(&self, namespace: &str, key: &str) -> kompakt_store::Result<bool> {
+        match self {
+            AnyStore::Local(s) => s.exists(namespace, key),
+            AnyStore::Remote(r) => r.exists(namespace, key),
+        }
+    }
+
+    pub fn delete(&self, namespace: &str, key: &str) -> kompakt_store::Result<bool> {
+        match self {
+            AnyStore::Local(s) => s.delete(namespace, key),
+            AnyStore::Remote(r) => r.delete(namespace, key),
+        }
+    }
+
+    pub fn clear(&self, namespace: Option<&str>) -> kompakt_store::Result<u64> {
+        match self {
+            AnyStore::Local(s) => s.clear(namespace),
+            AnyStore::Remote(r) => r.clear(namespace),
+        }
+    }
+
+    pub fn keys(&self, namespace: &str) -> kompakt_store::Result<Vec<String>> {
+        match self {
+            AnyStore::Local(s) => s.keys(namespace),
+            AnyStore::Remote(r) => r.keys(namespace),
+        }
+    }
+
+    pub fn len(&self, namespace: &str) -> kompakt_store::Result<u64> {
+        match self {
+            AnyStore::Local(s) => s.len(namespace),
+            AnyStore::Remote(r) => r.len(namespace),
+        }
+    }
+
+    pub fn namespaces(&self) -> kompakt_store::Result<Vec<(String, u64)>> {
+        match self {
+            AnyStore::Local(s) => s.namespaces(),
+            AnyStore::Remote(r) => r.namespaces(),
+        }
+    }
+
+    pub fn gc(&self) -> kompakt_store::Result<GcReport> {
+        match self {
+            AnyStore::Local(s) => s.gc(),
+            AnyStore::Remote(r) => r.gc(),
+        }
+    }
+
+    pub fn verify(&self, progress: &mut dyn FnMut(u64)) -> kompakt_store::Result<StoreVerifyReport> {
+        match self {
+            AnyStore::Local(s) => s.verify(progress),
+            AnyStore::Remote(r) => r.verify(progress),
+        }
+    }
+
+    pub fn entries(&self, namespace: Option<&str>) -> kompakt_store::Result<Vec<Entry>> {
+        match self {
+            AnyStore::Local(s) => s.entries(namespace),
+            AnyStore::Remote(r) => r.entries(namespace),
+        }
+    }
+
+    /// Opens the store at `location` (a folder or an `s3://` URL) with `opts`; a remote store
+    /// keeps its cache in `cache` (default: one folder per URL) and frees objects after
+    /// `grace`.
+    pub fn open(
+        location: &crate::Location,
+        opts: StoreOptions,
+        cache: Option<PathBuf>,
+        grace: Option<Duration>,
+    ) -> kompakt_store::Result<AnyStore> {
+        match location {
+            crate::Location::Local(path) => Store::open(path, opts).map(AnyStore::Local),
+            crate::Location::Remote(url) => RemoteStore::open(
+                url,
+                RemoteStoreOptions {
+                    cache,
+                    local: opts,
+                    grace: grace.unwrap_or(DEFAULT_GRACE),
+                },
+            )
+            .map(AnyStore::Remote),
+        }
+    }
+}
+
+/// How old an object was at `at` (by the server's clock for its modification, this machine's
+/// for `at`: the grace period covers the difference).
+fn age(meta: &ObjectMeta, at: SystemTime) -> Duration {
+    at.duration_since(SystemTime::from(meta.last_modified))
+        .unwrap_or_default()
+}
+
+/// What [`RemoteStore::info`] reports.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RemoteStoreInfo {
+    pub namespaces: Vec<(String, u64)>,
+    pub objects: u64,
+    pub object_bytes: u64,
+}
+
+/// `$XDG_CACHE_HOME/kompakt/remote/<hash of the URL and endpoint>` (else `~/.cache/...`).
+fn default_cache_dir(url: &str) -> io::Result<PathBuf> {
+    let base = match (std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME")) {
+        (Some(dir), _) if !dir.is_empty() => PathBuf::from(dir),
+        (_, Some(home)) => PathBuf::from(home).join(".cache"),
+        _ => std::env::temp_dir(),
+    };
+    let endpoint = std::env::var("AWS_ENDPOINT_URL").unwrap_or_default();
+    let id = twox_hash::XxHash3_64::oneshot(format!("{endpoint}|{url}").as_bytes());
+    Ok(base.join("kompakt").join("remote").join(format!("{id:016x}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn segments_are_valid_paths_and_decode_back() {
+        for name in ["", ".", "..", "a/b", "naïve key", "%41", "x.kpk", "tab\there"] {
+            let k = encode_segment('k', name);
+            assert!(ObjectPath::parse(format!("p/{k}")).is_ok(), "{name:?} -> {k}");
+            assert_eq!(decode_segment('k', &k).as_deref(), Some(name));
+        }
+        assert_eq!(encode_segment('k', "model-1.pkl"), "kmodel-1.pkl");
+        assert_eq!(decode_segment('k', "n1"), None);
+    }
+
+    #[test]
+    fn key_records_round_trip_and_reject_garbage() {
+        let r = KeyRecord {
+            hash: ContentHash(0x0123_4567_89ab_cdef_0011_2233_4455_6677),
+            raw_size: 10,
+            stored_size: 7,
+        };
+        assert_eq!(KeyRecord::decode(&r.encode()), Some(r));
+        for bad in [
+            &b""[..],
+            b"{}",
+            b"{\"hash\": \"zz\", \"raw_size\": 1, \"stored_size\": 1}",
+            b"\xff",
+        ] {
+            assert_eq!(KeyRecord::decode(bad), None);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_name_round_trips(name in ".*") {
+            let k = encode_segment('k', &name);
+            let parsed = ObjectPath::parse(format!("p/{k}"));
+            prop_assert!(parsed.is_ok());
+            prop_assert_eq!(decode_segment('k', &k), Some(name));
+        }
+    }
+}

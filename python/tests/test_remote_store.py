@@ -1,0 +1,225 @@
+"""kompakt.Store on object storage (s3://bucket/prefix), against a real S3-compatible server
+(moto's, in a process of its own): the local store's behaviour, shared by several "machines"
+(stores with their own cache folders), with gc safe while others write."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import subprocess
+import time
+import uuid
+
+import numpy as np
+import pytest
+
+import kompakt
+from s3server import S3Server, restore_environment, use_server_environment
+
+BUCKET = "kompakt-store-tests"
+
+
+@pytest.fixture(scope="module")
+def s3():
+    with S3Server() as server:
+        before = use_server_environment(server)
+        client = server.client()
+        client.create_bucket(Bucket=BUCKET)
+        try:
+            yield server, client
+        finally:
+            restore_environment(before)
+
+
+@pytest.fixture
+def url(s3) -> str:
+    return f"s3://{BUCKET}/{uuid.uuid4().hex}"
+
+
+def objects_in(s3, url: str) -> list[str]:
+    _, client = s3
+    prefix = url.removeprefix(f"s3://{BUCKET}/") + "/objects/"
+    listed = client.list_objects_v2(Bucket=BUCKET, Prefix=prefix)
+    return [o["Key"] for o in listed.get("Contents", [])]
+
+
+def test_a_store_on_s3_behaves_like_a_local_one(url, tmp_path):
+    store = kompakt.Store(url, cache_dir=tmp_path / "cache")
+    assert store.path == url
+    big = np.arange(2_000_000, dtype=np.float64)
+    store["weights"] = big
+    store.set("answer", {"x": 42}, namespace="results")
+    np.testing.assert_array_equal(store["weights"], big)
+    assert store.get("answer", namespace="results") == {"x": 42}
+    assert store.get("missing", "default") == "default"
+    assert "weights" in store and "missing" not in store
+    assert sorted(store.namespaces()) == ["objects", "results"]
+    assert list(store.keys()) == ["weights"]
+    store.mset({"a": 1, "b": [2, 3]})
+    assert store.mget(["a", "b"]) == [1, [2, 3]]
+    assert len(store) == 3
+    del store["a"]
+    assert "a" not in store and len(store) == 2
+    info = store.info()
+    assert info["keys"] == 3 and info["objects"] >= 3 and info["path"] == url, info
+    assert store.verify()["problems"] == []
+
+    calls = []
+
+    @store.memoize
+    def square(x):
+        calls.append(x)
+        return x * x
+
+    assert square(7) == 49 and square(7) == 49 and calls == [7]
+    store.clear(None)
+    assert store.namespaces() == {} and len(store) == 0
+
+
+def test_another_machine_sees_the_values_and_keeps_what_it_read(s3, url, tmp_path):
+    _, client = s3
+    writer = kompakt.Store(url, cache_dir=tmp_path / "a")
+    value = np.arange(500_000)
+    writer["v"] = value
+    reader = kompakt.Store(url, cache_dir=tmp_path / "b")
+    np.testing.assert_array_equal(reader["v"], value)
+    # The object is now in b's cache: with it gone from the server, b still reads it (the key
+    # record says it did not change), so repeated gets do not download it again.
+    for key in objects_in(s3, url):
+        client.delete_object(Bucket=BUCKET, Key=key)
+    np.testing.assert_array_equal(reader["v"], value)
+    # A new value from another machine is seen at once.
+    writer["v"] = "changed"
+    assert reader["v"] == "changed"
+
+
+def test_equal_values_are_stored_once(s3, url, tmp_path):
+    store = kompakt.Store(url, cache_dir=tmp_path / "c")
+    for key in ["x", "y", "z"]:
+        store[key] = np.zeros(300_000)
+    assert len(objects_in(s3, url)) == 1
+
+
+def test_gc_frees_unreferenced_objects_after_the_grace_period(s3, url, tmp_path):
+    store = kompakt.Store(url, cache_dir=tmp_path / "g")
+    store["k"] = np.ones(100_000)
+    store["k"] = np.zeros(100_000)
+    assert len(objects_in(s3, url)) == 2
+    # Within the grace period (default an hour) the old object stays: another machine could
+    # be committing a key to it.
+    assert store.gc()["objects"] == 0
+    assert len(objects_in(s3, url)) == 2
+    eager = kompakt.Store(url, cache_dir=tmp_path / "g2", grace=0)
+    assert eager.gc()["objects"] == 1
+    assert len(objects_in(s3, url)) == 1
+    np.testing.assert_array_equal(store["k"], np.zeros(100_000))
+    assert eager.verify()["problems"] == []
+
+
+def test_damage_and_missing_objects_are_reported_by_verify(s3, url, tmp_path):
+    _, client = s3
+    store = kompakt.Store(url, cache_dir=tmp_path / "d")
+    store["a"] = np.arange(100_000)
+    store["b"] = np.arange(100_001)
+    keys = objects_in(s3, url)
+    client.delete_object(Bucket=BUCKET, Key=keys[0])
+    fresh = kompakt.Store(url, cache_dir=tmp_path / "d2")
+    problems = fresh.verify()["problems"]
+    assert len(problems) == 1 and "missing" in problems[0], problems
+
+
+def test_bad_urls_and_options_are_clear_errors(s3, tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such bucket"):
+        kompakt.Store("s3://no-such-bucket-kpk/st", cache_dir=tmp_path / "x")
+    with pytest.raises(ValueError, match="not supported"):
+        kompakt.Store("gs://bucket/st")
+    with pytest.raises(ValueError, match="object storage"):
+        kompakt.Store(tmp_path / "local", grace=10)
+    _, client = s3
+    client.put_object(Bucket=BUCKET, Key="future/kompakt-store.json", Body=b'{"version": 99}')
+    with pytest.raises(kompakt.StoreError, match="version"):
+        kompakt.Store(f"s3://{BUCKET}/future", cache_dir=tmp_path / "f")
+
+
+def _machine(url: str, cache: str, seed: int, rounds: int, env: dict, out) -> None:
+    """One of several "machines": sets and gets overlapping keys, checking every value read
+    is one some machine wrote; the last runs gc between its writes."""
+    os.environ.update(env)
+    store = kompakt.Store(url, cache_dir=cache, grace=1.0)
+    rng = np.random.default_rng(seed)
+    try:
+        for i in range(rounds):
+            key = f"k{rng.integers(0, 6)}"
+            if rng.random() < 0.5:
+                # Small values (inline) and large ones (files), repeated across machines so
+                # that uploads find objects already there.
+                n = int(rng.choice([3, 200_000]))
+                store[key] = (int(rng.integers(0, 3)), np.full(n, rng.integers(0, 3)))
+            else:
+                value = store.get(key)
+                if value is not None:
+                    tag, arr = value
+                    assert tag in (0, 1, 2) and len(arr) in (3, 200_000) and (arr == arr[0]).all()
+            if seed == 3 and i % 5 == 0:
+                store.gc()
+        out.put(None)
+    except BaseException as e:  # noqa: BLE001 - reported to the parent
+        out.put(f"machine {seed}: {e!r}")
+
+
+def test_four_machines_set_and_get_while_one_collects_garbage(s3, url, tmp_path):
+    server, _ = s3
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    procs = [
+        ctx.Process(target=_machine, args=(url, str(tmp_path / f"m{i}"), i, 40, server.env, out)) for i in range(4)
+    ]
+    for p in procs:
+        p.start()
+    errors = [out.get(timeout=300) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+    assert errors == [None] * 4, errors
+    check = kompakt.Store(url, cache_dir=tmp_path / "check", grace=1.0)
+    assert check.verify()["problems"] == []
+    before = {key: check[key] for key in check.keys()}
+    for tag, arr in before.values():
+        assert tag in (0, 1, 2) and len(arr) in (3, 200_000)
+    # Once everything is older than the grace period, gc frees what no key names, and only that.
+    time.sleep(1.2)
+    check.gc()
+    fresh = kompakt.Store(url, cache_dir=tmp_path / "check2", grace=1.0)
+    assert fresh.verify()["problems"] == []
+    live = {str(fresh._core.hash(fresh.namespace, key)) for key in fresh.keys()}
+    assert len(objects_in(s3, url)) == len(live)
+    for key, (tag, arr) in before.items():
+        got_tag, got = fresh[key]
+        assert got_tag == tag and np.array_equal(got, arr)
+
+
+def test_cli_store_commands_on_s3(s3, url, tmp_path, cli):
+    server, _ = s3
+    env = {**os.environ, **server.env, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+
+    def run(*args):
+        return subprocess.run([str(cli), "store", *args], capture_output=True, env=env)
+
+    data = os.urandom(100_000) * 3
+    (tmp_path / "in.bin").write_bytes(data)
+    assert run("put", url, "blob", str(tmp_path / "in.bin"), "-q").returncode == 0
+    listed = run("ls", "--long", url)
+    assert listed.returncode == 0 and listed.stdout.decode().startswith("blob\t"), listed
+    got = run("get", url, "blob", "--decompress")
+    assert got.returncode == 0 and got.stdout == data
+    # The Python store sees what the CLI put, and the other way round.
+    store = kompakt.Store(url, cache_dir=tmp_path / "py")
+    assert list(store) == ["blob"]
+    store.set("py", [1, 2, 3])
+    assert b"py" in run("ls", url).stdout
+    info = run("info", "--json", url)
+    assert info.returncode == 0 and b'"keys": 2' in info.stdout, info
+    verified = run("verify", url)
+    assert verified.returncode == 0 and b"OK" in verified.stdout, verified
+    assert run("gc", url).returncode == 0
+    missing = run("ls", f"s3://{BUCKET}/no-store-here")
+    assert missing.returncode != 0 and b"no store here" in missing.stderr, missing
