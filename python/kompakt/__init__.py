@@ -27,6 +27,7 @@ from kompakt._data import compress, decompress, info, verify
 from kompakt._errors import CorruptError, KompaktError, LimitError, OptionError, StoreError, UsageError
 from kompakt._file import KompaktFile, open
 from kompakt._objects import dump, dumps, load, loads, save
+from kompakt._plan import read_batches
 from kompakt._store import Store, hash_value, memoize
 from kompakt._table import TableFile, append_table, read_table, write_table
 
@@ -55,6 +56,7 @@ __all__ = [
     "loads",
     "memoize",
     "open",
+    "read_batches",
     "read_table",
     "save",
     "verify",

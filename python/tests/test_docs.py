@@ -5,7 +5,9 @@ import doctest
 import pytest
 
 import kompakt
-from kompakt import _data, _file, _objects, _store, _table
+import kompakt.dask
+import kompakt.polars
+from kompakt import _data, _file, _objects, _plan, _store, _table
 
 PUBLIC = [
     "compress",
@@ -25,10 +27,13 @@ PUBLIC = [
     "read_table",
     "append_table",
     "TableFile",
+    "read_batches",
 ]
 
 
-@pytest.mark.parametrize("module", [kompakt, _data, _objects, _file, _store, _table])
+@pytest.mark.parametrize(
+    "module", [kompakt, _data, _objects, _file, _store, _table, _plan, kompakt.dask, kompakt.polars]
+)
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0

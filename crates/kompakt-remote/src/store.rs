@@ -822,6 +822,12 @@ mod tests {
 
     proptest! {
         #[test]
+        fn hostile_records_and_segments_never_panic(data in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let _ = KeyRecord::decode(&data);
+            let _ = decode_segment('k', &String::from_utf8_lossy(&data));
+        }
+
+        #[test]
         fn any_name_round_trips(name in ".*") {
             let k = encode_segment('k', &name);
             let parsed = ObjectPath::parse(format!("p/{k}"));

@@ -1,0 +1,243 @@
+"""Planning reads of many table files: files -> row ranges, with what filters on a sort key
+allow to skip, and size estimates. One plan feeds every engine (Dask, Polars), local or remote.
+
+A filter on a table's first sort key narrows each file to the rows that can match, found by
+binary search over its row groups (a few single-row reads of that column); other filters are
+applied to the rows read.
+"""
+
+from __future__ import annotations
+
+import bisect
+import glob
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kompakt._errors import OptionError
+from kompakt._table import TableFile
+
+OPS = ("==", "=", "!=", "<", "<=", ">", ">=", "in", "not in")
+
+
+def is_url(path: str) -> bool:
+    """Whether ``path`` starts like a URL (``scheme://``)."""
+    return re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path) is not None
+
+
+@dataclass(frozen=True)
+class Part:
+    """Rows ``start:stop`` of the table at ``path``; ``bytes``: an estimate of the stored bytes
+    read for ``columns`` (pages are read whole); ``bounds``: the first and last value of
+    ``sort_key`` in these rows, when the file is sorted by it (ascending) and they were read."""
+
+    path: str
+    start: int
+    stop: int
+    bytes: int
+    bounds: tuple[Any, Any] | None = None
+
+
+def expand_paths(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[str]:
+    """A glob (``data/*.kpk``), a folder (its ``*.kpk`` files), a path or URL, or a list of
+    those, as a sorted list of paths and URLs (URLs are taken as they are)."""
+    items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    out: list[str] = []
+    for item in items:
+        p = os.fspath(item)
+        if is_url(p):
+            out.append(p)
+        elif os.path.isdir(p):
+            out.extend(sorted(glob.glob(os.path.join(glob.escape(p), "*.kpk"))))
+        elif glob.has_magic(p):
+            out.extend(sorted(glob.glob(p)))
+        else:
+            out.append(p)
+    if not out:
+        raise FileNotFoundError(f"no table files found at {paths!r}")
+    return out
+
+
+def check_filters(filters: Sequence[tuple[str, str, Any]] | None) -> list[tuple[str, str, Any]]:
+    """Filters as pyarrow writes them: a list of ``(column, op, value)`` that must all hold."""
+    if filters is None:
+        return []
+    checked = []
+    for f in filters:
+        if not (isinstance(f, tuple) and len(f) == 3 and isinstance(f[0], str) and f[1] in OPS):
+            raise OptionError(
+                f"filters must be a list of (column, op, value) tuples, all of which must hold; "
+                f"op one of {', '.join(OPS)}; got {f!r}"
+            )
+        checked.append(f)
+    return checked
+
+
+def _row_range(t: TableFile, column: str, filters: list[tuple[str, str, Any]]) -> tuple[int, int]:
+    """The rows of ``t`` (sorted ascending by ``column``, nulls last or first) that the filters
+    on ``column`` can select, by binary search over single rows."""
+    n = t.num_rows
+    nulls_first = any(k == column and nulls == "first" for k, _, nulls in t.sorted_by[:1])
+    cache: dict[int, Any] = {}
+
+    def value(i: int) -> Any:
+        if i not in cache:
+            cache[i] = t.take([i], [column], to="arrow").column(0)[0].as_py()
+        return cache[i]
+
+    def first_row(pred: Callable[[Any], bool]) -> int:
+        # The first row whose (non-null) value satisfies a predicate monotone in the sort
+        # order; nulls sit at one end and never match a comparison.
+        class Rows:
+            def __len__(self) -> int:
+                return n
+
+            def __getitem__(self, i: int) -> bool:
+                v = value(i)
+                return (not nulls_first) if v is None else pred(v)
+
+        return bisect.bisect_left(Rows(), True)
+
+    lo, hi = 0, n
+    for _, op, v in filters:
+        if op in (">", ">="):
+            lo = max(lo, first_row(lambda x, v=v, op=op: x > v if op == ">" else x >= v))
+        elif op in ("<", "<="):
+            hi = min(hi, first_row(lambda x, v=v, op=op: x >= v if op == "<" else x > v))
+        elif op in ("==", "="):
+            lo = max(lo, first_row(lambda x, v=v: x >= v))
+            hi = min(hi, first_row(lambda x, v=v: x > v))
+    return lo, max(lo, hi)
+
+
+def plan(
+    paths: str | os.PathLike | Iterable[str | os.PathLike],
+    columns: Sequence[str] | None = None,
+    filters: Sequence[tuple[str, str, Any]] | None = None,
+    *,
+    rows_per_part: int | None = None,
+    sort_key: str | None = None,
+) -> list[Part]:
+    """The parts of a read of many table files: one per file, or per ``rows_per_part`` rows
+    (rounded to whole row groups), without the rows a filter on the file's first sort key
+    (ascending) excludes; files with no rows left are dropped. ``sort_key``: also read the
+    first and last value of that column in each part (for Dask's divisions), when the file is
+    sorted by it."""
+    filters = check_filters(filters)
+    parts: list[Part] = []
+    for path in expand_paths(paths):
+        t = TableFile(path)
+        keys = t.sorted_by
+        first = keys[0] if keys and keys[0][1] == "ascending" else None
+        lo, hi = 0, t.num_rows
+        if first is not None:
+            on_key = [f for f in filters if f[0] == first[0]]
+            if on_key:
+                lo, hi = _row_range(t, first[0], on_key)
+        if lo >= hi:
+            continue
+        names = list(columns) if columns is not None else t.columns
+        missing = [c for c in names if c not in t.columns]
+        if missing:
+            raise OptionError(f"{path}: no column {missing[0]!r}; the columns are {t.columns}")
+        share = len(names) / max(1, len(t.columns))
+        per_row = t.file_size * share / max(1, t.num_rows)
+        step = t.rows_per_group * max(1, -(-(rows_per_part or t.num_rows) // t.rows_per_group))
+        start = lo
+        while start < hi:
+            # Part boundaries fall on row groups, so no page is read by two parts.
+            stop = min(hi, (start // t.rows_per_group) * t.rows_per_group + step)
+            bounds = None
+            if sort_key is not None and first is not None and first[0] == sort_key:
+                pair = t.take([start, stop - 1], [sort_key], to="arrow").column(0).to_pylist()
+                bounds = (pair[0], pair[1])
+            parts.append(Part(path, start, stop, int(per_row * (stop - start)), bounds))
+            start = stop
+    return parts
+
+
+def combine(filters: list[tuple[str, str, Any]], field: Callable[[str], Any], isin: Callable[[Any, list], Any]) -> Any:
+    """The filters joined with ``&`` in any library's expressions: ``field(name)`` gives a column
+    (pandas Series, pyarrow field, polars column), ``isin(column, values)`` its membership test.
+    None when there are no filters."""
+    condition = None
+    for column, op, value in filters:
+        x = field(column)
+        if op in ("==", "="):
+            e = x == value
+        elif op == "!=":
+            e = x != value
+        elif op == "<":
+            e = x < value
+        elif op == "<=":
+            e = x <= value
+        elif op == ">":
+            e = x > value
+        elif op == ">=":
+            e = x >= value
+        elif op == "in":
+            e = isin(x, list(value))
+        else:
+            e = ~isin(x, list(value))
+        condition = e if condition is None else condition & e
+    return condition
+
+
+def apply_filters(frame: Any, filters: list[tuple[str, str, Any]]) -> Any:
+    """The rows of a pandas DataFrame for which every filter holds."""
+    keep = combine(filters, lambda c: frame[c], lambda x, v: x.isin(v))
+    return frame if keep is None else frame[keep.to_numpy(dtype=bool, na_value=False)]
+
+
+def arrow_condition(filters: list[tuple[str, str, Any]]) -> Any:
+    """The filters as one pyarrow compute expression (None when there are none)."""
+    import pyarrow.compute as pc
+
+    return combine(filters, pc.field, lambda x, v: x.isin(v))
+
+
+def read_batches(
+    paths: str | os.PathLike | Iterable[str | os.PathLike],
+    columns: Sequence[str] | None = None,
+    filters: Sequence[tuple[str, str, Any]] | None = None,
+) -> Any:
+    """Table files (``paths`` as for ``kompakt.dask.read_table``) as one
+    ``pyarrow.RecordBatchReader``, read a row group at a time: what DuckDB, DataFusion or
+    pyarrow's own tools consume without holding every file in memory::
+
+        reader = kompakt.read_batches("data/*.kpk", ["ts", "price"], [("ts", ">=", t0)])
+        duckdb.sql("select avg(price) from reader")
+
+    ``columns``: only those are read. ``filters``: ``(column, op, value)`` tuples that must all
+    hold; on a file's first sort key they skip row groups before anything is read, and every
+    one is applied to the rows read.
+
+    >>> import kompakt, pyarrow as pa, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.kpk")
+    >>> _ = kompakt.write_table(pa.table({"t": range(10), "x": range(10)}), path, sorted_by="t")
+    >>> kompakt.read_batches(path, ["x"], [("t", ">", 6)]).read_all().column("x").to_pylist()
+    [7, 8, 9]
+    """
+    import pyarrow as pa
+
+    filters = check_filters(filters)
+    files = expand_paths(paths)
+    names = list(columns) if columns is not None else None
+    extra = [f[0] for f in filters if names is not None and f[0] not in names]
+    read_names = None if names is None else [*names, *dict.fromkeys(extra)]
+    schema = TableFile(files[0]).read(names, slice(0, 0), to="arrow").schema
+    parts = plan(files, names, filters)
+    condition = arrow_condition(filters)
+
+    def batches() -> Any:
+        for part in parts:
+            t = TableFile(part.path)
+            for start in range(part.start, part.stop, t.rows_per_group):
+                table = t.read(read_names, slice(start, min(part.stop, start + t.rows_per_group)), to="arrow")
+                if condition is not None:
+                    table = table.filter(condition)
+                yield from table.select(names or table.column_names).to_batches()
+
+    return pa.RecordBatchReader.from_batches(schema, batches())
