@@ -113,6 +113,8 @@ import pyarrow as pa, pyarrow.parquet as pq
 method, url, op, rows = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 cols = json.loads(sys.argv[5]); endpoint = sys.argv[6]
 a, b = rows // 2, rows // 2 + int(sys.argv[7])
+sys.path.insert(0, sys.argv[8])
+from table import parquet_slice  # the row groups covering the rows, as bench/table.py reads them
 if method == "kompakt":
     import kompakt
     t0 = time.perf_counter()
@@ -131,16 +133,7 @@ else:
     t0 = time.perf_counter()
     if op == "slice":
         f = fs.open(path, "rb") if method.endswith("s3fs") else fs.open_input_file(path)
-        pf = pq.ParquetFile(f)
-        md = pf.metadata
-        acc, first, groups = 0, None, []
-        for i in range(md.num_row_groups):
-            nr = md.row_group(i).num_rows
-            if acc + nr > a and acc < b:
-                groups.append(i)
-                first = acc if first is None else first
-            acc += nr
-        out = pf.read_row_groups(groups, columns=cols).slice(a - (first or 0), b - a)
+        out = parquet_slice(f, cols, a, b)
     else:
         out = pq.read_table(path, filesystem=fs)
 seconds = time.perf_counter() - t0
@@ -196,7 +189,7 @@ def main() -> None:
                 for _ in range(a.rounds):
                     counter.take()
                     cmd = [sys.executable, "-c", WORKER, method, url, op, str(a.rows), json.dumps(COLUMNS)]
-                    out = subprocess.run([*cmd, endpoint, str(TAKE)], capture_output=True, text=True, env=env)
+                    out = subprocess.run([*cmd, endpoint, str(TAKE), HERE], capture_output=True, text=True, env=env)
                     if out.returncode != 0:
                         raise SystemExit(f"{method} {op} failed:\n{out.stderr}")
                     got = json.loads(out.stdout.strip().splitlines()[-1])

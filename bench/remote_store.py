@@ -11,7 +11,8 @@ operation after another:
 
 - tiny: ``set`` of ``--tiny`` small dicts under distinct keys, then ``get`` of each, twice (the
   second pass is a repeated get);
-- large: a float64 array of ``--mb`` MB (random, so it stays about that size): ``set``, then
+- large: a float64 array of ``--mb`` MB (random, so it stays about that size; new content each
+  round): ``set``, then
   ``get`` from a store with an empty cache folder ("another machine"), then a repeated ``get``.
 
 kompakt on S3 keeps what it reads in its cache folder, so a repeated get asks only whether the
@@ -110,7 +111,9 @@ def main() -> None:
             big = np.random.default_rng(1).random(a.mb * 1_000_000 // 8)
             sets, gets, again = [], [], []
             for r in range(a.rounds):
-                sets.append(measure(counter, lambda r=r: setter(store, f"big{r}", big)))
+                # New content each round: a set of equal content would upload nothing.
+                value = big + r
+                sets.append(measure(counter, lambda r=r, value=value: setter(store, f"big{r}", value)))
                 other = opener()  # another machine: an empty cache folder
                 gets.append(measure(counter, lambda r=r, other=other: getter(other, f"big{r}")))
                 again.append(measure(counter, lambda r=r, other=other: getter(other, f"big{r}")))

@@ -714,7 +714,9 @@ def feather_slice_table(path: str, cols: list[str], start: int, stop: int) -> An
     return feather.read_table(path, columns=cols, memory_map=True).slice(start, stop - start)
 
 
-def parquet_slice(path: str, cols: list[str], start: int, stop: int) -> Any:
+def parquet_slice(path: Any, cols: list[str], start: int, stop: int) -> Any:
+    """Rows start:stop of a Parquet file (a path or an open file): the row groups covering
+    them, then the slice."""
     import pyarrow.parquet as pq
 
     pf = pq.ParquetFile(path)

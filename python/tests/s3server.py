@@ -3,6 +3,7 @@ loopback address (`python -m moto.server`), started and stopped by its user."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -90,3 +91,17 @@ def restore_environment(before: dict[str, str | None]) -> None:
             os.environ.pop(k, None)
         else:
             os.environ[k] = v
+
+
+@contextlib.contextmanager
+def s3_bucket(bucket: str):
+    """A fresh server with one bucket, this process's AWS settings pointed at it meanwhile:
+    yields (server, boto3 client)."""
+    with S3Server() as server:
+        before = use_server_environment(server)
+        client = server.client()
+        client.create_bucket(Bucket=bucket)
+        try:
+            yield server, client
+        finally:
+            restore_environment(before)

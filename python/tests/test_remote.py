@@ -16,21 +16,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kompakt
-from s3server import S3Server, restore_environment, use_server_environment
+from s3server import s3_bucket
 
 BUCKET = "kompakt-remote-tests"
 
 
 @pytest.fixture(scope="module")
 def s3():
-    with S3Server() as server:
-        before = use_server_environment(server)
-        client = server.client()
-        client.create_bucket(Bucket=BUCKET)
-        try:
-            yield server, client
-        finally:
-            restore_environment(before)
+    with s3_bucket(BUCKET) as server_and_client:
+        yield server_and_client
 
 
 def upload(s3, path, key: str | None = None, public: bool = False) -> str:

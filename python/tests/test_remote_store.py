@@ -14,21 +14,15 @@ import numpy as np
 import pytest
 
 import kompakt
-from s3server import S3Server, restore_environment, use_server_environment
+from s3server import s3_bucket
 
 BUCKET = "kompakt-store-tests"
 
 
 @pytest.fixture(scope="module")
 def s3():
-    with S3Server() as server:
-        before = use_server_environment(server)
-        client = server.client()
-        client.create_bucket(Bucket=BUCKET)
-        try:
-            yield server, client
-        finally:
-            restore_environment(before)
+    with s3_bucket(BUCKET) as server_and_client:
+        yield server_and_client
 
 
 @pytest.fixture
