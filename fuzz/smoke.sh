@@ -6,7 +6,7 @@
 # usage: bash fuzz/smoke.sh [SECONDS_PER_TARGET]     (default 20)
 #
 # Environment:
-#   FUZZ_TARGETS    space-separated targets to run (default: all eight)
+#   FUZZ_TARGETS    space-separated targets to run (default: all nine)
 #   FUZZ_SANITIZER  cargo-fuzz sanitizer (default: none; the core crate's three audited
 #                   unsafe blocks are small and unit-tested, and the C codecs are not
 #                   instrumented by cargo-fuzz, so ASan mostly costs speed here; use
@@ -21,7 +21,7 @@ if ! [[ "$SECONDS_PER_TARGET" =~ ^[0-9]+$ ]] || [ "$SECONDS_PER_TARGET" -lt 1 ];
     exit 2
 fi
 SANITIZER="${FUZZ_SANITIZER:-none}"
-TARGETS="${FUZZ_TARGETS:-reader sequential forged codec roundtrip store table index}"
+TARGETS="${FUZZ_TARGETS:-reader sequential forged codec roundtrip store table index remote_records}"
 
 FUZZ_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$FUZZ_DIR")"

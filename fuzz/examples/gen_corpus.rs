@@ -298,5 +298,16 @@ fn main() {
     for (name, bytes) in index_seeds() {
         write(&root.join("index"), &name, &bytes);
     }
+    // A key record as the store writes it, and encoded names.
+    let record = kompakt_remote::records::KeyRecord {
+        hash: kompakt::stream::ContentHash(0x0123_4567_89ab_cdef_0011_2233_4455_6677),
+        raw_size: 1000,
+        stored_size: 420,
+    };
+    write(&root.join("remote_records"), "record", &record.encode());
+    for (i, name) in ["model.pkl", "", "a/b c%", ".."].iter().enumerate() {
+        let segment = kompakt_remote::records::encode_segment('k', name);
+        write(&root.join("remote_records"), &format!("segment-{i}"), segment.as_bytes());
+    }
     println!("seed corpus written to {}", root.display());
 }

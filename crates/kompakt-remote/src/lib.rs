@@ -16,6 +16,7 @@
 
 mod location;
 pub use location::{url_scheme, Location, UnsupportedUrl, SCHEMES};
+pub mod records;
 
 #[cfg(feature = "network")]
 mod connect;
