@@ -60,6 +60,14 @@ def expand_paths(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list
     return out
 
 
+def with_needed(columns: Sequence[str] | None, needed: Iterable[str]) -> list[str] | None:
+    """``columns`` and then the ``needed`` ones it lacks (filtered, index), each once; None
+    (every column) stays None."""
+    if columns is None:
+        return None
+    return [*columns, *dict.fromkeys(c for c in needed if c not in columns)]
+
+
 def check_filters(filters: Sequence[tuple[str, str, Any]] | None) -> list[tuple[str, str, Any]]:
     """Filters as pyarrow writes them: a list of ``(column, op, value)`` that must all hold."""
     if filters is None:
@@ -225,8 +233,7 @@ def read_batches(
     filters = check_filters(filters)
     files = expand_paths(paths)
     names = list(columns) if columns is not None else None
-    extra = [f[0] for f in filters if names is not None and f[0] not in names]
-    read_names = None if names is None else [*names, *dict.fromkeys(extra)]
+    read_names = with_needed(names, [f[0] for f in filters])
     schema = TableFile(files[0]).read(names, slice(0, 0), to="arrow").schema
     parts = plan(files, names, filters)
     condition = arrow_condition(filters)

@@ -21,18 +21,15 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kompakt._plan import Part, apply_filters, check_filters, expand_paths, plan
+from kompakt._plan import Part, apply_filters, check_filters, expand_paths, plan, with_needed
 from kompakt._table import TableFile, write_table
 
 __all__ = ["read_table", "to_kompakt"]
 
 
 def _read_part(part: Part, columns: list[str] | None, filters: list, index: str | None) -> Any:
-    names = columns
-    if columns is not None:
-        # Filtered and index columns are read too, then dropped.
-        extra = [c for c in [*(f[0] for f in filters), *([index] if index else [])] if c not in columns]
-        names = [*columns, *dict.fromkeys(extra)]
+    # Filtered and index columns are read too, then dropped.
+    names = with_needed(columns, [*(f[0] for f in filters), *([index] if index else [])])
     frame = TableFile(part.path).read(names, slice(part.start, part.stop))
     frame = apply_filters(frame, filters)
     if index is not None:

@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from kompakt._plan import check_filters, combine, expand_paths, plan
+from kompakt._plan import check_filters, combine, expand_paths, plan, with_needed
 from kompakt._table import TableFile
 
 __all__ = ["scan_table"]
@@ -55,13 +55,8 @@ def scan_table(
     def source(
         with_columns: list[str] | None, predicate: Any, n_rows: int | None, batch_size: int | None
     ) -> Iterator[Any]:
-        names = None
-        if with_columns is not None:
-            needed = list(with_columns)
-            for expr in (predicate, own):
-                if expr is not None:
-                    needed += [c for c in expr.meta.root_names() if c not in needed]
-            names = needed
+        filtered = [c for e in (predicate, own) if e is not None for c in e.meta.root_names()]
+        names = with_needed(with_columns, filtered)
         left = n_rows
         for part in plan(files, names, filters):
             t = TableFile(part.path)

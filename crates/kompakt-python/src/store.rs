@@ -11,8 +11,8 @@ use crate::reader::FileReader;
 use crate::writer::FileWriter;
 use kompakt::stream::{ContentHasher, StreamOptions};
 use kompakt::{FilterSpec, ReadOptions, Reader};
-use kompakt_remote::{AnyStore, Location, RemoteStore, RemoteStoreOptions};
-use kompakt_store::{PendingObject, Store, StoreOptions};
+use kompakt_remote::{AnyStore, Location};
+use kompakt_store::{PendingObject, StoreOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
@@ -121,33 +121,25 @@ impl PyStore {
                 "cache_dir and grace are options of stores on object storage (s3:// URLs)",
             ));
         }
-        let store = match location {
-            Location::Local(path) => AnyStore::Local(py.detach(|| Store::open(&path, opts)).map_err(|e| match e {
-                kompakt_store::Error::Format(kompakt::Error::Io(io)) => crate::errors::os_error(io, &path),
-                e => crate::errors::store_to_py(e),
-            })?),
-            Location::Remote(url) => {
-                let grace = match grace {
-                    None => kompakt_remote::DEFAULT_GRACE,
-                    Some(g) if g.is_finite() && g >= 0.0 => std::time::Duration::from_secs_f64(g),
-                    Some(g) => {
-                        return Err(PyValueError::new_err(format!(
-                            "grace must be a number of seconds >= 0, got {g}"
-                        )))
-                    }
-                };
-                let remote = RemoteStoreOptions {
-                    cache: cache_dir,
-                    local: opts,
-                    grace,
-                };
-                let name = std::path::PathBuf::from(url.as_str());
-                AnyStore::Remote(py.detach(|| RemoteStore::open(&url, remote)).map_err(|e| match e {
-                    kompakt_store::Error::Format(kompakt::Error::Io(io)) => crate::errors::os_error(io, &name),
-                    e => crate::errors::store_to_py(e),
-                })?)
+        let grace = match grace {
+            None => None,
+            Some(g) if g.is_finite() && g >= 0.0 => Some(std::time::Duration::from_secs_f64(g)),
+            Some(g) => {
+                return Err(PyValueError::new_err(format!(
+                    "grace must be a number of seconds >= 0, got {g}"
+                )))
             }
         };
+        let name = match &location {
+            Location::Local(path) => path.clone(),
+            Location::Remote(url) => std::path::PathBuf::from(url.as_str()),
+        };
+        let store = py
+            .detach(|| AnyStore::open(&location, opts, cache_dir, grace))
+            .map_err(|e| match e {
+                kompakt_store::Error::Format(kompakt::Error::Io(io)) => crate::errors::os_error(io, &name),
+                e => crate::errors::store_to_py(e),
+            })?;
         Ok(PyStore { store })
     }
 

@@ -299,17 +299,12 @@ impl ReadAt for RemoteFile {
             return;
         }
         let merged = merge_ranges(&wanted, MIN_REQUEST);
-        let e_tag = self.e_tag.clone();
         // One request per merged range, all in flight at once (object_store's get_ranges,
         // which coalesces too, cannot pin the ETag). A failure is left to the read that
         // needs the range: it reports it with its own context.
         let Ok(results) = block_on(async {
             let requests = merged.iter().map(|r| {
-                let options = GetOptions {
-                    range: Some(GetRange::Bounded(r.clone())),
-                    if_match: e_tag.clone(),
-                    ..GetOptions::default()
-                };
+                let options = self.get_options(r.clone());
                 async move {
                     let result = self.store.get_opts(&self.path, options).await?;
                     result.bytes().await
