@@ -2,7 +2,7 @@
 //! - as a table file (as it is, and with every checksum repaired so that mutations reach the
 //!   table footer, the schema and the page decoders), opened with `TableReader::open`, then
 //!   read whole, in sub-ranges, by row numbers (`take`) and column by column (as batches and
-//!   with `read_columns`), and summarized;
+//!   with `read_columns`), summarized, and its row-group statistics read;
 //! - as a page: byte 0 picks the type, bytes 1-2 the row count (at most 4096), the rest is
 //!   given to `decode_page`, whose result must be a valid Arrow array of that many rows;
 //!   string and binary pages are also decoded against a column dictionary of a few values.
@@ -46,6 +46,18 @@ fn exercise_table_file() {
     }
     for c in 0..columns {
         let _ = t.read(Some(&[c]), 0..n, 1);
+    }
+    // The statistics section: decoded whole, each part a valid array of one row per group.
+    for c in 0..columns {
+        if let Ok(Some(s)) = t.statistics(c) {
+            assert_eq!(s.null_counts.len() as u64, t.num_groups());
+            for a in [&s.min, &s.max].into_iter().flatten() {
+                assert_eq!(a.len() as u64, t.num_groups());
+                a.to_data()
+                    .validate_full()
+                    .unwrap_or_else(|e| panic!("statistics returned an invalid array: {e}"));
+            }
+        }
     }
     let _ = t.read(None, n / 2..n / 2, 1);
     let _ = t.read(None, 0..n.saturating_add(1), 1);

@@ -2,8 +2,9 @@
 allow to skip, and size estimates. One plan feeds every engine (Dask, Polars), local or remote.
 
 A filter on a table's first sort key narrows each file to the rows that can match, found by
-binary search over its row groups (a few single-row reads of that column); other filters are
-applied to the rows read.
+binary search over its row groups (a few single-row reads of that column). Then the row-group
+statistics (null counts and bounds, when the file has them) drop the row groups no filter can
+match. Every filter is still applied to the rows read: skipping is only ever an optimization.
 """
 
 from __future__ import annotations
@@ -120,6 +121,73 @@ def _row_range(t: TableFile, column: str, filters: list[tuple[str, str, Any]]) -
     return lo, max(lo, hi)
 
 
+def _may_match(op: str, value: Any, lo: Any, hi: Any, nulls: int, nans: int, rows: int) -> bool:
+    """Whether a row group whose values lie in ``[lo, hi]`` (None: unknown or no value) with
+    ``nulls`` null and ``nans`` NaN rows of ``rows`` may hold a row for which ``column op
+    value`` holds. When in doubt (incomparable types, NaN), yes."""
+    if op in ("!=", "not in"):
+        # Null and NaN rows may pass these (pandas keeps them), so only a group of one value,
+        # all of it excluded, is ruled out.
+        if nulls or nans or lo is None or hi is None:
+            return True
+        excluded = [value] if op == "!=" else list(value)
+        try:
+            return not (lo == hi and any(lo == v for v in excluded))
+        except TypeError:
+            return True
+    if nans:
+        return True
+    if lo is None or hi is None:
+        # No bounds: a group of nulls matches no comparison; otherwise nothing is known.
+        return nulls < rows
+    try:
+        if op in ("==", "="):
+            return bool(lo <= value <= hi)
+        if op == "<":
+            return bool(lo < value)
+        if op == "<=":
+            return bool(lo <= value)
+        if op == ">":
+            return bool(hi > value)
+        if op == ">=":
+            return bool(hi >= value)
+        return any(lo <= v <= hi for v in value)  # "in"
+    except TypeError:
+        return True
+
+
+def _unskipped(t: TableFile, filters: list[tuple[str, str, Any]], lo: int, hi: int) -> list[tuple[int, int]]:
+    """The row ranges of ``lo:hi`` (cut to whole row groups) left once the file's row-group
+    statistics rule out the groups that no row of can pass every filter."""
+    r = t.rows_per_group
+    first, last = lo // r, -(-hi // r)
+    keep = [True] * (last - first)
+    for column in dict.fromkeys(f[0] for f in filters):
+        if column not in t.columns:
+            continue
+        stats = t.statistics(column)
+        if stats is None:
+            continue
+        get = {name: stats.column(name).to_pylist()[first:last] for name in stats.column_names}
+        none = [None] * len(keep)
+        mins, maxs, nans = get.get("min", none), get.get("max", none), get.get("nan_count", [0] * len(keep))
+        for _, op, value in (f for f in filters if f[0] == column):
+            for i in range(len(keep)):
+                if keep[i]:
+                    rows = min(r, t.num_rows - (first + i) * r)
+                    keep[i] = _may_match(op, value, mins[i], maxs[i], get["null_count"][i], nans[i], rows)
+    ranges: list[tuple[int, int]] = []
+    for i, kept in enumerate(keep):
+        if not kept:
+            continue
+        a, b = max(lo, (first + i) * r), min(hi, (first + i + 1) * r)
+        if ranges and ranges[-1][1] == a:
+            ranges[-1] = (ranges[-1][0], b)
+        else:
+            ranges.append((a, b))
+    return ranges
+
+
 def plan(
     paths: str | os.PathLike | Iterable[str | os.PathLike],
     columns: Sequence[str] | None = None,
@@ -130,7 +198,8 @@ def plan(
 ) -> list[Part]:
     """The parts of a read of many table files: one per file, or per ``rows_per_part`` rows
     (rounded to whole row groups), without the rows a filter on the file's first sort key
-    (ascending) excludes; files with no rows left are dropped. ``sort_key``: also read the
+    (ascending) excludes or the row groups its statistics rule out; files with no rows left
+    are dropped. ``sort_key``: also read the
     first and last value of that column in each part (for Dask's divisions), when the file is
     sorted by it."""
     filters = check_filters(filters)
@@ -153,16 +222,17 @@ def plan(
         share = len(names) / max(1, len(t.columns))
         per_row = t.file_size * share / max(1, t.num_rows)
         step = t.rows_per_group * max(1, -(-(rows_per_part or t.num_rows) // t.rows_per_group))
-        start = lo
-        while start < hi:
-            # Part boundaries fall on row groups, so no page is read by two parts.
-            stop = min(hi, (start // t.rows_per_group) * t.rows_per_group + step)
-            bounds = None
-            if sort_key is not None and first is not None and first[0] == sort_key:
-                pair = t.take([start, stop - 1], [sort_key], to="arrow").column(0).to_pylist()
-                bounds = (pair[0], pair[1])
-            parts.append(Part(path, start, stop, int(per_row * (stop - start)), bounds))
-            start = stop
+        for a, b in _unskipped(t, filters, lo, hi) if filters else [(lo, hi)]:
+            start = a
+            while start < b:
+                # Part boundaries fall on row groups, so no page is read by two parts.
+                stop = min(b, (start // t.rows_per_group) * t.rows_per_group + step)
+                bounds = None
+                if sort_key is not None and first is not None and first[0] == sort_key:
+                    pair = t.take([start, stop - 1], [sort_key], to="arrow").column(0).to_pylist()
+                    bounds = (pair[0], pair[1])
+                parts.append(Part(path, start, stop, int(per_row * (stop - start)), bounds))
+                start = stop
     return parts
 
 
@@ -219,8 +289,8 @@ def read_batches(
         duckdb.sql("select avg(price) from reader")
 
     ``columns``: only those are read. ``filters``: ``(column, op, value)`` tuples that must all
-    hold; on a file's first sort key they skip row groups before anything is read, and every
-    one is applied to the rows read.
+    hold; on a file's first sort key, and on any column through the row-group statistics, they
+    skip row groups before anything is read, and every one is applied to the rows read.
 
     >>> import kompakt, pyarrow as pa, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "t.kpk")

@@ -138,6 +138,7 @@ def write_table(
     rows_per_group: int | None = None,
     preserve_index: bool | None = None,
     sorted_by: SortKeys | None = None,
+    statistics: bool = True,
 ) -> int:
     """Writes a table to ``path`` (atomically: a failed write leaves any old file intact).
 
@@ -156,6 +157,9 @@ def write_table(
     name, or a list of names and ``(name, "ascending"|"descending"[, "last"|"first"])``
     tuples; nulls go last unless said otherwise. Every row is checked as it is written, and
     appends must keep the order: rows out of order raise ``ValueError`` naming them.
+
+    ``statistics`` (default True) keeps each row group's null counts and value bounds
+    (``TableFile.statistics``), which let filtered reads skip row groups.
 
     >>> import pandas as pd, kompakt, tempfile, os
     >>> df = pd.DataFrame({"city": pd.Categorical(["Oslo", "Lima", "Oslo"]), "n": [1, 2, 3]})
@@ -176,6 +180,7 @@ def write_table(
         rows_per_group=rows_per_group,
         metadata=metadata,
         sorted_by=_sort_keys(sorted_by),
+        statistics=bool(statistics),
     )
 
 
@@ -364,6 +369,31 @@ class TableFile:
     def summary(self) -> list[dict]:
         """Per column: type, page encodings, encoded and stored bytes, codecs."""
         return self._core.summary()
+
+    @property
+    def num_row_groups(self) -> int:
+        """Row groups: ``rows_per_group`` rows each, the last one perhaps fewer."""
+        return -(-self.num_rows // self.rows_per_group)
+
+    def statistics(self, column: str | int):
+        """The row-group statistics of a column, as a ``pyarrow.Table`` of one row per row
+        group: ``null_count``, and for the types that have them ``nan_count`` (floats), ``min``
+        and ``max``. The bounds hold for every value of the group (NaN aside) but need not be
+        attained: strings longer than 64 bytes are cut. A bound is null for a group with no
+        value. None when the file has none (written without them, or by an older kompakt);
+        dictionary and nested columns have null counts only.
+        Filters of ``kompakt.dask.read_table``, ``kompakt.polars.scan_table`` and
+        ``kompakt.read_batches`` skip the row groups these rule out.
+
+        >>> import pyarrow as pa, kompakt, tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "t.kpk")
+        >>> _ = kompakt.write_table(pa.table({"a": [5, None, 2, 9]}), path, rows_per_group=2)
+        >>> kompakt.TableFile(path).statistics("a").to_pydict()
+        {'null_count': [1, 0], 'min': [5, 2], 'max': [5, 9]}
+        """
+        [position] = self._positions([column])
+        reader = self._core.statistics(position)
+        return None if reader is None else reader.read_all()
 
     def verify(self, threads: int | None = None) -> int:
         """Checks the whole table, as ``kompakt verify`` does: every checksum, then every

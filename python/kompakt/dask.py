@@ -54,8 +54,9 @@ def read_table(
     only those are read. ``filters``: ``(column, op, value)`` tuples that must all hold (op:
     ``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``, ``in``, ``not in``); a filter on a file's
     first sort key (``write_table(..., sorted_by=...)``, ascending) skips the row groups that
-    cannot match before anything is read, by binary search; every filter is then applied to
-    the rows read. ``index``: a column to make the index; when every file is sorted by it, the
+    cannot match before anything is read, by binary search, and a filter on any column skips
+    the row groups its row-group statistics rule out (``TableFile.statistics``); every filter
+    is then applied to the rows read. ``index``: a column to make the index; when every file is sorted by it, the
     partitions get ``divisions`` (so Dask can align, join and select by index without a
     shuffle). Files are opened on the workers, by path or URL, so the cluster's machines must
     reach them.

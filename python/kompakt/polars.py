@@ -40,9 +40,10 @@ def scan_table(
 
     Polars pushes down the columns a query uses (only those are read), its filters (applied
     to each batch as it is read) and its row limit (reading stops once enough rows passed).
-    ``filters``: ``(column, op, value)`` tuples that must all hold; a filter on a file's first
-    sort key skips the row groups that cannot match before anything is read (Polars'
-    own predicates are applied to the rows read, but do not skip row groups).
+    ``filters``: ``(column, op, value)`` tuples that must all hold; they skip the row groups
+    that cannot match before anything is read (by binary search on a file's first sort key,
+    and by the row-group statistics on any column). Polars' own predicates are applied to the
+    rows read, but do not skip row groups.
     """
     import polars as pl
     from polars.io.plugins import register_io_source

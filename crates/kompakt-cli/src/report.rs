@@ -127,11 +127,11 @@ fn block_json(b: &BlockEntry) -> Value {
 
 /// Exit code 0 when every file is good, 1 when any is damaged, 2 when one cannot be read.
 /// What `verify` found in a good file: its blocks, raw bytes and, for a table, its rows and
-/// whether it has sort keys (then checked).
+/// whether it has sort keys and statistics (then checked).
 struct Verified {
     blocks: u64,
     raw: u64,
-    table: Option<(u64, bool)>,
+    table: Option<(u64, bool, bool)>,
 }
 
 pub fn verify(a: VerifyArgs, quiet: bool) -> CliResult<u8> {
@@ -172,7 +172,7 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> CliResult<u8> {
                         bar.set_position(0);
                         bar.set_length(t.num_rows());
                         let n = t.verify_rows(a.threads, &mut |n| bar.set_position(n))?;
-                        rows = Some((n, !t.sorted_by().is_empty()));
+                        rows = Some((n, !t.sorted_by().is_empty(), t.has_statistics()));
                     }
                     Ok((report, rows))
                 });
@@ -197,13 +197,18 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> CliResult<u8> {
             Ok(Verified {
                 blocks,
                 raw,
-                table: Some((rows, sorted)),
+                table: Some((rows, sorted, statistics)),
             }) => writeln!(
                 out,
                 "{}: OK ({blocks} blocks, {} raw; table of {rows} rows, every page decodes{})",
                 path.display(),
                 format_size(raw),
-                if sorted { ", rows in sort-key order" } else { "" }
+                match (sorted, statistics) {
+                    (true, true) => ", rows in sort-key order, statistics hold",
+                    (true, false) => ", rows in sort-key order",
+                    (false, true) => ", statistics hold",
+                    (false, false) => "",
+                }
             )?,
             // Not kompakt at all is not damage: said as such, still exit code 1 (not good).
             Err(e @ kompakt::Error::BadMagic { what: "header", .. }) => {

@@ -35,6 +35,12 @@ pub fn inspect_section(path: &Path, out: &mut dyn Write) -> CliResult {
         let keys: Vec<String> = t.sorted_by().iter().map(|k| k.to_string()).collect();
         writeln!(out, "sorted by: {}", keys.join("; "))?;
     }
+    if t.has_statistics() {
+        writeln!(
+            out,
+            "row-group statistics: null counts and bounds, for filters to skip row groups"
+        )?;
+    }
     writeln!(
         out,
         "{:<20}  {:<28}  {:>10}  {:>10}  {:>7}  {:<22}  codecs",
@@ -69,6 +75,7 @@ pub fn inspect_json(path: &Path) -> CliResult<Value> {
         "rows": t.num_rows(),
         "rows_per_group": t.rows_per_group(),
         "layout": t.layout(),
+        "statistics": t.has_statistics(),
         "sorted_by": t.sorted_by().iter().map(|k| json!({
             "column": k.column, "descending": k.descending, "nulls_first": k.nulls_first,
         })).collect::<Vec<_>>(),

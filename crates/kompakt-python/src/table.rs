@@ -48,7 +48,7 @@ fn table_options(
 /// Writes an Arrow stream (anything with `__arrow_c_stream__`) to `path` as a table file,
 /// atomically. Returns the number of rows written.
 #[pyfunction]
-#[pyo3(signature = (data, path, *, codec=None, level=None, threads=None, rows_per_group=None, metadata=None, sorted_by=None))]
+#[pyo3(signature = (data, path, *, codec=None, level=None, threads=None, rows_per_group=None, metadata=None, sorted_by=None, statistics=true))]
 #[allow(clippy::too_many_arguments)]
 pub fn write_table(
     py: Python<'_>,
@@ -60,9 +60,11 @@ pub fn write_table(
     rows_per_group: Option<i64>,
     metadata: Option<HashMap<String, String>>,
     sorted_by: Option<Vec<(String, bool, bool)>>,
+    statistics: bool,
 ) -> PyResult<u64> {
     let path = local_path(&path)?;
     let mut opts = table_options(codec, level, threads, metadata)?;
+    opts.statistics = statistics;
     opts.sorted_by = sorted_by
         .unwrap_or_default()
         .into_iter()
@@ -246,6 +248,36 @@ impl Table {
         let reader: Box<dyn RecordBatchReader + Send> =
             Box::new(RecordBatchIterator::new(std::iter::once(Ok(batch)), schema));
         Ok(PyArrowType(reader))
+    }
+
+    /// The row-group statistics of the column at `column`, as a `pyarrow.RecordBatchReader`
+    /// over one batch of a row per group: `null_count`, and where the file has them
+    /// `nan_count` (floats), `min` and `max` (bounds: null where a group has no value); None
+    /// when the file has no statistics for the column.
+    fn statistics(
+        &self,
+        py: Python<'_>,
+        column: usize,
+    ) -> PyResult<Option<PyArrowType<Box<dyn RecordBatchReader + Send>>>> {
+        use arrow_array::UInt64Array;
+        let Some(s) = py
+            .detach(|| self.inner.statistics(column))
+            .map_err(|e| io_or(e, &self.path))?
+        else {
+            return Ok(None);
+        };
+        let mut columns: Vec<(&str, ArrayRef)> = vec![("null_count", Arc::new(UInt64Array::from(s.null_counts)))];
+        if let Some(nans) = s.nan_counts {
+            columns.push(("nan_count", Arc::new(UInt64Array::from(nans))));
+        }
+        columns.extend(s.min.map(|a| ("min", a)));
+        columns.extend(s.max.map(|a| ("max", a)));
+        let batch = RecordBatch::try_from_iter_with_nullable(columns.into_iter().map(|(n, a)| (n, a, true)))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let schema = batch.schema();
+        let reader: Box<dyn RecordBatchReader + Send> =
+            Box::new(RecordBatchIterator::new(std::iter::once(Ok(batch)), schema));
+        Ok(Some(PyArrowType(reader)))
     }
 
     /// Whether a page of the column at `column` covering rows `start..stop` may hold nulls.

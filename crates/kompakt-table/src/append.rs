@@ -10,6 +10,7 @@
 
 use crate::journal::{journal_path, lock_journal, restore, sync_parent, JOURNAL_MAGIC};
 use crate::sort::SortCheck;
+use crate::stats::group_stats;
 use crate::writer::Resume;
 use crate::{TableOptions, TableReader, TableWriter};
 use arrow_array::RecordBatch;
@@ -142,6 +143,20 @@ fn resume_point(old: &TableReader, keep_groups: usize) -> Result<Resume> {
             _ => None,
         });
     }
+    // Kept only if every column has them: the append cannot know the old groups' otherwise.
+    let statistics = match old.statistics_location() {
+        Some(at) => {
+            let columns = (0..schema.fields().len())
+                .map(|c| old.statistics(c))
+                .collect::<Result<Vec<_>>>()?;
+            columns
+                .into_iter()
+                .map(|s| s.map(|s| (0..keep_groups).map(|g| group_stats(&s, g)).collect()))
+                .collect::<Option<Vec<Vec<_>>>>()
+                .map(|kept| (at.stream, kept))
+        }
+        None => None,
+    };
     let (streams, blocks) = old.stream_index();
     Ok(Resume {
         rows_per_group: old.rows_per_group(),
@@ -155,6 +170,7 @@ fn resume_point(old: &TableReader, keep_groups: usize) -> Result<Resume> {
         layout: old.layout(),
         dictionaries,
         pages: old.pages().iter().map(|p| p[..keep_groups].to_vec()).collect(),
+        statistics,
         schema,
     })
 }

@@ -47,6 +47,7 @@ mod reader;
 pub mod schema;
 mod shared_strings;
 mod sort;
+pub mod stats;
 mod string_layout;
 mod threads;
 mod writer;
@@ -56,6 +57,7 @@ pub use append::{append_journal_for_tests, append_table_file};
 pub use journal::journal_path;
 pub use reader::{ColumnSummary, TableReader};
 pub use sort::SortKey;
+pub use stats::ColumnStatistics;
 pub use string_layout::StringLayout;
 pub use writer::{write_table_file, TableOptions, TableWriter, DEFAULT_ROWS_PER_GROUP, DEFAULT_STRING_CODEC};
 

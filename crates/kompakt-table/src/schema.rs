@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::sort::{SortCheck, SortKey};
+use crate::stats::{StatisticsLocation, STATISTICS_VERSION};
 
 /// Where a column's data lives beyond its own stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -297,12 +298,14 @@ fn parse_metadata(v: &Value) -> std::result::Result<HashMap<String, String>, Str
 }
 
 /// The schema JSON of a table: its fields, their layouts, the schema metadata, the user's
-/// key-value metadata and the sort keys (written only when there are some).
+/// key-value metadata, the sort keys and where the statistics are (each written only when
+/// there is one).
 pub fn to_json(
     schema: &Schema,
     layouts: &[ColumnLayout],
     user: &HashMap<String, String>,
     sorted_by: &[SortKey],
+    statistics: Option<StatisticsLocation>,
 ) -> Vec<u8> {
     let fields: Vec<Value> = schema
         .fields()
@@ -329,6 +332,9 @@ pub fn to_json(
             .collect();
         doc["sorted_by"] = Value::Array(keys);
     }
+    if let Some(at) = statistics {
+        doc["statistics"] = json!({"version": STATISTICS_VERSION, "stream": at.stream, "offset": at.offset});
+    }
     serde_json::to_vec(&doc).expect("a JSON value always serializes")
 }
 
@@ -343,6 +349,9 @@ pub struct ParsedSchema {
     pub user_metadata: HashMap<String, String>,
     /// The columns the rows are sorted by, most significant first.
     pub sorted_by: Vec<SortKey>,
+    /// Where the row-group statistics are, if the file has a section of a version this build
+    /// reads.
+    pub statistics: Option<StatisticsLocation>,
 }
 
 fn parse_sort_keys(v: &Value, schema: &Schema) -> std::result::Result<Vec<SortKey>, String> {
@@ -364,6 +373,31 @@ fn parse_sort_keys(v: &Value, schema: &Schema) -> std::result::Result<Vec<SortKe
         .collect::<std::result::Result<Vec<_>, String>>()?;
     SortCheck::new(schema, &keys).map_err(|e| e.to_string())?;
     Ok(keys)
+}
+
+/// Where the statistics section is: `None` when there is none or it has a version this build
+/// does not read (statistics only let reads skip work, so a newer kind is ignored, not
+/// refused). Its stream is numbered past the columns and is no dictionary's (`used`).
+fn parse_statistics(
+    v: &Value,
+    columns: usize,
+    used: &[bool],
+) -> std::result::Result<Option<StatisticsLocation>, String> {
+    if v.is_null() {
+        return Ok(None);
+    }
+    if v["version"].as_u64() != Some(STATISTICS_VERSION) {
+        return Ok(None);
+    }
+    let stream = v["stream"]
+        .as_u64()
+        .and_then(|s| u32::try_from(s).ok())
+        .filter(|&s| (s as usize) >= columns && (s as usize) < used.len() && !used[s as usize])
+        .ok_or_else(|| format!("statistics: missing or invalid stream in {v}"))?;
+    let offset = v["offset"]
+        .as_u64()
+        .ok_or_else(|| format!("statistics: missing or invalid offset in {v}"))?;
+    Ok(Some(StatisticsLocation { stream, offset }))
 }
 
 /// Parses the schema JSON; `streams` is the file's stream count (every column has a stream of
@@ -405,11 +439,13 @@ pub fn from_json(bytes: &[u8], streams: usize) -> Result<ParsedSchema> {
     let user_metadata = parse_metadata(&doc["user_metadata"]).map_err(bad)?;
     let schema = Schema::new(out).with_metadata(metadata);
     let sorted_by = parse_sort_keys(&doc["sorted_by"], &schema).map_err(bad)?;
+    let statistics = parse_statistics(&doc["statistics"], fields.len(), &used).map_err(bad)?;
     Ok(ParsedSchema {
         schema: Arc::new(schema),
         layouts,
         user_metadata,
         sorted_by,
+        statistics,
     })
 }
 
@@ -455,7 +491,7 @@ mod tests {
         layouts[types.len() - 1].dictionary_stream = Some(types.len() as u32);
         layouts[types.len() - 1].dictionary_offset = 1234;
         let user = HashMap::from([("by".to_string(), "test".to_string())]);
-        let bytes = to_json(&schema, &layouts, &user, &[]);
+        let bytes = to_json(&schema, &layouts, &user, &[], None);
         let parsed = from_json(&bytes, types.len() + 1).unwrap();
         assert_eq!(*parsed.schema, schema);
         assert_eq!(parsed.layouts, layouts);

@@ -7,6 +7,7 @@ use crate::page::{encode_coded_strings, encode_page, encode_symbol_page, SymbolT
 use crate::schema::{check_supported, to_json, ColumnLayout};
 use crate::shared_strings::{Coded, Draft, SharedStrings};
 use crate::sort::{SortCheck, SortKey};
+use crate::stats::{encode_section, page_stats, PageStats, StatisticsLocation};
 use crate::threads::overlap;
 use arrow_array::RecordBatch;
 use arrow_data::ArrayData;
@@ -84,6 +85,10 @@ pub struct TableOptions {
     /// Columns the rows are sorted by, most significant first: recorded in the file, and every
     /// row written is checked to follow this order (an append keeps the table's keys).
     pub sorted_by: Vec<SortKey>,
+    /// Whether to write row-group statistics (null counts, bounds, NaN counts) that let
+    /// filtered reads skip row groups. Default: yes. An append keeps a table's statistics
+    /// current if it has them and adds none if it has not.
+    pub statistics: bool,
 }
 
 impl TableOptions {
@@ -107,6 +112,7 @@ impl Default for TableOptions {
             threads: 0,
             metadata: HashMap::new(),
             sorted_by: Vec::new(),
+            statistics: true,
         }
     }
 }
@@ -129,6 +135,8 @@ struct EncodedPage {
     summary: u8,
     /// Table layout its encodings need.
     layout: u16,
+    /// The page's statistics, when the table keeps them.
+    stats: Option<PageStats>,
 }
 
 thread_local! {
@@ -231,6 +239,10 @@ pub struct TableWriter<W: Write> {
     /// Appending to an existing table: unchanged dictionaries are not written again.
     resumed: bool,
     sort: SortCheck,
+    /// Per column, the statistics of each row group written (`None`: the table keeps none).
+    stats: Option<Vec<Vec<PageStats>>>,
+    /// The stream of the statistics section, once the table has one.
+    stats_stream: Option<u32>,
 }
 
 /// A table file's state at the point an append continues it: everything the writer needs,
@@ -253,6 +265,9 @@ pub(crate) struct Resume {
     pub dictionaries: Vec<Option<ArrayData>>,
     /// Per column, the pages of the row groups that stay.
     pub pages: Vec<Vec<PageEntry>>,
+    /// The table's statistics stream and, per column, the statistics of the row groups that
+    /// stay; `None` when the table has no statistics.
+    pub statistics: Option<(u32, Vec<Vec<PageStats>>)>,
 }
 
 impl<W: Write> TableWriter<W> {
@@ -287,6 +302,7 @@ impl<W: Write> TableWriter<W> {
             }
         }
         let shared = schema.fields().iter().map(|f| shared_strings(f.data_type())).collect();
+        let opts_statistics = opts.statistics;
         Ok(TableWriter {
             out,
             shared,
@@ -305,6 +321,8 @@ impl<W: Write> TableWriter<W> {
             layout: 1,
             resumed: false,
             sort,
+            stats: opts_statistics.then(|| vec![Vec::new(); columns]),
+            stats_stream: None,
         })
     }
 
@@ -329,6 +347,7 @@ impl<W: Write> TableWriter<W> {
             sort.set_last(row);
         }
         let (stream_opts, string_settings) = stream_options(&opts)?;
+        let keep_stats = opts.statistics;
         let out = Writer::resume(out, WriteOptions::default().threads(1), &resume.streams, &resume.blocks)?;
         let schema = resume.schema;
         let mut dicts = Vec::with_capacity(resume.layouts.len());
@@ -372,6 +391,9 @@ impl<W: Write> TableWriter<W> {
             layout: resume.layout,
             resumed: true,
             sort,
+            // Statistics turned off drop the old ones (left stale, they would skip new rows).
+            stats_stream: resume.statistics.as_ref().map(|(s, _)| *s),
+            stats: resume.statistics.filter(|_| keep_stats).map(|(_, stats)| stats),
         })
     }
 
@@ -478,6 +500,7 @@ impl<W: Write> TableWriter<W> {
             .codec(CodecSpec::Fixed(kompakt::Codec::None))
             .block_settings();
         let mut shared = std::mem::take(&mut self.shared);
+        let with_stats = self.stats.is_some();
         let encode = || -> Result<Vec<EncodedPage>> {
             // Codes into the shared dictionaries first: every page drafted in parallel against
             // the dictionary as the round found it, then committed in order (a page may use
@@ -507,6 +530,7 @@ impl<W: Write> TableWriter<W> {
                 .zip(coded.into_par_iter())
                 .flat_map_iter(|(pieces, codes)| pieces.iter().zip(codes).enumerate())
                 .map(|(c, (pieces, codes))| {
+                    let stats = with_stats.then(|| page_stats(schema.field(c).data_type(), pieces));
                     let mut page = Vec::new();
                     // `body`: how the values are encoded; for codes, how the codes are.
                     let (mut encoded, body, strings) = match codes {
@@ -557,6 +581,7 @@ impl<W: Write> TableWriter<W> {
                         raw_len: page.len() as u64,
                         summary: encoded.summary,
                         layout: encoded.layout,
+                        stats,
                     })
                 })
                 .collect()
@@ -572,9 +597,12 @@ impl<W: Write> TableWriter<W> {
     /// Writes the pages of one round (row group by row group, each group's columns in order).
     fn write_pages(&mut self, pages: Vec<EncodedPage>) -> Result<()> {
         let columns = self.schema.fields().len();
-        for (i, page) in pages.into_iter().enumerate() {
+        for (i, mut page) in pages.into_iter().enumerate() {
             let c = i % columns;
             self.write_page(c, &page)?;
+            if let (Some(stats), Some(s)) = (&mut self.stats, page.stats.take()) {
+                stats[c].push(s);
+            }
             self.layout = self.layout.max(page.layout);
             let start = self.stream_pos[c];
             self.stream_pos[c] += page.raw_len;
@@ -615,9 +643,37 @@ impl<W: Write> TableWriter<W> {
                 raw_len: page.len() as u64,
                 summary: 0,
                 layout: encoded.layout,
+                stats: None,
             },
         )?;
         Ok(offset)
+    }
+
+    /// Writes the statistics section at the end of the statistics stream (added the first
+    /// time); an append writes a complete new one after the old.
+    fn write_statistics(&mut self, stats: &[Vec<PageStats>]) -> Result<StatisticsLocation> {
+        let stream = match self.stats_stream {
+            Some(s) => s,
+            None => {
+                let (stream_opts, _) = stream_options(&self.opts)?;
+                self.out.add_stream(Some(stream_opts))?.0
+            }
+        };
+        let offset = self.out.stream_len(StreamId(stream))?;
+        let mut section = Vec::new();
+        encode_section(&self.schema, stats, &mut section, self.layout)?;
+        let blocks = compress_page(stream, &self.settings, &section)?;
+        self.write_page(
+            stream as usize,
+            &EncodedPage {
+                blocks,
+                raw_len: section.len() as u64,
+                summary: 0,
+                layout: self.layout,
+                stats: None,
+            },
+        )?;
+        Ok(StatisticsLocation { stream, offset })
     }
 
     /// Writes the last rows, the dictionaries and the footer; returns the output.
@@ -656,11 +712,21 @@ impl<W: Write> TableWriter<W> {
             };
             self.layouts[c].dictionary_offset = self.write_dictionary(stream, &s.values()?)?;
         }
+        let statistics = match self.stats.take() {
+            Some(stats) => Some(self.write_statistics(&stats)?),
+            None => None,
+        };
         let meta = TableMeta {
             layout: self.layout,
             num_rows: self.num_rows,
             rows_per_group: self.opts.rows_per_group,
-            schema_json: to_json(&self.schema, &self.layouts, &self.opts.metadata, &self.opts.sorted_by),
+            schema_json: to_json(
+                &self.schema,
+                &self.layouts,
+                &self.opts.metadata,
+                &self.opts.sorted_by,
+                statistics,
+            ),
             pages: self.pages,
         };
         self.out.set_metadata(meta.encode())?;

@@ -10,6 +10,8 @@
 //! and binary columns share a dictionary across row groups, and whose sparse nulls are stored
 //! as row numbers. `tests/golden/v1/table/layout5.kpk` (table layout 5) holds
 //! [`symbols_batch`], whose URL-like strings and paths are coded with symbol tables.
+//! `tests/golden/v1/table/statistics.kpk` (table layout 1 with a statistics section, version 1)
+//! holds [`golden_batch`] again, with its row-group statistics.
 //! Golden files are never rewritten: to create
 //! them (or a new case), run
 //! `cargo test --release -p kompakt-table --test golden -- --ignored write_missing_golden_table`,
@@ -46,6 +48,10 @@ fn scaled_path() -> PathBuf {
 
 fn shared_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/v1/table/layout4.kpk")
+}
+
+fn statistics_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/v1/table/statistics.kpk")
 }
 
 fn symbols_path() -> PathBuf {
@@ -443,6 +449,7 @@ fn write_missing_golden_table() {
         (scaled_path(), scaled_batch(), scaled_options()),
         (shared_path(), shared_batch(), shared_options()),
         (symbols_path(), symbols_batch(), symbols_options()),
+        (statistics_path(), golden_batch(), golden_options()),
     ] {
         if path.exists() {
             continue;
@@ -794,4 +801,100 @@ fn golden_symbols_table_reads_back_exactly() {
     }
     let letters = summary.iter().find(|s| s.name == "letters").unwrap();
     assert_eq!(letters.encodings.get("plain"), Some(&3), "{:?}", letters.encodings);
+}
+
+#[test]
+fn golden_statistics_read_back() {
+    // Tables written before statistics have none, and read as before.
+    for path in [golden_path(), runs_path(), scaled_path(), shared_path(), symbols_path()] {
+        let t = TableReader::open(&path).unwrap();
+        assert!(!t.has_statistics(), "{}", path.display());
+        assert!(t.statistics(0).unwrap().is_none());
+    }
+    let t = TableReader::open(statistics_path()).unwrap();
+    assert_eq!(t.layout(), 1);
+    assert!(t.has_statistics());
+    let groups: Vec<std::ops::Range<usize>> = (0..ROWS)
+        .step_by(ROWS_PER_GROUP as usize)
+        .map(|a| a..(a + ROWS_PER_GROUP as usize).min(ROWS))
+        .collect();
+    let nulls = |valid: &dyn Fn(usize) -> bool| -> Vec<u64> {
+        groups
+            .iter()
+            .map(|g| g.clone().filter(|&i| !valid(i)).count() as u64)
+            .collect()
+    };
+    let stat = |name: &str| t.statistics(t.column_index(name).unwrap()).unwrap().unwrap();
+
+    let ids = stat("id");
+    assert_eq!(ids.null_counts, [0, 0, 0, 0]);
+    let want: Vec<i32> = groups.iter().map(|g| id(g.start)).collect();
+    assert_eq!(ids.min.unwrap().as_primitive::<Int32Type>().values().to_vec(), want);
+    let want: Vec<i32> = groups.iter().map(|g| id(g.end - 1)).collect();
+    assert_eq!(ids.max.unwrap().as_primitive::<Int32Type>().values().to_vec(), want);
+
+    let price = stat("price");
+    assert_eq!(price.null_counts, nulls(&|i| self::price(i).is_some()));
+    assert_eq!(price.nan_counts.as_deref(), Some(&[0, 0, 0, 0][..]));
+    let bound = |pick: fn(f64, f64) -> f64| -> Vec<f64> {
+        groups
+            .iter()
+            .map(|g| g.clone().filter_map(self::price).reduce(pick).unwrap())
+            .collect()
+    };
+    assert_eq!(
+        price.min.unwrap().as_primitive::<Float64Type>().values().to_vec(),
+        bound(f64::min)
+    );
+    assert_eq!(
+        price.max.unwrap().as_primitive::<Float64Type>().values().to_vec(),
+        bound(f64::max)
+    );
+
+    let note = stat("note");
+    assert_eq!(note.null_counts, nulls(&|i| self::note(i).is_some()));
+    let strings = |max: bool| -> Vec<String> {
+        groups
+            .iter()
+            .map(|g| {
+                let values = g.clone().filter_map(self::note);
+                if max { values.max() } else { values.min() }.unwrap()
+            })
+            .collect()
+    };
+    let got = |a: ArrayRef| {
+        a.as_string::<i32>()
+            .iter()
+            .map(|s| s.unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(got(note.min.unwrap()), strings(false));
+    assert_eq!(got(note.max.unwrap()), strings(true));
+
+    let flag = stat("flag");
+    assert_eq!(flag.null_counts, nulls(&|i| self::flag(i).is_some()));
+    assert!(flag.min.is_some() && flag.max.is_some());
+    let ts = stat("ts");
+    assert_eq!(ts.null_counts, nulls(&|i| self::ts(i).is_some()));
+    let ts_min = ts.min.unwrap();
+    assert_eq!(ts_min.data_type(), golden_schema().field(5).data_type());
+    let want: Vec<i64> = groups
+        .iter()
+        .map(|g| g.clone().filter_map(self::ts).min().unwrap())
+        .collect();
+    assert_eq!(
+        ts_min.as_primitive::<TimestampMicrosecondType>().values().to_vec(),
+        want
+    );
+    // Dictionary columns have null counts only.
+    let city = stat("city");
+    assert_eq!(city.null_counts, nulls(&|i| self::city(i).is_some()));
+    assert!(city.min.is_none() && city.max.is_none());
+    // The rows read as in the file without statistics.
+    let (_, with) = t.read(None, 0..ROWS as u64, 1).unwrap();
+    let (_, without) = TableReader::open(golden_path())
+        .unwrap()
+        .read(None, 0..ROWS as u64, 1)
+        .unwrap();
+    assert_eq!(with, without);
 }

@@ -259,6 +259,57 @@ fn check_read(t: &TableReader, batch: &RecordBatch, cols: &[usize], start: usize
     }
 }
 
+/// The file's statistics hold for `batch`: null and NaN counts exact, every valid non-NaN value
+/// within its group's bounds (in Arrow's total order), bounds null only for groups without one.
+fn check_statistics(t: &TableReader, batch: &RecordBatch) {
+    use arrow_ord::ord::make_comparator;
+    use arrow_schema::SortOptions;
+    assert!(t.has_statistics());
+    let (n, r) = (batch.num_rows(), t.rows_per_group() as usize);
+    let groups = t.num_groups() as usize;
+    for c in 0..batch.num_columns() {
+        let name = batch.schema().field(c).name().clone();
+        let s = t
+            .statistics(c)
+            .unwrap()
+            .unwrap_or_else(|| panic!("{name}: no statistics"));
+        assert_eq!(s.null_counts.len(), groups, "{name}");
+        for g in 0..groups {
+            let rows = batch.column(c).slice(g * r, r.min(n - g * r));
+            let nulls = if *rows.data_type() == DataType::Null {
+                rows.len()
+            } else {
+                rows.null_count()
+            };
+            assert_eq!(s.null_counts[g], nulls as u64, "{name} group {g}");
+            let nan = |i: usize| match rows.data_type() {
+                DataType::Float32 => rows.as_any().downcast_ref::<Float32Array>().unwrap().value(i).is_nan(),
+                DataType::Float64 => rows.as_any().downcast_ref::<Float64Array>().unwrap().value(i).is_nan(),
+                _ => false,
+            };
+            let values: Vec<usize> = (0..rows.len()).filter(|&i| rows.is_valid(i) && !nan(i)).collect();
+            if let Some(nans) = &s.nan_counts {
+                let want = (0..rows.len()).filter(|&i| rows.is_valid(i) && nan(i)).count();
+                assert_eq!(nans[g], want as u64, "{name} group {g}");
+            }
+            let (Some(min), Some(max)) = (&s.min, &s.max) else {
+                continue;
+            };
+            if values.is_empty() {
+                assert!(min.is_null(g) && max.is_null(g), "{name} group {g}: bounds of nothing");
+                continue;
+            }
+            assert!(min.is_valid(g) && max.is_valid(g), "{name} group {g}: bounds missing");
+            let below = make_comparator(min.as_ref(), rows.as_ref(), SortOptions::default()).unwrap();
+            let above = make_comparator(rows.as_ref(), max.as_ref(), SortOptions::default()).unwrap();
+            for i in values {
+                assert!(below(g, i).is_le(), "{name} group {g} row {i}: below its minimum");
+                assert!(above(i, g).is_le(), "{name} group {g} row {i}: above its maximum");
+            }
+        }
+    }
+}
+
 /// `a` as a read with `layout` hands it over: utf8 and binary rebuilt value by value as the
 /// types it asks for.
 fn read_as(a: &ArrayRef, layout: StringLayout) -> ArrayRef {
@@ -292,6 +343,9 @@ proptest! {
         prop_assert_eq!(t.num_rows(), n as u64);
         prop_assert_eq!(t.schema(), batch.schema());
         check_read(&t, &batch, &(0..COLUMNS).collect::<Vec<_>>(), 0, n);
+        check_statistics(&t, &batch);
+        // verify checks them too, and finds nothing wrong with a good file.
+        prop_assert_eq!(t.verify_rows(1, &mut |_| {}).unwrap(), n as u64);
         if rows_per_group == 256 && n >= 256 {
             // The run columns are what they say (the reads above went through runs).
             let summary = t.summary();
@@ -481,7 +535,9 @@ fn damage_is_an_error_never_a_panic() {
                 let batches = t.read(None, 0..t.num_rows(), 1).is_ok();
                 let columns = t.read_columns(None, 0..t.num_rows(), 2).is_ok();
                 assert_eq!(batches, columns, "both ways of reading see the damage");
-                batches
+                // Reads do not touch the statistics: damage there shows when they are read.
+                let statistics = (0..t.schema().fields().len()).all(|c| t.statistics(c).is_ok());
+                batches && statistics
             }
         }
     };
@@ -676,6 +732,8 @@ fn appends_equal_one_write_and_keep_old_readers_working() {
     assert_eq!(t.rows_per_group(), 100);
     check_read(&t, &batch, &(0..COLUMNS).collect::<Vec<_>>(), 0, 5_000);
     check_read(&t, &batch, &[14, 0], 1190, 1250);
+    // The statistics cover every row: the rewritten partial group's too.
+    check_statistics(&t, &batch);
     // A reader opened before the appends still reads the table it opened.
     check_read(&before, &batch, &(0..COLUMNS).collect::<Vec<_>>(), 0, 1234);
     assert!(!kompakt_table::journal_path(&path).exists());
@@ -1043,4 +1101,60 @@ fn a_table_reads_the_same_from_a_file_and_from_memory() {
     assert_eq!(in_memory.verify_rows(2, &mut |_| {}).unwrap(), batch.num_rows() as u64);
     let cut: Arc<dyn kompakt::stream::ReadAt> = Arc::new(std::fs::read(&path).unwrap()[..100].to_vec());
     assert!(TableReader::from_source(cut).is_err_and(|e| e.is_corruption()));
+}
+
+#[test]
+fn statistics_can_be_left_out_and_appends_never_leave_them_stale() {
+    use kompakt_table::append_table_file;
+    let batch = table(1_000, 5);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.kpk");
+    let without = TableOptions {
+        rows_per_group: 64,
+        statistics: false,
+        ..Default::default()
+    };
+    write_table_file(&path, batch.schema(), [Ok(batch.slice(0, 300))], without.clone()).unwrap();
+    let t = TableReader::open(&path).unwrap();
+    assert!(!t.has_statistics());
+    assert!(t.statistics(0).unwrap().is_none());
+    assert!(t.statistics(COLUMNS).is_err());
+    // An append to a table without statistics adds none (it cannot know the old groups').
+    append_table_file(&path, [Ok(batch.slice(300, 300))], TableOptions::default()).unwrap();
+    assert!(!TableReader::open(&path).unwrap().has_statistics());
+
+    let path = write(dir.path(), &batch.slice(0, 300), &[], 64);
+    append_table_file(&path, [Ok(batch.slice(300, 300))], TableOptions::default()).unwrap();
+    check_statistics(&TableReader::open(&path).unwrap(), &batch.slice(0, 600));
+    // An append told to keep none drops them rather than leave them stale.
+    append_table_file(&path, [Ok(batch.slice(600, 400))], without).unwrap();
+    let t = TableReader::open(&path).unwrap();
+    assert!(!t.has_statistics());
+    check_read(&t, &batch, &(0..COLUMNS).collect::<Vec<_>>(), 0, 1_000);
+}
+
+#[test]
+fn statistics_never_raise_the_table_layout() {
+    // Days as microseconds, in runs: data pages need layout 2 (runs), while the bounds alone
+    // (whole days) would be scaled pages of layout 3.
+    let day = 86_400_000_000i64;
+    let days = TimestampMicrosecondArray::from_iter_values((0..50_000).map(|i| (i / 5_000) as i64 * day));
+    let batch = RecordBatch::try_from_iter([("day", Arc::new(days) as ArrayRef)]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut layouts = Vec::new();
+    for statistics in [false, true] {
+        let path = dir.path().join(format!("{statistics}.kpk"));
+        let opts = TableOptions {
+            rows_per_group: 4096,
+            statistics,
+            ..Default::default()
+        };
+        write_table_file(&path, batch.schema(), [Ok(batch.clone())], opts).unwrap();
+        let t = TableReader::open(&path).unwrap();
+        layouts.push(t.layout());
+        if statistics {
+            check_statistics(&t, &batch);
+        }
+    }
+    assert_eq!(layouts, [2, 2]);
 }

@@ -157,6 +157,30 @@ pub fn encode_coded_strings(
     ))
 }
 
+/// Encodes `pieces` (of type `dt`) as one page using only encodings of table layouts up to
+/// `layout`: for pages a file's layout must not be raised for (its row-group statistics).
+pub(crate) fn encode_page_within(
+    dt: &DataType,
+    pieces: &[ArrayData],
+    out: &mut Vec<u8>,
+    layout: u16,
+) -> Result<Encoded> {
+    let mut cx = Ctx {
+        runs: layout >= 2,
+        nest: layout >= 3,
+        null_rows: layout >= 4,
+        codec: None,
+        symbols: None,
+        layout: 1,
+    };
+    let summary = encode_node(dt, pieces, out, &mut cx)?;
+    debug_assert!(cx.layout <= layout.max(1));
+    Ok(Encoded {
+        summary,
+        layout: cx.layout,
+    })
+}
+
 /// Encodes the values of a dictionary column as one page, without runs: a reader bounds the
 /// count a dictionary claims by its bytes (every value at least a bit), which runs would break.
 pub fn encode_dictionary_values(values: &ArrayData, out: &mut Vec<u8>) -> Result<Encoded> {
