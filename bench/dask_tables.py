@@ -7,7 +7,9 @@ one run.
     .venv/bin/python bench/dask_tables.py --files 4 --rows 1000000 --rounds 1
 
 The data is bench/table.py's ``fst`` columns (Logical, Integer, Real, Factor) plus a sorted
-timestamp ``ts`` (one per second), one file per 5 M rows, written once as kompakt
+timestamp ``ts`` (one per second) and an unsorted but clustered ``sensor`` (int32: the rows come
+in blocks of 100,000 from one sensor each, the sensors in shuffled order), one file per 5 M
+rows, written once as kompakt
 (``write_table(..., sorted_by="ts")``) and as Parquet (``pyarrow.parquet.write_table(...,
 compression="zstd")``, pyarrow's default row groups). Each partition is read on the workers and
 reduced on the workers to its row count (an opaque function, so every column of the read is
@@ -15,7 +17,9 @@ materialized; only the counts reach the client):
 
 - ``full``: every column and row;
 - ``2 columns``: ``Integer`` and ``Real``;
-- ``1 % filter``: rows whose ``ts`` falls in a window of 1 % of the time range, every column.
+- ``1 % filter``: rows whose ``ts`` falls in a window of 1 % of the time range, every column;
+- ``1 % sensors``: rows of 1 % of the sensors (``sensor in [...]``), every column: skipped by
+  row-group statistics in both formats, since ``sensor`` is no sort key.
 
 ``MB read`` is what the worker processes read from files (``rchar`` of /proc/PID/io, page cache
 included), against the total size of the files. Figures are medians over the rounds.
@@ -68,15 +72,24 @@ def main() -> None:
     import kompakt
     import kompakt.dask
 
-    kdir = os.path.join(a.data_dir, f"kompakt-{a.files}x{a.rows}")
-    pdir = os.path.join(a.data_dir, f"parquet-{a.files}x{a.rows}")
+    # v2: with the sensor column.
+    kdir = os.path.join(a.data_dir, f"kompakt-v2-{a.files}x{a.rows}")
+    pdir = os.path.join(a.data_dir, f"parquet-v2-{a.files}x{a.rows}")
+    total = a.files * a.rows
+    block = 100_000
+    sensors = np.random.default_rng(34).permutation(-(-total // block)).astype(np.int32)
     t0 = 1_700_000_000  # seconds; one row per second across all files
     if not os.path.isdir(pdir) or len(os.listdir(pdir)) != a.files:
         os.makedirs(kdir, exist_ok=True)
         os.makedirs(pdir, exist_ok=True)
         for i, batch in enumerate(gen_batches("fst", a.files * a.rows, a.rows)):
             ts = pa.array(np.arange(t0 + i * a.rows, t0 + (i + 1) * a.rows) * 1_000_000_000, pa.timestamp("ns"))
-            table = pa.Table.from_batches([batch]).append_column("ts", ts)
+            rows = np.arange(i * a.rows, (i + 1) * a.rows)
+            table = (
+                pa.Table.from_batches([batch])
+                .append_column("ts", ts)
+                .append_column("sensor", pa.array(sensors[rows // block]))
+            )
             kompakt.write_table(table, os.path.join(kdir, f"part-{i:03d}.kpk"), sorted_by="ts")
             pq.write_table(table, os.path.join(pdir, f"part-{i:03d}.parquet"), compression="zstd")
             log(f"wrote file {i + 1} of {a.files}")
@@ -84,11 +97,11 @@ def main() -> None:
         "kompakt": sum(os.path.getsize(os.path.join(kdir, f)) for f in os.listdir(kdir)),
         "parquet": sum(os.path.getsize(os.path.join(pdir, f)) for f in os.listdir(pdir)),
     }
-    total = a.files * a.rows
     lo = np.datetime64(t0 + total // 2, "s").astype("datetime64[ns]")
     hi = np.datetime64(t0 + total // 2 + total // 100, "s").astype("datetime64[ns]")
     lo_ts, hi_ts = pa.scalar(lo, pa.timestamp("ns")).as_py(), pa.scalar(hi, pa.timestamp("ns")).as_py()
     window = [("ts", ">=", lo_ts), ("ts", "<", hi_ts)]
+    some = [("sensor", "in", [int(x) for x in sensors[: max(1, len(sensors) // 100)]])]
 
     reads = {
         ("kompakt", "full"): lambda: kompakt.dask.read_table(kdir),
@@ -97,6 +110,8 @@ def main() -> None:
         ("parquet", "2 columns"): lambda: dd.read_parquet(pdir, columns=["Integer", "Real"]),
         ("kompakt", "1 % filter"): lambda: kompakt.dask.read_table(kdir, filters=window),
         ("parquet", "1 % filter"): lambda: dd.read_parquet(pdir, filters=window),
+        ("kompakt", "1 % sensors"): lambda: kompakt.dask.read_table(kdir, filters=some),
+        ("parquet", "1 % sensors"): lambda: dd.read_parquet(pdir, filters=some),
     }
     rows = []
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c:

@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from kompakt._plan import check_filters, combine, expand_paths, plan, with_needed
+from kompakt._plan import BATCH_ROWS, check_filters, combine, expand_paths, plan, with_needed
 from kompakt._table import TableFile
 
 __all__ = ["scan_table"]
@@ -61,7 +61,9 @@ def scan_table(
         left = n_rows
         for part in plan(files, names, filters):
             t = TableFile(part.path)
-            step = max(batch_size or 0, t.rows_per_group)
+            # Whole row groups, about a million rows a read (fewer under a small limit).
+            want = min(batch_size or BATCH_ROWS, BATCH_ROWS if left is None else max(left, 1))
+            step = t.rows_per_group * max(1, want // t.rows_per_group)
             for start in range(part.start, part.stop, step):
                 frame = t.read(names, slice(start, min(part.stop, start + step)), to="polars")
                 if own is not None:
