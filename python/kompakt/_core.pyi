@@ -178,6 +178,7 @@ def write_table(
     sorted_by: list[tuple[str, bool, bool]] | None = None,
     statistics: bool = True,
 ) -> int: ...
+def list_objects(url: str) -> list[tuple[str, int]]: ...
 def append_table(
     data: Any,
     path: _Path,

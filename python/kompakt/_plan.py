@@ -10,6 +10,7 @@ match. Every filter is still applied to the rows read: skipping is only ever an 
 from __future__ import annotations
 
 import bisect
+import fnmatch
 import glob
 import os
 import re
@@ -31,7 +32,8 @@ def is_url(path: str) -> bool:
 
 @dataclass(frozen=True)
 class Part:
-    """Rows ``start:stop`` of the table at ``path``; ``bytes``: an estimate of the stored bytes
+    """Rows ``start:stop`` of the table at ``path``, or of them only the ``ranges`` (row ranges,
+    in order) when row groups between were skipped; ``bytes``: an estimate of the stored bytes
     read for ``columns`` (pages are read whole); ``bounds``: the first and last value of
     ``sort_key`` in these rows, when the file is sorted by it (ascending) and they were read."""
 
@@ -40,17 +42,49 @@ class Part:
     stop: int
     bytes: int
     bounds: tuple[Any, Any] | None = None
+    ranges: tuple[tuple[int, int], ...] | None = None
+
+    def row_ranges(self) -> tuple[tuple[int, int], ...]:
+        """The row ranges to read, in order."""
+        return self.ranges if self.ranges is not None else ((self.start, self.stop),)
+
+
+def _expand_url(url: str) -> list[str]:
+    """An ``s3://`` URL ending in ``/`` (its ``*.kpk`` objects, as a folder), a glob of such
+    URLs (``s3://b/data/*/part-*.kpk``: each segment matched as a local glob matches it), or
+    one object's URL, as a sorted list of URLs."""
+    from kompakt import _core
+
+    at = url.index("://") + 3
+    if url.endswith("/"):
+        return [u for u, _ in _core.list_objects(url) if u.endswith(".kpk") and "/" not in u[len(url) :]]
+    segments = url[at:].split("/")
+    magic = [i for i, s in enumerate(segments) if glob.has_magic(s)]
+    if not magic:
+        return [url]
+    if magic[0] == 0:
+        raise OptionError(f"{url}: the bucket of a URL cannot be a pattern")
+    if any("**" in s for s in segments):
+        raise OptionError(f"{url}: '**' is not supported in URLs; use one '*' per folder level")
+    prefix = url[:at] + "/".join(segments[: magic[0]]) + "/"
+    found = []
+    for u, _ in _core.list_objects(prefix):
+        parts = u[at:].split("/")
+        if len(parts) == len(segments) and all(fnmatch.fnmatchcase(p, s) for p, s in zip(parts, segments)):
+            found.append(u)
+    return found
 
 
 def expand_paths(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[str]:
     """A glob (``data/*.kpk``), a folder (its ``*.kpk`` files), a path or URL, or a list of
-    those, as a sorted list of paths and URLs (URLs are taken as they are)."""
+    those, as a sorted list of paths and URLs. ``s3://`` URLs ending in ``/`` and ``s3://``
+    globs are listed on the server; other URLs are taken as they are."""
     items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     out: list[str] = []
     for item in items:
         p = os.fspath(item)
         if is_url(p):
-            out.append(p)
+            out.extend(_expand_url(p))
         elif os.path.isdir(p):
             out.extend(sorted(glob.glob(os.path.join(glob.escape(p), "*.kpk"))))
         elif glob.has_magic(p):
@@ -199,8 +233,8 @@ def plan(
 ) -> list[Part]:
     """The parts of a read of many table files: one per file, or per ``rows_per_part`` rows
     (rounded to whole row groups), without the rows a filter on the file's first sort key
-    (ascending) excludes or the row groups its statistics rule out; files with no rows left
-    are dropped. ``sort_key``: also read the
+    (ascending) excludes or the row groups its statistics rule out (a part then reads several
+    row ranges); files with no rows left are dropped. ``sort_key``: also read the
     first and last value of that column in each part (for Dask's divisions), when the file is
     sorted by it."""
     filters = check_filters(filters)
@@ -223,17 +257,32 @@ def plan(
         share = len(names) / max(1, len(t.columns))
         per_row = t.file_size * share / max(1, t.num_rows)
         step = t.rows_per_group * max(1, -(-(rows_per_part or t.num_rows) // t.rows_per_group))
+        # The rows left, cut where a part must end; boundaries fall on row groups, so no page
+        # is read by two parts.
+        pieces = []
         for a, b in _unskipped(t, filters, lo, hi) if filters else [(lo, hi)]:
             start = a
             while start < b:
-                # Part boundaries fall on row groups, so no page is read by two parts.
                 stop = min(b, (start // t.rows_per_group) * t.rows_per_group + step)
-                bounds = None
-                if sort_key is not None and first is not None and first[0] == sort_key:
-                    pair = t.take([start, stop - 1], [sort_key], to="arrow").column(0).to_pylist()
-                    bounds = (pair[0], pair[1])
-                parts.append(Part(path, start, stop, int(per_row * (stop - start)), bounds))
+                pieces.append((start, stop))
                 start = stop
+        # Then as few parts as hold them, up to a part's rows each: skipping splits the rows
+        # into many short ranges, and a task per range would cost more than it reads.
+        groups: list[list[tuple[int, int]]] = []
+        for piece in pieces:
+            if groups and sum(b - a for a, b in groups[-1]) + piece[1] - piece[0] <= step:
+                groups[-1].append(piece)
+            else:
+                groups.append([piece])
+        for ranges in groups:
+            start, stop = ranges[0][0], ranges[-1][1]
+            bounds = None
+            if sort_key is not None and first is not None and first[0] == sort_key:
+                pair = t.take([start, stop - 1], [sort_key], to="arrow").column(0).to_pylist()
+                bounds = (pair[0], pair[1])
+            rows = sum(b - a for a, b in ranges)
+            merged = tuple(ranges) if len(ranges) > 1 else None
+            parts.append(Part(path, start, stop, int(per_row * rows), bounds, merged))
     return parts
 
 
@@ -315,10 +364,11 @@ def read_batches(
             # About a million rows a read, in whole row groups: enough for every core to decode
             # pages at once and for the filter to run on long arrays, and memory stays bounded.
             step = t.rows_per_group * max(1, BATCH_ROWS // t.rows_per_group)
-            for start in range(part.start, part.stop, step):
-                table = t.read(read_names, slice(start, min(part.stop, start + step)), to="arrow")
-                if condition is not None:
-                    table = table.filter(condition)
-                yield from table.select(names or table.column_names).to_batches()
+            for a, b in part.row_ranges():
+                for start in range(a, b, step):
+                    table = t.read(read_names, slice(start, min(b, start + step)), to="arrow")
+                    if condition is not None:
+                        table = table.filter(condition)
+                    yield from table.select(names or table.column_names).to_batches()
 
     return pa.RecordBatchReader.from_batches(schema, batches())

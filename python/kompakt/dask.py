@@ -30,7 +30,14 @@ __all__ = ["read_table", "to_kompakt"]
 def _read_part(part: Part, columns: list[str] | None, filters: list, index: str | None) -> Any:
     # Filtered and index columns are read too, then dropped.
     names = with_needed(columns, [*(f[0] for f in filters), *([index] if index else [])])
-    frame = TableFile(part.path).read(names, slice(part.start, part.stop))
+    t = TableFile(part.path)
+    frames = [t.read(names, slice(a, b)) for a, b in part.row_ranges()]
+    if len(frames) > 1:
+        import pandas as pd
+
+        frame = pd.concat(frames)
+    else:
+        frame = frames[0]
     frame = apply_filters(frame, filters)
     if index is not None:
         frame = frame.set_index(index)

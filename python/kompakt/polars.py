@@ -64,8 +64,8 @@ def scan_table(
             # Whole row groups, about a million rows a read (fewer under a small limit).
             want = min(batch_size or BATCH_ROWS, BATCH_ROWS if left is None else max(left, 1))
             step = t.rows_per_group * max(1, want // t.rows_per_group)
-            for start in range(part.start, part.stop, step):
-                frame = t.read(names, slice(start, min(part.stop, start + step)), to="polars")
+            for start, stop in ((s, min(b, s + step)) for a, b in part.row_ranges() for s in range(a, b, step)):
+                frame = t.read(names, slice(start, stop), to="polars")
                 if own is not None:
                     frame = frame.filter(own)
                 if predicate is not None:

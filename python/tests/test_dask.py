@@ -13,7 +13,7 @@ import pytest
 
 import kompakt
 import kompakt.dask
-from kompakt._plan import plan
+from kompakt._plan import expand_paths, plan
 from s3server import S3Server, restore_environment, use_server_environment
 
 FILES = 4
@@ -68,6 +68,9 @@ def s3_urls(folder):
         for name in sorted(os.listdir(folder)):
             client.put_object(Bucket=bucket, Key=f"{prefix}/{name}", Body=(folder / name).read_bytes())
             urls.append(f"s3://{bucket}/{prefix}/{name}")
+        # Objects a folder URL must leave out: not a table, and one level down.
+        client.put_object(Bucket=bucket, Key=f"{prefix}/README.txt", Body=b"not a table")
+        client.put_object(Bucket=bucket, Key=f"{prefix}/deeper/part-9.kpk", Body=(folder / "part-0.kpk").read_bytes())
         try:
             yield urls, server.env
         finally:
@@ -115,6 +118,26 @@ def test_tables_on_s3_read_on_the_cluster(cluster, s3_urls, frames):
     ddf = kompakt.dask.read_table(urls, ["ts", "city"], [("ts", ">=", 150_000 * 10)])
     got = ddf.compute().reset_index(drop=True)
     pd.testing.assert_frame_equal(got, expected(frames, ["ts", "city"], lambda d: d.ts >= 1_500_000), check_dtype=False)
+
+
+def test_s3_folders_and_globs_are_listed_on_the_server(cluster, s3_urls, frames):
+    urls, env = s3_urls
+    folder = urls[0].rsplit("/", 1)[0] + "/"
+    assert expand_paths(folder) == urls
+    assert expand_paths(folder + "*.kpk") == urls
+    assert expand_paths(folder + "part-[13].kpk") == [urls[1], urls[3]]
+    assert expand_paths(folder + "*/part-*.kpk") == [folder + "deeper/part-9.kpk"]
+    with pytest.raises(FileNotFoundError, match="no table files"):
+        expand_paths(folder + "nothing-*.kpk")
+    cluster.run(lambda: os.environ.update(env))
+    got = kompakt.dask.read_table(folder, ["ts"]).compute().reset_index(drop=True)
+    pd.testing.assert_frame_equal(got, expected(frames, ["ts"]), check_dtype=False)
+    with pytest.raises(FileNotFoundError, match="no-such-bucket"):
+        expand_paths("s3://no-such-bucket/data/")
+    with pytest.raises(ValueError, match="only s3:// URLs can be listed"):
+        expand_paths("https://example.com/data/")
+    with pytest.raises(kompakt.OptionError, match="bucket"):
+        expand_paths("s3://bucket-*/data.kpk")
 
 
 def test_to_kompakt_writes_a_file_per_partition(cluster, folder, frames, tmp_path):

@@ -46,6 +46,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(store::is_plain, m)?)?;
     m.add_function(wrap_pyfunction!(table::write_table, m)?)?;
     m.add_function(wrap_pyfunction!(table::append_table, m)?)?;
+    m.add_function(wrap_pyfunction!(table::list_objects, m)?)?;
     m.add_function(wrap_pyfunction!(oneshot::compress, m)?)?;
     m.add_function(wrap_pyfunction!(oneshot::decompress, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;

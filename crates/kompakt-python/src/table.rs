@@ -107,6 +107,25 @@ pub fn append_table(
         .map_err(|e| io_or(e, &path))
 }
 
+/// The objects under an `s3://` URL taken as a folder, at any depth, sorted: (URL, size)
+/// pairs. `OSError`s name the URL (FileNotFoundError for a missing bucket).
+#[pyfunction]
+pub fn list_objects(py: Python<'_>, url: &str) -> PyResult<Vec<(String, u64)>> {
+    let parsed = match Location::parse(url).map_err(|e| PyValueError::new_err(e.to_string()))? {
+        Location::Remote(u) => u,
+        Location::Local(_) => return Err(PyValueError::new_err(format!("{url}: not a URL"))),
+    };
+    if !parsed.scheme().starts_with("s3") {
+        return Err(PyValueError::new_err(format!(
+            "{url}: only s3:// URLs can be listed (HTTP servers have no listing); name the files"
+        )));
+    }
+    let found = py
+        .detach(|| kompakt_remote::list(&parsed))
+        .map_err(|e| os_error(e, std::path::Path::new(url)))?;
+    Ok(found.into_iter().map(|o| (o.url, o.size)).collect())
+}
+
 /// An open table file (the core of `kompakt.TableFile`).
 #[pyclass(module = "kompakt._core", frozen)]
 pub struct Table {

@@ -119,6 +119,10 @@ pub(crate) fn describe(e: object_store::Error, url: &str) -> io::Error {
                 format!("{url}: access denied ({}){hint}", without_body(&e.to_string())),
             )
         }
+        // A listing of a missing bucket comes back as a generic error naming the S3 code.
+        e if e.to_string().contains("NoSuchBucket") => {
+            io::Error::new(io::ErrorKind::NotFound, format!("{url}: no such bucket"))
+        }
         e => {
             let text = without_body(&e.to_string());
             // With no credentials in the environment, the client asks the instance metadata

@@ -23,11 +23,15 @@ mod connect;
 #[cfg(feature = "network")]
 mod file;
 #[cfg(feature = "network")]
+mod listing;
+#[cfg(feature = "network")]
 mod runtime;
 #[cfg(feature = "network")]
 mod store;
 #[cfg(feature = "network")]
 pub use file::{merge_ranges, RemoteFile, Traffic, HEAD_LEN, MIN_REQUEST, PREFETCH_LIMIT, TAIL_LEN};
+#[cfg(feature = "network")]
+pub use listing::{list, Listed};
 #[cfg(feature = "network")]
 pub use store::{AnyStore, RemoteStore, RemoteStoreInfo, RemoteStoreOptions, DEFAULT_GRACE, LAYOUT_VERSION};
 

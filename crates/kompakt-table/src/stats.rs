@@ -14,7 +14,7 @@ use arrow_array::{
     make_array, new_null_array, Array, ArrayRef, ArrowPrimitiveType, BooleanArray, GenericByteArray, PrimitiveArray,
     UInt64Array,
 };
-use arrow_buffer::{Buffer, OffsetBuffer};
+use arrow_buffer::{ArrowNativeType, Buffer, OffsetBuffer};
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, Schema, TimeUnit};
 use kompakt::{Error, Result};
@@ -170,15 +170,17 @@ where
     let mut lo: Option<T::Native> = None;
     let mut hi: Option<T::Native> = None;
     for p in pieces {
-        let values = PrimitiveArray::<T>::from(p.clone());
-        let (a, b) = if values.null_count() == 0 {
-            (
-                values.values().iter().min().copied(),
-                values.values().iter().max().copied(),
-            )
-        } else {
-            let valid = || values.iter().flatten();
-            (valid().min(), valid().max())
+        let array = PrimitiveArray::<T>::from(p.clone());
+        let values = array.values();
+        let (a, b) = match array.nulls().filter(|n| n.null_count() > 0) {
+            None => match min_max(values) {
+                Some((a, b)) => (Some(a), Some(b)),
+                None => (None, None),
+            },
+            Some(nulls) => {
+                let valid = || nulls.valid_indices().map(|i| values[i]);
+                (valid().min(), valid().max())
+            }
         };
         lo = lo.into_iter().chain(a).min();
         hi = hi.into_iter().chain(b).max();
@@ -186,51 +188,110 @@ where
     (lo.map(|v| one_value::<T>(dt, v)), hi.map(|v| one_value::<T>(dt, v)), 0)
 }
 
-/// Float natives: their zeros, for bounds that hold in the total order too.
-trait FloatNative: Copy + Into<f64> {
+/// The least and greatest of `values`, in lanes the compiler keeps in vector registers.
+/// Lanes of the integer scan, as [`LANES`]: 32 scanned a 16 Ki-row int32 page in 3.4 us, 8 in
+/// 7.3, an iterator's `min` and `max` in 12.7.
+const INT_LANES: usize = 32;
+
+fn min_max<N: Copy + Ord>(values: &[N]) -> Option<(N, N)> {
+    let first = *values.first()?;
+    let (chunks, rest) = values.as_chunks::<INT_LANES>();
+    let (mut los, mut his) = ([first; INT_LANES], [first; INT_LANES]);
+    for chunk in chunks {
+        for j in 0..INT_LANES {
+            los[j] = los[j].min(chunk[j]);
+            his[j] = his[j].max(chunk[j]);
+        }
+    }
+    let lo = los.into_iter().chain(rest.iter().copied()).min()?;
+    let hi = his.into_iter().chain(rest.iter().copied()).max()?;
+    Some((lo, hi))
+}
+
+/// Float natives: their zeros and infinities, for bounds that hold in the total order too.
+trait FloatNative: Copy + PartialOrd {
     const ZERO: Self;
     const NEG_ZERO: Self;
+    const INFINITY: Self;
+    const NEG_INFINITY: Self;
 }
 
 impl FloatNative for f32 {
     const ZERO: Self = 0.0;
     const NEG_ZERO: Self = -0.0;
+    const INFINITY: Self = f32::INFINITY;
+    const NEG_INFINITY: Self = f32::NEG_INFINITY;
 }
 
 impl FloatNative for f64 {
     const ZERO: Self = 0.0;
     const NEG_ZERO: Self = -0.0;
+    const INFINITY: Self = f64::INFINITY;
+    const NEG_INFINITY: Self = f64::NEG_INFINITY;
 }
+
+/// Lanes of the float scan: independent minimums and maximums the compiler keeps in vector
+/// registers (one running minimum is a chain of dependent compares it may not reorder). 16
+/// scanned a 16 Ki-row float64 page in 4.2 us on the project's machine, 8 in 5.5, 32 in 7.3.
+const LANES: usize = 16;
 
 fn floats<T: ArrowPrimitiveType>(dt: &DataType, pieces: &[ArrayData]) -> Bounds
 where
     T::Native: FloatNative,
 {
-    let (mut nans, mut lo, mut hi) = (0u64, None::<f64>, None::<f64>);
-    let (mut lo_value, mut hi_value) = (T::Native::ZERO, T::Native::ZERO);
+    let (mut lo, mut hi, mut nans) = (T::Native::INFINITY, T::Native::NEG_INFINITY, 0u64);
+    let mut lane_nans = 0u64;
+    // NaN compares false with everything: it never becomes a bound, and `x != x` counts it.
+    let mut take = |x: T::Native| {
+        #[allow(clippy::eq_op)]
+        let nan = x != x;
+        nans += u64::from(nan);
+        lo = if x < lo { x } else { lo };
+        hi = if x > hi { x } else { hi };
+    };
     for p in pieces {
-        let values = PrimitiveArray::<T>::from(p.clone());
-        for v in values.iter().flatten() {
-            let x: f64 = v.into();
-            if x.is_nan() {
-                nans += 1;
-                continue;
+        let array = PrimitiveArray::<T>::from(p.clone());
+        let values = array.values();
+        match array.nulls().filter(|n| n.null_count() > 0) {
+            None => {
+                let (chunks, rest) = values.as_chunks::<LANES>();
+                let mut los = [T::Native::INFINITY; LANES];
+                let mut his = [T::Native::NEG_INFINITY; LANES];
+                let mut nan_lanes = [0u32; LANES];
+                for chunk in chunks {
+                    for j in 0..LANES {
+                        let x = chunk[j];
+                        los[j] = if x < los[j] { x } else { los[j] };
+                        his[j] = if x > his[j] { x } else { his[j] };
+                        #[allow(clippy::eq_op)]
+                        let nan = x != x;
+                        nan_lanes[j] += u32::from(nan);
+                    }
+                }
+                for j in 0..LANES {
+                    // A lane that saw only NaN still holds its starting infinities.
+                    if los[j] <= his[j] {
+                        take(los[j]);
+                        take(his[j]);
+                    }
+                }
+                lane_nans += nan_lanes.iter().map(|&n| u64::from(n)).sum::<u64>();
+                rest.iter().for_each(|&x| take(x));
             }
-            if lo.is_none_or(|l| x < l) {
-                (lo, lo_value) = (Some(x), v);
-            }
-            if hi.is_none_or(|h| x > h) {
-                (hi, hi_value) = (Some(x), v);
-            }
+            Some(nulls) => nulls.valid_indices().for_each(|i| take(values[i])),
         }
+    }
+    let nans = nans + lane_nans;
+    if lo > hi {
+        // No value but NaN (or none at all): the starting infinities are left.
+        return (None, None, nans);
     }
     // Zeros as -0.0 below and +0.0 above: bounds in the total order too, whichever sign the
     // group's zeros have.
-    let bound =
-        |x: Option<f64>, v: T::Native, zero: T::Native| x.map(|x| one_value::<T>(dt, if x == 0.0 { zero } else { v }));
+    let zero = |x: T::Native, z: T::Native| if x == T::Native::ZERO { z } else { x };
     (
-        bound(lo, lo_value, T::Native::NEG_ZERO),
-        bound(hi, hi_value, T::Native::ZERO),
+        Some(one_value::<T>(dt, zero(lo, T::Native::NEG_ZERO))),
+        Some(one_value::<T>(dt, zero(hi, T::Native::ZERO))),
         nans,
     )
 }
@@ -254,17 +315,27 @@ fn bytes<T: arrow_array::types::ByteArrayType>(pieces: &[ArrayData], utf8: bool)
 where
     T::Native: AsRef<[u8]>,
 {
-    let (mut lo, mut hi): (Option<&[u8]>, Option<&[u8]>) = (None, None);
     let arrays: Vec<GenericByteArray<T>> = pieces.iter().map(|p| GenericByteArray::<T>::from(p.clone())).collect();
+    // The bounds so far and their first 8 bytes as a number: most values differ from a bound
+    // there, and one compare of two numbers settles it without a call to compare the bytes.
+    type Bound<'a> = Option<(u64, &'a [u8])>;
+    let (mut lo, mut hi): (Bound<'_>, Bound<'_>) = (None, None);
+    let mut take = |v| {
+        let k = prefix_key(v);
+        if lo.is_none_or(|(lk, l)| k < lk || (k == lk && v < l)) {
+            lo = Some((k, v));
+        }
+        if hi.is_none_or(|(hk, h)| k > hk || (k == hk && v > h)) {
+            hi = Some((k, v));
+        }
+    };
     for a in &arrays {
-        for v in a.iter().flatten() {
-            let v = v.as_ref();
-            if lo.is_none_or(|l| v < l) {
-                lo = Some(v);
-            }
-            if hi.is_none_or(|h| v > h) {
-                hi = Some(v);
-            }
+        // Straight from the offsets: no Option per value, no check of the index.
+        let (offsets, data) = (a.value_offsets(), a.value_data());
+        let value = |i: usize| &data[offsets[i].as_usize()..offsets[i + 1].as_usize()];
+        match a.nulls().filter(|n| n.null_count() > 0) {
+            None => (0..a.len()).for_each(|i| take(value(i))),
+            Some(nulls) => nulls.valid_indices().for_each(|i| take(value(i))),
         }
     }
     let make = |b: Vec<u8>| -> ArrayData {
@@ -274,10 +345,21 @@ where
             .into_data()
     };
     (
-        lo.map(|l| make(lower_bound(l, utf8))),
-        hi.and_then(|h| upper_bound(h, utf8)).map(make),
+        lo.map(|(_, l)| make(lower_bound(l, utf8))),
+        hi.and_then(|(_, h)| upper_bound(h, utf8)).map(make),
         0,
     )
+}
+
+/// The first 8 bytes of `v` (zeros past its end) as a big-endian number: ordered as the bytes
+/// are, except that equal keys say nothing (a prefix, or a string with zero bytes).
+fn prefix_key(v: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    match v.first_chunk::<8>() {
+        Some(head) => b = *head,
+        None => b[..v.len()].copy_from_slice(v),
+    }
+    u64::from_be_bytes(b)
 }
 
 /// `value`, or a prefix of it of at most [`BOUND_BYTES`] (whole characters for UTF-8).
@@ -496,6 +578,27 @@ pub(crate) fn group_stats(c: &ColumnStatistics, g: usize) -> PageStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prefix_keys_order_as_bytes_do() {
+        let words: [&[u8]; 9] = [
+            b"",
+            b"\0",
+            b"a",
+            b"a\0",
+            b"ab",
+            b"abcdefgh",
+            b"abcdefgh\0",
+            b"abcdefgz",
+            b"\xff",
+        ];
+        for x in words {
+            for y in words {
+                let (kx, ky) = (prefix_key(x), prefix_key(y));
+                assert!(kx == ky || (kx < ky) == (x < y), "{x:?} {y:?}");
+            }
+        }
+    }
     use arrow_array::{Float64Array, Int32Array, StringArray};
     use arrow_schema::Field;
 
@@ -538,6 +641,44 @@ mod tests {
         let only_nan = Float64Array::from(vec![f64::NAN]).into_data();
         let s = page_stats(&DataType::Float64, &[only_nan]);
         assert!(s.min.is_none() && s.max.is_none() && s.nans == 1);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn float_bounds_equal_a_plain_scan(
+            values in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::num::f64::ANY,
+                    proptest::strategy::Just(f64::NAN),
+                    proptest::strategy::Just(-0.0),
+                    proptest::strategy::Just(f64::INFINITY),
+                ],
+                0..70,
+            ),
+            cut in 0usize..70,
+        ) {
+            let cut = cut.min(values.len());
+            let pieces = [
+                Float64Array::from(values[..cut].to_vec()).into_data(),
+                Float64Array::from(values[cut..].to_vec()).into_data(),
+            ];
+            let s = page_stats(&DataType::Float64, &pieces);
+            let real: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
+            proptest::prop_assert_eq!(s.nans as usize, values.len() - real.len());
+            let bound = |b: Option<ArrayData>| b.map(|d| Float64Array::from(d).value(0));
+            let (lo, hi) = (bound(s.min), bound(s.max));
+            if real.is_empty() {
+                proptest::prop_assert!(lo.is_none() && hi.is_none());
+            } else {
+                let min = real.iter().copied().fold(f64::INFINITY, f64::min);
+                let max = real.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                proptest::prop_assert_eq!(lo.unwrap(), min);
+                proptest::prop_assert_eq!(hi.unwrap(), max);
+                for x in real {
+                    proptest::prop_assert!(lo.unwrap().total_cmp(&x).is_le() && x.total_cmp(&hi.unwrap()).is_le());
+                }
+            }
+        }
     }
 
     #[test]
