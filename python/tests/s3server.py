@@ -105,3 +105,101 @@ def s3_bucket(bucket: str):
             yield server, client
         finally:
             restore_environment(before)
+
+
+class FaultyProxy:
+    """A forwarding proxy in front of `server` that fails chosen requests as networks do, to
+    test what clients make of it. `fail(method, path_part, how, times)` makes the next `times`
+    requests of that method whose path contains `path_part` fail (times=None: all of them):
+
+    - ``"drop"``: the request is read, then the connection closed without an answer;
+    - ``"cut"``: half of the request's body is read, then the connection closed (an upload
+      cut off);
+    - ``"503"``: the answer is 503 SlowDown, S3's way of asking for a retry.
+
+    `faults` counts the failures made; `env` points a client at the proxy."""
+
+    def __init__(self, server: S3Server):
+        import http.client
+        import http.server
+        import threading
+
+        self.lock = threading.Lock()
+        self.rules: list[list] = []
+        self.faults = 0
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def forward(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                how = proxy._fault_for(self.command, self.path)
+                if how == "cut":
+                    self.rfile.read(length // 2)
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                body = self.rfile.read(length) if length else None
+                if how == "drop":
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                if how == "503":
+                    message = b"<Error><Code>SlowDown</Code><Message>Reduce your request rate</Message></Error>"
+                    self.send_response(503)
+                    self.send_header("Content-Type", "application/xml")
+                    self.send_header("Content-Length", str(len(message)))
+                    self.end_headers()
+                    self.wfile.write(message)
+                    return
+                conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+                headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
+                conn.request(self.command, self.path, body=body, headers=headers)
+                resp = conn.getresponse()
+                data = resp.read()
+                conn.close()
+                self.send_response(resp.status)
+                # A HEAD's Content-Length is the object's size, not its (empty) body's.
+                dropped = ("transfer-encoding", "connection") + (() if self.command == "HEAD" else ("content-length",))
+                for k, v in resp.getheaders():
+                    if k.lower() not in dropped:
+                        self.send_header(k, v)
+                if self.command != "HEAD":
+                    self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+
+            do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = forward
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self.env = {**server.env, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{self._server.server_address[1]}"}
+
+    def fail(self, method: str, path_part: str, how: str, times: int | None = 1) -> None:
+        with self.lock:
+            self.rules.append([method, path_part, how, times])
+
+    def heal(self) -> None:
+        with self.lock:
+            self.rules.clear()
+
+    def _fault_for(self, method: str, path: str) -> str | None:
+        with self.lock:
+            for rule in self.rules:
+                m, part, how, times = rule
+                if m == method and part in path and (times is None or times > 0):
+                    if times is not None:
+                        rule[3] -= 1
+                    self.faults += 1
+                    return how
+        return None
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()

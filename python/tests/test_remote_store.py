@@ -11,10 +11,11 @@ import time
 import uuid
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 import kompakt
-from s3server import s3_bucket
+from s3server import FaultyProxy, restore_environment, s3_bucket, use_server_environment
 
 BUCKET = "kompakt-store-tests"
 
@@ -217,3 +218,62 @@ def test_cli_store_commands_on_s3(s3, url, tmp_path, cli):
     assert run("gc", url).returncode == 0
     missing = run("ls", f"s3://{BUCKET}/no-store-here")
     assert missing.returncode != 0 and b"no store here" in missing.stderr, missing
+
+
+@pytest.fixture
+def proxy(s3):
+    """A proxy in front of the server that fails the requests a test asks it to, this
+    process's AWS settings pointed at it meanwhile."""
+    server, _ = s3
+    faulty = FaultyProxy(server)
+    before = use_server_environment(faulty)
+    try:
+        yield faulty
+    finally:
+        restore_environment(before)
+        os.environ.update(server.env)
+        faulty.close()
+
+
+def test_transient_failures_are_retried(s3, proxy, url, tmp_path):
+    store = kompakt.Store(url, cache_dir=tmp_path / "writer")
+    value = np.arange(100_000)
+    # Uploads answered "slow down", a key record's write lost on the way: retried.
+    proxy.fail("PUT", "/objects/", "503", 2)
+    proxy.fail("PUT", "/keys/", "drop", 1)
+    store["k"] = value
+    # Reads of the key record and of the object: a lost connection, a 503.
+    proxy.fail("GET", "/keys/", "drop", 1)
+    proxy.fail("GET", "/objects/", "503", 1)
+    np.testing.assert_array_equal(kompakt.Store(url, cache_dir=tmp_path / "reader")["k"], value)
+    # Range reads of a table, likewise.
+    _, client = s3
+    table = tmp_path / "t.kpk"
+    kompakt.write_table(pa.table({"x": np.arange(50_000)}), table, rows_per_group=4096)
+    key = url.removeprefix(f"s3://{BUCKET}/") + "/t.kpk"
+    client.put_object(Bucket=BUCKET, Key=key, Body=table.read_bytes())
+    proxy.fail("GET", "/t.kpk", "drop", 1)
+    proxy.fail("GET", "/t.kpk", "503", 1)
+    got = kompakt.read_table(f"s3://{BUCKET}/{key}", rows=slice(20_000, 30_000), to="arrow")
+    assert got.column("x").to_pylist() == list(range(20_000, 30_000))
+    assert proxy.faults == 7
+    assert store.verify()["problems"] == []
+
+
+def test_an_upload_cut_off_leaves_no_object_and_the_key_as_it_was(s3, proxy, url, tmp_path):
+    store = kompakt.Store(url, cache_dir=tmp_path / "u")
+    store["k"] = "old"
+    before = objects_in(s3, url)
+    # Every attempt at the upload loses its connection halfway through the body.
+    proxy.fail("PUT", "/objects/", "cut", None)
+    with pytest.raises(OSError, match=url):
+        store["k"] = np.arange(1_000_000)
+    # (Retried or not: object_store does not retry every broken upload; failing is what counts.)
+    assert proxy.faults >= 1
+    proxy.heal()
+    assert objects_in(s3, url) == before
+    assert store["k"] == "old"
+    assert kompakt.Store(url, cache_dir=tmp_path / "elsewhere")["k"] == "old"
+    assert store.verify()["problems"] == []
+    store["k"] = np.arange(10)
+    np.testing.assert_array_equal(kompakt.Store(url, cache_dir=tmp_path / "after")["k"], np.arange(10))

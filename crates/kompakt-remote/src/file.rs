@@ -149,6 +149,15 @@ impl RemoteFile {
                 file.traffic.add(1, 0);
                 (meta, 0..0, Bytes::new())
             }
+            Err(e @ object_store::Error::NotFound { .. }) if !e.to_string().contains("NoSuchBucket") => {
+                // The 404 of a missing bucket does not always carry its code: ask the bucket.
+                let listed = block_on(async { file.store.list_with_delimiter(None).await })?;
+                let what = match listed {
+                    Err(l) if l.to_string().contains("NoSuchBucket") => "no such bucket",
+                    _ => "no such object",
+                };
+                return Err(io::Error::new(io::ErrorKind::NotFound, format!("{}: {what}", file.url)));
+            }
             Err(e) => return Err(describe(e, &file.url)),
         };
         file.traffic.add(1, tail.len() as u64);

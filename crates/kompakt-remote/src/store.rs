@@ -343,35 +343,71 @@ impl RemoteStore {
 
     /// The object under `key`, from the cache (fetched into it first when it lacks it).
     pub fn get(&self, namespace: &str, key: &str) -> kompakt_store::Result<Option<StoredObject>> {
-        let Some(record) = self.record(namespace, key)? else {
-            self.cache.delete(namespace, key)?;
-            return Ok(None);
-        };
-        if self.cache.hash_of(namespace, key)? == Some(record.hash) {
-            if let Some(found) = self.cache.get(namespace, key)? {
-                if found.hash == record.hash {
-                    return Ok(Some(found));
-                }
-            }
-        }
-        let path = self.object_path(record.hash);
-        let data = match self.run(async { self.client.get(&path).await?.bytes().await })? {
-            Ok(data) => data,
-            Err(object_store::Error::NotFound { .. }) => {
+        // An object missing under a record just read may have been collected after another
+        // machine pointed the key elsewhere: the record is read again before that is damage.
+        let mut missing = None;
+        loop {
+            let Some(record) = self.record(namespace, key)? else {
+                self.cache.delete(namespace, key)?;
+                return Ok(None);
+            };
+            if missing == Some(record.hash) {
                 return Err(kompakt_store::Error::corrupt(
                     "store",
                     0,
                     format!("{}: object {} of key {key:?} is missing", self.url, record.hash),
-                ))
+                ));
             }
-            Err(e) => return self.io(Err(e)),
-        };
+            if self.cache.hash_of(namespace, key)? == Some(record.hash) {
+                if let Some(found) = self.cache.get(namespace, key)? {
+                    if found.hash == record.hash {
+                        return Ok(Some(found));
+                    }
+                }
+            }
+            match self.fetch(namespace, key, record)? {
+                Some(found) => return Ok(found),
+                None => missing = Some(record.hash),
+            }
+        }
+    }
+
+    /// Downloads the object of `record` into the cache under `key`; `None` when the server
+    /// has no such object.
+    fn fetch(
+        &self,
+        namespace: &str,
+        key: &str,
+        record: KeyRecord,
+    ) -> kompakt_store::Result<Option<Option<StoredObject>>> {
+        let path = self.object_path(record.hash);
         let opts = self.cache.write_options(None);
         let mut spill = self.cache.spill(&opts);
-        io::Write::write_all(&mut spill, &data)?;
+        // Written to the cache as it arrives: the object is never whole in memory, and the
+        // disk works while the network does.
+        let mut write_error = None;
+        let fetched = self.run(async {
+            use futures::TryStreamExt;
+            let mut body = self.client.get(&path).await?.into_stream();
+            while let Some(chunk) = body.try_next().await? {
+                if let Err(e) = io::Write::write_all(&mut spill, &chunk) {
+                    write_error = Some(e);
+                    break;
+                }
+            }
+            Ok::<_, object_store::Error>(())
+        })?;
+        match fetched {
+            Ok(()) => {}
+            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) => return self.io(Err(e)),
+        }
+        if let Some(e) = write_error {
+            return Err(e.into());
+        }
         let pending = PendingObject::new(spill, record.hash, record.raw_size)?;
         self.cache.commit(namespace, key, pending)?;
-        self.cache.get(namespace, key)
+        Ok(Some(self.cache.get(namespace, key)?))
     }
 
     /// The content hash `key` points at.
