@@ -28,14 +28,11 @@ carry over. Figures are medians over the rounds.
 from __future__ import annotations
 
 import argparse
-import http.client
-import http.server
 import json
 import os
 import statistics
 import subprocess
 import sys
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -43,68 +40,13 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python", "tests"))
 
 from common import MB, logger, machine_info  # noqa: E402
-from s3server import S3Server  # noqa: E402
+from s3server import Proxy, S3Server  # noqa: E402
 from table import ensure_dataset, load_dataset  # noqa: E402
 
 BUCKET = "kompakt-bench"
 COLUMNS = ["Real", "Factor"]
 TAKE = 1000
 METHODS = ["kompakt", "parquet-s3fs", "parquet-arrowfs", "parquet-zstd-s3fs", "parquet-zstd-arrowfs"]
-
-
-class Counter:
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.requests = 0
-        self.bytes = 0
-
-    def take(self) -> tuple[int, int]:
-        with self.lock:
-            got = (self.requests, self.bytes)
-            self.requests = self.bytes = 0
-            return got
-
-
-def start_proxy(upstream_port: int, counter: Counter) -> http.server.ThreadingHTTPServer:
-    """A forwarding proxy on an ephemeral loopback port that counts requests and the bytes of
-    response bodies."""
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args) -> None:
-            pass
-
-        def forward(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else None
-            conn = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=120)
-            headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
-            conn.request(self.command, self.path, body=body, headers=headers)
-            resp = conn.getresponse()
-            data = resp.read()
-            conn.close()
-            with counter.lock:
-                counter.requests += 1
-                counter.bytes += len(data)
-            self.send_response(resp.status)
-            # A HEAD's Content-Length is the object's size, not its (empty) body's.
-            dropped = ("transfer-encoding", "connection") + (() if self.command == "HEAD" else ("content-length",))
-            for k, v in resp.getheaders():
-                if k.lower() not in dropped:
-                    self.send_header(k, v)
-            if self.command != "HEAD":
-                self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(data)
-
-        do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = forward
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
 
 
 WORKER = r"""
@@ -169,10 +111,9 @@ def main() -> None:
     pq.write_table(table, files["parquet-zstd"], compression="zstd")
     del table
 
-    counter = Counter()
     with S3Server() as server:
-        proxy = start_proxy(server.port, counter)
-        endpoint = f"http://127.0.0.1:{proxy.server_address[1]}"
+        counter = Proxy(server)
+        endpoint = counter.endpoint
         client = server.client()
         client.create_bucket(Bucket=BUCKET)
         for path in files.values():
@@ -209,7 +150,7 @@ def main() -> None:
                     f"{op:5} {method:22} {row['requests']:6.0f} requests {row['bytes'] / MB:9.2f} MB "
                     f"(file {row['file_bytes'] / MB:7.1f} MB) {row['seconds'] * 1e3:9.1f} ms"
                 )
-        proxy.shutdown()
+        counter.close()
 
     stamp = time.strftime("%Y%m%d-%H%M%S")
     doc = {"machine": machine_info(), "rows": a.rows, "rounds": a.rounds, "results": results}

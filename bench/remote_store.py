@@ -5,7 +5,7 @@ server and against a local ``kompakt.Store``, in one run; time and requests per 
 
     .venv/bin/python bench/remote_store.py [--tiny 50] [--rounds 3] [--mb 80]
 
-The server is moto's S3 server on loopback behind bench/remote.py's counting proxy (which
+The server is moto's S3 server on loopback behind python/tests/s3server.py's counting proxy (which
 counts every request and the bytes of every response). Everything runs in this process, one
 operation after another:
 
@@ -36,13 +36,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python", "tests"))
 
-from remote import Counter, start_proxy  # noqa: E402
-from s3server import S3Server, use_server_environment  # noqa: E402
+from s3server import Proxy, S3Server, use_server_environment  # noqa: E402
 
 BUCKET = "kompakt-bench-store"
 
 
-def measure(counter: Counter, fn) -> tuple[float, int, int]:
+def measure(counter: Proxy, fn) -> tuple[float, int, int]:
     counter.take()
     t = time.perf_counter()
     fn()
@@ -63,12 +62,11 @@ def main() -> None:
 
     import kompakt
 
-    counter = Counter()
     work = tempfile.mkdtemp(prefix="kompakt-remote-store-")
     rows = []
     with S3Server() as server:
-        proxy = start_proxy(server.port, counter)
-        endpoint = f"http://127.0.0.1:{proxy.server_address[1]}"
+        counter = Proxy(server)
+        endpoint = counter.endpoint
         server.client().create_bucket(Bucket=BUCKET)
         use_server_environment(server)
         os.environ["AWS_ENDPOINT_URL"] = endpoint
@@ -120,7 +118,7 @@ def main() -> None:
             assert np.array_equal(getter(opener(), "big0"), big)
             rows += [(name, f"{a.mb} MB set", sets), (name, f"{a.mb} MB get", gets)]
             rows.append((name, f"{a.mb} MB get again", again))
-        proxy.shutdown()
+        counter.close()
     shutil.rmtree(work, ignore_errors=True)
 
     print("| operation | method | ms | requests | MB received |\n|--|--|--:|--:|--:|")

@@ -107,9 +107,10 @@ def s3_bucket(bucket: str):
             restore_environment(before)
 
 
-class FaultyProxy:
-    """A forwarding proxy in front of `server` that fails chosen requests as networks do, to
-    test what clients make of it. `fail(method, path_part, how, times)` makes the next `times`
+class Proxy:
+    """A forwarding proxy in front of `server` that counts requests and the bytes of response
+    bodies (`take`), and fails chosen requests as networks do, to test what clients make of
+    it. `fail(method, path_part, how, times)` makes the next `times`
     requests of that method whose path contains `path_part` fail (times=None: all of them):
 
     - ``"drop"``: the request is read, then the connection closed without an answer;
@@ -117,7 +118,8 @@ class FaultyProxy:
       cut off);
     - ``"503"``: the answer is 503 SlowDown, S3's way of asking for a retry.
 
-    `faults` counts the failures made; `env` points a client at the proxy."""
+    `faults` counts the failures made; `endpoint` is the proxy's URL and `env` points a client
+    at it."""
 
     def __init__(self, server: S3Server):
         import http.client
@@ -127,6 +129,8 @@ class FaultyProxy:
         self.lock = threading.Lock()
         self.rules: list[list] = []
         self.faults = 0
+        self.requests = 0
+        self.bytes = 0
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -162,6 +166,9 @@ class FaultyProxy:
                 resp = conn.getresponse()
                 data = resp.read()
                 conn.close()
+                with proxy.lock:
+                    proxy.requests += 1
+                    proxy.bytes += len(data)
                 self.send_response(resp.status)
                 # A HEAD's Content-Length is the object's size, not its (empty) body's.
                 dropped = ("transfer-encoding", "connection") + (() if self.command == "HEAD" else ("content-length",))
@@ -179,7 +186,15 @@ class FaultyProxy:
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        self.env = {**server.env, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{self._server.server_address[1]}"}
+        self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.env = {**server.env, "AWS_ENDPOINT_URL": self.endpoint}
+
+    def take(self) -> tuple[int, int]:
+        """The requests forwarded and response bytes since the last call."""
+        with self.lock:
+            got = (self.requests, self.bytes)
+            self.requests = self.bytes = 0
+            return got
 
     def fail(self, method: str, path_part: str, how: str, times: int | None = 1) -> None:
         with self.lock:

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 import kompakt
-from s3server import FaultyProxy, restore_environment, s3_bucket, use_server_environment
+from s3server import Proxy, restore_environment, s3_bucket, use_server_environment
 
 BUCKET = "kompakt-store-tests"
 
@@ -225,7 +225,7 @@ def proxy(s3):
     """A proxy in front of the server that fails the requests a test asks it to, this
     process's AWS settings pointed at it meanwhile."""
     server, _ = s3
-    faulty = FaultyProxy(server)
+    faulty = Proxy(server)
     before = use_server_environment(faulty)
     try:
         yield faulty

@@ -631,21 +631,25 @@ impl<W: Write> TableWriter<W> {
     /// entry at the end of its stream; an append that grows it adds a newer, complete one
     /// after the old (whose codes keep their meaning).
     fn write_dictionary(&mut self, stream: u32, values: &ArrayData) -> Result<u64> {
-        let offset = self.out.stream_len(StreamId(stream))?;
         let mut page = (values.len() as u64).to_le_bytes().to_vec();
         let encoded = crate::page::encode_dictionary_values(values, &mut page)?;
         self.layout = self.layout.max(encoded.layout);
-        let blocks = compress_page(stream, &self.settings, &page)?;
-        self.write_page(
-            stream as usize,
-            &EncodedPage {
-                blocks,
-                raw_len: page.len() as u64,
-                summary: 0,
-                layout: encoded.layout,
-                stats: None,
-            },
-        )?;
+        self.append_to_stream(stream, &page, encoded.layout)
+    }
+
+    /// Writes `bytes` (a dictionary, a statistics section) at the end of `stream`, compressed
+    /// with the column codec; returns where they start in the stream.
+    fn append_to_stream(&mut self, stream: u32, bytes: &[u8], layout: u16) -> Result<u64> {
+        let offset = self.out.stream_len(StreamId(stream))?;
+        let blocks = compress_page(stream, &self.settings, bytes)?;
+        let page = EncodedPage {
+            blocks,
+            raw_len: bytes.len() as u64,
+            summary: 0,
+            layout,
+            stats: None,
+        };
+        self.write_page(stream as usize, &page)?;
         Ok(offset)
     }
 
@@ -659,20 +663,9 @@ impl<W: Write> TableWriter<W> {
                 self.out.add_stream(Some(stream_opts))?.0
             }
         };
-        let offset = self.out.stream_len(StreamId(stream))?;
         let mut section = Vec::new();
         encode_section(&self.schema, stats, &mut section, self.layout)?;
-        let blocks = compress_page(stream, &self.settings, &section)?;
-        self.write_page(
-            stream as usize,
-            &EncodedPage {
-                blocks,
-                raw_len: section.len() as u64,
-                summary: 0,
-                layout: self.layout,
-                stats: None,
-            },
-        )?;
+        let offset = self.append_to_stream(stream, &section, self.layout)?;
         Ok(StatisticsLocation { stream, offset })
     }
 
