@@ -24,6 +24,7 @@ __all__ = [
     "is_plain",
     "write_table",
     "append_table",
+    "list_objects",
     "compress",
     "decompress",
     "resolve_threads",
