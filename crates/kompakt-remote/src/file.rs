@@ -1,7 +1,7 @@
 //! One object read by byte ranges: [`RemoteFile`].
 
 use crate::connect::{connect, describe};
-use crate::runtime::block_on;
+use crate::runtime::{block_on, spawn};
 use bytes::Bytes;
 use kompakt::stream::ReadAt;
 use object_store::path::Path as ObjectPath;
@@ -9,7 +9,7 @@ use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use std::io;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use url::Url;
 
 /// Bytes fetched from the end at open: a footer of a few thousand blocks or a table of a few
@@ -23,8 +23,13 @@ pub const HEAD_LEN: u64 = 4 << 10;
 /// costs its round trip whatever its size, and sequential readers read on into what it got.
 pub const MIN_REQUEST: u64 = 64 << 10;
 
-/// What prefetched ranges may hold at once; ranges beyond it are read when asked for.
+/// What prefetched ranges may hold at once, fetched or on their way; ranges beyond it are
+/// read when asked for.
 pub const PREFETCH_LIMIT: u64 = 256 << 20;
+
+/// The most one prefetch request asks for: a long run of ranges goes out as several requests
+/// in flight at once, which a server (S3 above all) serves faster than one stream.
+pub const MAX_REQUEST: u64 = 8 << 20;
 
 /// Requests made and bytes received by one [`RemoteFile`], opening included.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -46,34 +51,103 @@ impl Counters {
     }
 }
 
-/// Fetched ranges waiting to be read, by offset; bounded by [`PREFETCH_LIMIT`].
+/// Prefetched ranges: fetched and waiting to be read, or on their way. What they hold is
+/// bounded by [`PREFETCH_LIMIT`]; the oldest go first.
 #[derive(Default)]
 struct Fetched {
-    ranges: Vec<(u64, Bytes)>,
-    bytes: u64,
+    /// By offset.
+    held: Vec<Held>,
+    held_bytes: u64,
+    pending: Vec<Pending>,
+    pending_bytes: u64,
+    arrivals: u64,
+}
+
+struct Held {
+    start: u64,
+    data: Bytes,
+    arrival: u64,
+}
+
+/// A prefetch request in flight. The process that made it is kept: a child made by `fork`
+/// inherits the entry but not the request, and must not wait for it.
+struct Pending {
+    range: Range<u64>,
+    pid: u32,
 }
 
 impl Fetched {
     fn find(&self, offset: u64, len: usize) -> Option<&[u8]> {
-        let i = self
-            .ranges
-            .partition_point(|(start, _)| *start <= offset)
-            .checked_sub(1)?;
-        let (start, data) = &self.ranges[i];
-        let from = usize::try_from(offset - start).ok()?;
-        data.get(from..from.checked_add(len)?)
+        let i = self.held.partition_point(|h| h.start <= offset).checked_sub(1)?;
+        let held = &self.held[i];
+        let from = usize::try_from(offset - held.start).ok()?;
+        held.data.get(from..from.checked_add(len)?)
+    }
+
+    /// Whether a request of this process in flight will bring all of `range`.
+    fn awaits(&self, range: &Range<u64>) -> bool {
+        let pid = std::process::id();
+        self.pending
+            .iter()
+            .any(|p| p.pid == pid && p.range.start <= range.start && range.end <= p.range.end)
+    }
+
+    fn has(&self, range: &Range<u64>) -> bool {
+        self.awaits(range) || self.find(range.start, (range.end - range.start) as usize).is_some()
     }
 
     fn insert(&mut self, start: u64, data: Bytes) {
         let len = data.len() as u64;
-        if self.bytes + len > PREFETCH_LIMIT {
-            // The oldest are most likely read already; dropping all keeps the rule simple.
-            self.ranges.clear();
-            self.bytes = 0;
+        while !self.held.is_empty() && self.held_bytes + self.pending_bytes + len > PREFETCH_LIMIT {
+            let oldest = (0..self.held.len())
+                .min_by_key(|&i| self.held[i].arrival)
+                .expect("not empty");
+            self.held_bytes -= self.held.remove(oldest).data.len() as u64;
         }
-        let i = self.ranges.partition_point(|(s, _)| *s < start);
-        self.ranges.insert(i, (start, data));
-        self.bytes += len;
+        let i = self.held.partition_point(|h| h.start < start);
+        self.arrivals += 1;
+        let arrival = self.arrivals;
+        self.held.insert(i, Held { start, data, arrival });
+        self.held_bytes += len;
+    }
+
+    fn depart(&mut self, range: &Range<u64>) {
+        let pid = std::process::id();
+        if let Some(i) = self.pending.iter().position(|p| p.pid == pid && p.range == *range) {
+            self.pending.swap_remove(i);
+            self.pending_bytes -= range.end - range.start;
+        }
+    }
+}
+
+/// What a file shares with its prefetch requests, which outlive the call that made them.
+#[derive(Default)]
+struct Shared {
+    fetched: Mutex<Fetched>,
+    /// Signalled whenever a prefetch request ends, with data or not.
+    arrived: Condvar,
+    traffic: Counters,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Fetched> {
+        self.fetched.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A prefetch request has ended: its data (when it came whole) is kept, and readers
+    /// waiting for it look again. A failure is left to the read that needs the range, which
+    /// fetches it itself and reports an error in its own words.
+    fn arrive(&self, range: Range<u64>, result: Option<Bytes>) {
+        let mut fetched = self.lock();
+        fetched.depart(&range);
+        if let Some(data) = result {
+            self.traffic.add(1, data.len() as u64);
+            if data.len() as u64 == range.end - range.start {
+                fetched.insert(range.start, data);
+            }
+        }
+        drop(fetched);
+        self.arrived.notify_all();
     }
 }
 
@@ -92,8 +166,7 @@ pub struct RemoteFile {
     e_tag: Option<String>,
     tail_start: u64,
     tail: Bytes,
-    fetched: Mutex<Fetched>,
-    traffic: Counters,
+    shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for RemoteFile {
@@ -124,8 +197,7 @@ impl RemoteFile {
             e_tag: None,
             tail_start: 0,
             tail: Bytes::new(),
-            fetched: Mutex::default(),
-            traffic: Counters::default(),
+            shared: Arc::default(),
         };
         // The tail and the head at once: one round trip opens a file of any size.
         let get = |range: GetRange| {
@@ -146,7 +218,7 @@ impl RemoteFile {
             // An empty object has no suffix to give (416): its metadata alone, then.
             Err(e) if is_unsatisfiable(&e) => {
                 let meta = block_on(file.store.head(&file.path))?.map_err(|e| describe(e, &file.url))?;
-                file.traffic.add(1, 0);
+                file.shared.traffic.add(1, 0);
                 (meta, 0..0, Bytes::new())
             }
             Err(e @ object_store::Error::NotFound { .. }) if !e.to_string().contains("NoSuchBucket") => {
@@ -160,7 +232,7 @@ impl RemoteFile {
             }
             Err(e) => return Err(describe(e, &file.url)),
         };
-        file.traffic.add(1, tail.len() as u64);
+        file.shared.traffic.add(1, tail.len() as u64);
         if range.end != meta.size || tail.len() as u64 != range.end - range.start {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -172,13 +244,13 @@ impl RemoteFile {
         }
         // The head counts only when it comes from the same version, and the tail lacks it.
         if let Ok((head_meta, head_range, head)) = head {
-            file.traffic.add(1, head.len() as u64);
+            file.shared.traffic.add(1, head.len() as u64);
             let whole = head_range.start == 0 && head.len() as u64 == head_range.end;
             if whole && head_meta.e_tag == meta.e_tag && head_range.end < range.start {
                 file.lock().insert(0, head);
             }
         } else {
-            file.traffic.add(1, 0);
+            file.shared.traffic.add(1, 0);
         }
         file.size = meta.size;
         file.e_tag = meta.e_tag;
@@ -200,8 +272,8 @@ impl RemoteFile {
     /// Requests made and bytes received so far.
     pub fn traffic(&self) -> Traffic {
         Traffic {
-            requests: self.traffic.requests.load(Ordering::Relaxed),
-            bytes: self.traffic.bytes.load(Ordering::Relaxed),
+            requests: self.shared.traffic.requests.load(Ordering::Relaxed),
+            bytes: self.shared.traffic.bytes.load(Ordering::Relaxed),
         }
     }
 
@@ -222,7 +294,7 @@ impl RemoteFile {
             result.bytes().await
         })?
         .map_err(|e| describe(e, &self.url))?;
-        self.traffic.add(1, data.len() as u64);
+        self.shared.traffic.add(1, data.len() as u64);
         self.check_len(&range, data.len() as u64, want)?;
         Ok(data)
     }
@@ -249,8 +321,8 @@ impl RemoteFile {
         true
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Fetched> {
-        self.fetched.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> MutexGuard<'_, Fetched> {
+        self.shared.lock()
     }
 }
 
@@ -272,9 +344,19 @@ impl ReadAt for RemoteFile {
         if buf.is_empty() || self.copy_from_tail(buf, offset) {
             return Ok(());
         }
-        if let Some(data) = self.lock().find(offset, buf.len()) {
-            buf.copy_from_slice(data);
-            return Ok(());
+        {
+            let wanted = offset..end;
+            let mut fetched = self.lock();
+            loop {
+                if let Some(data) = fetched.find(offset, buf.len()) {
+                    buf.copy_from_slice(data);
+                    return Ok(());
+                }
+                if !fetched.awaits(&wanted) {
+                    break;
+                }
+                fetched = self.shared.arrived.wait(fetched).unwrap_or_else(|e| e.into_inner());
+            }
         }
         // At least MIN_REQUEST, never into the tail (which is here already).
         let fetch_end = end.max(offset.saturating_add(MIN_REQUEST).min(self.tail_start));
@@ -287,63 +369,64 @@ impl ReadAt for RemoteFile {
     }
 
     fn prefetch(&self, ranges: &[Range<u64>]) {
-        // Only what is not here already, and no more than the prefetch limit.
-        let mut wanted = Vec::new();
-        let mut total = 0u64;
-        {
-            let fetched = self.lock();
+        // Only what is neither here nor on its way, within the prefetch limit; requests go
+        // out at once and the call returns: the reads that need the ranges wait for them.
+        let merged = {
+            let mut fetched = self.lock();
+            let mut wanted = Vec::new();
+            let mut total = fetched.pending_bytes;
             for r in ranges {
-                let end = r.end.min(self.tail_start);
-                if r.start >= end || fetched.find(r.start, (end - r.start) as usize).is_some() {
+                let r = r.start..r.end.min(self.tail_start);
+                if r.is_empty() || fetched.has(&r) {
                     continue;
                 }
-                total += end - r.start;
+                total += r.end - r.start;
                 if total > PREFETCH_LIMIT {
                     break;
                 }
-                wanted.push(r.start..end);
+                wanted.push(r);
             }
-        }
-        if wanted.is_empty() {
-            return;
-        }
-        let merged = merge_ranges(&wanted, MIN_REQUEST);
-        // One request per merged range, all in flight at once (object_store's get_ranges,
-        // which coalesces too, cannot pin the ETag). A failure is left to the read that
-        // needs the range: it reports it with its own context.
-        let Ok(results) = block_on(async {
-            let requests = merged.iter().map(|r| {
-                let options = self.get_options(r.clone());
-                async move {
-                    let result = self.store.get_opts(&self.path, options).await?;
-                    result.bytes().await
-                }
-            });
-            futures::future::join_all(requests).await
-        }) else {
-            return;
+            let merged = merge_ranges(&wanted, MIN_REQUEST, MAX_REQUEST);
+            let pid = std::process::id();
+            for range in &merged {
+                fetched.pending_bytes += range.end - range.start;
+                fetched.pending.push(Pending {
+                    range: range.clone(),
+                    pid,
+                });
+            }
+            merged
         };
-        let mut fetched = self.lock();
-        for (range, result) in merged.into_iter().zip(results) {
-            if let Ok(data) = result {
-                self.traffic.add(1, data.len() as u64);
-                if data.len() as u64 == range.end - range.start {
-                    fetched.insert(range.start, data);
-                }
+        // One request per merged range (object_store's get_ranges, which coalesces too, cannot
+        // pin the ETag).
+        for range in merged {
+            let (store, path, shared) = (Arc::clone(&self.store), self.path.clone(), Arc::clone(&self.shared));
+            let options = self.get_options(range.clone());
+            let unsent = range.clone();
+            let request = async move {
+                let got = async { store.get_opts(&path, options).await?.bytes().await }.await;
+                shared.arrive(range, got.ok());
+            };
+            if spawn(request).is_err() {
+                // No runtime, no request: the read that needs the range fetches it itself.
+                self.shared.arrive(unsent, None);
             }
         }
     }
 }
 
-/// Ascending ranges merged where the gap between two is under `gap`: one request then
-/// fetches both, which costs less than a second round trip.
-pub fn merge_ranges(ranges: &[Range<u64>], gap: u64) -> Vec<Range<u64>> {
+/// Ascending ranges merged where the gap between two is under `gap` and the two together span
+/// at most `max_len`: one request then fetches both, which costs less than a second round
+/// trip, and long runs still go out as several requests at once.
+pub fn merge_ranges(ranges: &[Range<u64>], gap: u64, max_len: u64) -> Vec<Range<u64>> {
     let mut sorted = ranges.to_vec();
     sorted.sort_by_key(|r| r.start);
     let mut merged: Vec<Range<u64>> = Vec::with_capacity(sorted.len());
     for r in sorted.into_iter().filter(|r| r.start < r.end) {
         match merged.last_mut() {
-            Some(last) if r.start <= last.end.saturating_add(gap) => last.end = last.end.max(r.end),
+            Some(last) if r.start <= last.end.saturating_add(gap) && r.end.max(last.end) - last.start <= max_len => {
+                last.end = last.end.max(r.end)
+            }
             _ => merged.push(r),
         }
     }
@@ -421,7 +504,7 @@ mod tests {
         // Two close ranges (one request) and a far one (another).
         let ranges = [1000..2000, 3000..9000, 4_000_000..4_100_000];
         file.prefetch(&ranges);
-        assert_eq!(file.traffic().requests, 4);
+        // The reads wait for the requests in flight instead of making their own.
         for r in ranges.clone() {
             let mut buf = vec![0u8; (r.end - r.start) as usize];
             file.read_exact_at(&mut buf, r.start).unwrap();
@@ -443,6 +526,23 @@ mod tests {
         let e = file.read_exact_at(&mut [0u8; 100], 1 << 20).unwrap_err();
         assert!(e.to_string().contains("changed"), "{e}");
         assert!(e.to_string().contains("mem://k"), "{e}");
+        // A prefetch that fails leaves the read to fetch and report, instead of waiting.
+        file.prefetch(&[(1 << 20)..(1 << 20) + 5000]);
+        let e = file.read_exact_at(&mut [0u8; 100], (1 << 20) + 10).unwrap_err();
+        assert!(e.to_string().contains("changed"), "{e}");
+    }
+
+    #[test]
+    fn prefetched_ranges_stay_within_the_limit_dropping_the_oldest() {
+        let mut fetched = Fetched::default();
+        // Zeroed allocations: pages never touched, so no memory is used.
+        let third = PREFETCH_LIMIT / 3 + 1;
+        for i in 0..3u64 {
+            fetched.insert(i * third, Bytes::from(vec![0u8; third as usize]));
+        }
+        assert!(fetched.held_bytes <= PREFETCH_LIMIT);
+        assert!(fetched.find(0, 10).is_none(), "the oldest is dropped");
+        assert!(fetched.find(third, 10).is_some() && fetched.find(2 * third, 10).is_some());
     }
 
     #[test]
@@ -458,15 +558,20 @@ mod tests {
         fn merged_ranges_cover_exactly_and_keep_gaps(
             mut ranges in proptest::collection::vec((0u64..10_000, 1u64..500), 0..20),
             gap in 0u64..300,
+            max_len in 1u64..3000,
         ) {
             ranges.sort();
             let ranges: Vec<Range<u64>> = ranges.into_iter().map(|(s, l)| s..s + l).collect();
-            let merged = merge_ranges(&ranges, gap);
+            let merged = merge_ranges(&ranges, gap, max_len);
             for r in &ranges {
                 prop_assert!(merged.iter().any(|m| m.start <= r.start && r.end <= m.end));
             }
+            for m in &merged {
+                // Longer than max_len only when one range is.
+                prop_assert!(m.end - m.start <= max_len || ranges.contains(m));
+            }
             for w in merged.windows(2) {
-                prop_assert!(w[1].start > w[0].end + gap);
+                prop_assert!(w[1].start > w[0].end + gap || w[1].end.max(w[0].end) - w[0].start > max_len);
             }
         }
     }

@@ -29,7 +29,7 @@ mod runtime;
 #[cfg(feature = "network")]
 mod store;
 #[cfg(feature = "network")]
-pub use file::{merge_ranges, RemoteFile, Traffic, HEAD_LEN, MIN_REQUEST, PREFETCH_LIMIT, TAIL_LEN};
+pub use file::{merge_ranges, RemoteFile, Traffic, HEAD_LEN, MAX_REQUEST, MIN_REQUEST, PREFETCH_LIMIT, TAIL_LEN};
 #[cfg(feature = "network")]
 pub use listing::{list, Listed};
 #[cfg(feature = "network")]

@@ -52,3 +52,13 @@ where
     }
     Ok(rt.block_on(future))
 }
+
+/// Runs `future` on the runtime's threads and returns at once: prefetches, which a later read
+/// waits for.
+pub(crate) fn spawn<F>(future: F) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    drop(runtime()?.spawn(future));
+    Ok(())
+}

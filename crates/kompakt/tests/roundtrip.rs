@@ -401,3 +401,71 @@ fn filter_auto_chooses_per_block() {
         .collect();
     assert_eq!(labels, ["zstd:shuffle/8", "zstd:none", "none:none"], "{labels:?}");
 }
+
+/// A source that records the prefetch hints it gets and the reads it serves, in order.
+struct HintedSource {
+    data: Vec<u8>,
+    events: std::sync::Mutex<Vec<(bool, std::ops::Range<u64>)>>,
+}
+
+impl kompakt::stream::ReadAt for HintedSource {
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.data.len() as u64)
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        let at = offset as usize;
+        buf.copy_from_slice(&self.data[at..at + buf.len()]);
+        let range = offset..offset + buf.len() as u64;
+        self.events.lock().unwrap().push((false, range));
+        Ok(())
+    }
+
+    fn prefetch(&self, ranges: &[std::ops::Range<u64>]) {
+        let mut events = self.events.lock().unwrap();
+        events.extend(ranges.iter().map(|r| (true, r.clone())));
+    }
+}
+
+#[test]
+fn long_reads_hint_each_block_once_before_reading_it_and_a_bounded_window_ahead() {
+    // 100 raw blocks of 1 MiB: three windows of hints and more.
+    let block = 1usize << 20;
+    let data = vec![7u8; 100 * block];
+    let opts = WriteOptions::default().codec("none".parse().unwrap()).block_size(block);
+    let file = kompakt::compress(&data, &opts).unwrap();
+    for threads in [1, 2] {
+        for copy in [false, true] {
+            let source = HintedSource {
+                data: file.clone(),
+                events: Default::default(),
+            };
+            let mut reader = Reader::at(source, ReadOptions::default().threads(threads)).unwrap();
+            let blocks: Vec<u64> = reader.blocks().iter().map(|b| b.file_offset).collect();
+            reader.get_ref().get_ref().events.lock().unwrap().clear();
+            if copy {
+                let mut out = Vec::new();
+                reader.copy_range_to(0, 0, data.len() as u64, &mut out, &mut |_| {}).unwrap();
+                assert!(out == data);
+            } else {
+                assert!(reader.read_stream(0).unwrap() == data);
+            }
+            let events = reader.get_ref().get_ref().events.lock().unwrap().clone();
+            let hinted: Vec<u64> = events.iter().filter(|e| e.0).map(|e| e.1.start).collect();
+            assert_eq!(hinted, blocks, "every block hinted once, in order ({threads} threads)");
+            let mut hinted_so_far = 0usize;
+            for (is_hint, range) in &events {
+                if *is_hint {
+                    hinted_so_far += 1;
+                    continue;
+                }
+                let block = blocks.partition_point(|&b| b <= range.start) - 1;
+                assert!(block < hinted_so_far, "block {block} read before its hint");
+                // At most two windows of 32 MiB ahead of the block handed out last, which
+                // the decoders' queue (2 x threads blocks) may run ahead of this read.
+                let ahead = hinted_so_far - block;
+                assert!(ahead <= 64 + 2 * threads + 1, "{ahead} blocks hinted ahead");
+            }
+        }
+    }
+}

@@ -358,16 +358,18 @@ impl<R: Read + Seek> Reader<R> {
         let uncached = dst.len() >= crate::copy::UNCACHED_READ_MIN;
         let stores = if uncached { Stores::Uncached } else { Stores::Cached };
         let positional = if threads > 1 { self.positional } else { |_: &R| None };
-        let mut source = BlockSource::new(&mut self.inner, self.in_memory, positional);
+        let mut source = BlockSource::new(&mut self.inner, self.in_memory, positional, self.positional);
         let blocks = &self.index.footer.blocks;
+        let mut readahead = Readahead::new(list, blocks);
         let mut rest = dst;
         let mut pos = start;
-        let mut items = list.iter();
+        let mut items = list.iter().enumerate();
         ordered_map(
             threads,
             2 * threads,
             || {
-                let Some(&i) = items.next() else { return Ok(None) };
+                let Some((k, &i)) = items.next() else { return Ok(None) };
+                readahead.before(k, &source);
                 let entry = blocks[i];
                 let skip = (pos - entry.raw_offset) as usize;
                 let take = (entry.raw_offset + u64::from(entry.header.raw_len)).min(end) - pos;
@@ -459,20 +461,22 @@ impl<R: Read + Seek> Reader<R> {
         let verify = self.opts.verify_checksums;
         let list = &self.index.stream_blocks[stream as usize][range];
         let positional = if threads > 1 { self.positional } else { |_: &R| None };
-        let mut source = BlockSource::new(&mut self.inner, self.in_memory, positional);
+        let mut source = BlockSource::new(&mut self.inner, self.in_memory, positional, self.positional);
         // With a positional source, each thread reads its own blocks (see `read_range_into`).
         let fetch_from = match &source {
             BlockSource::Positional(s) => Some(*s),
             _ => None,
         };
         let blocks = &self.index.footer.blocks;
-        let mut items = list.iter();
+        let mut readahead = Readahead::new(list, blocks);
+        let mut items = list.iter().enumerate();
         let mut written = 0u64;
         ordered_map(
             threads,
             2 * threads,
             || {
-                let Some(&i) = items.next() else { return Ok(None) };
+                let Some((k, &i)) = items.next() else { return Ok(None) };
+                readahead.before(k, &source);
                 let entry = blocks[i];
                 let bytes = match fetch_from {
                     Some(source) => Fetched::Later(source),
@@ -735,12 +739,59 @@ enum Fetched<'s> {
     Later(&'s dyn ReadAt),
 }
 
+/// How far ahead of its decoders a read of many blocks tells its source which blocks come
+/// next ([`ReadAt::prefetch`]), in stored bytes: a remote source then has requests in flight
+/// while the blocks before decode. Files and memory ignore the hint.
+const READAHEAD: u64 = 32 << 20;
+
+/// The hints of one read: a window of [`READAHEAD`] bytes of blocks at a time, given when the
+/// read reaches the window before it, so one is always on its way.
+struct Readahead<'l> {
+    list: &'l [usize],
+    blocks: &'l [BlockEntry],
+    /// Blocks (positions in `list`) hinted so far.
+    hinted: usize,
+    /// Where the read next hints a window: the start of the last window hinted.
+    refill_at: usize,
+}
+
+impl<'l> Readahead<'l> {
+    fn new(list: &'l [usize], blocks: &'l [BlockEntry]) -> Self {
+        Readahead {
+            list,
+            blocks,
+            hinted: 0,
+            refill_at: 0,
+        }
+    }
+
+    /// Called as block `k` of the read is handed out.
+    fn before<R: Read + Seek>(&mut self, k: usize, source: &BlockSource<'_, R>) {
+        while k >= self.refill_at && self.hinted < self.list.len() {
+            let window = self.hinted;
+            let mut ranges = Vec::new();
+            let mut bytes = 0;
+            while self.hinted < self.list.len() && bytes < READAHEAD {
+                let entry = &self.blocks[self.list[self.hinted]];
+                let len = BLOCK_HEADER_LEN as u64 + u64::from(entry.header.stored_len);
+                ranges.push(entry.file_offset..entry.file_offset + len);
+                bytes += len;
+                self.hinted += 1;
+            }
+            source.prefetch(&ranges);
+            self.refill_at = window;
+        }
+    }
+}
+
 /// Where a read gets its blocks: read from `inner` (seeking only when a block does not follow
 /// the last one), or borrowed from the file in memory.
 enum BlockSource<'s, R> {
     File {
         inner: &'s mut R,
         next: Option<u64>,
+        /// `inner` as a positional source, to hint at the blocks coming ([`Readahead`]).
+        hints: for<'x> fn(&'x R) -> Option<&'x dyn ReadAt>,
     },
     Memory(&'s [u8]),
     /// A source the decoding threads read blocks from themselves ([`Job::Fetch`]).
@@ -752,9 +803,14 @@ impl<'s, R: Read + Seek> BlockSource<'s, R> {
         inner: &'s mut R,
         in_memory: for<'x> fn(&'x R) -> Option<&'x [u8]>,
         positional: for<'x> fn(&'x R) -> Option<&'x dyn ReadAt>,
+        hints: for<'x> fn(&'x R) -> Option<&'x dyn ReadAt>,
     ) -> Self {
         if in_memory(inner).is_none() && positional(inner).is_none() {
-            return BlockSource::File { inner, next: None };
+            return BlockSource::File {
+                inner,
+                next: None,
+                hints,
+            };
         }
         let inner: &'s R = inner;
         match in_memory(inner) {
@@ -763,9 +819,22 @@ impl<'s, R: Read + Seek> BlockSource<'s, R> {
         }
     }
 
+    /// Tells the source that `ranges` are about to be read.
+    fn prefetch(&self, ranges: &[std::ops::Range<u64>]) {
+        match self {
+            BlockSource::File { inner, hints, .. } => {
+                if let Some(source) = hints(inner) {
+                    source.prefetch(ranges);
+                }
+            }
+            BlockSource::Positional(source) => source.prefetch(ranges),
+            BlockSource::Memory(_) => {}
+        }
+    }
+
     /// Positions a file at `entry`'s block.
     fn seek_to(&mut self, entry: &BlockEntry) -> Result<()> {
-        if let BlockSource::File { inner, next } = self {
+        if let BlockSource::File { inner, next, .. } = self {
             if *next != Some(entry.file_offset) {
                 inner.seek(SeekFrom::Start(entry.file_offset))?;
             }
