@@ -165,6 +165,10 @@ def _may_match(op: str, value: Any, lo: Any, hi: Any, nulls: int, nans: int, row
         # all of it excluded, is ruled out.
         if nulls or nans or lo is None or hi is None:
             return True
+        if isinstance(lo, float) and lo == 0:
+            # Bounds of zeros are -0.0 and +0.0, and engines disagree on whether -0.0 is "in"
+            # a list holding 0.0 (pyarrow's hashing says no).
+            return True
         excluded = [value] if op == "!=" else list(value)
         try:
             return not (lo == hi and any(lo == v for v in excluded))

@@ -15,6 +15,7 @@ Requires ``polars``.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
@@ -31,6 +32,96 @@ def _as_expr(filters: list[tuple[str, str, Any]]) -> Any:
     return combine(filters, pl.col, lambda x, v: x.is_in(v))
 
 
+# ``column op value`` read the other way round: ``value op column``.
+_MIRRORED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+# ``is_between(lo, hi, closed=...)`` as the ops of its two bounds.
+_BETWEEN = {"both": (">=", "<="), "left": (">=", "<"), "right": (">", "<="), "none": (">", "<")}
+
+
+def _constant(expr: Any) -> tuple[bool, Any]:
+    """``(True, values)`` when ``expr`` uses no column (a literal, maybe cast by Polars), with
+    its values as a Python list; ``(False, None)`` otherwise."""
+    import polars as pl
+
+    if expr.meta.root_names():
+        return False, None
+    try:
+        values = pl.select(expr.alias("value")).to_series()
+    except Exception:  # noqa: BLE001 (anything Polars cannot evaluate alone is no constant)
+        return False, None
+    if isinstance(values.dtype, (pl.List, pl.Array)) and len(values) == 1:
+        values = values[0]
+    return True, values.to_list()
+
+
+def _column(expr: Any) -> str | None:
+    return expr.meta.output_name() if expr.meta.is_column() else None
+
+
+def _comparison(expr: Any, left: Any, right: Any) -> tuple[str, str, Any] | None:
+    """``expr`` as a filter when it compares a column with a constant (either way round)."""
+    tests = {
+        "==": left.__eq__,
+        "!=": left.__ne__,
+        "<": left.__lt__,
+        "<=": left.__le__,
+        ">": left.__gt__,
+        ">=": left.__ge__,
+    }
+    for op, build in tests.items():
+        if not expr.meta.eq(build(right)):
+            continue
+        for column, other, as_op in ((_column(left), right, op), (_column(right), left, _MIRRORED[op])):
+            ok, values = _constant(other) if column is not None else (False, None)
+            if ok and len(values) == 1 and _comparable(values[0]):
+                return (column, as_op, values[0])
+        return None
+    return None
+
+
+def _comparable(value: Any) -> bool:
+    # A null compares to nothing and Polars orders NaN above every number: neither reads as a
+    # bound the statistics can be checked against.
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def predicate_filters(predicate: Any) -> list[tuple[str, str, Any]]:
+    """The parts of a Polars predicate that read as ``(column, op, value)`` filters: the
+    comparisons of a column with a constant, ``is_in`` and ``is_between`` joined by ``&``.
+    Each holds for every row the predicate keeps, so the row groups they rule out can be
+    skipped; the rest (``|``, functions, columns compared with columns) is left to Polars, which
+    applies the whole predicate to the rows read."""
+    filters: list[tuple[str, str, Any]] = []
+    pending = [] if predicate is None else [predicate]
+    while pending:
+        expr = pending.pop()
+        # meta.pop gives a node's inputs last first; a node is recognised by rebuilding it.
+        inputs = expr.meta.pop()[::-1]
+        if len(inputs) == 2:
+            left, right = inputs
+            if expr.meta.eq(left & right):
+                pending += [left, right]
+            elif expr.meta.eq(left.is_in(right)):
+                column, (ok, values) = _column(left), _constant(right)
+                if column is not None and ok and all(_comparable(v) for v in values):
+                    filters.append((column, "in", values))
+            elif (found := _comparison(expr, left, right)) is not None:
+                filters.append(found)
+        elif len(inputs) == 3:
+            x, lo, hi = inputs
+            column = _column(x)
+            for closed, ops in _BETWEEN.items():
+                if column is None or not expr.meta.eq(x.is_between(lo, hi, closed=closed)):  # type: ignore[arg-type]
+                    continue
+                for bound, op in ((lo, ops[0]), (hi, ops[1])):
+                    ok, values = _constant(bound)
+                    if ok and len(values) == 1 and _comparable(values[0]):
+                        filters.append((column, op, values[0]))
+                break
+    return filters
+
+
 def scan_table(
     paths: str | os.PathLike | Iterable[str | os.PathLike],
     *,
@@ -40,10 +131,11 @@ def scan_table(
 
     Polars pushes down the columns a query uses (only those are read), its filters (applied
     to each batch as it is read) and its row limit (reading stops once enough rows passed).
-    ``filters``: ``(column, op, value)`` tuples that must all hold; they skip the row groups
-    that cannot match before anything is read (by binary search on a file's first sort key,
-    and by the row-group statistics on any column). Polars' own predicates are applied to the
-    rows read, but do not skip row groups.
+    ``filters``: ``(column, op, value)`` tuples that must all hold. They, and the parts of
+    Polars' own predicates that compare a column with a constant (``==``, ``<``, ...,
+    ``is_in``, ``is_between``, joined by ``&``), skip the row groups that cannot match before
+    anything is read: by binary search on a file's first sort key, and by the row-group
+    statistics on any column. The whole predicate is then applied to the rows read.
     """
     import polars as pl
     from polars.io.plugins import register_io_source
@@ -59,7 +151,7 @@ def scan_table(
         filtered = [c for e in (predicate, own) if e is not None for c in e.meta.root_names()]
         names = with_needed(with_columns, filtered)
         left = n_rows
-        for part in plan(files, names, filters):
+        for part in plan(files, names, filters + predicate_filters(predicate)):
             t = TableFile(part.path)
             # Whole row groups, about a million rows a read (fewer under a small limit).
             want = min(batch_size or BATCH_ROWS, BATCH_ROWS if left is None else max(left, 1))
