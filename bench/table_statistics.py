@@ -19,6 +19,9 @@ rows, its own statistics) on the same rows, for
 
 ``groups read`` is the share of row groups the plan keeps (kompakt) or that pyarrow's fragment
 keeps after its statistics (Parquet). Times are the best of ``--repeats``.
+
+The same filters as Polars predicates: ``kompakt.polars.scan_table(path).filter(...)`` against
+``polars.scan_parquet(parquet).filter(...)``, collected (Polars skips by its statistics too).
 """
 
 from __future__ import annotations
@@ -53,12 +56,14 @@ def main() -> None:
     log = logger("statistics", time.time())
 
     import numpy as np
+    import polars as pl
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
 
     import kompakt
+    import kompakt.polars
     from kompakt._plan import plan
 
     os.makedirs(a.data_dir, exist_ok=True)
@@ -98,6 +103,7 @@ def main() -> None:
         "\n| filter | rows kept | kompakt groups read | kompakt | Parquet groups read | Parquet | kompakt / Parquet |"
     )
     print("|--|--:|--:|--:|--:|--:|--:|")
+    polars_rows = []
     for label, (name, column, op, value) in cases.items():
         path = paths[name]
         parquet = os.path.join(a.data_dir, f"{name}.parquet")
@@ -126,6 +132,22 @@ def main() -> None:
             f"| {label} | {rows['kompakt']:,} | {100 * k_share:.1f} % | {k_time:.3f} s | {100 * p_share:.0f} % | "
             f"{p_time:.3f} s | {k_time / p_time:.2f}x |"
         )
+        predicate = pl.col(column) > value if op == ">" else pl.col(column) == value
+
+        def scan_kompakt(path=path, predicate=predicate):
+            rows["kompakt"] = kompakt.polars.scan_table(path).filter(predicate).collect().height
+
+        def scan_parquet(parquet=parquet, predicate=predicate):
+            rows["parquet"] = pl.scan_parquet(parquet).filter(predicate).collect().height
+
+        k_time = best(scan_kompakt, a.repeats)
+        p_time = best(scan_parquet, a.repeats)
+        assert rows["kompakt"] == rows["parquet"], rows
+        log(f"{label}, Polars: kompakt {k_time:.3f} s, Parquet {p_time:.3f} s")
+        polars_rows.append(f"| {label} | {k_time:.3f} s | {p_time:.3f} s | {k_time / p_time:.2f}x |")
+    print("\n| Polars predicate | kompakt scan_table | scan_parquet | kompakt / Parquet |")
+    print("|--|--:|--:|--:|")
+    print("\n".join(polars_rows))
 
 
 if __name__ == "__main__":

@@ -99,9 +99,12 @@ class Store(MutableMapping[str, Any]):
     ETag, so writers on several machines never tear a value (the last writer wins, as
     locally). Objects are built and kept in a local cache folder, ``cache_dir`` (default: one
     per URL under ``$XDG_CACHE_HOME/kompakt/remote``), so a repeated ``get`` asks the server
-    only whether the key changed. ``gc()`` removes objects no key points at that are older
-    than ``grace`` seconds (default 3600), so an object another machine is committing is never
-    taken. Several keys set at once (``mset``) each change atomically, not all together.
+    only whether the key changed. The cache's objects are kept within ``cache_dir_limit`` bytes
+    (default 10 GiB; ``float("inf")``: no limit): past it, the least recently used are dropped
+    until a quarter is free, to be fetched again when asked for. ``gc()`` removes objects no
+    key points at that are older than ``grace`` seconds (default 3600), so an object another
+    machine is committing is never taken. Several keys set at once (``mset``) each change
+    atomically, not all together.
 
     >>> import kompakt, numpy, tempfile, os
     >>> store = kompakt.Store(os.path.join(tempfile.mkdtemp(), "cache"))
@@ -130,6 +133,7 @@ class Store(MutableMapping[str, Any]):
         adapt: bool | None = None,
         cache_dir: PathLike | None = None,
         grace: float | None = None,
+        cache_dir_limit: float | None = None,
     ) -> None:
         if not isinstance(cache_bytes, int) or cache_bytes < 0:
             raise ValueError(f"cache_bytes must be 0 (no cache) or a positive number of bytes, got {cache_bytes!r}")
@@ -143,14 +147,15 @@ class Store(MutableMapping[str, Any]):
             adapt=adapt,
             cache_dir=None if cache_dir is None else os.fspath(cache_dir),
             grace=grace,
+            cache_dir_limit=cache_dir_limit,
         )
         self._path = os.fspath(self._core.path)
         _OPEN_STORES[id(self)] = self
         self._options = dict(
             namespace=namespace, cache_bytes=cache_bytes, durable=durable, threads=threads, trusted=trusted, adapt=adapt
         )
-        if cache_dir is not None or grace is not None:
-            self._options.update(cache_dir=cache_dir, grace=grace)
+        if cache_dir is not None or grace is not None or cache_dir_limit is not None:
+            self._options.update(cache_dir=cache_dir, grace=grace, cache_dir_limit=cache_dir_limit)
         self.namespace = _check_namespace(namespace)
         self._trusted = trusted
         self._cache = _LruCache(cache_bytes) if cache_bytes > 0 else None
@@ -276,6 +281,16 @@ class Store(MutableMapping[str, Any]):
         """Removes objects no key points at (and files of writers that died); returns
         counts. Safe while other threads and processes use the store."""
         return dict(self._core.gc())
+
+    def reduce_size(self, max_bytes: int) -> dict[str, int]:
+        """Drops the least recently used values (by when they were last written or read)
+        until the object files hold at most ``max_bytes``; small values kept in the index stay.
+        Of a store on object storage, this reduces its cache folder (the values stay on the
+        server, and are fetched again when asked for). Returns the keys and objects removed,
+        the bytes freed and the object files' bytes left (``file_bytes``)."""
+        if not isinstance(max_bytes, int) or max_bytes < 0:
+            raise ValueError(f"max_bytes must be a number of bytes >= 0, got {max_bytes!r}")
+        return dict(self._core.reduce_size(max_bytes))
 
     def info(self) -> dict[str, Any]:
         """The store's configuration, key and object counts, and sizes in bytes."""

@@ -148,26 +148,34 @@ def scan_table(
     def source(
         with_columns: list[str] | None, predicate: Any, n_rows: int | None, batch_size: int | None
     ) -> Iterator[Any]:
-        filtered = [c for e in (predicate, own) if e is not None for c in e.meta.root_names()]
+        conditions = [e for e in (own, predicate) if e is not None]
+        condition = None if not conditions else conditions[0] if len(conditions) == 1 else conditions[0] & conditions[1]
+        filtered = [] if condition is None else list(dict.fromkeys(condition.meta.root_names()))
         names = with_needed(with_columns, filtered)
         left = n_rows
         for part in plan(files, names, filters + predicate_filters(predicate)):
             t = TableFile(part.path)
-            # Whole row groups, about a million rows a read (fewer under a small limit).
-            want = min(batch_size or BATCH_ROWS, BATCH_ROWS if left is None else max(left, 1))
+            # Whole row groups, about a million rows a read (fewer under a small limit): Polars'
+            # batch size hint (about 100 000 rows) would make a read cost more than it decodes;
+            # what is read is handed over in batches of that size.
+            want = BATCH_ROWS if left is None else min(BATCH_ROWS, max(left, 1))
             step = t.rows_per_group * max(1, want // t.rows_per_group)
             for start, stop in ((s, min(b, s + step)) for a, b in part.row_ranges() for s in range(a, b, step)):
+                # Reading the filtered columns first, then the others (whole, or with a take of
+                # the passing rows) measured no faster on fst's Integer == 42 (1 % of rows):
+                # the same pages decode, in two reads a batch instead of one.
                 frame = t.read(names, slice(start, stop), to="polars")
-                if own is not None:
-                    frame = frame.filter(own)
-                if predicate is not None:
-                    frame = frame.filter(predicate)
+                if condition is not None:
+                    frame = frame.filter(condition)
                 if with_columns is not None:
                     frame = frame.select(with_columns)
                 if left is not None:
                     frame = frame.head(left)
                     left -= frame.height
-                yield frame
+                if batch_size and frame.height > batch_size:
+                    yield from frame.iter_slices(batch_size)
+                else:
+                    yield frame
                 if left == 0:
                     return
 

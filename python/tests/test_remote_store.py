@@ -88,6 +88,41 @@ def test_another_machine_sees_the_values_and_keeps_what_it_read(s3, url, tmp_pat
     assert reader["v"] == "changed"
 
 
+def test_the_cache_folder_keeps_within_its_limit_dropping_the_least_recently_used(s3, url, tmp_path):
+    rng = np.random.default_rng(0)
+    values = {k: rng.random(250_000) for k in "abcdef"}  # 2 MB each, incompressible
+    writer = kompakt.Store(url, cache_dir=tmp_path / "writer", cache_dir_limit=float("inf"))
+    writer.update(values)
+    reader = kompakt.Store(url, cache_dir=tmp_path / "reader", cache_dir_limit=7_000_000)
+    for key in "abc":
+        np.testing.assert_array_equal(reader[key], values[key])
+        time.sleep(0.02)
+    # a is read again (most recently used), then d comes in: 8 MB > 7 MB, so the cache drops
+    # the least recently used (b, then c) until it holds at most 5.25 MB.
+    time.sleep(0.05)
+    np.testing.assert_array_equal(reader["a"], values["a"])
+    time.sleep(0.05)
+    np.testing.assert_array_equal(reader["d"], values["d"])
+    cached = reader.info()
+    assert cached["cache_dir"] == str(tmp_path / "reader")
+    local = kompakt.Store(tmp_path / "reader")
+    assert sorted(local.keys()) == ["a", "d"]
+    assert local.info()["file_bytes"] <= 5_250_000
+    local.close()
+    # Dropped from the cache only: every value still reads, fetched again.
+    for key in "abcdef":
+        np.testing.assert_array_equal(reader[key], values[key])
+    assert reader.verify()["problems"] == []
+    # The writer's cache has no limit; reduce_size trims it on demand.
+    assert kompakt.Store(tmp_path / "writer").info()["file_bytes"] > 12_000_000
+    report = writer.reduce_size(4_500_000)
+    assert report["keys"] == 4 and report["file_bytes"] <= 4_500_000
+    with pytest.raises(ValueError, match="cache_dir_limit"):
+        kompakt.Store(url, cache_dir=tmp_path / "x", cache_dir_limit=-1)
+    with pytest.raises(ValueError, match="object storage"):
+        kompakt.Store(tmp_path / "local", cache_dir_limit=10)
+
+
 def test_equal_values_are_stored_once(s3, url, tmp_path):
     store = kompakt.Store(url, cache_dir=tmp_path / "c")
     for key in ["x", "y", "z"]:

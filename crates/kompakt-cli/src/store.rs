@@ -5,7 +5,7 @@ use crate::human::format_size;
 use crate::{progress_bar, CliError, CliResult};
 use kompakt::Reader;
 use kompakt_fs::AtomicFile;
-use kompakt_remote::AnyStore;
+use kompakt_remote::{AnyStore, RemoteStoreOptions};
 use kompakt_store::StoreOptions;
 use std::io::{self, Read, Write};
 use std::path::Path;
@@ -33,7 +33,11 @@ fn open(path: &Path, create: bool) -> CliResult<AnyStore> {
 
 fn open_with(path: &Path, opts: StoreOptions) -> CliResult<AnyStore> {
     let location = crate::source::location(path).map_err(CliError::from)?;
-    AnyStore::open(&location, opts, None, None).map_err(|e| CliError::from(e).context(path.display()))
+    let opts = RemoteStoreOptions {
+        local: opts,
+        ..RemoteStoreOptions::default()
+    };
+    AnyStore::open(&location, opts).map_err(|e| CliError::from(e).context(path.display()))
 }
 
 fn ls(a: StoreLsArgs) -> CliResult {

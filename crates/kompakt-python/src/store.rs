@@ -11,7 +11,7 @@ use crate::reader::FileReader;
 use crate::writer::FileWriter;
 use kompakt::stream::{ContentHasher, StreamOptions};
 use kompakt::{FilterSpec, ReadOptions, Reader};
-use kompakt_remote::{AnyStore, Location};
+use kompakt_remote::{AnyStore, Location, RemoteStoreOptions};
 use kompakt_store::{PendingObject, StoreOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -94,7 +94,7 @@ impl PyStore {
 #[pymethods]
 impl PyStore {
     #[new]
-    #[pyo3(signature = (path, *, codec=None, level=None, create=true, durable=false, threads=None, adapt=None, cache_dir=None, grace=None))]
+    #[pyo3(signature = (path, *, codec=None, level=None, create=true, durable=false, threads=None, adapt=None, cache_dir=None, grace=None, cache_dir_limit=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -107,6 +107,7 @@ impl PyStore {
         adapt: Option<bool>,
         cache_dir: Option<std::path::PathBuf>,
         grace: Option<f64>,
+        cache_dir_limit: Option<f64>,
     ) -> PyResult<Self> {
         let opts = StoreOptions {
             codec: codec_override(codec, level)?,
@@ -116,11 +117,22 @@ impl PyStore {
             adapt,
         };
         let location = crate::pyfile::location(&path)?;
-        if let (Location::Local(_), true) = (&location, cache_dir.is_some() || grace.is_some()) {
+        let remote_only = cache_dir.is_some() || grace.is_some() || cache_dir_limit.is_some();
+        if let (Location::Local(_), true) = (&location, remote_only) {
             return Err(PyValueError::new_err(
-                "cache_dir and grace are options of stores on object storage (s3:// URLs)",
+                "cache_dir, cache_dir_limit and grace are options of stores on object storage (s3:// URLs)",
             ));
         }
+        let cache_limit = match cache_dir_limit {
+            None => Some(kompakt_remote::DEFAULT_CACHE_LIMIT),
+            Some(l) if l == f64::INFINITY => None,
+            Some(l) if l.is_finite() && l >= 0.0 => Some(l as u64),
+            Some(l) => {
+                return Err(PyValueError::new_err(format!(
+                    "cache_dir_limit must be a number of bytes >= 0 (or float('inf') for no limit), got {l}"
+                )))
+            }
+        };
         let grace = match grace {
             None => None,
             Some(g) if g.is_finite() && g >= 0.0 => Some(std::time::Duration::from_secs_f64(g)),
@@ -135,7 +147,15 @@ impl PyStore {
             Location::Remote(url) => std::path::PathBuf::from(url.as_str()),
         };
         let store = py
-            .detach(|| AnyStore::open(&location, opts, cache_dir, grace))
+            .detach(|| {
+                let opts = RemoteStoreOptions {
+                    cache: cache_dir,
+                    cache_limit,
+                    local: opts,
+                    grace: grace.unwrap_or(kompakt_remote::DEFAULT_GRACE),
+                };
+                AnyStore::open(&location, opts)
+            })
             .map_err(|e| match e {
                 kompakt_store::Error::Format(kompakt::Error::Io(io)) => crate::errors::os_error(io, &name),
                 e => crate::errors::store_to_py(e),
@@ -384,6 +404,22 @@ impl PyStore {
         }
         d.set_item("namespaces", ns)?;
         d.set_item("keys", namespaces.iter().map(|(_, n)| n).sum::<u64>())?;
+        Ok(d)
+    }
+
+    /// Drops the least recently used objects until the object files hold at most
+    /// `max_bytes` (a remote store's: of its cache folder); returns what it removed.
+    fn reduce_size<'py>(&self, py: Python<'py>, max_bytes: u64) -> PyResult<Bound<'py, PyDict>> {
+        let cache = match &self.store {
+            AnyStore::Local(s) => s,
+            AnyStore::Remote(r) => r.cache(),
+        };
+        let r = py.detach(|| cache.reduce_size(max_bytes)).py_err()?;
+        let d = PyDict::new(py);
+        d.set_item("keys", r.keys)?;
+        d.set_item("objects", r.gc.objects)?;
+        d.set_item("bytes", r.gc.bytes)?;
+        d.set_item("file_bytes", r.file_bytes)?;
         Ok(d)
     }
 

@@ -527,7 +527,8 @@ mod tests {
         assert!(e.to_string().contains("changed"), "{e}");
         assert!(e.to_string().contains("mem://k"), "{e}");
         // A prefetch that fails leaves the read to fetch and report, instead of waiting.
-        file.prefetch(&[(1 << 20)..(1 << 20) + 5000]);
+        let range = (1 << 20)..(1 << 20) + 5000;
+        file.prefetch(std::slice::from_ref(&range));
         let e = file.read_exact_at(&mut [0u8; 100], (1 << 20) + 10).unwrap_err();
         assert!(e.to_string().contains("changed"), "{e}");
     }

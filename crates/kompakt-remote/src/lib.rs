@@ -33,7 +33,9 @@ pub use file::{merge_ranges, RemoteFile, Traffic, HEAD_LEN, MAX_REQUEST, MIN_REQ
 #[cfg(feature = "network")]
 pub use listing::{list, Listed};
 #[cfg(feature = "network")]
-pub use store::{AnyStore, RemoteStore, RemoteStoreInfo, RemoteStoreOptions, DEFAULT_GRACE, LAYOUT_VERSION};
+pub use store::{
+    AnyStore, RemoteStore, RemoteStoreInfo, RemoteStoreOptions, DEFAULT_CACHE_LIMIT, DEFAULT_GRACE, LAYOUT_VERSION,
+};
 
 /// Opens the object at `url` for reading by byte ranges.
 pub fn open(url: &url::Url) -> std::io::Result<std::sync::Arc<RemoteFile>> {

@@ -36,11 +36,18 @@ pub const LAYOUT_VERSION: u64 = 1;
 /// writer between its upload and its key record (and for clocks that disagree by less).
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(3600);
 
+/// What the cache folder's object files may hold by default, in stored bytes.
+pub const DEFAULT_CACHE_LIMIT: u64 = 10 << 30;
+
 /// Options of [`RemoteStore::open`].
 #[derive(Debug, Clone)]
 pub struct RemoteStoreOptions {
     /// The local cache folder (default: under `$XDG_CACHE_HOME` or `~/.cache`, one per URL).
     pub cache: Option<PathBuf>,
+    /// What the cache's object files may hold, in stored bytes (None: no limit). Past it, the
+    /// least recently used are dropped until a quarter of the limit is free; they are fetched
+    /// again when asked for. See [`DEFAULT_CACHE_LIMIT`].
+    pub cache_limit: Option<u64>,
     /// Options of the cache, a local store: codec, threads, durability.
     pub local: StoreOptions,
     /// See [`DEFAULT_GRACE`].
@@ -51,6 +58,7 @@ impl Default for RemoteStoreOptions {
     fn default() -> Self {
         RemoteStoreOptions {
             cache: None,
+            cache_limit: Some(DEFAULT_CACHE_LIMIT),
             local: StoreOptions::default(),
             grace: DEFAULT_GRACE,
         }
@@ -70,6 +78,10 @@ pub struct RemoteStore {
     client: Arc<dyn ObjectStore>,
     prefix: ObjectPath,
     cache: Store,
+    cache_limit: Option<u64>,
+    /// What the cache's object files hold, as far as this handle knows (other processes may
+    /// share the folder): read when first needed, then counted up as objects come in.
+    cache_bytes: Mutex<Option<u64>>,
     grace: Duration,
     /// Key records read or written by this handle, with their ETags: a get asks the server
     /// only whether the record changed.
@@ -110,6 +122,8 @@ impl RemoteStore {
                     ..opts.local
                 },
             )?,
+            cache_limit: opts.cache_limit,
+            cache_bytes: Mutex::new(None),
             grace: opts.grace,
             records: Mutex::new(HashMap::new()),
         };
@@ -233,7 +247,26 @@ impl RemoteStore {
             source.read_to_end(&mut body)?;
             self.upload_object(record.hash, bytes::Bytes::from(body))?;
             self.put_record(namespace, &key, record)?;
+            self.cached(record.stored_size)?;
         }
+        Ok(())
+    }
+
+    /// Counts `stored` bytes just added to the cache, and keeps the cache within its limit.
+    fn cached(&self, stored: u64) -> kompakt_store::Result<()> {
+        let Some(limit) = self.cache_limit else {
+            return Ok(());
+        };
+        let mut known = self.cache_bytes.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes = match *known {
+            Some(bytes) => bytes + stored,
+            None => self.cache.info()?.file_bytes,
+        };
+        *known = Some(if bytes > limit {
+            self.cache.reduce_size(limit - limit / 4)?.file_bytes
+        } else {
+            bytes
+        });
         Ok(())
     }
 
@@ -361,6 +394,7 @@ impl RemoteStore {
             if self.cache.hash_of(namespace, key)? == Some(record.hash) {
                 if let Some(found) = self.cache.get(namespace, key)? {
                     if found.hash == record.hash {
+                        self.cache.touch(&found);
                         return Ok(Some(found));
                     }
                 }
@@ -407,7 +441,9 @@ impl RemoteStore {
         }
         let pending = PendingObject::new(spill, record.hash, record.raw_size)?;
         self.cache.commit(namespace, key, pending)?;
-        Ok(Some(self.cache.get(namespace, key)?))
+        let found = self.cache.get(namespace, key)?;
+        self.cached(record.stored_size)?;
+        Ok(Some(found))
     }
 
     /// The content hash `key` points at.
@@ -711,26 +747,12 @@ impl AnyStore {
         }
     }
 
-    /// Opens the store at `location` (a folder or an `s3://` URL) with `opts`; a remote store
-    /// keeps its cache in `cache` (default: one folder per URL) and frees objects after
-    /// `grace`.
-    pub fn open(
-        location: &crate::Location,
-        opts: StoreOptions,
-        cache: Option<PathBuf>,
-        grace: Option<Duration>,
-    ) -> kompakt_store::Result<AnyStore> {
+    /// Opens the store at `location`: a folder, with `opts.local`, or an `s3://` URL, with
+    /// all of `opts`.
+    pub fn open(location: &crate::Location, opts: RemoteStoreOptions) -> kompakt_store::Result<AnyStore> {
         match location {
-            crate::Location::Local(path) => Store::open(path, opts).map(AnyStore::Local),
-            crate::Location::Remote(url) => RemoteStore::open(
-                url,
-                RemoteStoreOptions {
-                    cache,
-                    local: opts,
-                    grace: grace.unwrap_or(DEFAULT_GRACE),
-                },
-            )
-            .map(AnyStore::Remote),
+            crate::Location::Local(path) => Store::open(path, opts.local).map(AnyStore::Local),
+            crate::Location::Remote(url) => RemoteStore::open(url, opts).map(AnyStore::Remote),
         }
     }
 }

@@ -331,6 +331,14 @@ pub fn delete_key(conn: &Connection, namespace: &str, key: &str) -> Result<bool>
     Ok(n > 0)
 }
 
+/// Deletes `key` only while it still points at `hash` (a writer may have just repointed it).
+pub fn delete_key_if(conn: &Connection, namespace: &str, key: &str, hash: ContentHash) -> Result<bool> {
+    let n = conn
+        .prepare_cached("DELETE FROM keys_v2 WHERE namespace = ?1 AND key = ?2 AND hash = ?3")?
+        .execute(params![namespace, key, &hash.to_bytes()[..]])?;
+    Ok(n > 0)
+}
+
 pub fn clear(conn: &Connection, namespace: Option<&str>) -> Result<u64> {
     let n = match namespace {
         Some(ns) => conn.execute("DELETE FROM keys_v2 WHERE namespace = ?1", [ns])?,

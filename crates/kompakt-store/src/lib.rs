@@ -42,6 +42,7 @@ use index::ObjectRow;
 use kompakt::codec::CodecSpec;
 use kompakt::stream::{ContentHash, ContentHasher, ReadOptions, Reader, StreamOptions, WriteOptions, Writer};
 use rusqlite::{Connection, TransactionBehavior};
+use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Cursor, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -199,6 +200,17 @@ pub struct StoreInfo {
     pub raw_bytes: u64,
     /// Size of the index files (database and write-ahead log).
     pub index_bytes: u64,
+}
+
+/// What [`Store::reduce_size`] removed, and what is left.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReduceReport {
+    /// Keys removed.
+    pub keys: u64,
+    /// What the collection after removed: the objects of those keys, and any other garbage.
+    pub gc: GcReport,
+    /// Stored bytes of the object files left.
+    pub file_bytes: u64,
 }
 
 /// What [`Store::gc`] removed.
@@ -518,6 +530,54 @@ impl Store {
     /// it); false if it did not exist.
     pub fn delete(&self, namespace: &str, key: &str) -> Result<bool> {
         index::delete_key(&*self.write()?, namespace, key)
+    }
+
+    /// Marks `object` as just used, for [`reduce_size`](Store::reduce_size): an object file's
+    /// modification time is when it was last written or touched. Best effort: a file that
+    /// cannot be touched keeps its time.
+    pub fn touch(&self, object: &StoredObject) {
+        if let ObjectSource::File(file) = &object.source {
+            let _ = file.set_modified(std::time::SystemTime::now());
+        }
+    }
+
+    /// Removes the keys of the least recently used object files (by modification time, see
+    /// [`touch`](Store::touch)) until those left hold at most `max_bytes`, then collects them
+    /// ([`gc`](Store::gc)). Values kept in the index are small and stay. A key repointed by
+    /// another writer meanwhile is left alone.
+    pub fn reduce_size(&self, max_bytes: u64) -> Result<ReduceReport> {
+        let mut report = ReduceReport::default();
+        let mut objects: HashMap<ContentHash, (u64, Vec<(String, String)>)> = HashMap::new();
+        for e in self.entries(None)? {
+            let (_, keys) = objects.entry(e.hash).or_insert((e.stored_size, Vec::new()));
+            keys.push((e.namespace, e.key));
+        }
+        let mut files: Vec<(std::time::SystemTime, ContentHash, u64)> = Vec::new();
+        for (hash, (stored, _)) in &objects {
+            // Inline objects have no file; a file gone (collected meanwhile) counts for nothing.
+            if let Ok(meta) = fs::metadata(objects::object_path(&self.root, *hash)) {
+                files.push((meta.modified().unwrap_or(std::time::UNIX_EPOCH), *hash, *stored));
+            }
+        }
+        files.sort();
+        let mut total: u64 = files.iter().map(|f| f.2).sum();
+        {
+            let mut conn = self.write()?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            for (_, hash, stored) in &files {
+                if total <= max_bytes {
+                    break;
+                }
+                for (namespace, key) in &objects[hash].1 {
+                    report.keys += u64::from(index::delete_key_if(&tx, namespace, key, *hash)?);
+                }
+                total -= stored;
+            }
+            tx.commit()?;
+        }
+        report.gc = self.gc()?;
+        report.file_bytes = self.info()?.file_bytes;
+        Ok(report)
     }
 
     /// Removes every key of `namespace` (all namespaces if None); returns how many.

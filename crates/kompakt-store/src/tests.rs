@@ -687,3 +687,45 @@ fn a_paced_spill_reports_its_temporary_files_write_back() {
         assert!(progress.disk_rate().is_some(), "and timed a step");
     }
 }
+
+#[test]
+fn reduce_size_drops_the_least_recently_used_objects_first() {
+    use std::time::{Duration, SystemTime};
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    let values: Vec<Vec<u8>> = (0..4).map(|i| big(10 + i, 1 << 20)).collect();
+    for (name, v) in ["a", "b", "c", "d"].iter().zip(&values) {
+        s.set_bytes("ns", name, v).unwrap();
+    }
+    s.set_bytes("ns", "b-again", &values[1]).unwrap();
+    s.set_bytes("ns", "tiny", b"kept in the index").unwrap();
+    // Written long ago, in the order a, b, c, d; then a is read and touched.
+    let old = SystemTime::now() - Duration::from_secs(3600);
+    for (i, name) in ["a", "b", "c", "d"].iter().enumerate() {
+        let hash = s.hash_of("ns", name).unwrap().unwrap();
+        let file = fs::File::open(objects::object_path(s.root(), hash)).unwrap();
+        file.set_modified(old + Duration::from_secs(i as u64)).unwrap();
+    }
+    let a = s.get("ns", "a").unwrap().unwrap();
+    s.touch(&a);
+    drop(a);
+    let sizes: HashMap<String, u64> = s
+        .entries(None)
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.key, e.stored_size))
+        .collect();
+    let limit = sizes["a"] + sizes["d"];
+    let report = s.reduce_size(limit).unwrap();
+    assert_eq!(report.keys, 3, "b, b-again and c");
+    assert_eq!(report.gc.objects, 2);
+    assert_eq!(report.file_bytes, limit);
+    assert_eq!(s.keys("ns").unwrap(), ["a", "d", "tiny"]);
+    assert_eq!(s.get_bytes("ns", "a").unwrap().unwrap(), values[0]);
+    assert_eq!(s.get_bytes("ns", "d").unwrap().unwrap(), values[3]);
+    assert_eq!(s.verify(&mut |_| {}).unwrap().problems, Vec::<String>::new());
+    // Within the limit already: nothing goes.
+    assert_eq!(s.reduce_size(limit).unwrap().keys, 0);
+    assert_eq!(s.reduce_size(0).unwrap().keys, 2);
+    assert_eq!(s.keys("ns").unwrap(), ["tiny"]);
+}

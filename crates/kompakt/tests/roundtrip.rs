@@ -445,7 +445,9 @@ fn long_reads_hint_each_block_once_before_reading_it_and_a_bounded_window_ahead(
             reader.get_ref().get_ref().events.lock().unwrap().clear();
             if copy {
                 let mut out = Vec::new();
-                reader.copy_range_to(0, 0, data.len() as u64, &mut out, &mut |_| {}).unwrap();
+                reader
+                    .copy_range_to(0, 0, data.len() as u64, &mut out, &mut |_| {})
+                    .unwrap();
                 assert!(out == data);
             } else {
                 assert!(reader.read_stream(0).unwrap() == data);
