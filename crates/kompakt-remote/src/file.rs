@@ -29,7 +29,7 @@ pub const PREFETCH_LIMIT: u64 = 256 << 20;
 
 /// The most one prefetch request asks for: a long run of ranges goes out as several requests
 /// in flight at once, which a server (S3 above all) serves faster than one stream.
-pub const MAX_REQUEST: u64 = 8 << 20;
+pub const MAX_REQUEST: u64 = 16 << 20;
 
 /// Requests made and bytes received by one [`RemoteFile`], opening included.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
