@@ -312,3 +312,26 @@ def test_an_upload_cut_off_leaves_no_object_and_the_key_as_it_was(s3, proxy, url
     assert store.verify()["problems"] == []
     store["k"] = np.arange(10)
     np.testing.assert_array_equal(kompakt.Store(url, cache_dir=tmp_path / "after")["k"], np.arange(10))
+
+
+def test_a_large_value_goes_up_in_parts_and_a_failed_part_leaves_nothing(s3, proxy, url, tmp_path):
+    _, client = s3
+    big = np.random.default_rng(1).random(9_000_000)  # 72 MB that do not compress: in 5 parts
+    store = kompakt.Store(url, cache_dir=tmp_path / "w")
+    store["k"] = "old"
+    before = objects_in(s3, url)
+    proxy.fail("PUT", "partNumber=2", "cut", None)
+    with pytest.raises(OSError, match=url):
+        store["k"] = big
+    proxy.heal()
+    assert objects_in(s3, url) == before
+    prefix = url.removeprefix(f"s3://{BUCKET}/")
+    assert client.list_multipart_uploads(Bucket=BUCKET, Prefix=prefix).get("Uploads", []) == []
+    assert store["k"] == "old"
+    proxy.take()
+    store["k"] = big
+    requests, _ = proxy.take()
+    # A look for the object, the upload's start, 5 parts, its completion, the key's record.
+    assert requests == 9, requests
+    np.testing.assert_array_equal(kompakt.Store(url, cache_dir=tmp_path / "r")["k"], big)
+    assert store.verify()["problems"] == []

@@ -20,7 +20,7 @@ use kompakt::stream::ContentHash;
 use kompakt_store::{Entry, GcReport, PendingObject, Store, StoreOptions, StoreVerifyReport, StoredObject};
 use object_store::path::Path as ObjectPath;
 use object_store::{
-    GetOptions, ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion,
+    GetOptions, ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion, WriteMultipart,
 };
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Read};
@@ -35,6 +35,13 @@ pub const LAYOUT_VERSION: u64 = 1;
 /// How long an object no key points at is kept before `gc` removes it: long enough for any
 /// writer between its upload and its key record (and for clocks that disagree by less).
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(3600);
+
+/// Objects of at least this many bytes are uploaded in parts ([`RemoteStore::commit_many`]).
+pub const MULTIPART_FROM: u64 = 64 << 20;
+
+/// Bytes in each part of a multipart upload, and how many parts are in flight at once.
+const PART_SIZE: usize = 16 << 20;
+const PARTS_IN_FLIGHT: usize = 4;
 
 /// What the cache folder's object files may hold by default, in stored bytes.
 pub const DEFAULT_CACHE_LIMIT: u64 = 10 << 30;
@@ -242,10 +249,7 @@ impl RemoteStore {
                 raw_size: object.raw_size,
                 stored_size: object.stored_size,
             };
-            let mut body = Vec::with_capacity(object.stored_size as usize);
-            let mut source = object.source;
-            source.read_to_end(&mut body)?;
-            self.upload_object(record.hash, bytes::Bytes::from(body))?;
+            self.upload_object(record.hash, object.source, record.stored_size)?;
             self.put_record(namespace, &key, record)?;
             self.cached(record.stored_size)?;
         }
@@ -270,11 +274,11 @@ impl RemoteStore {
         Ok(())
     }
 
-    /// Uploads an object unless a fresh copy is there: after this, the object is younger than
-    /// half the grace period, so a `gc` that began before the key record is written (it
-    /// removes only objects older than the grace period when it began) leaves it. A copy
-    /// older than that is written again, which renews its age.
-    fn upload_object(&self, hash: ContentHash, body: bytes::Bytes) -> kompakt_store::Result<()> {
+    /// Uploads an object (`size` bytes from `source`) unless a fresh copy is there: after
+    /// this, the object is younger than half the grace period, so a `gc` that began before the
+    /// key record is written (it removes only objects older than the grace period when it
+    /// began) leaves it. A copy older than that is written again, which renews its age.
+    fn upload_object(&self, hash: ContentHash, mut source: impl Read + Send, size: u64) -> kompakt_store::Result<()> {
         let path = self.object_path(hash);
         let mode = match self.run(self.client.head(&path))? {
             Ok(meta) if age(&meta, SystemTime::now()) < self.grace / 2 => return Ok(()),
@@ -282,6 +286,11 @@ impl RemoteStore {
             Err(object_store::Error::NotFound { .. }) => PutMode::Create,
             Err(e) => return self.io(Err(e)),
         };
+        if size >= MULTIPART_FROM {
+            return self.upload_in_parts(&path, source);
+        }
+        let mut body = Vec::with_capacity(size as usize);
+        source.read_to_end(&mut body)?;
         let opts = PutOptions {
             mode,
             ..PutOptions::default()
@@ -289,6 +298,39 @@ impl RemoteStore {
         match self.run(self.client.put_opts(&path, PutPayload::from(body), opts))? {
             // Another writer's copy of the same content, just made.
             Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => Ok(()),
+            Err(e) => self.io(Err(e)),
+        }
+    }
+
+    /// A multipart upload of what `source` holds, [`PART_SIZE`] bytes a part, a few parts in
+    /// flight: memory stays bounded whatever the size, and S3's 5 GiB limit on one PUT does not
+    /// apply. The object appears whole when the upload completes, or not at all (a failed
+    /// upload is aborted). Multipart uploads cannot be create-only; the content is the same
+    /// whoever writes it, so a second writer's copy replacing the first changes nothing.
+    fn upload_in_parts(&self, path: &ObjectPath, mut source: impl Read + Send) -> kompakt_store::Result<()> {
+        let uploaded = self.run(async {
+            let mut parts = WriteMultipart::new_with_chunk_size(self.client.put_multipart(path).await?, PART_SIZE);
+            loop {
+                let mut part = Vec::with_capacity(PART_SIZE);
+                let read = (&mut source).take(PART_SIZE as u64).read_to_end(&mut part);
+                let sent = match read {
+                    Ok(0) => break,
+                    Ok(_) => parts.wait_for_capacity(PARTS_IN_FLIGHT).await,
+                    Err(e) => {
+                        let _ = parts.abort().await;
+                        return Ok(Err(e));
+                    }
+                };
+                if let Err(e) = sent {
+                    let _ = parts.abort().await;
+                    return Err(e);
+                }
+                parts.put(bytes::Bytes::from(part));
+            }
+            parts.finish().await.map(|_| Ok(()))
+        })?;
+        match uploaded {
+            Ok(read) => Ok(read?),
             Err(e) => self.io(Err(e)),
         }
     }
