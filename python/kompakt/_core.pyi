@@ -120,6 +120,7 @@ class Store:
         cache_dir: _Path | None = None,
         grace: float | None = None,
         cache_dir_limit: float | None = None,
+        multipart_threshold: int | None = None,
     ) -> Self: ...
     @property
     def path(self) -> Path | str: ...

@@ -104,7 +104,8 @@ class Store(MutableMapping[str, Any]):
     until a quarter is free, to be fetched again when asked for. ``gc()`` removes objects no
     key points at that are older than ``grace`` seconds (default 3600), so an object another
     machine is committing is never taken. Several keys set at once (``mset``) each change
-    atomically, not all together.
+    atomically, not all together. Values of ``multipart_threshold`` bytes or more (default
+    128 MiB) are uploaded in parts, as boto3's transfers are.
 
     >>> import kompakt, numpy, tempfile, os
     >>> store = kompakt.Store(os.path.join(tempfile.mkdtemp(), "cache"))
@@ -134,6 +135,7 @@ class Store(MutableMapping[str, Any]):
         cache_dir: PathLike | None = None,
         grace: float | None = None,
         cache_dir_limit: float | None = None,
+        multipart_threshold: int | None = None,
     ) -> None:
         if not isinstance(cache_bytes, int) or cache_bytes < 0:
             raise ValueError(f"cache_bytes must be 0 (no cache) or a positive number of bytes, got {cache_bytes!r}")
@@ -148,14 +150,17 @@ class Store(MutableMapping[str, Any]):
             cache_dir=None if cache_dir is None else os.fspath(cache_dir),
             grace=grace,
             cache_dir_limit=cache_dir_limit,
+            multipart_threshold=multipart_threshold,
         )
         self._path = os.fspath(self._core.path)
         _OPEN_STORES[id(self)] = self
         self._options = dict(
             namespace=namespace, cache_bytes=cache_bytes, durable=durable, threads=threads, trusted=trusted, adapt=adapt
         )
-        if cache_dir is not None or grace is not None or cache_dir_limit is not None:
-            self._options.update(cache_dir=cache_dir, grace=grace, cache_dir_limit=cache_dir_limit)
+        remote = dict(
+            cache_dir=cache_dir, grace=grace, cache_dir_limit=cache_dir_limit, multipart_threshold=multipart_threshold
+        )
+        self._options.update({k: v for k, v in remote.items() if v is not None})
         self.namespace = _check_namespace(namespace)
         self._trusted = trusted
         self._cache = _LruCache(cache_bytes) if cache_bytes > 0 else None
@@ -433,6 +438,8 @@ def _reopen_after_fork() -> None:
                 adapt=store._options["adapt"],
                 cache_dir=store._options.get("cache_dir"),
                 grace=store._options.get("grace"),
+                cache_dir_limit=store._options.get("cache_dir_limit"),
+                multipart_threshold=store._options.get("multipart_threshold"),
             )
         except Exception as e:  # noqa: BLE001 - reported on first use instead
             store._core = _Unusable(f"reopening the store at {store._path} after fork failed: {e}")

@@ -171,11 +171,17 @@ def test_bad_urls_and_options_are_clear_errors(s3, tmp_path):
         kompakt.Store(f"s3://{BUCKET}/future", cache_dir=tmp_path / "f")
 
 
+# The grace period of the four machines' gc: a writer must get from looking for an object to
+# writing its key's record in half of it (with 1 s, a loaded 2-core machine missed that in
+# about 1 run of 5), or, when slower, find the object gone and put it back.
+GRACE = 2.0
+
+
 def _machine(url: str, cache: str, seed: int, rounds: int, env: dict, out) -> None:
     """One of several "machines": sets and gets overlapping keys, checking every value read
     is one some machine wrote; the last runs gc between its writes."""
     os.environ.update(env)
-    store = kompakt.Store(url, cache_dir=cache, grace=1.0)
+    store = kompakt.Store(url, cache_dir=cache, grace=GRACE)
     rng = np.random.default_rng(seed)
     try:
         for i in range(rounds):
@@ -210,15 +216,15 @@ def test_four_machines_set_and_get_while_one_collects_garbage(s3, url, tmp_path)
     for p in procs:
         p.join(timeout=60)
     assert errors == [None] * 4, errors
-    check = kompakt.Store(url, cache_dir=tmp_path / "check", grace=1.0)
+    check = kompakt.Store(url, cache_dir=tmp_path / "check", grace=GRACE)
     assert check.verify()["problems"] == []
     before = {key: check[key] for key in check.keys()}
     for tag, arr in before.values():
         assert tag in (0, 1, 2) and len(arr) in (3, 200_000)
     # Once everything is older than the grace period, gc frees what no key names, and only that.
-    time.sleep(1.2)
+    time.sleep(GRACE + 0.2)
     check.gc()
-    fresh = kompakt.Store(url, cache_dir=tmp_path / "check2", grace=1.0)
+    fresh = kompakt.Store(url, cache_dir=tmp_path / "check2", grace=GRACE)
     assert fresh.verify()["problems"] == []
     live = {str(fresh._core.hash(fresh.namespace, key)) for key in fresh.keys()}
     assert len(objects_in(s3, url)) == len(live)
@@ -317,7 +323,7 @@ def test_an_upload_cut_off_leaves_no_object_and_the_key_as_it_was(s3, proxy, url
 def test_a_large_value_goes_up_in_parts_and_a_failed_part_leaves_nothing(s3, proxy, url, tmp_path):
     _, client = s3
     big = np.random.default_rng(1).random(9_000_000)  # 72 MB that do not compress: in 5 parts
-    store = kompakt.Store(url, cache_dir=tmp_path / "w")
+    store = kompakt.Store(url, cache_dir=tmp_path / "w", multipart_threshold=64 << 20)
     store["k"] = "old"
     before = objects_in(s3, url)
     proxy.fail("PUT", "partNumber=2", "cut", None)

@@ -94,7 +94,7 @@ impl PyStore {
 #[pymethods]
 impl PyStore {
     #[new]
-    #[pyo3(signature = (path, *, codec=None, level=None, create=true, durable=false, threads=None, adapt=None, cache_dir=None, grace=None, cache_dir_limit=None))]
+    #[pyo3(signature = (path, *, codec=None, level=None, create=true, durable=false, threads=None, adapt=None, cache_dir=None, grace=None, cache_dir_limit=None, multipart_threshold=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -108,6 +108,7 @@ impl PyStore {
         cache_dir: Option<std::path::PathBuf>,
         grace: Option<f64>,
         cache_dir_limit: Option<f64>,
+        multipart_threshold: Option<u64>,
     ) -> PyResult<Self> {
         let opts = StoreOptions {
             codec: codec_override(codec, level)?,
@@ -117,10 +118,12 @@ impl PyStore {
             adapt,
         };
         let location = crate::pyfile::location(&path)?;
-        let remote_only = cache_dir.is_some() || grace.is_some() || cache_dir_limit.is_some();
+        let remote_only =
+            cache_dir.is_some() || grace.is_some() || cache_dir_limit.is_some() || multipart_threshold.is_some();
         if let (Location::Local(_), true) = (&location, remote_only) {
             return Err(PyValueError::new_err(
-                "cache_dir, cache_dir_limit and grace are options of stores on object storage (s3:// URLs)",
+                "cache_dir, cache_dir_limit, grace and multipart_threshold are options of stores on object \
+                 storage (s3:// URLs)",
             ));
         }
         let cache_limit = match cache_dir_limit {
@@ -151,6 +154,7 @@ impl PyStore {
                 let opts = RemoteStoreOptions {
                     cache: cache_dir,
                     cache_limit,
+                    multipart_threshold: multipart_threshold.unwrap_or(kompakt_remote::DEFAULT_MULTIPART_THRESHOLD),
                     local: opts,
                     grace: grace.unwrap_or(kompakt_remote::DEFAULT_GRACE),
                 };

@@ -36,8 +36,9 @@ pub const LAYOUT_VERSION: u64 = 1;
 /// writer between its upload and its key record (and for clocks that disagree by less).
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(3600);
 
-/// Objects of at least this many bytes are uploaded in parts ([`RemoteStore::commit_many`]).
-pub const MULTIPART_FROM: u64 = 64 << 20;
+/// Objects of at least this many bytes are uploaded in parts by default
+/// ([`RemoteStoreOptions::multipart_threshold`]); AWS advises parts above 100 MB.
+pub const DEFAULT_MULTIPART_THRESHOLD: u64 = 128 << 20;
 
 /// Bytes in each part of a multipart upload, and how many parts are in flight at once.
 const PART_SIZE: usize = 16 << 20;
@@ -55,6 +56,9 @@ pub struct RemoteStoreOptions {
     /// least recently used are dropped until a quarter of the limit is free; they are fetched
     /// again when asked for. See [`DEFAULT_CACHE_LIMIT`].
     pub cache_limit: Option<u64>,
+    /// Objects of at least this many bytes are uploaded in parts (see
+    /// [`DEFAULT_MULTIPART_THRESHOLD`]); smaller ones with one PUT, read whole into memory.
+    pub multipart_threshold: u64,
     /// Options of the cache, a local store: codec, threads, durability.
     pub local: StoreOptions,
     /// See [`DEFAULT_GRACE`].
@@ -66,6 +70,7 @@ impl Default for RemoteStoreOptions {
         RemoteStoreOptions {
             cache: None,
             cache_limit: Some(DEFAULT_CACHE_LIMIT),
+            multipart_threshold: DEFAULT_MULTIPART_THRESHOLD,
             local: StoreOptions::default(),
             grace: DEFAULT_GRACE,
         }
@@ -86,6 +91,7 @@ pub struct RemoteStore {
     prefix: ObjectPath,
     cache: Store,
     cache_limit: Option<u64>,
+    multipart_threshold: u64,
     /// What the cache's object files hold, as far as this handle knows (other processes may
     /// share the folder): read when first needed, then counted up as objects come in.
     cache_bytes: Mutex<Option<u64>>,
@@ -130,6 +136,7 @@ impl RemoteStore {
                 },
             )?,
             cache_limit: opts.cache_limit,
+            multipart_threshold: opts.multipart_threshold.max(1),
             cache_bytes: Mutex::new(None),
             grace: opts.grace,
             records: Mutex::new(HashMap::new()),
@@ -249,8 +256,14 @@ impl RemoteStore {
                 raw_size: object.raw_size,
                 stored_size: object.stored_size,
             };
+            let looked = std::time::Instant::now();
             self.upload_object(record.hash, object.source, record.stored_size)?;
             self.put_record(namespace, &key, record)?;
+            if looked.elapsed() > self.grace / 4 {
+                // Slow enough that a gc which began meanwhile may have judged the object
+                // unreferenced and old: make sure it is still there, or put it back.
+                self.restore_object(namespace, &key, record)?;
+            }
             self.cached(record.stored_size)?;
         }
         Ok(())
@@ -286,7 +299,7 @@ impl RemoteStore {
             Err(object_store::Error::NotFound { .. }) => PutMode::Create,
             Err(e) => return self.io(Err(e)),
         };
-        if size >= MULTIPART_FROM {
+        if size >= self.multipart_threshold {
             return self.upload_in_parts(&path, source);
         }
         let mut body = Vec::with_capacity(size as usize);
@@ -298,6 +311,22 @@ impl RemoteStore {
         match self.run(self.client.put_opts(&path, PutPayload::from(body), opts))? {
             // Another writer's copy of the same content, just made.
             Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => Ok(()),
+            Err(e) => self.io(Err(e)),
+        }
+    }
+
+    /// Uploads the object of `key` again if it is gone from the server.
+    fn restore_object(&self, namespace: &str, key: &str, record: KeyRecord) -> kompakt_store::Result<()> {
+        match self.run(self.client.head(&self.object_path(record.hash)))? {
+            Ok(_) => Ok(()),
+            Err(object_store::Error::NotFound { .. }) => {
+                let object = self
+                    .cache
+                    .get(namespace, key)?
+                    .filter(|o| o.hash == record.hash)
+                    .ok_or_else(|| kompakt_store::Error::Store(format!("key {key:?} vanished from the cache")))?;
+                self.upload_object(record.hash, object.source, record.stored_size)
+            }
             Err(e) => self.io(Err(e)),
         }
     }
