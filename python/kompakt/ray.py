@@ -2,13 +2,13 @@
 parallel by Ray's workers), through a ``ray.data.Datasource`` fed by the same plan as Dask,
 Polars and ``read_batches``.
 
-    >>> import kompakt, kompakt.ray, pandas as pd, tempfile, os, ray  # doctest: +SKIP
-    >>> folder = tempfile.mkdtemp()  # doctest: +SKIP
-    >>> for i in range(3):  # doctest: +SKIP
+    >>> import kompakt, kompakt.ray, pandas as pd, tempfile, os, ray
+    >>> folder = tempfile.mkdtemp()
+    >>> for i in range(3):
     ...     df = pd.DataFrame({"t": range(i * 100, i * 100 + 100), "x": [i] * 100})
     ...     _ = kompakt.write_table(df, os.path.join(folder, f"part-{i}.kpk"), sorted_by="t")
-    >>> ds = kompakt.ray.read_table(folder, ["x"], filters=[("t", ">=", 150)])  # doctest: +SKIP
-    >>> ds.sum("x")  # doctest: +SKIP
+    >>> ds = kompakt.ray.read_table(folder, ["x"], filters=[("t", ">=", 150)])
+    >>> ds.sum("x")
     250
 
 Requires ``ray[data]``.

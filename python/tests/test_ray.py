@@ -104,3 +104,11 @@ def test_tables_on_s3_read_on_the_workers(ray_cluster, s3_folder, frames):
     whole = pd.concat(frames, ignore_index=True)
     got = kompakt.ray.read_table(url, ["ts", "city"], [("city", "==", "Lima")]).to_pandas()
     assert_same(got, whole[whole.city == "Lima"][["ts", "city"]])
+
+
+def test_the_docstring_example_runs(ray_cluster):
+    import doctest
+
+    import kompakt.ray
+
+    assert doctest.testmod(kompakt.ray, optionflags=doctest.ELLIPSIS).failed == 0
