@@ -264,27 +264,28 @@ impl RemoteStore {
                 // unreferenced and old: make sure it is still there, or put it back.
                 self.restore_object(namespace, &key, record)?;
             }
-            self.cached(record.stored_size)?;
+            self.cached(record.stored_size);
         }
         Ok(())
     }
 
     /// Counts `stored` bytes just added to the cache, and keeps the cache within its limit.
-    fn cached(&self, stored: u64) -> kompakt_store::Result<()> {
+    /// Best effort: the get or set that called it has done its work, and a cache that cannot
+    /// be trimmed now (another process holding its index, say) is tried again next time.
+    fn cached(&self, stored: u64) {
         let Some(limit) = self.cache_limit else {
-            return Ok(());
+            return;
         };
         let mut known = self.cache_bytes.lock().unwrap_or_else(|e| e.into_inner());
         let bytes = match *known {
-            Some(bytes) => bytes + stored,
-            None => self.cache.info()?.file_bytes,
+            Some(bytes) => Ok(bytes + stored),
+            None => self.cache.info().map(|info| info.file_bytes),
         };
-        *known = Some(if bytes > limit {
-            self.cache.reduce_size(limit - limit / 4)?.file_bytes
-        } else {
-            bytes
-        });
-        Ok(())
+        *known = match bytes {
+            Ok(bytes) if bytes > limit => self.cache.reduce_size(limit - limit / 4).ok().map(|r| r.file_bytes),
+            Ok(bytes) => Some(bytes),
+            Err(_) => None,
+        };
     }
 
     /// Uploads an object (`size` bytes from `source`) unless a fresh copy is there: after
@@ -513,7 +514,7 @@ impl RemoteStore {
         let pending = PendingObject::new(spill, record.hash, record.raw_size)?;
         self.cache.commit(namespace, key, pending)?;
         let found = self.cache.get(namespace, key)?;
-        self.cached(record.stored_size)?;
+        self.cached(record.stored_size);
         Ok(Some(found))
     }
 
