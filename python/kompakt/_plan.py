@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import fnmatch
 import glob
+import math
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -128,7 +129,10 @@ def _row_range(t: TableFile, column: str, filters: list[tuple[str, str, Any]]) -
 
     def value(i: int) -> Any:
         if i not in cache:
-            cache[i] = t.take([i], [column], to="arrow").column(0)[0].as_py()
+            v = t.take([i], [column], to="arrow").column(0)[0].as_py()
+            # NaN sorts after every number; as infinity the probes stay monotone, and a NaN row
+            # is kept by ">" (Polars keeps it; pandas drops it after the read).
+            cache[i] = math.inf if isinstance(v, float) and math.isnan(v) else v
         return cache[i]
 
     def first_row(pred: Callable[[Any], bool]) -> int:

@@ -86,12 +86,27 @@ def _comparable(value: Any) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
-def predicate_filters(predicate: Any) -> list[tuple[str, str, Any]]:
+def _exact_in(values: list[Any], dtype: Any) -> bool:
+    """Whether every value is one the column's type holds exactly. Polars casts a constant to
+    its column's type before comparing (0.1 against a float32 column is float32's 0.1), so a
+    constant the type cannot hold would not bound the same rows as the statistics do."""
+    import polars as pl
+
+    try:
+        cast = pl.Series(values).cast(dtype, strict=True).to_list()
+    except Exception:  # noqa: BLE001 (no exact cast: no filter)
+        return False
+    return all(isinstance(a, bool) == isinstance(b, bool) and a == b for a, b in zip(values, cast))
+
+
+def predicate_filters(predicate: Any, schema: Any = None) -> list[tuple[str, str, Any]]:
     """The parts of a Polars predicate that read as ``(column, op, value)`` filters: the
     comparisons of a column with a constant, ``is_in`` and ``is_between`` joined by ``&``.
     Each holds for every row the predicate keeps, so the row groups they rule out can be
     skipped; the rest (``|``, functions, columns compared with columns) is left to Polars, which
-    applies the whole predicate to the rows read."""
+    applies the whole predicate to the rows read. With ``schema`` (the scan's Polars schema), a
+    constant the column's type cannot hold exactly gives no filter; without it, none is
+    checked."""
     filters: list[tuple[str, str, Any]] = []
     pending = [] if predicate is None else [predicate]
     while pending:
@@ -119,7 +134,9 @@ def predicate_filters(predicate: Any) -> list[tuple[str, str, Any]]:
                     if ok and len(values) == 1 and _comparable(values[0]):
                         filters.append((column, op, values[0]))
                 break
-    return filters
+    if schema is None:
+        return filters
+    return [f for f in filters if f[0] in schema and _exact_in(list(f[2]) if f[1] == "in" else [f[2]], schema[f[0]])]
 
 
 def scan_table(
@@ -153,7 +170,7 @@ def scan_table(
         filtered = [] if condition is None else list(dict.fromkeys(condition.meta.root_names()))
         names = with_needed(with_columns, filtered)
         left = n_rows
-        for part in plan(files, names, filters + predicate_filters(predicate)):
+        for part in plan(files, names, filters + predicate_filters(predicate, schema)):
             t = TableFile(part.path)
             # Whole row groups, about a million rows a read (fewer under a small limit): Polars'
             # batch size hint (about 100 000 rows) would make a read cost more than it decodes;

@@ -21,20 +21,22 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from kompakt._plan import Part, arrow_condition, check_filters, expand_paths, plan, with_needed
+from kompakt._plan import BATCH_ROWS, Part, arrow_condition, check_filters, expand_paths, plan, with_needed
 from kompakt._table import TableFile
 
 __all__ = ["datasource", "read_table"]
 
 
 def _read_parts(parts: list[Part], columns: list[str] | None, filters: list[tuple[str, str, Any]]) -> Iterator[Any]:
-    """The rows of ``parts`` that pass ``filters``, as pyarrow tables (one per row range)."""
+    """The rows of ``parts`` that pass ``filters``, as pyarrow tables of about a million rows
+    read each (whole row groups), so a task's memory does not grow with its files."""
     names = with_needed(columns, [f[0] for f in filters])
     condition = arrow_condition(filters)
     for part in parts:
         t = TableFile(part.path)
-        for a, b in part.row_ranges():
-            table = t.read(names, slice(a, b), to="arrow")
+        step = t.rows_per_group * max(1, BATCH_ROWS // t.rows_per_group)
+        for start, stop in ((s, min(b, s + step)) for a, b in part.row_ranges() for s in range(a, b, step)):
+            table = t.read(names, slice(start, stop), to="arrow")
             if condition is not None:
                 table = table.filter(condition)
             yield table if columns is None else table.select(columns)
@@ -60,9 +62,10 @@ def _datasource_class() -> type:
         ) -> None:
             self._filters = check_filters(filters)
             self._columns = list(columns) if columns is not None else None
-            self._parts = plan(paths, self._columns, self._filters, rows_per_part=rows_per_part)
-            first = self._parts[0].path if self._parts else expand_paths(paths)[0]
-            self._schema = next(_read_parts([Part(first, 0, 0, 0)], self._columns, [])).schema
+            files = expand_paths(paths)
+            self._parts = plan(files, self._columns, self._filters, rows_per_part=rows_per_part)
+            first = self._parts[0].path if self._parts else files[0]
+            self._schema = TableFile(first).read(self._columns, slice(0, 0), to="arrow").schema
 
         def get_name(self) -> str:
             return "kompakt"

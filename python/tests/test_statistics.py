@@ -251,3 +251,35 @@ def test_polars_predicates_never_lose_a_row(tmp_path_factory, rows, rows_per_gro
     got = kompakt.polars.scan_table(path).filter(predicate).select("row").collect()["row"].to_list()
     want = pl.from_arrow(t).filter(predicate)["row"].to_list()
     assert got == want, predicate
+
+
+def test_polars_constants_the_column_cannot_hold_skip_nothing(tmp_path):
+    import polars as pl
+
+    import kompakt.polars
+
+    # Polars compares 0.1 with a float32 column as float32's 0.1 (0.10000000149...), which is
+    # what the statistics hold: a filter of the exact 0.1 would rule its groups out.
+    t = pa.table({"x": pa.array([0.1, 0.2, 0.1, 16777216.0] * 50, pa.float32()), "row": np.arange(200)})
+    path = str(tmp_path / "f32.kpk")
+    kompakt.write_table(t, path, rows_per_group=8)
+    whole = pl.from_arrow(t)
+    for predicate in [pl.col("x") == 0.1, pl.col("x") >= 0.1, pl.col("x").is_in([0.1]), pl.col("x") == 16777217]:
+        got = kompakt.polars.scan_table(path).filter(predicate).collect()
+        assert got.equals(whole.filter(predicate)), predicate
+    assert kompakt.polars.scan_table(path).filter(pl.col("x") == 0.1).collect().height == 100
+
+
+def test_a_float_sort_key_with_nan_keeps_the_nan_rows_polars_keeps(tmp_path):
+    import polars as pl
+
+    import kompakt.polars
+
+    # NaN sorts after every number, and Polars counts it greater than every number.
+    x = [1.0, 2.0, 7.0] + [float("nan")] * 4
+    t = pa.table({"x": pa.array(x), "row": np.arange(7)})
+    path = str(tmp_path / "nan.kpk")
+    kompakt.write_table(t, path, rows_per_group=2, sorted_by="x")
+    for predicate in [pl.col("x") > 5, pl.col("x") >= 7, pl.col("x") < 5, pl.col("x") == 7]:
+        got = kompakt.polars.scan_table(path).filter(predicate).collect()
+        assert got["row"].to_list() == pl.from_arrow(t).filter(predicate)["row"].to_list(), predicate

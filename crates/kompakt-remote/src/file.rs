@@ -61,6 +61,8 @@ struct Fetched {
     pending: Vec<Pending>,
     pending_bytes: u64,
     arrivals: u64,
+    /// The process whose requests `pending` lists (see [`Shared::lock`]).
+    owner: u32,
 }
 
 struct Held {
@@ -120,6 +122,21 @@ impl Fetched {
     }
 }
 
+/// A prefetch request's end, reported when dropped (see [`Shared::arrive`]).
+struct Arrival {
+    shared: Arc<Shared>,
+    range: Option<Range<u64>>,
+    data: Option<Bytes>,
+}
+
+impl Drop for Arrival {
+    fn drop(&mut self) {
+        if let Some(range) = self.range.take() {
+            self.shared.arrive(range, self.data.take());
+        }
+    }
+}
+
 /// What a file shares with its prefetch requests, which outlive the call that made them.
 #[derive(Default)]
 struct Shared {
@@ -131,7 +148,16 @@ struct Shared {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Fetched> {
-        self.fetched.lock().unwrap_or_else(|e| e.into_inner())
+        let mut fetched = self.fetched.lock().unwrap_or_else(|e| e.into_inner());
+        // A child made by `fork` inherits its parent's pending requests but not the requests:
+        // they never arrive here, so they neither count nor are waited for.
+        let pid = std::process::id();
+        if fetched.owner != pid {
+            fetched.pending.clear();
+            fetched.pending_bytes = 0;
+            fetched.owner = pid;
+        }
+        fetched
     }
 
     /// A prefetch request has ended: its data (when it came whole) is kept, and readers
@@ -167,6 +193,19 @@ pub struct RemoteFile {
     tail_start: u64,
     tail: Bytes,
     shared: Arc<Shared>,
+    /// Prefetch requests in flight, aborted when the file is dropped: a scan that stops early
+    /// does not leave downloads running.
+    /// With the process that made them: a child made by `fork` leaves its parent's alone.
+    requests: Mutex<(u32, Vec<tokio::task::JoinHandle<()>>)>,
+}
+
+impl Drop for RemoteFile {
+    fn drop(&mut self) {
+        let (owner, requests) = self.requests.get_mut().unwrap_or_else(|e| e.into_inner());
+        if *owner == std::process::id() {
+            requests.drain(..).for_each(|r| r.abort());
+        }
+    }
 }
 
 impl std::fmt::Debug for RemoteFile {
@@ -198,6 +237,7 @@ impl RemoteFile {
             tail_start: 0,
             tail: Bytes::new(),
             shared: Arc::default(),
+            requests: Mutex::default(),
         };
         // The tail and the head at once: one round trip opens a file of any size.
         let get = |range: GetRange| {
@@ -404,12 +444,28 @@ impl ReadAt for RemoteFile {
             let options = self.get_options(range.clone());
             let unsent = range.clone();
             let request = async move {
+                // Arrives when dropped: a request that fails, panics or is aborted still ends
+                // its pending entry, so no reader waits for it forever.
+                let mut arrival = Arrival {
+                    shared,
+                    range: Some(range),
+                    data: None,
+                };
                 let got = async { store.get_opts(&path, options).await?.bytes().await }.await;
-                shared.arrive(range, got.ok());
+                arrival.data = got.ok();
             };
-            if spawn(request).is_err() {
+            match spawn(request) {
+                Ok(handle) => {
+                    let mut requests = self.requests.lock().unwrap_or_else(|e| e.into_inner());
+                    let pid = std::process::id();
+                    if requests.0 != pid {
+                        *requests = (pid, Vec::new());
+                    }
+                    requests.1.retain(|h| !h.is_finished());
+                    requests.1.push(handle);
+                }
                 // No runtime, no request: the read that needs the range fetches it itself.
-                self.shared.arrive(unsent, None);
+                Err(_) => self.shared.arrive(unsent, None),
             }
         }
     }

@@ -55,10 +55,9 @@ where
 
 /// Runs `future` on the runtime's threads and returns at once: prefetches, which a later read
 /// waits for.
-pub(crate) fn spawn<F>(future: F) -> std::io::Result<()>
+pub(crate) fn spawn<F>(future: F) -> std::io::Result<tokio::task::JoinHandle<()>>
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    drop(runtime()?.spawn(future));
-    Ok(())
+    Ok(runtime()?.spawn(future))
 }

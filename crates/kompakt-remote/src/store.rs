@@ -246,6 +246,7 @@ impl RemoteStore {
     pub fn commit_many(&self, namespace: &str, items: Vec<(String, PendingObject)>) -> kompakt_store::Result<()> {
         let keys: Vec<String> = items.iter().map(|(k, _)| k.clone()).collect();
         self.cache.commit_many(namespace, items)?;
+        let mut added = 0;
         for key in keys {
             let object = self
                 .cache
@@ -264,8 +265,11 @@ impl RemoteStore {
                 // unreferenced and old: make sure it is still there, or put it back.
                 self.restore_object(namespace, &key, record)?;
             }
-            self.cached(record.stored_size);
+            added += record.stored_size;
         }
+        // Trimmed only once every object is uploaded: a key's object must stay in the cache
+        // until then.
+        self.cached(added);
         Ok(())
     }
 
@@ -466,7 +470,6 @@ impl RemoteStore {
             if self.cache.hash_of(namespace, key)? == Some(record.hash) {
                 if let Some(found) = self.cache.get(namespace, key)? {
                     if found.hash == record.hash {
-                        self.cache.touch(&found);
                         return Ok(Some(found));
                     }
                 }

@@ -498,13 +498,15 @@ impl Store {
                     Err(e) => return Err(e.into()),
                 },
             };
-            return Ok(Some(StoredObject {
+            let found = StoredObject {
                 hash: row.hash,
                 raw_size: row.raw_size,
                 stored_size: row.stored_size,
                 inline,
                 source,
-            }));
+            };
+            self.touch(&found);
+            return Ok(Some(found));
         }
         Err(Error::from(io::Error::other(format!(
             "key {key:?} kept changing while it was read"
@@ -533,8 +535,8 @@ impl Store {
     }
 
     /// Marks `object` as just used, for [`reduce_size`](Store::reduce_size): an object file's
-    /// modification time is when it was last written or touched. Best effort: a file that
-    /// cannot be touched keeps its time.
+    /// modification time is when it was last written or read ([`get`](Store::get) touches
+    /// what it returns). Best effort: a file that cannot be touched keeps its time.
     pub fn touch(&self, object: &StoredObject) {
         if let ObjectSource::File(file) = &object.source {
             let _ = file.set_modified(std::time::SystemTime::now());
