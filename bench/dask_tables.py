@@ -48,6 +48,25 @@ def rchar(pid: int) -> int:
     return 0
 
 
+T0 = 1_700_000_000  # seconds; one row per second across all files
+
+
+def dataset_dirs(data_dir: str, files: int, rows: int) -> tuple[str, str]:
+    """The folders of the kompakt files and of the Parquet files (v2: with the sensor column)."""
+    return os.path.join(data_dir, f"kompakt-v2-{files}x{rows}"), os.path.join(data_dir, f"parquet-v2-{files}x{rows}")
+
+
+def ts_window(files: int, rows: int):
+    """The bounds of a window of 1 % of the rows' time range, in its middle (as datetimes)."""
+    import numpy as np
+    import pyarrow as pa
+
+    total = files * rows
+    lo = np.datetime64(T0 + total // 2, "s").astype("datetime64[ns]")
+    hi = np.datetime64(T0 + total // 2 + total // 100, "s").astype("datetime64[ns]")
+    return pa.scalar(lo, pa.timestamp("ns")).as_py(), pa.scalar(hi, pa.timestamp("ns")).as_py()
+
+
 def rows_of(frame) -> int:
     """A partition's row count, the partition read whole (an opaque function: Dask cannot
     answer it from metadata, nor drop columns)."""
@@ -72,18 +91,15 @@ def main() -> None:
     import kompakt
     import kompakt.dask
 
-    # v2: with the sensor column.
-    kdir = os.path.join(a.data_dir, f"kompakt-v2-{a.files}x{a.rows}")
-    pdir = os.path.join(a.data_dir, f"parquet-v2-{a.files}x{a.rows}")
+    kdir, pdir = dataset_dirs(a.data_dir, a.files, a.rows)
     total = a.files * a.rows
     block = 100_000
     sensors = np.random.default_rng(34).permutation(-(-total // block)).astype(np.int32)
-    t0 = 1_700_000_000  # seconds; one row per second across all files
     if not os.path.isdir(pdir) or len(os.listdir(pdir)) != a.files:
         os.makedirs(kdir, exist_ok=True)
         os.makedirs(pdir, exist_ok=True)
         for i, batch in enumerate(gen_batches("fst", a.files * a.rows, a.rows)):
-            ts = pa.array(np.arange(t0 + i * a.rows, t0 + (i + 1) * a.rows) * 1_000_000_000, pa.timestamp("ns"))
+            ts = pa.array(np.arange(T0 + i * a.rows, T0 + (i + 1) * a.rows) * 1_000_000_000, pa.timestamp("ns"))
             rows = np.arange(i * a.rows, (i + 1) * a.rows)
             table = (
                 pa.Table.from_batches([batch])
@@ -97,9 +113,7 @@ def main() -> None:
         "kompakt": sum(os.path.getsize(os.path.join(kdir, f)) for f in os.listdir(kdir)),
         "parquet": sum(os.path.getsize(os.path.join(pdir, f)) for f in os.listdir(pdir)),
     }
-    lo = np.datetime64(t0 + total // 2, "s").astype("datetime64[ns]")
-    hi = np.datetime64(t0 + total // 2 + total // 100, "s").astype("datetime64[ns]")
-    lo_ts, hi_ts = pa.scalar(lo, pa.timestamp("ns")).as_py(), pa.scalar(hi, pa.timestamp("ns")).as_py()
+    lo_ts, hi_ts = ts_window(a.files, a.rows)
     window = [("ts", ">=", lo_ts), ("ts", "<", hi_ts)]
     some = [("sensor", "in", [int(x) for x in sensors[: max(1, len(sensors) // 100)]])]
 

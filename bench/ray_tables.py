@@ -31,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from common import logger  # noqa: E402
+from dask_tables import dataset_dirs, ts_window  # noqa: E402
 
 
 def rows_of(batch):
@@ -46,23 +47,16 @@ def main() -> None:
     a = ap.parse_args()
     log = logger("ray", time.time())
 
-    import numpy as np
-    import pyarrow as pa
     import ray
     import ray.data
     from ray.data.expressions import col
 
     import kompakt.ray
 
-    kdir = os.path.join(a.data_dir, f"kompakt-v2-{a.files}x{a.rows}")
-    pdir = os.path.join(a.data_dir, f"parquet-v2-{a.files}x{a.rows}")
+    kdir, pdir = dataset_dirs(a.data_dir, a.files, a.rows)
     if not os.path.isdir(pdir):
         sys.exit(f"no data in {pdir}: run bench/dask_tables.py --files {a.files} --rows {a.rows} first")
-    total = a.files * a.rows
-    t0 = 1_700_000_000
-    lo = np.datetime64(t0 + total // 2, "s").astype("datetime64[ns]")
-    hi = np.datetime64(t0 + total // 2 + total // 100, "s").astype("datetime64[ns]")
-    lo_ts, hi_ts = pa.scalar(lo, pa.timestamp("ns")).as_py(), pa.scalar(hi, pa.timestamp("ns")).as_py()
+    lo_ts, hi_ts = ts_window(a.files, a.rows)
     window = [("ts", ">=", lo_ts), ("ts", "<", hi_ts)]
     expr = (col("ts") >= lo_ts) & (col("ts") < hi_ts)
 
