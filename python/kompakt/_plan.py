@@ -15,7 +15,7 @@ import glob
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -231,6 +231,16 @@ def _unskipped(t: TableFile, filters: list[tuple[str, str, Any]], lo: int, hi: i
     return ranges
 
 
+def batch_ranges(part: Part, rows_per_group: int, rows: int = BATCH_ROWS) -> Iterator[tuple[int, int]]:
+    """``part``'s rows as ranges of about ``rows`` rows (whole row groups) for one read each:
+    a million rows keeps every core decoding pages at once and filters running on long
+    arrays, with memory bounded."""
+    step = rows_per_group * max(1, rows // rows_per_group)
+    for a, b in part.row_ranges():
+        for start in range(a, b, step):
+            yield start, min(b, start + step)
+
+
 def plan(
     paths: str | os.PathLike | Iterable[str | os.PathLike],
     columns: Sequence[str] | None = None,
@@ -369,14 +379,10 @@ def read_batches(
     def batches() -> Any:
         for part in parts:
             t = TableFile(part.path)
-            # About a million rows a read, in whole row groups: enough for every core to decode
-            # pages at once and for the filter to run on long arrays, and memory stays bounded.
-            step = t.rows_per_group * max(1, BATCH_ROWS // t.rows_per_group)
-            for a, b in part.row_ranges():
-                for start in range(a, b, step):
-                    table = t.read(read_names, slice(start, min(b, start + step)), to="arrow")
-                    if condition is not None:
-                        table = table.filter(condition)
-                    yield from table.select(names or table.column_names).to_batches()
+            for start, stop in batch_ranges(part, t.rows_per_group):
+                table = t.read(read_names, slice(start, stop), to="arrow")
+                if condition is not None:
+                    table = table.filter(condition)
+                yield from table.select(names or table.column_names).to_batches()
 
     return pa.RecordBatchReader.from_batches(schema, batches())

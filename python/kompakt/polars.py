@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from kompakt._plan import BATCH_ROWS, check_filters, combine, expand_paths, plan, with_needed
+from kompakt._plan import BATCH_ROWS, batch_ranges, check_filters, combine, expand_paths, plan, with_needed
 from kompakt._table import TableFile
 
 __all__ = ["scan_table"]
@@ -176,8 +176,7 @@ def scan_table(
             # batch size hint (about 100 000 rows) would make a read cost more than it decodes;
             # what is read is handed over in batches of that size.
             want = BATCH_ROWS if left is None else min(BATCH_ROWS, max(left, 1))
-            step = t.rows_per_group * max(1, want // t.rows_per_group)
-            for start, stop in ((s, min(b, s + step)) for a, b in part.row_ranges() for s in range(a, b, step)):
+            for start, stop in batch_ranges(part, t.rows_per_group, want):
                 # Reading the filtered columns first, then the others (whole, or with a take of
                 # the passing rows) measured no faster on fst's Integer == 42 (1 % of rows):
                 # the same pages decode, in two reads a batch instead of one.

@@ -21,7 +21,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from kompakt._plan import BATCH_ROWS, Part, arrow_condition, check_filters, expand_paths, plan, with_needed
+from kompakt._plan import Part, arrow_condition, batch_ranges, check_filters, expand_paths, plan, with_needed
 from kompakt._table import TableFile
 
 __all__ = ["datasource", "read_table"]
@@ -34,8 +34,7 @@ def _read_parts(parts: list[Part], columns: list[str] | None, filters: list[tupl
     condition = arrow_condition(filters)
     for part in parts:
         t = TableFile(part.path)
-        step = t.rows_per_group * max(1, BATCH_ROWS // t.rows_per_group)
-        for start, stop in ((s, min(b, s + step)) for a, b in part.row_ranges() for s in range(a, b, step)):
+        for start, stop in batch_ranges(part, t.rows_per_group):
             table = t.read(names, slice(start, stop), to="arrow")
             if condition is not None:
                 table = table.filter(condition)
