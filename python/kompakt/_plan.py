@@ -241,6 +241,20 @@ def batch_ranges(part: Part, rows_per_group: int, rows: int = BATCH_ROWS) -> Ite
             yield start, min(b, start + step)
 
 
+def read_tables(parts: Iterable[Part], columns: list[str] | None, filters: list[tuple[str, str, Any]]) -> Iterator[Any]:
+    """The rows of ``parts`` that pass ``filters``, ``columns`` of them, as pyarrow tables of
+    about a million rows read each (``batch_ranges``)."""
+    names = with_needed(columns, [f[0] for f in filters])
+    condition = arrow_condition(filters)
+    for part in parts:
+        t = TableFile(part.path)
+        for start, stop in batch_ranges(part, t.rows_per_group):
+            table = t.read(names, slice(start, stop), to="arrow")
+            if condition is not None:
+                table = table.filter(condition)
+            yield table if columns is None else table.select(columns)
+
+
 def plan(
     paths: str | os.PathLike | Iterable[str | os.PathLike],
     columns: Sequence[str] | None = None,
@@ -371,18 +385,6 @@ def read_batches(
     filters = check_filters(filters)
     files = expand_paths(paths)
     names = list(columns) if columns is not None else None
-    read_names = with_needed(names, [f[0] for f in filters])
     schema = TableFile(files[0]).read(names, slice(0, 0), to="arrow").schema
-    parts = plan(files, names, filters)
-    condition = arrow_condition(filters)
-
-    def batches() -> Any:
-        for part in parts:
-            t = TableFile(part.path)
-            for start, stop in batch_ranges(part, t.rows_per_group):
-                table = t.read(read_names, slice(start, stop), to="arrow")
-                if condition is not None:
-                    table = table.filter(condition)
-                yield from table.select(names or table.column_names).to_batches()
-
-    return pa.RecordBatchReader.from_batches(schema, batches())
+    tables = read_tables(plan(files, names, filters), names, filters)
+    return pa.RecordBatchReader.from_batches(schema, (b for t in tables for b in t.to_batches()))

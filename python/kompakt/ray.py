@@ -18,27 +18,13 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kompakt._plan import Part, arrow_condition, batch_ranges, check_filters, expand_paths, plan, with_needed
+from kompakt._plan import check_filters, expand_paths, plan, read_tables
 from kompakt._table import TableFile
 
 __all__ = ["datasource", "read_table"]
-
-
-def _read_parts(parts: list[Part], columns: list[str] | None, filters: list[tuple[str, str, Any]]) -> Iterator[Any]:
-    """The rows of ``parts`` that pass ``filters``, as pyarrow tables of about a million rows
-    read each (whole row groups), so a task's memory does not grow with its files."""
-    names = with_needed(columns, [f[0] for f in filters])
-    condition = arrow_condition(filters)
-    for part in parts:
-        t = TableFile(part.path)
-        for start, stop in batch_ranges(part, t.rows_per_group):
-            table = t.read(names, slice(start, stop), to="arrow")
-            if condition is not None:
-                table = table.filter(condition)
-            yield table if columns is None else table.select(columns)
 
 
 @functools.cache
@@ -87,7 +73,7 @@ def _datasource_class() -> type:
                     exec_stats=None,
                     input_files=tuple(dict.fromkeys(p.path for p in group)),
                 )
-                read = functools.partial(_read_parts, group, self._columns, self._filters)
+                read = functools.partial(read_tables, group, self._columns, self._filters)
                 tasks.append(ReadTask(read, metadata, schema=self._schema))
             return tasks
 

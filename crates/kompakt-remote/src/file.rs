@@ -58,7 +58,8 @@ struct Fetched {
     /// By offset.
     held: Vec<Held>,
     held_bytes: u64,
-    pending: Vec<Pending>,
+    /// Requests in flight, of this process only (see [`Shared::lock`]).
+    pending: Vec<Range<u64>>,
     pending_bytes: u64,
     arrivals: u64,
     /// The process whose requests `pending` lists (see [`Shared::lock`]).
@@ -71,13 +72,6 @@ struct Held {
     arrival: u64,
 }
 
-/// A prefetch request in flight. The process that made it is kept: a child made by `fork`
-/// inherits the entry but not the request, and must not wait for it.
-struct Pending {
-    range: Range<u64>,
-    pid: u32,
-}
-
 impl Fetched {
     fn find(&self, offset: u64, len: usize) -> Option<&[u8]> {
         let i = self.held.partition_point(|h| h.start <= offset).checked_sub(1)?;
@@ -86,12 +80,11 @@ impl Fetched {
         held.data.get(from..from.checked_add(len)?)
     }
 
-    /// Whether a request of this process in flight will bring all of `range`.
+    /// Whether a request in flight will bring all of `range`.
     fn awaits(&self, range: &Range<u64>) -> bool {
-        let pid = std::process::id();
         self.pending
             .iter()
-            .any(|p| p.pid == pid && p.range.start <= range.start && range.end <= p.range.end)
+            .any(|p| p.start <= range.start && range.end <= p.end)
     }
 
     fn has(&self, range: &Range<u64>) -> bool {
@@ -114,8 +107,7 @@ impl Fetched {
     }
 
     fn depart(&mut self, range: &Range<u64>) {
-        let pid = std::process::id();
-        if let Some(i) = self.pending.iter().position(|p| p.pid == pid && p.range == *range) {
+        if let Some(i) = self.pending.iter().position(|p| p == range) {
             self.pending.swap_remove(i);
             self.pending_bytes -= range.end - range.start;
         }
@@ -427,13 +419,9 @@ impl ReadAt for RemoteFile {
                 wanted.push(r);
             }
             let merged = merge_ranges(&wanted, MIN_REQUEST, MAX_REQUEST);
-            let pid = std::process::id();
             for range in &merged {
                 fetched.pending_bytes += range.end - range.start;
-                fetched.pending.push(Pending {
-                    range: range.clone(),
-                    pid,
-                });
+                fetched.pending.push(range.clone());
             }
             merged
         };
