@@ -88,6 +88,9 @@ void kpk_writer_abort(kpk_writer *writer);
  * Every block's checksum is verified before it is decoded. */
 typedef struct kpk_reader kpk_reader;
 
+/* `path`: a file, or a URL (s3://bucket/key, https://...) read by byte ranges, with credentials
+ * and endpoint from the AWS environment variables (AWS_ENDPOINT_URL, ...). A URL of another
+ * scheme is KPK_ERROR_OPTION; the writers and kpk_table_write/append refuse URLs (KPK_ERROR_USAGE). */
 kpk_status kpk_reader_open_file(const char *path, int32_t threads, kpk_reader **out);
 /* A file in memory, read where it lies: `data` must stay valid and unchanged until
  * kpk_reader_close. */
@@ -107,10 +110,14 @@ void kpk_reader_close(kpk_reader *reader);
  * `kompakt store` commands: values are kompakt files stored once per content hash; keys (any
  * UTF-8 text without NUL, in namespaces such as "objects") point at them. Many processes may
  * use one store; every commit is atomic and the last writer of a key wins. A store handle may
- * be used by several threads at once. */
+ * be used by several threads at once.
+ * The same store may live on object storage, at an s3://bucket/prefix URL (the layout of
+ * Python's kompakt.Store(url)): values are built and cached in a local folder under
+ * $XDG_CACHE_HOME/kompakt/remote (else ~/.cache), at most 10 GiB of it, and every machine
+ * sees the others' keys. */
 typedef struct kpk_store kpk_store;
 
-/* Opens the store in folder `path`, creating it when missing. codec/level: the default codec
+/* Opens the store in folder (or at URL) `path`, creating it when missing. codec/level: the default codec
  * recorded for a new store (NULL and KPK_LEVEL_DEFAULT: the library's default, or the
  * store's); an existing store opened with another is KPK_ERROR_STORE. */
 kpk_status kpk_store_open(const char *path, const char *codec, int32_t level, int32_t threads,
@@ -132,6 +139,13 @@ kpk_status kpk_store_delete(const kpk_store *store, const char *ns, const char *
 /* Sorted lists, as kpk_bytes: each item a little-endian uint32 length, then its UTF-8 bytes. */
 kpk_status kpk_store_keys(const kpk_store *store, const char *ns, kpk_bytes *keys);
 kpk_status kpk_store_namespaces(const kpk_store *store, kpk_bytes *namespaces);
+/* Deletes every key of namespace `ns` (NULL: of all namespaces); *removed (unless NULL) gets how
+ * many. Their values stay until kpk_store_gc. */
+kpk_status kpk_store_clear(const kpk_store *store, const char *ns, uint64_t *removed);
+/* Removes the values no key points at (on object storage, only those older than the grace
+ * period, so a value another machine is committing stays); *objects and *bytes (unless NULL)
+ * get what was removed. */
+kpk_status kpk_store_gc(const kpk_store *store, uint64_t *objects, uint64_t *bytes);
 
 /* ---- tables -------------------------------------------------------------------------------
  * Table files (the same files as Python's kompakt.write_table): columns cross this API as
@@ -200,8 +214,9 @@ kpk_status kpk_table_write(const char *path, struct ArrowSchema *schema, struct 
 kpk_status kpk_table_append(const char *path, struct ArrowSchema *schema, struct ArrowArray *batch,
                             const kpk_table_options *opts, uint64_t *rows);
 
-/* Opens a table file, or one held in memory (which must stay valid and unchanged until
- * kpk_table_close). `threads`: decoding threads of the reads (0: all cores). */
+/* Opens a table file (or URL, as kpk_reader_open_file: only the pages read are fetched), or one
+ * held in memory (which must stay valid and unchanged until kpk_table_close). `threads`:
+ * decoding threads of the reads (0: all cores). */
 kpk_status kpk_table_open_file(const char *path, int32_t threads, kpk_table **out);
 kpk_status kpk_table_open_memory(const void *data, size_t len, int32_t threads, kpk_table **out);
 void kpk_table_close(kpk_table *table);

@@ -13,6 +13,7 @@
 use kompakt::stream::{ReadAt, SourceCursor};
 use kompakt::{CodecSpec, ReadOptions, Reader, WriteOptions, Writer};
 use kompakt_fs::{AtomicFile, PacedOutput, WritebackProgress};
+use kompakt_remote::{AnyStore, Location, RemoteStoreOptions};
 use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::io::{self, Write};
@@ -84,10 +85,40 @@ fn about(path: &Option<PathBuf>) -> impl Fn(kompakt::Error) -> Failure + '_ {
 }
 
 /// A required path argument.
+fn path_text<'a>(path: *const c_char) -> Result<&'a str, Failure> {
+    text(path, "path")?.ok_or_else(|| Failure::usage("path is NULL"))
+}
+
+/// A path, or a URL of a scheme kompakt reads (`s3://`, `https://`); any other scheme is
+/// refused, never taken for a local folder named `gs:`.
+fn location_arg(path: *const c_char) -> Result<Location, Failure> {
+    Location::parse(path_text(path)?).map_err(|e| Failure(KPK_ERROR_OPTION, e.to_string()))
+}
+
+/// A path to write to: kompakt reads URLs but writes files on this machine only.
 fn path_arg(path: *const c_char) -> Result<PathBuf, Failure> {
-    Ok(PathBuf::from(
-        text(path, "path")?.ok_or_else(|| Failure::usage("path is NULL"))?,
-    ))
+    match location_arg(path)? {
+        Location::Local(path) => Ok(path),
+        Location::Remote(url) => Err(Failure::usage(format!(
+            "{url}: kompakt reads URLs but writes only files on this machine; write a local file and upload it"
+        ))),
+    }
+}
+
+/// A file to read: a local file, or the object at a URL read by byte ranges; with the name
+/// messages give it.
+fn open_source(path: *const c_char) -> Result<(Arc<dyn ReadAt>, PathBuf), Failure> {
+    match location_arg(path)? {
+        Location::Local(path) => {
+            let file = kompakt_fs::open_for_reading(&path).map_err(|e| Failure::at(&path)(io_failure(e)))?;
+            Ok((Arc::new(file), path))
+        }
+        Location::Remote(url) => {
+            // The client's errors name the URL already.
+            let file = kompakt_remote::open(&url).map_err(io_failure)?;
+            Ok((file, PathBuf::from(url.as_str())))
+        }
+    }
 }
 
 fn set_last_error(message: &str) {
@@ -568,9 +599,8 @@ pub unsafe extern "C" fn kpk_reader_open_file(
     out: *mut *mut kpk_reader,
 ) -> kpk_status {
     guard(|| {
-        let path = path_arg(path)?;
-        let file = kompakt_fs::open_for_reading(&path).map_err(|e| Failure::at(&path)(io_failure(e)))?;
-        open_reader(Arc::new(file), Some(path), threads, out)
+        let (source, name) = open_source(path)?;
+        open_reader(source, Some(name), threads, out)
     })
 }
 
@@ -695,10 +725,10 @@ pub unsafe extern "C" fn kpk_reader_close(reader: *mut kpk_reader) {
 
 // ---- the object store ------------------------------------------------------------------------
 
-/// A content-addressed store in a folder: the same folders as Python's `kompakt.Store` and
-/// `kompakt store`.
+/// A content-addressed store in a folder (the same folders as Python's `kompakt.Store` and
+/// `kompakt store`), or on object storage at an `s3://` URL, with its local cache.
 pub struct kpk_store {
-    store: kompakt_store::Store,
+    store: AnyStore,
 }
 
 fn store_failure(e: kompakt_store::Error) -> Failure {
@@ -734,7 +764,7 @@ pub unsafe extern "C" fn kpk_store_open(
         if out.is_null() {
             return Err(Failure::usage("the output pointer for the store is NULL"));
         }
-        let path = path_arg(path)?;
+        let location = location_arg(path)?;
         let codec_text = text(codec, "codec")?;
         let codec = if codec_text.is_none() && level == KPK_LEVEL_DEFAULT {
             None
@@ -749,7 +779,15 @@ pub unsafe extern "C" fn kpk_store_open(
             threads: self::threads(threads)?,
             ..Default::default()
         };
-        let store = kompakt_store::Store::open(&path, opts).map_err(|e| Failure::at(&path)(store_failure(e)))?;
+        let name = match &location {
+            Location::Local(path) => path.clone(),
+            Location::Remote(url) => PathBuf::from(url.as_str()),
+        };
+        let opts = RemoteStoreOptions {
+            local: opts,
+            ..Default::default()
+        };
+        let store = AnyStore::open(&location, opts).map_err(|e| Failure::at(&name)(store_failure(e)))?;
         put(out, Box::into_raw(Box::new(kpk_store { store })))
     })
 }
@@ -781,8 +819,8 @@ pub unsafe extern "C" fn kpk_store_writer(store: *const kpk_store, out: *mut *mu
         if out.is_null() {
             return Err(Failure::usage("the output pointer for the writer is NULL"));
         }
-        let opts = s.store.write_options(None);
-        let spill = s.store.spill(&opts);
+        let opts = s.store.local().write_options(None);
+        let spill = s.store.local().spill(&opts);
         let mut writer = kompakt_fs::writer(Output::Store(spill), opts, None)?;
         writer.hash_content()?;
         put(
@@ -823,7 +861,10 @@ pub unsafe extern "C" fn kpk_store_commit(
             return Err(Failure::usage("kpk_store_commit takes a writer from kpk_store_writer"));
         };
         let pending = kompakt_store::PendingObject::new(spill, content, raw).map_err(store_failure)?;
-        let committed = s.store.commit(namespace, key, pending).map_err(store_failure)?;
+        let committed = pending.hash();
+        s.store
+            .commit_many(namespace, vec![(key.to_owned(), pending)])
+            .map_err(store_failure)?;
         if !hash.is_null() {
             let hex = CString::new(committed.to_string()).unwrap_or_default();
             let bytes = hex.as_bytes_with_nul();
@@ -857,7 +898,7 @@ pub unsafe extern "C" fn kpk_store_get(
             kompakt_store::ObjectSource::File(f) => Arc::new(f),
             kompakt_store::ObjectSource::Memory(m) => Arc::new(m.into_inner()),
         };
-        let threads = i32::try_from(s.store.read_options().threads).unwrap_or(0);
+        let threads = i32::try_from(s.store.local().read_options().threads).unwrap_or(0);
         open_reader(source, None, threads, out)
     })
 }
@@ -953,6 +994,45 @@ pub unsafe extern "C" fn kpk_store_namespaces(store: *const kpk_store, namespace
             .collect();
         list.sort();
         put(namespaces, string_list(list))
+    })
+}
+
+/// Deletes every key of namespace `ns` (NULL: of every namespace); `*removed` (may be NULL)
+/// gets how many. The values stay until `kpk_store_gc`.
+///
+/// # Safety
+/// `store` is a live handle; `ns` NULL or a NUL-terminated string; `removed` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_store_clear(store: *const kpk_store, ns: *const c_char, removed: *mut u64) -> kpk_status {
+    guard(|| {
+        let s = store_ref(store)?;
+        let namespace = text(ns, "namespace")?;
+        let n = s.store.clear(namespace).map_err(store_failure)?;
+        if removed.is_null() {
+            return Ok(());
+        }
+        put(removed, n)
+    })
+}
+
+/// Removes the values no key points at (on object storage: those older than the grace period,
+/// so a value another machine is committing stays); `*objects` and `*bytes` (may be NULL) get
+/// what was removed.
+///
+/// # Safety
+/// `store` is a live handle; `objects` and `bytes` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_store_gc(store: *const kpk_store, objects: *mut u64, bytes: *mut u64) -> kpk_status {
+    guard(|| {
+        let s = store_ref(store)?;
+        let report = s.store.gc().map_err(store_failure)?;
+        if !objects.is_null() {
+            put(objects, report.objects)?;
+        }
+        if !bytes.is_null() {
+            put(bytes, report.bytes)?;
+        }
+        Ok(())
     })
 }
 

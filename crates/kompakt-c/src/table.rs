@@ -2,13 +2,14 @@
 //! `ArrowArray`), the ABI every Arrow implementation shares; fixed-width columns may also be
 //! decoded straight into the caller's memory (`kpk_table_read_into`).
 
-use crate::{about, guard, io_failure, path_arg, put, text, threads, Failure, Lent};
+use crate::{about, guard, io_failure, location_arg, path_arg, put, text, threads, Failure, Lent};
 use crate::{kpk_bytes, kpk_status, KPK_ERROR_OPTION, KPK_LEVEL_DEFAULT};
 use arrow_array::ffi::{from_ffi, to_ffi, FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::{make_array, Array, ArrayRef, RecordBatch, StructArray};
 use arrow_schema::{DataType, Field};
 use kompakt::stream::ReadAt;
 use kompakt::CodecSpec;
+use kompakt_remote::Location;
 use kompakt_table::{append_table_file, write_table_file, SortKey, StringLayout, TableOptions, TableReader};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
@@ -261,12 +262,21 @@ pub unsafe extern "C" fn kpk_table_open_file(
     out: *mut *mut kpk_table,
 ) -> kpk_status {
     guard(|| {
-        let path = path_arg(path)?;
-        if let Err(e) = kompakt_fs::open_for_reading(&path) {
-            return Err(Failure::at(&path)(io_failure(e)));
+        match location_arg(path)? {
+            Location::Local(path) => {
+                if let Err(e) = kompakt_fs::open_for_reading(&path) {
+                    return Err(Failure::at(&path)(io_failure(e)));
+                }
+                let p = path.clone();
+                open_table(|| TableReader::open_cached(&p), Some(path), threads, out)
+            }
+            Location::Remote(url) => {
+                // Only the footer and the index are fetched now; pages when they are read.
+                let file = kompakt_remote::open(&url).map_err(io_failure)?;
+                let name = PathBuf::from(url.as_str());
+                open_table(|| TableReader::from_source(file), Some(name), threads, out)
+            }
         }
-        let p = path.clone();
-        open_table(|| TableReader::open_cached(&p), Some(path), threads, out)
     })
 }
 

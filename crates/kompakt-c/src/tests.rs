@@ -288,7 +288,16 @@ fn a_store_sets_gets_lists_and_deletes_values() {
             );
             CStr::from_ptr(hash.as_ptr()).to_str().unwrap().to_owned()
         };
-        let big: Vec<u8> = (0..3_000_000u32).map(|i| (i % 7) as u8).collect();
+        // Incompressible: an object file of its own, not a value held by its key.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let big: Vec<u8> = (0..3_000_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
         let h1 = put_value(&ns, "a", b"small value");
         let h2 = put_value(&ns, "b", &big);
         assert_eq!(put_value(&other, "c", b"small value"), h1, "equal content, equal hash");
@@ -340,6 +349,27 @@ fn a_store_sets_gets_lists_and_deletes_values() {
         assert_eq!(kpk_store_exists(store, ns.as_ptr(), a.as_ptr(), &mut exists), KPK_OK);
         assert_eq!(exists, 0);
 
+        // Clearing a namespace leaves the others; gc then removes the values no key holds
+        // ("b"'s; "a"'s content is still under "c").
+        let mut removed = u64::MAX;
+        assert_eq!(kpk_store_clear(store, ns.as_ptr(), &mut removed), KPK_OK);
+        assert_eq!(removed, 1);
+        assert_eq!(get(&ns, "b"), None);
+        assert_eq!(get(&other, "c").unwrap(), b"small value");
+        let (mut objects, mut bytes) = (u64::MAX, u64::MAX);
+        assert_eq!(
+            kpk_store_gc(store, &mut objects, &mut bytes),
+            KPK_OK,
+            "{}",
+            last_error()
+        );
+        assert_eq!(objects, 1);
+        assert!(bytes >= big.len() as u64, "{bytes}");
+        assert_eq!(kpk_store_gc(store, null_mut(), null_mut()), KPK_OK);
+        assert_eq!(get(&other, "c").unwrap(), b"small value");
+        let h3 = put_value(&ns, "b", &big);
+        assert_eq!(h3, h2);
+
         // A store writer is not finished as a file; a file writer is not committed.
         let mut w = null_mut();
         assert_eq!(kpk_store_writer(store, &mut w), KPK_OK);
@@ -349,6 +379,13 @@ fn a_store_sets_gets_lists_and_deletes_values() {
             kpk_store_commit(store, ns.as_ptr(), a.as_ptr(), w, null_mut()),
             KPK_ERROR_USAGE
         );
+        assert_eq!(kpk_store_clear(store, null(), null_mut()), KPK_OK);
+        let mut namespaces = kpk_bytes {
+            data: null_mut(),
+            len: 0,
+        };
+        assert_eq!(kpk_store_namespaces(store, &mut namespaces), KPK_OK);
+        assert!(list(namespaces).is_empty());
         kpk_store_close(store);
 
         // Another codec than the store's is refused, naming the store.
@@ -361,4 +398,53 @@ fn a_store_sets_gets_lists_and_deletes_values() {
         kpk_store_close(null_mut());
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn urls_are_read_never_written_and_unknown_schemes_are_refused() {
+    let batch = || {
+        let rows: arrow_array::ArrayRef = Arc::new(arrow_array::Int32Array::from(vec![1, 2, 3]));
+        let batch = arrow_array::RecordBatch::try_from_iter([("x", rows)]).unwrap();
+        let array = arrow_array::StructArray::from(batch);
+        let (a, s) = arrow_array::ffi::to_ffi(&arrow_array::Array::into_data(array)).unwrap();
+        (Box::new(a), Box::new(s))
+    };
+    unsafe {
+        let mut r = null_mut();
+        let gs = c("gs://bucket/file.kpk");
+        assert_eq!(kpk_reader_open_file(gs.as_ptr(), 0, &mut r), KPK_ERROR_OPTION);
+        assert!(
+            last_error().contains("gs://bucket/file.kpk") && last_error().contains("s3://"),
+            "{}",
+            last_error()
+        );
+        let mut t = null_mut();
+        assert_eq!(kpk_table_open_file(gs.as_ptr(), 0, &mut t), KPK_ERROR_OPTION);
+        let mut st = null_mut();
+        assert_eq!(
+            kpk_store_open(gs.as_ptr(), null(), KPK_LEVEL_DEFAULT, 0, &mut st),
+            KPK_ERROR_OPTION
+        );
+        assert!(st.is_null());
+
+        let s3 = c("s3://bucket/file.kpk");
+        let mut w = null_mut();
+        assert_eq!(
+            kpk_writer_open_file(s3.as_ptr(), null(), KPK_LEVEL_DEFAULT, 0, &mut w),
+            KPK_ERROR_USAGE
+        );
+        assert!(last_error().contains("s3://bucket/file.kpk"), "{}", last_error());
+        let (mut array, mut schema) = batch();
+        assert_eq!(
+            kpk_table_write(s3.as_ptr(), &mut *schema, &mut *array, null()),
+            KPK_ERROR_USAGE
+        );
+        assert!(
+            last_error().contains("writes only files on this machine"),
+            "{}",
+            last_error()
+        );
+        // Nothing was made on disk for either.
+        assert!(!std::path::Path::new("s3:").exists());
+    }
 }
