@@ -12,7 +12,9 @@
 #' bare codec name and a level is that codec's own level.
 #'
 #' @param x Any R object.
-#' @param file A path.
+#' @param file A path. `kpk_read()` also reads a URL: an object on S3 (`s3://bucket/key`,
+#'   with credentials and endpoint from the AWS environment variables such as
+#'   `AWS_ENDPOINT_URL`) or behind an `https://` URL.
 #' @param codec `NULL` or a codec spec (see Details).
 #' @param level `NULL` or a level (see Details).
 #' @param threads Threads to compress or decompress with; 0 (the default) uses all cores.

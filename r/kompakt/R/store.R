@@ -7,6 +7,13 @@
 #' message naming it), and `kompakt store ls/verify/gc` work on it. Many processes may use one
 #' store; every set is atomic and the last writer of a key wins.
 #'
+#' The store may live on object storage: `kpk_store("s3://bucket/prefix")` is the same store as
+#' Python's `kompakt.Store("s3://bucket/prefix")`, shared by every machine that reaches the bucket
+#' (credentials, region and endpoint from the AWS environment variables, such as
+#' `AWS_ENDPOINT_URL` for MinIO or Ceph). Values are built and kept in a local cache folder (under
+#' `$XDG_CACHE_HOME/kompakt/remote`, else `~/.cache`; at most 10 GiB, least recently used first
+#' out), so repeated gets do not go to the network.
+#'
 #' The store is an environment of functions:
 #' \describe{
 #'   \item{`$set(key, value, namespace)`}{saves `value` under `key`; returns its content hash, invisibly.}
@@ -14,10 +21,13 @@
 #'   \item{`$exists(key, namespace)`, `$del(key, namespace)`}{logical, one per key (vectorised).}
 #'   \item{`$mget(keys, namespace)`, `$mset(keys, values, namespace)`}{several keys.}
 #'   \item{`$list(namespace)`, `$list_namespaces()`}{sorted keys; namespaces that hold keys.}
+#'   \item{`$clear(namespace)`}{deletes every key of `namespace` (`NULL`: of all); returns how many.}
+#'   \item{`$gc()`}{removes the values no key points at (on S3, those older than an hour, so a
+#'     value another machine is committing stays); returns `c(objects, bytes)` removed.}
 #'   \item{`$close()`}{closes the store (also done when it is garbage collected).}
 #' }
 #'
-#' @param path The store's folder.
+#' @param path The store's folder, or an `s3://bucket/prefix` URL.
 #' @param codec,level The default codec, recorded when the store is created (see
 #'   [kpk_save()]); an existing store opened with another is an error.
 #' @param threads Threads for large values; 0 (the default) uses all cores.
@@ -32,7 +42,7 @@
 #' st$close()
 #' @export
 kpk_store <- function(path, codec = NULL, level = NULL, threads = 0L, namespace = "objects") {
-  path <- normalizePath(path, mustWork = FALSE)
+  path <- .store_location(path)
   ptr <- .Call(kpk_store_open_c, path, codec, level, threads)
   self <- new.env(parent = emptyenv())
   self$path <- path
@@ -60,6 +70,8 @@ kpk_store <- function(path, codec = NULL, level = NULL, threads = 0L, namespace 
   }
   self$list <- function(namespace = self$default_namespace) .Call(kpk_store_keys_c, ptr, namespace)
   self$list_namespaces <- function() .Call(kpk_store_namespaces_c, ptr)
+  self$clear <- function(namespace = self$default_namespace) invisible(.Call(kpk_store_clear_c, ptr, namespace))
+  self$gc <- function() .Call(kpk_store_gc_c, ptr)
   self$close <- function() invisible(.Call(kpk_store_close_c, ptr))
   class(self) <- "kpk_store"
   self
@@ -70,3 +82,12 @@ print.kpk_store <- function(x, ...) {
   cat("<kpk_store> ", x$path, "\n", sep = "")
   invisible(x)
 }
+
+# A URL (s3://...) as it is; a path made absolute, so the store is the same folder wherever
+# the working directory goes.
+.store_location <- function(path) {
+  if (!is.character(path) || length(path) != 1L || is.na(path)) stop("kompakt: path must be one string", call. = FALSE)
+  if (.is_url(path)) path else normalizePath(path, mustWork = FALSE)
+}
+
+.is_url <- function(x) grepl("^[A-Za-z][A-Za-z0-9+.-]*://", x)

@@ -8,7 +8,10 @@
 #' Keys point at hashes in the store's namespaces; objects live in the reserved namespace
 #' `"storr:objects"`, and the hash algorithm in `"storr:config"`.
 #'
-#' @param path The store's folder (created when missing).
+#' @param path The store's folder (created when missing), or an `s3://bucket/prefix` URL: a storr
+#'   shared by every machine that reaches the bucket, as [kpk_store()] describes. Its `destroy()`
+#'   deletes every key and collects the values older than an hour; younger ones go at a later
+#'   `gc` (another machine may be committing them).
 #' @param codec,level,threads As for [kpk_store()].
 #' @param hash_algorithm storr's hash algorithm, recorded when the store is created (default
 #'   `"xxhash64"`, as drake's caches; `"md5"` gives `driver_rds()`'s hashes); opening the store
@@ -24,7 +27,7 @@
 #' }
 #' @export
 driver_kompakt <- function(path, codec = NULL, level = NULL, threads = 0L, hash_algorithm = NULL) {
-  path <- normalizePath(path, mustWork = FALSE)
+  path <- .store_location(path)
   ptr <- .Call(kpk_store_open_c, path, codec, level, threads)
   objects <- "storr:objects"
   config <- "storr:config"
@@ -71,8 +74,14 @@ driver_kompakt <- function(path, codec = NULL, level = NULL, threads = 0L, hash_
   self$traits <- list(accept = "raw")
   self$type <- function() "kompakt"
   self$destroy <- function() {
-    .Call(kpk_store_close_c, ptr)
-    unlink(path, recursive = TRUE)
+    if (.is_url(path)) {
+      .Call(kpk_store_clear_c, ptr, NULL)
+      .Call(kpk_store_gc_c, ptr)
+      .Call(kpk_store_close_c, ptr)
+    } else {
+      .Call(kpk_store_close_c, ptr)
+      unlink(path, recursive = TRUE)
+    }
     invisible(NULL)
   }
   self$get_hash <- function(key, namespace) {

@@ -143,7 +143,8 @@
 #'
 #' @param x A data frame.
 #' @param path A path; `read_kpk_table()`, `kpk_table()` and `kpk_table_info()` also take a
-#'   raw vector holding a table file.
+#'   raw vector holding a table file, or a URL (`s3://bucket/key`, `https://...`, as for
+#'   [kpk_read()]), of which they fetch only the index and the pages they read.
 #' @param codec,level `NULL` or a codec spec and level (see [kpk_save()]).
 #' @param threads Threads to encode or decode with; 0 (the default) uses all cores.
 #' @param sorted_by Columns the rows are sorted by (ascending, `NA` first), checked as they are

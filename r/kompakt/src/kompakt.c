@@ -551,6 +551,31 @@ SEXP kpk_store_get_raw_c(SEXP ptr, SEXP ns, SEXP key) {
     return out;
 }
 
+/* Deletes the keys of namespace `ns` (NULL: of all namespaces); how many, as a double. */
+SEXP kpk_store_clear_c(SEXP ptr, SEXP ns) {
+    kpk_store *store = store_of(ptr);
+    const char *n = Rf_isNull(ns) ? NULL : string_arg(ns, "namespace");
+    uint64_t removed = 0;
+    if (kpk_store_clear(store, n, &removed) != KPK_OK) kompakt_error("cannot clear the store");
+    return Rf_ScalarReal((double)removed);
+}
+
+/* Removes unreferenced values: c(objects = , bytes = ) removed. */
+SEXP kpk_store_gc_c(SEXP ptr) {
+    kpk_store *store = store_of(ptr);
+    uint64_t objects = 0, bytes = 0;
+    if (kpk_store_gc(store, &objects, &bytes) != KPK_OK) kompakt_error("cannot collect the store's garbage");
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, 2));
+    REAL(out)[0] = (double)objects;
+    REAL(out)[1] = (double)bytes;
+    SEXP names = PROTECT(Rf_allocVector(STRSXP, 2));
+    SET_STRING_ELT(names, 0, Rf_mkChar("objects"));
+    SET_STRING_ELT(names, 1, Rf_mkChar("bytes"));
+    Rf_setAttrib(out, R_NamesSymbol, names);
+    UNPROTECT(2);
+    return out;
+}
+
 SEXP kpk_version_c(void) { return Rf_mkString(kpk_version()); }
 
 /* Table files: table.c. */
@@ -578,6 +603,8 @@ static const R_CallMethodDef call_methods[] = {
     {"kpk_store_namespaces_c", (DL_FUNC)&kpk_store_namespaces_c, 1},
     {"kpk_store_set_raw_c", (DL_FUNC)&kpk_store_set_raw_c, 5},
     {"kpk_store_get_raw_c", (DL_FUNC)&kpk_store_get_raw_c, 3},
+    {"kpk_store_clear_c", (DL_FUNC)&kpk_store_clear_c, 2},
+    {"kpk_store_gc_c", (DL_FUNC)&kpk_store_gc_c, 1},
     {"kpk_table_write_c", (DL_FUNC)&kpk_table_write_c, 7},
     {"kpk_table_open_c", (DL_FUNC)&kpk_table_open_c, 2},
     {"kpk_table_close_c", (DL_FUNC)&kpk_table_close_c, 1},
