@@ -240,6 +240,11 @@ kpk_status kpk_table_column_sizes(const kpk_table *table, uint64_t *stored, uint
  * one bit per row, least significant first, set = valid. Values of null rows are unspecified. */
 kpk_status kpk_table_read_into(const kpk_table *table, uint32_t column, uint64_t from, uint64_t to,
                                void *dst, size_t dst_len, uint8_t *validity, int32_t *has_nulls);
+/* Hints that rows [from, to) of `columns` (NULL: all) are about to be read in several calls (a
+ * column at a time, in chunks): a table at a URL fetches their pages at once, in the
+ * background. Files and memory ignore it. */
+kpk_status kpk_table_prefetch(const kpk_table *table, const uint32_t *columns, size_t ncolumns, uint64_t from,
+                              uint64_t to);
 /* Reads rows [from, to) of `columns` (positions; NULL: all) as one struct array of the columns,
  * exported into `schema` and `array`; the caller releases both. Only the pages covering the
  * rows are read, on all the table's threads. */

@@ -524,6 +524,28 @@ pub unsafe extern "C" fn kpk_table_read_into(
     })
 }
 
+/// Hints that rows `from..to` of the columns `columns` (positions; all when NULL) are about to
+/// be read in several calls: a table at a URL fetches their pages at once, in the background.
+/// Files and memory ignore it.
+///
+/// # Safety
+/// `table` is a live handle; `columns` is NULL or holds `ncolumns` readable positions.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_table_prefetch(
+    table: *const kpk_table,
+    columns: *const u32,
+    ncolumns: usize,
+    from: u64,
+    to: u64,
+) -> kpk_status {
+    guard(|| {
+        let t = table_ref(table)?;
+        let rows = row_range(from, to)?;
+        let picked = column_positions(columns, ncolumns)?;
+        t.reader.prefetch(picked.as_deref(), rows).map_err(about(&t.path))
+    })
+}
+
 /// Reads rows `from..to` of the columns `columns` (positions; all when `columns` is NULL)
 /// into one struct array (children: the columns; strings with their stored offsets), exported
 /// into `schema` and `array` for the caller to release.
@@ -1021,6 +1043,10 @@ mod tests {
                 KPK_ERROR_OPTION
             );
             assert!(last_error().contains("fixed-width"), "{}", last_error());
+            // A prefetch hint is checked as a read is; on a file it does nothing else.
+            assert_eq!(kpk_table_prefetch(t, null(), 0, 0, 4), KPK_OK);
+            assert_eq!(kpk_table_prefetch(t, [9u32].as_ptr(), 1, 0, 4), KPK_ERROR_OPTION);
+            assert_eq!(kpk_table_prefetch(t, null(), 0, 3, 99), KPK_ERROR_OPTION);
             assert_eq!(
                 kpk_table_read_into(t, 0, 0, 11, v.as_mut_ptr().cast(), 44, null_mut(), &mut has_nulls),
                 KPK_ERROR_OPTION

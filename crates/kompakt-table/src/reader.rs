@@ -936,6 +936,19 @@ impl TableReader {
         1
     }
 
+    /// Tells the source that rows `rows` of `columns` (positions; `None`: all) are about to be
+    /// read: a remote source fetches their pages in a few merged requests, in the background.
+    /// For callers that read a range in several calls (a column at a time, or in chunks); one
+    /// call of the read functions hints what it reads already. Files and memory ignore it.
+    pub fn prefetch(&self, columns: Option<&[usize]>, rows: Range<u64>) -> Result<()> {
+        let (columns, _) = self.request(columns, &rows)?;
+        if !rows.is_empty() {
+            let groups = self.groups_of(&rows);
+            self.prefetch_pages(columns.iter().flat_map(|&c| groups.clone().map(move |g| (c, g))));
+        }
+        Ok(())
+    }
+
     /// Tells the source which byte ranges the pages `(column, group)` (and the dictionaries
     /// of their columns, when not read yet) are about to be read from: a remote source fetches
     /// them in a few merged requests at once instead of a round trip per block. Files and

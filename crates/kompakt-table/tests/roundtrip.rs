@@ -1158,3 +1158,70 @@ fn statistics_never_raise_the_table_layout() {
     }
     assert_eq!(layouts, [2, 2]);
 }
+
+/// A source that records the byte ranges it is told to prefetch and the reads it serves.
+struct RecordingSource {
+    data: Vec<u8>,
+    hinted: std::sync::Mutex<Vec<std::ops::Range<u64>>>,
+    read: std::sync::Mutex<Vec<std::ops::Range<u64>>>,
+}
+
+impl kompakt::stream::ReadAt for RecordingSource {
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.data.len() as u64)
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        let at = offset as usize;
+        buf.copy_from_slice(&self.data[at..at + buf.len()]);
+        self.read.lock().unwrap().push(offset..offset + buf.len() as u64);
+        Ok(())
+    }
+
+    fn prefetch(&self, ranges: &[std::ops::Range<u64>]) {
+        self.hinted.lock().unwrap().extend(ranges.iter().cloned());
+    }
+}
+
+#[test]
+fn a_prefetch_hints_the_pages_that_reads_of_the_range_then_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let batch = table(5_000, 3);
+    let path = write(dir.path(), &batch, &[], 500);
+    let source = Arc::new(RecordingSource {
+        data: std::fs::read(&path).unwrap(),
+        hinted: Default::default(),
+        read: Default::default(),
+    });
+    let t = TableReader::from_source(Arc::clone(&source) as Arc<dyn kompakt::stream::ReadAt>).unwrap();
+    source.read.lock().unwrap().clear();
+    let (columns, rows) = ([1usize, 3], 1_200..3_700u64);
+    t.prefetch(Some(&columns), rows.clone()).unwrap();
+    let hinted = std::mem::take(&mut *source.hinted.lock().unwrap());
+    assert!(!hinted.is_empty());
+    assert!(source.read.lock().unwrap().is_empty(), "a hint reads nothing itself");
+    // Reading the range a column and a chunk at a time reads only bytes the hint named.
+    for &c in &columns {
+        for start in (rows.start..rows.end).step_by(700) {
+            t.read(Some(&[c]), start..(start + 700).min(rows.end), 1).unwrap();
+        }
+    }
+    let read = source.read.lock().unwrap().clone();
+    assert!(!read.is_empty());
+    for r in &read {
+        assert!(
+            hinted.iter().any(|h| h.start <= r.start && r.end <= h.end),
+            "{r:?} was read but not hinted: {hinted:?}"
+        );
+    }
+    // Other columns' pages were not hinted: fewer bytes than the whole range of every column.
+    t.prefetch(None, rows.clone()).unwrap();
+    let all: u64 = source.hinted.lock().unwrap().iter().map(|r| r.end - r.start).sum();
+    assert!(hinted.iter().map(|r| r.end - r.start).sum::<u64>() < all);
+    // A hint of nothing hints nothing; one outside the table is an error, as a read is.
+    source.hinted.lock().unwrap().clear();
+    t.prefetch(None, 10..10).unwrap();
+    assert!(source.hinted.lock().unwrap().is_empty());
+    assert!(t.prefetch(None, 0..5_001).is_err());
+    assert!(t.prefetch(Some(&[99]), 0..10).is_err());
+}

@@ -965,6 +965,9 @@ static SEXP read_arrow(kpk_table *t, uint32_t col, const row_selection *sel, con
     SEXP out = PROTECT(Rf_allocVector(type, n));
     uint64_t step = READ_CHUNK_ROWS;
     if (rows_per_group > 0) step = (step / rows_per_group + 1) * rows_per_group;
+    /* Read in chunks: a table at a URL fetches the whole range's pages at once instead of a
+     * round trip per chunk. Only a hint: a failure shows in the reads. */
+    if (sel->rows == NULL && (uint64_t)n > step) (void)kpk_table_prefetch(t, &col, 1, sel->from, sel->from + (uint64_t)n);
     SEXP cont = PROTECT(R_MakeUnwindCont());
     for (uint64_t k = 0; k < (uint64_t)n || (k == 0 && n == 0); k += step) {
         uint64_t m = (uint64_t)n - k < step ? (uint64_t)n - k : step;
