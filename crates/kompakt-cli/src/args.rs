@@ -185,7 +185,8 @@ pub struct BenchArgs {
     /// Files to measure (each is read into memory first).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Comma-separated codec specs or unified levels.
+    /// Comma-separated codec specs or unified levels, and ranges of either: zstd:1-9,
+    /// lz4hc:1-12:3 (every third level), 0-100:10 (unified levels), zstd:-5--1.
     #[arg(
         long,
         default_value = "none,lz4,lz4hc:9,zstd:-3,zstd:1,zstd:3,zstd:9,gzip:6,auto",
@@ -198,11 +199,11 @@ pub struct BenchArgs {
     /// Element size hint, as for compress.
     #[arg(short, long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..))]
     pub typesize: u8,
-    /// Filter, as for compress.
-    #[arg(long, default_value = "shuffle")]
+    /// Filters, as for compress, comma-separated: each is measured.
+    #[arg(long, default_value = "shuffle", value_name = "LIST")]
     pub filter: String,
-    /// Block size, as for compress.
-    #[arg(short, long, default_value = "1M")]
+    /// Block sizes, as for compress, comma-separated: each is measured.
+    #[arg(short, long, default_value = "1M", value_name = "LIST")]
     pub block_size: String,
     /// Seconds to spend on each measurement (the best run counts; at least one run).
     #[arg(long, default_value_t = 1.0)]
@@ -212,7 +213,8 @@ pub struct BenchArgs {
     /// Every read checks them by default, and so does the main decompression figure.
     #[arg(long)]
     pub unverified: bool,
-    /// Print JSON instead of a table.
+    /// Print JSON rows instead of a table: kompakt's figures and the squash benchmark's
+    /// columns (dataset, codec name, level, CPU and wall seconds each way).
     #[arg(long)]
     pub json: bool,
 }

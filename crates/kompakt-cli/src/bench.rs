@@ -13,48 +13,155 @@ use serde_json::json;
 use std::io::{self, Write};
 use std::time::Instant;
 
+/// One measured configuration of one file.
 struct Row {
     file: String,
     codec: String,
+    filter: String,
+    block_size: usize,
     threads: usize,
     raw: u64,
     stored: u64,
-    compress_mbps: f64,
-    decompress_mbps: f64,
+    compress: Timing,
+    decompress: Timing,
     /// Decompression without checksum checks (`--unverified`).
-    unverified_mbps: Option<f64>,
+    unverified: Option<Timing>,
 }
 
-/// Runs `f` repeatedly for about `seconds`, at least twice, and returns the best time.
+/// The best run of a measurement: its wall time, and the CPU time of all threads in it.
+#[derive(Clone, Copy)]
+struct Timing {
+    wall: f64,
+    cpu: f64,
+}
+
+impl Timing {
+    fn mbps(self, bytes: u64) -> f64 {
+        bytes as f64 / 1e6 / self.wall
+    }
+}
+
+/// CPU seconds this process has used so far, user and system, all threads.
+fn cpu_seconds() -> f64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one `rusage` through the pointer, which points at room for one.
+    let done = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    // SAFETY: all of `rusage` is integers, so the zeroed value is valid even if the call failed.
+    let usage = unsafe { usage.assume_init() };
+    if done != 0 {
+        return 0.0;
+    }
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// Runs `f` repeatedly for about `seconds`, at least twice, and returns the best run.
 ///
 /// A first run pays for faulting in the output's pages and warming the allocator (about 10 %
 /// at zstd level 3 on 310 MB), which `zstd -b` and `lz4 -b` spend before timing; a slow codec
 /// on a large file fits one run in `seconds`, so that run must not be the only one.
-fn best_time(seconds: f64, mut f: impl FnMut() -> CliResult) -> CliResult<f64> {
-    let mut best = f64::INFINITY;
+fn best_time(seconds: f64, mut f: impl FnMut() -> CliResult) -> CliResult<Timing> {
+    let mut best = Timing {
+        wall: f64::INFINITY,
+        cpu: 0.0,
+    };
     let started = Instant::now();
     for run in 1.. {
-        let t = Instant::now();
+        let (t, cpu) = (Instant::now(), cpu_seconds());
         f()?;
-        best = best.min(t.elapsed().as_secs_f64());
+        let wall = t.elapsed().as_secs_f64();
+        if wall < best.wall {
+            best = Timing {
+                wall,
+                cpu: cpu_seconds() - cpu,
+            };
+        }
         if run >= 2 && started.elapsed().as_secs_f64() >= seconds {
             break;
         }
     }
-    Ok(best.max(1e-9))
+    best.wall = best.wall.max(1e-9);
+    Ok(best)
 }
 
-fn mbps(bytes: usize, secs: f64) -> f64 {
-    bytes as f64 / 1e6 / secs
+/// The codecs of `--codecs`: specs and unified levels, and ranges of either: `zstd:1-9`,
+/// `lz4hc:1-12:3` (a step), `0-100:10` (unified levels), `zstd:-5--1`.
+pub fn expand_codecs(list: &str) -> CliResult<Vec<CodecSpec>> {
+    const MOST: usize = 1000;
+    let mut specs = Vec::new();
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (name, levels) = match item.split_once(':') {
+            // "0-100:10": unified levels with a step.
+            Some((range, _)) if parse_range(item).is_some() && !range.is_empty() => (None, item),
+            Some((name, levels)) => (Some(name), levels),
+            None => (None, item),
+        };
+        let Some(range) = parse_range(levels) else {
+            specs.push(item.parse::<CodecSpec>()?);
+            continue;
+        };
+        let (from, to, step) = range.map_err(|why| {
+            CliError::new(format!(
+                "invalid level range {item:?} in --codecs: {why} (expected FROM-TO or FROM-TO:STEP, \
+                 as in zstd:1-9, lz4hc:1-12:3 or 0-100:10)"
+            ))
+        })?;
+        for level in (from..=to).step_by(step) {
+            let spec = match name {
+                Some(name) => CodecSpec::from_options(Some(name), Some(level))?,
+                None => CodecSpec::from_options(None, Some(level))?,
+            };
+            specs.push(spec);
+            if specs.len() > MOST {
+                return Err(CliError::new(format!(
+                    "--codecs {list:?} names more than {MOST} configurations"
+                )));
+            }
+        }
+    }
+    Ok(specs)
+}
+
+/// `FROM-TO` or `FROM-TO:STEP` (levels may be negative: `-5--1`); None when `s` is not a range
+/// at all, an error when it is one that makes no sense.
+fn parse_range(s: &str) -> Option<Result<(i64, i64, usize), String>> {
+    let (bounds, step) = match s.split_once(':') {
+        Some((bounds, step)) => (bounds, Some(step)),
+        None => (s, None),
+    };
+    // The dash between the bounds: not a leading minus sign.
+    let cut = bounds.char_indices().skip(1).find(|&(_, c)| c == '-')?.0;
+    let (from, to) = (
+        bounds[..cut].trim().parse::<i64>().ok()?,
+        bounds[cut + 1..].trim().parse::<i64>().ok()?,
+    );
+    let step = match step.map(|t| t.trim().parse::<usize>()) {
+        None => 1,
+        Some(Ok(step)) if step >= 1 => step,
+        Some(_) => return Some(Err("the step must be a whole number of at least 1".into())),
+    };
+    if from > to {
+        return Some(Err(format!("{from} is above {to}")));
+    }
+    Some(Ok((from, to, step)))
+}
+
+/// A comma-separated list of `what`, each parsed by `parse`.
+fn list_of<T>(list: &str, what: &str, parse: impl Fn(&str) -> CliResult<T>) -> CliResult<Vec<T>> {
+    let items = list
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(parse)
+        .collect::<CliResult<Vec<T>>>()?;
+    if items.is_empty() {
+        return Err(CliError::new(format!("no {what} given")));
+    }
+    Ok(items)
 }
 
 pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
-    let specs = a
-        .codecs
-        .split(',')
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| s.parse::<CodecSpec>())
-        .collect::<Result<Vec<_>, _>>()?;
+    let specs = expand_codecs(&a.codecs)?;
     let threads = a
         .threads
         .split(',')
@@ -72,8 +179,10 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
             a.seconds
         )));
     }
-    let filter: FilterSpec = a.filter.parse()?;
-    let block_size = usize::try_from(parse_size(&a.block_size)?).unwrap_or(usize::MAX);
+    let filters = list_of(&a.filter, "filter", |f| Ok(f.parse::<FilterSpec>()?))?;
+    let block_sizes = list_of(&a.block_size, "block size", |b| {
+        Ok(usize::try_from(parse_size(b)?).unwrap_or(usize::MAX))
+    })?;
     let mut rows = Vec::new();
     for path in &a.files {
         let data = std::fs::read(path).map_err(|e| CliError::new(format!("cannot read {}: {e}", path.display())))?;
@@ -87,77 +196,79 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
         rows.push(Row {
             file: name.clone(),
             codec: "memcpy".into(),
+            filter: "none".into(),
+            block_size: data.len(),
             threads: 1,
             raw: data.len() as u64,
             stored: data.len() as u64,
-            compress_mbps: mbps(data.len(), copy),
-            decompress_mbps: mbps(data.len(), copy),
-            unverified_mbps: a.unverified.then(|| mbps(data.len(), copy)),
+            compress: copy,
+            decompress: copy,
+            unverified: a.unverified.then_some(copy),
         });
         let mut packed = Vec::with_capacity(data.len() + (1 << 20));
         for spec in &specs {
-            for &t in &threads {
-                if !quiet {
-                    eprintln!("bench: {name} ({}) {spec} threads={t}", format_size(data.len() as u64));
-                }
-                let opts = WriteOptions::default()
-                    .codec(*spec)
-                    .filter(filter)
-                    .typesize(a.typesize)
-                    .block_size(block_size)
-                    .threads(t);
-                opts.validate()?;
-                let c = best_time(a.seconds, || {
-                    packed.clear();
-                    let mut w = Writer::to_memory(std::mem::take(&mut packed), opts)?;
-                    let s = w.add_stream(None)?;
-                    w.write(s, &data)?;
-                    packed = w.finish()?;
-                    Ok(())
-                })?;
-                let mut decompress = |verify_checksums: bool| -> CliResult<f64> {
-                    let read_opts = ReadOptions {
-                        verify_checksums,
-                        ..ReadOptions::default().threads(t)
-                    };
-                    let d = best_time(a.seconds, || {
-                        let mut r = Reader::from_memory(&packed, read_opts)?;
-                        r.read_stream_into(0, &mut dst)?;
-                        Ok(())
-                    })?;
-                    if dst != data {
-                        return Err(CliError::new(format!("round trip of {name} with {spec} lost data")));
+            for &filter in &filters {
+                for &block_size in &block_sizes {
+                    for &t in &threads {
+                        let opts = WriteOptions::default()
+                            .codec(*spec)
+                            .filter(filter)
+                            .typesize(a.typesize)
+                            .block_size(block_size)
+                            .threads(t);
+                        opts.validate()?;
+                        if !quiet {
+                            eprintln!(
+                                "bench: {name} ({}) {spec} {filter} {} threads={t}",
+                                format_size(data.len() as u64),
+                                format_size(block_size as u64)
+                            );
+                        }
+                        let compress = best_time(a.seconds, || {
+                            packed.clear();
+                            let mut w = Writer::to_memory(std::mem::take(&mut packed), opts)?;
+                            let s = w.add_stream(None)?;
+                            w.write(s, &data)?;
+                            packed = w.finish()?;
+                            Ok(())
+                        })?;
+                        let mut decompress = |verify_checksums: bool| -> CliResult<Timing> {
+                            let read_opts = ReadOptions {
+                                verify_checksums,
+                                ..ReadOptions::default().threads(t)
+                            };
+                            let d = best_time(a.seconds, || {
+                                let mut r = Reader::from_memory(&packed, read_opts)?;
+                                r.read_stream_into(0, &mut dst)?;
+                                Ok(())
+                            })?;
+                            if dst != data {
+                                return Err(CliError::new(format!("round trip of {name} with {spec} lost data")));
+                            }
+                            Ok(d)
+                        };
+                        let decompressed = decompress(true)?;
+                        let unverified = if a.unverified { Some(decompress(false)?) } else { None };
+                        rows.push(Row {
+                            file: name.clone(),
+                            codec: spec.to_string(),
+                            filter: filter.to_string(),
+                            block_size,
+                            threads: t,
+                            raw: data.len() as u64,
+                            stored: packed.len() as u64,
+                            compress,
+                            decompress: decompressed,
+                            unverified,
+                        });
                     }
-                    Ok(d)
-                };
-                let d = decompress(true)?;
-                let unverified = if a.unverified { Some(decompress(false)?) } else { None };
-                rows.push(Row {
-                    file: name.clone(),
-                    codec: spec.to_string(),
-                    threads: t,
-                    raw: data.len() as u64,
-                    stored: packed.len() as u64,
-                    compress_mbps: mbps(data.len(), c),
-                    decompress_mbps: mbps(data.len(), d),
-                    unverified_mbps: unverified.map(|u| mbps(data.len(), u)),
-                });
+                }
             }
         }
     }
     let mut out = io::stdout().lock();
     if a.json {
-        let v: Vec<_> = rows
-            .iter()
-            .map(|r| {
-                json!({
-                    "file": r.file, "codec": r.codec, "threads": r.threads, "raw_size": r.raw,
-                    "compressed_size": r.stored, "ratio": r.raw as f64 / r.stored.max(1) as f64,
-                    "compress_mb_s": r.compress_mbps, "decompress_mb_s": r.decompress_mbps,
-                    "decompress_unverified_mb_s": r.unverified_mbps,
-                })
-            })
-            .collect();
+        let v: Vec<_> = rows.iter().map(json_row).collect();
         writeln!(out, "{}", serde_json::to_string_pretty(&v).expect("json"))?;
     } else {
         let unverified = |text: String| {
@@ -169,9 +280,11 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
         };
         writeln!(
             out,
-            "{:<28} {:<12} {:>7} {:>12} {:>8} {:>14} {:>14}{}",
+            "{:<28} {:<12} {:<10} {:>9} {:>7} {:>12} {:>8} {:>14} {:>14}{}",
             "file",
             "codec",
+            "filter",
+            "block",
             "threads",
             "compressed",
             "ratio",
@@ -182,19 +295,46 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
         for r in &rows {
             writeln!(
                 out,
-                "{:<28} {:<12} {:>7} {:>12} {:>8.3} {:>14.1} {:>14.1}{}",
+                "{:<28} {:<12} {:<10} {:>9} {:>7} {:>12} {:>8.3} {:>14.1} {:>14.1}{}",
                 truncate(&r.file, 28),
                 r.codec,
+                r.filter,
+                format_size(r.block_size as u64),
                 r.threads,
                 format_size(r.stored),
                 r.raw as f64 / r.stored.max(1) as f64,
-                r.compress_mbps,
-                r.decompress_mbps,
-                unverified(r.unverified_mbps.map_or_else(String::new, |u| format!("{u:.1}")))
+                r.compress.mbps(r.raw),
+                r.decompress.mbps(r.raw),
+                unverified(
+                    r.unverified
+                        .map_or_else(String::new, |u| format!("{:.1}", u.mbps(r.raw)))
+                )
             )?;
         }
     }
     Ok(())
+}
+
+/// A row as JSON: kompakt's names (`codec` is the spec to pass to `--codec`), and the columns
+/// of the squash benchmark's CSV (dataset, plugin, codec name, level, CPU and wall seconds each
+/// way), with the machine's cores, so results from several machines combine.
+fn json_row(r: &Row) -> serde_json::Value {
+    let (codec_name, level) = match r.codec.split_once(':') {
+        Some((name, level)) => (name, level.parse::<i64>().ok()),
+        None => (r.codec.as_str(), None),
+    };
+    json!({
+        "file": r.file, "codec": r.codec, "threads": r.threads, "raw_size": r.raw,
+        "compressed_size": r.stored, "ratio": r.raw as f64 / r.stored.max(1) as f64,
+        "compress_mb_s": r.compress.mbps(r.raw), "decompress_mb_s": r.decompress.mbps(r.raw),
+        "decompress_unverified_mb_s": r.unverified.map(|u| u.mbps(r.raw)),
+        "dataset": std::path::Path::new(&r.file).file_name().map_or(r.file.clone(), |n| n.to_string_lossy().into_owned()),
+        "plugin": "kompakt", "codec_name": codec_name, "level": level, "filter": r.filter,
+        "block_size": r.block_size, "uncompressed_size": r.raw,
+        "compress_cpu": r.compress.cpu, "compress_wall": r.compress.wall,
+        "decompress_cpu": r.decompress.cpu, "decompress_wall": r.decompress.wall,
+        "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
+    })
 }
 
 fn truncate(s: &str, n: usize) -> String {
@@ -210,5 +350,66 @@ fn truncate(s: &str, n: usize) -> String {
             .rev()
             .collect();
         format!("…{tail}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &str) -> Vec<String> {
+        expand_codecs(list).unwrap().iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn codec_lists_expand_level_ranges() {
+        assert_eq!(
+            names("zstd:1-3,lz4,auto"),
+            ["zstd:1", "zstd:2", "zstd:3", "lz4", "auto"]
+        );
+        assert_eq!(names("lz4hc:1-12:4"), ["lz4hc:1", "lz4hc:5", "lz4hc:9"]);
+        assert_eq!(names("zstd:-3--1"), ["zstd:-3", "zstd:-2", "zstd:-1"]);
+        assert_eq!(names(" zstd:5-5 , "), ["zstd:5"]);
+        // Unified levels: each as `--level N` would choose it.
+        let unified = expand_codecs("0-100:50").unwrap();
+        let one_by_one: Vec<CodecSpec> = [0, 50, 100]
+            .iter()
+            .map(|&l| CodecSpec::from_options(None, Some(l)).unwrap())
+            .collect();
+        assert_eq!(unified, one_by_one);
+        assert_eq!(
+            expand_codecs("30").unwrap(),
+            [CodecSpec::from_options(None, Some(30)).unwrap()]
+        );
+    }
+
+    #[test]
+    fn bad_ranges_name_the_item_and_the_forms() {
+        for (list, needle) in [
+            ("zstd:9-1", "9 is above 1"),
+            ("zstd:1-9:0", "step"),
+            ("zstd:1-9:x", "step"),
+            ("0-100:-1", "step"),
+            ("zstd:1-40", "zstd"),
+            ("0-200:50", "0-100"),
+            ("lz4:1-5000", "more than 1000"),
+        ] {
+            let err = expand_codecs(list).map(|_| ()).unwrap_err().message;
+            assert!(err.contains(needle), "{list}: {err}");
+        }
+        let err = expand_codecs("zstd:9-1").map(|_| ()).unwrap_err().message;
+        assert!(err.contains("\"zstd:9-1\"") && err.contains("lz4hc:1-12:3"), "{err}");
+    }
+
+    #[test]
+    fn cpu_time_counts_this_process_work() {
+        let before = cpu_seconds();
+        let t = Instant::now();
+        let mut x = 0u64;
+        while t.elapsed().as_millis() < 50 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let used = cpu_seconds() - before;
+        assert!(used > 0.02 && used < 5.0, "{used}");
     }
 }

@@ -299,6 +299,64 @@ fn bench_reports_every_codec_as_json() {
 }
 
 #[test]
+fn bench_sweeps_level_ranges_filters_and_block_sizes_in_squash_shaped_rows() {
+    let d = Dir::new("bench-sweep");
+    fs::write(d.path("data.bin"), sample()).unwrap();
+    let args = [
+        "bench",
+        "data.bin",
+        "--codecs",
+        "zstd:1-3,lz4hc:1-9:4",
+        "--filter",
+        "shuffle,none",
+        "-b",
+        "64K,1M",
+        "-T",
+        "1",
+        "--seconds",
+        "0",
+        "-q",
+    ];
+    let out = ok(&kompakt(&[&args[..], &["--json"]].concat(), &d.0, None))
+        .stdout
+        .clone();
+    let rows: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(
+        rows.len(),
+        1 + 6 * 2 * 2,
+        "memcpy + 6 codecs x 2 filters x 2 block sizes"
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    for r in &rows[1..] {
+        let name = r["codec_name"].as_str().unwrap();
+        let level = r["level"].as_i64().unwrap();
+        assert_eq!(r["codec"].as_str().unwrap(), format!("{name}:{level}"));
+        assert_eq!(r["dataset"], "data.bin");
+        assert_eq!(r["plugin"], "kompakt");
+        assert_eq!(r["uncompressed_size"], r["raw_size"]);
+        for k in ["compress_cpu", "compress_wall", "decompress_cpu", "decompress_wall"] {
+            assert!(r[k].as_f64().unwrap() >= 0.0, "{k}: {r}");
+        }
+        assert!(r["compress_wall"].as_f64().unwrap() > 0.0);
+        seen.insert((
+            r["codec"].as_str().unwrap().to_string(),
+            r["filter"].as_str().unwrap().to_string(),
+            r["block_size"].as_u64().unwrap(),
+        ));
+    }
+    assert_eq!(seen.len(), 24, "every combination once: {seen:?}");
+    assert!(seen.contains(&("lz4hc:9".into(), "none".into(), 65536)));
+    let table = String::from_utf8(ok(&kompakt(&args, &d.0, None)).stdout.clone()).unwrap();
+    assert!(table.lines().next().unwrap().contains("filter"), "{table}");
+    assert_eq!(table.lines().count(), 1 + 1 + 24, "{table}");
+    // A range that makes no sense names itself and the forms.
+    let bad = kompakt(&["bench", "data.bin", "--codecs", "zstd:9-1"], &d.0, None);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("zstd:9-1"));
+}
+
+#[test]
 fn bench_can_also_time_unverified_decompression() {
     let d = Dir::new("bench-unverified");
     fs::write(d.path("data.bin"), sample()).unwrap();
