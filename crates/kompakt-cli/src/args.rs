@@ -217,6 +217,18 @@ pub struct BenchArgs {
     /// columns (dataset, codec name, level, CPU and wall seconds each way).
     #[arg(long)]
     pub json: bool,
+    /// The speed of the disk or network the data goes to, such as 200MB/s or 1.5GB/s: adds
+    /// the throughput of writing and reading through it (the slower of the codec and the sink,
+    /// which carries the compressed bytes), as kompakt's pipelined writers and readers see it.
+    #[arg(long, value_name = "SPEED")]
+    pub sink_speed: Option<String>,
+    /// Prints the configuration to pass for each goal: the fastest write, the smallest file
+    /// at --min-speed or faster, and the fastest read (through --sink-speed when given).
+    #[arg(long)]
+    pub recommend: bool,
+    /// The write speed the smallest-file recommendation must keep.
+    #[arg(long, default_value = "100MB/s", value_name = "SPEED")]
+    pub min_speed: String,
 }
 
 #[derive(Debug, Args)]

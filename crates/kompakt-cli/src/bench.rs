@@ -162,6 +162,8 @@ fn list_of<T>(list: &str, what: &str, parse: impl Fn(&str) -> CliResult<T>) -> C
 
 pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
     let specs = expand_codecs(&a.codecs)?;
+    let sink = a.sink_speed.as_deref().map(parse_speed).transpose()?;
+    let min_speed = parse_speed(&a.min_speed)?;
     let threads = a
         .threads
         .split(',')
@@ -267,8 +269,29 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
         }
     }
     let mut out = io::stdout().lock();
+    let recommendations = if a.recommend {
+        recommend(&rows, sink, min_speed)
+    } else {
+        Vec::new()
+    };
     if a.json {
-        let v: Vec<_> = rows.iter().map(json_row).collect();
+        let v: Vec<_> = rows.iter().map(|r| json_row(r, sink)).collect();
+        let v = if a.recommend {
+            let picks: Vec<_> = recommendations
+                .iter()
+                .map(|p| {
+                    let row = p.chosen.map(|i| &rows[i]);
+                    json!({
+                        "file": p.file, "goal": p.goal, "codec": row.map(|r| &r.codec),
+                        "filter": row.map(|r| &r.filter), "block_size": row.map(|r| r.block_size),
+                        "threads": row.map(|r| r.threads), "figure": p.figure,
+                    })
+                })
+                .collect();
+            json!({"rows": v, "recommendations": picks})
+        } else {
+            serde_json::Value::Array(v)
+        };
         writeln!(out, "{}", serde_json::to_string_pretty(&v).expect("json"))?;
     } else {
         let unverified = |text: String| {
@@ -278,9 +301,17 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
                 String::new()
             }
         };
+        let through = |r: Option<&Row>| match (sink, r) {
+            (None, _) => String::new(),
+            (Some(_), None) => format!(" {:>12} {:>12}", "write MB/s", "read MB/s"),
+            (Some(_), Some(r)) => format!(" {:>12.1} {:>12.1}", r.write_mbps(sink), r.read_mbps(sink)),
+        };
+        if let Some(sink) = sink {
+            writeln!(out, "write and read MB/s: through a sink of {sink:.0} MB/s")?;
+        }
         writeln!(
             out,
-            "{:<28} {:<12} {:<10} {:>9} {:>7} {:>12} {:>8} {:>14} {:>14}{}",
+            "{:<28} {:<12} {:<10} {:>9} {:>7} {:>12} {:>8} {:>14} {:>14}{}{}",
             "file",
             "codec",
             "filter",
@@ -290,12 +321,13 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
             "ratio",
             "compress MB/s",
             "decompr. MB/s",
-            unverified("unverified MB/s".into())
+            unverified("unverified MB/s".into()),
+            through(None)
         )?;
         for r in &rows {
             writeln!(
                 out,
-                "{:<28} {:<12} {:<10} {:>9} {:>7} {:>12} {:>8.3} {:>14.1} {:>14.1}{}",
+                "{:<28} {:<12} {:<10} {:>9} {:>7} {:>12} {:>8.3} {:>14.1} {:>14.1}{}{}",
                 truncate(&r.file, 28),
                 r.codec,
                 r.filter,
@@ -308,8 +340,17 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
                 unverified(
                     r.unverified
                         .map_or_else(String::new, |u| format!("{:.1}", u.mbps(r.raw)))
-                )
+                ),
+                through(Some(r))
             )?;
+        }
+        for (i, p) in recommendations.iter().enumerate() {
+            if i == 0 || recommendations[i - 1].file != p.file {
+                let sink_text = sink.map_or_else(|| "in memory".into(), |s| format!("through {s:.0} MB/s"));
+                writeln!(out, "\nrecommended for {} ({sink_text}):", p.file)?;
+            }
+            let options = p.chosen.map_or_else(|| "-".to_string(), |i| rows[i].options());
+            writeln!(out, "  {:<36} {options}: {}", p.goal, p.figure)?;
         }
     }
     Ok(())
@@ -318,7 +359,7 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
 /// A row as JSON: kompakt's names (`codec` is the spec to pass to `--codec`), and the columns
 /// of the squash benchmark's CSV (dataset, plugin, codec name, level, CPU and wall seconds each
 /// way), with the machine's cores, so results from several machines combine.
-fn json_row(r: &Row) -> serde_json::Value {
+fn json_row(r: &Row, sink: Option<f64>) -> serde_json::Value {
     let (codec_name, level) = match r.codec.split_once(':') {
         Some((name, level)) => (name, level.parse::<i64>().ok()),
         None => (r.codec.as_str(), None),
@@ -334,7 +375,149 @@ fn json_row(r: &Row) -> serde_json::Value {
         "compress_cpu": r.compress.cpu, "compress_wall": r.compress.wall,
         "decompress_cpu": r.decompress.cpu, "decompress_wall": r.decompress.wall,
         "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
+        "sink_mb_s": sink, "write_mb_s": r.write_mbps(sink), "read_mb_s": r.read_mbps(sink),
     })
+}
+
+/// A speed such as `200MB/s`, `1.5GB/s`, `800MiB/s` or `200` (MB/s), in MB/s (10^6 bytes a
+/// second, as the bench reports speeds).
+pub fn parse_speed(text: &str) -> CliResult<f64> {
+    let s = text.trim();
+    let s = s.strip_suffix("/s").unwrap_or(s).trim();
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "m" | "mb" => 1.0,
+        "b" => 1e-6,
+        "k" | "kb" => 1e-3,
+        "g" | "gb" => 1e3,
+        "t" | "tb" => 1e6,
+        "kib" => 1024.0 / 1e6,
+        "mib" => (1u64 << 20) as f64 / 1e6,
+        "gib" => (1u64 << 30) as f64 / 1e6,
+        _ => f64::NAN,
+    };
+    match number.parse::<f64>() {
+        Ok(n) if (n * scale).is_finite() && n * scale > 0.0 => Ok(n * scale),
+        _ => Err(CliError::new(format!(
+            "invalid speed {text:?}: expected a positive number and a unit, such as 200MB/s, 1.5GB/s or 800MiB/s"
+        ))),
+    }
+}
+
+/// Raw MB/s through a codec of `codec_mbps` and a sink of `sink_mbps`, pipelined (blocks are
+/// compressed while earlier ones are written): the slower of the two, where the sink carries
+/// the compressed bytes, `ratio` times fewer.
+fn through_sink(codec_mbps: f64, ratio: f64, sink_mbps: Option<f64>) -> f64 {
+    match sink_mbps {
+        Some(sink) => codec_mbps.min(sink * ratio),
+        None => codec_mbps,
+    }
+}
+
+impl Row {
+    fn ratio(&self) -> f64 {
+        self.raw as f64 / self.stored.max(1) as f64
+    }
+
+    fn write_mbps(&self, sink: Option<f64>) -> f64 {
+        through_sink(self.compress.mbps(self.raw), self.ratio(), sink)
+    }
+
+    fn read_mbps(&self, sink: Option<f64>) -> f64 {
+        through_sink(self.decompress.mbps(self.raw), self.ratio(), sink)
+    }
+
+    /// The options that make this configuration.
+    fn options(&self) -> String {
+        format!(
+            "--codec {} --filter {} --block-size {} (threads {})",
+            self.codec,
+            self.filter,
+            size_option(self.block_size),
+            self.threads
+        )
+    }
+}
+
+/// A size as an option takes it: 1M, 256K, or bytes.
+fn size_option(bytes: usize) -> String {
+    match bytes {
+        b if b > 0 && b % (1 << 20) == 0 => format!("{}M", b >> 20),
+        b if b > 0 && b % (1 << 10) == 0 => format!("{}K", b >> 10),
+        b => b.to_string(),
+    }
+}
+
+/// One line of `--recommend`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recommendation {
+    pub file: String,
+    pub goal: String,
+    /// The row chosen (None: no configuration meets the goal).
+    chosen: Option<usize>,
+    pub figure: String,
+}
+
+/// For each file: the fastest write, the smallest file written at `min_mbps` or faster, and
+/// the fastest read, through `sink` when given. The memcpy row is a yardstick, not a choice.
+fn recommend(rows: &[Row], sink: Option<f64>, min_mbps: f64) -> Vec<Recommendation> {
+    let mut files: Vec<&str> = rows.iter().map(|r| r.file.as_str()).collect();
+    files.dedup();
+    let through = if sink.is_some() { " through the sink" } else { "" };
+    let mut out = Vec::new();
+    for file in files {
+        let candidates: Vec<usize> = (0..rows.len())
+            .filter(|&i| rows[i].file == file && rows[i].codec != "memcpy")
+            .collect();
+        let best_by = |key: &dyn Fn(&Row) -> f64| {
+            candidates
+                .iter()
+                .copied()
+                .max_by(|&a, &b| key(&rows[a]).total_cmp(&key(&rows[b])))
+        };
+        let write = best_by(&|r| r.write_mbps(sink));
+        out.push(Recommendation {
+            file: file.to_string(),
+            goal: "fastest write".into(),
+            chosen: write,
+            figure: write.map_or_else(String::new, |i| {
+                format!("{:.0} MB/s{through}", rows[i].write_mbps(sink))
+            }),
+        });
+        let small = candidates
+            .iter()
+            .copied()
+            .filter(|&i| rows[i].write_mbps(sink) >= min_mbps)
+            .min_by(|&a, &b| {
+                (rows[a].stored, -rows[a].write_mbps(sink))
+                    .partial_cmp(&(rows[b].stored, -rows[b].write_mbps(sink)))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
+        out.push(Recommendation {
+            file: file.to_string(),
+            goal: format!("smallest file, writing >= {min_mbps:.0} MB/s"),
+            chosen: small,
+            figure: small.map_or_else(
+                || format!("none of these writes {min_mbps:.0} MB/s{through}"),
+                |i| {
+                    format!(
+                        "ratio {:.3}, {:.0} MB/s{through}",
+                        rows[i].ratio(),
+                        rows[i].write_mbps(sink)
+                    )
+                },
+            ),
+        });
+        let read = best_by(&|r| r.read_mbps(sink));
+        out.push(Recommendation {
+            file: file.to_string(),
+            goal: "fastest read".into(),
+            chosen: read,
+            figure: read.map_or_else(String::new, |i| format!("{:.0} MB/s{through}", rows[i].read_mbps(sink))),
+        });
+    }
+    out
 }
 
 fn truncate(s: &str, n: usize) -> String {
@@ -399,6 +582,74 @@ mod tests {
         }
         let err = expand_codecs("zstd:9-1").map(|_| ()).unwrap_err().message;
         assert!(err.contains("\"zstd:9-1\"") && err.contains("lz4hc:1-12:3"), "{err}");
+    }
+
+    /// A measured row of `codec` (raw 100 MB) with `ratio` and speeds in MB/s.
+    fn row(codec: &str, ratio: f64, compress: f64, decompress: f64) -> Row {
+        let raw = 100_000_000u64;
+        let timing = |mbps: f64| Timing {
+            wall: raw as f64 / 1e6 / mbps,
+            cpu: 0.0,
+        };
+        Row {
+            file: "data.bin".into(),
+            codec: codec.into(),
+            filter: "shuffle".into(),
+            block_size: 1 << 20,
+            threads: 2,
+            raw,
+            stored: (raw as f64 / ratio) as u64,
+            compress: timing(compress),
+            decompress: timing(decompress),
+            unverified: None,
+        }
+    }
+
+    fn picks(rows: &[Row], sink: Option<f64>, min: f64) -> Vec<String> {
+        recommend(rows, sink, min)
+            .iter()
+            .map(|p| p.chosen.map_or("-".into(), |i| rows[i].codec.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn recommendations_follow_the_sink() {
+        let rows = [
+            row("memcpy", 1.0, 10_000.0, 10_000.0),
+            row("none", 1.0, 8_000.0, 8_000.0),
+            row("lz4", 2.0, 700.0, 3_000.0),
+            row("zstd:1", 3.0, 400.0, 1_000.0),
+            row("zstd:19", 4.0, 5.0, 900.0),
+        ];
+        // Memory speed (no sink): the fastest codec writes and reads fastest; the smallest
+        // file at >= 100 MB/s is zstd:1 (zstd:19 is too slow).
+        assert_eq!(picks(&rows, None, 100.0), ["none", "zstd:1", "none"]);
+        // A fast disk (2 GB/s): lz4 carries 4 GB/s of raw data through it but compresses at
+        // 700; none is limited by the disk to 2000. Reads: lz4 (min(3000, 4000)).
+        assert_eq!(picks(&rows, Some(2_000.0), 100.0), ["none", "zstd:1", "lz4"]);
+        // A slow network (100 MB/s): the ratio decides; zstd:19 writes at 5 MB/s only.
+        assert_eq!(picks(&rows, Some(100.0), 100.0), ["zstd:1", "zstd:1", "zstd:19"]);
+        // Nothing writes 10 GB/s: said so, no choice.
+        let p = recommend(&rows, None, 10_000.0);
+        assert_eq!(p[1].chosen, None);
+        assert!(p[1].figure.contains("none of these"), "{}", p[1].figure);
+        // The memcpy yardstick is never chosen.
+        assert_eq!(picks(&rows[..1], None, 1.0), ["-", "-", "-"]);
+    }
+
+    #[test]
+    fn speeds_parse_in_decimal_and_binary_units() {
+        assert_eq!(parse_speed("200MB/s").unwrap(), 200.0);
+        assert_eq!(parse_speed(" 1.5GB/s ").unwrap(), 1500.0);
+        assert_eq!(parse_speed("200").unwrap(), 200.0);
+        assert_eq!(parse_speed("500k").unwrap(), 0.5);
+        assert!((parse_speed("1MiB/s").unwrap() - 1.048576).abs() < 1e-12);
+        for bad in ["", "fast", "0MB/s", "-5MB/s", "10 furlongs/s", "infGB/s"] {
+            assert!(parse_speed(bad).unwrap_err().message.contains("200MB/s"), "{bad}");
+        }
+        assert_eq!(size_option(1 << 20), "1M");
+        assert_eq!(size_option(256 << 10), "256K");
+        assert_eq!(size_option(1000), "1000");
     }
 
     #[test]

@@ -357,6 +357,53 @@ fn bench_sweeps_level_ranges_filters_and_block_sizes_in_squash_shaped_rows() {
 }
 
 #[test]
+fn bench_recommends_a_configuration_per_goal_through_a_sink() {
+    let d = Dir::new("bench-recommend");
+    fs::write(d.path("data.bin"), sample()).unwrap();
+    let args = [
+        "bench",
+        "data.bin",
+        "--codecs",
+        "none,lz4,zstd:1",
+        "-T",
+        "1",
+        "--seconds",
+        "0",
+        "--sink-speed",
+        "50MB/s",
+        "--recommend",
+        "-q",
+    ];
+    let out = ok(&kompakt(&[&args[..], &["--json"]].concat(), &d.0, None))
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    for r in rows {
+        assert_eq!(r["sink_mb_s"], 50.0);
+        let write = r["write_mb_s"].as_f64().unwrap();
+        let bound = 50.0 * r["ratio"].as_f64().unwrap();
+        assert!(
+            write <= bound * (1.0 + 1e-9) && write <= r["compress_mb_s"].as_f64().unwrap(),
+            "{r}"
+        );
+    }
+    let picks = v["recommendations"].as_array().unwrap();
+    assert_eq!(picks.len(), 3);
+    assert_eq!(picks[0]["goal"], "fastest write");
+    for p in picks {
+        assert!(["none", "lz4", "zstd:1"].contains(&p["codec"].as_str().unwrap()), "{p}");
+    }
+    let table = String::from_utf8(ok(&kompakt(&args, &d.0, None)).stdout.clone()).unwrap();
+    assert!(table.contains("recommended for data.bin (through 50 MB/s)"), "{table}");
+    assert!(table.contains("--codec "), "{table}");
+    let bad = kompakt(&["bench", "data.bin", "--sink-speed", "fast"], &d.0, None);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("200MB/s"));
+}
+
+#[test]
 fn bench_can_also_time_unverified_decompression() {
     let d = Dir::new("bench-unverified");
     fs::write(d.path("data.bin"), sample()).unwrap();
