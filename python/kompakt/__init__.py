@@ -26,6 +26,7 @@ from kompakt._core import DEFAULT_BLOCK_SIZE, DEFAULT_LEVEL, FORMAT_VERSION, __v
 from kompakt._data import compress, decompress, info, verify
 from kompakt._errors import CorruptError, KompaktError, LimitError, OptionError, StoreError, UsageError
 from kompakt._file import KompaktFile, open
+from kompakt._lab import bench
 from kompakt._objects import dump, dumps, load, loads, save
 from kompakt._plan import read_batches
 from kompakt._store import Store, hash_value, memoize
@@ -46,6 +47,7 @@ __all__ = [
     "UsageError",
     "__version__",
     "append_table",
+    "bench",
     "compress",
     "decompress",
     "dump",

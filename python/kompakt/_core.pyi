@@ -11,6 +11,7 @@ _Buffer = Any  # any object with the buffer protocol
 
 __all__ = [
     "CorruptError",
+    "bench",
     "__version__",
     "FORMAT_VERSION",
     "DEFAULT_LEVEL",
@@ -47,6 +48,22 @@ def compress(
     block_size: int | None = None,
 ) -> bytes: ...
 def decompress(data: _Buffer, *, threads: int | None = None) -> bytes: ...
+def bench(
+    data: _Buffer,
+    *,
+    name: str,
+    codecs: str,
+    filters: list[str],
+    block_sizes: list[int],
+    threads: list[int],
+    typesize: int,
+    seconds: float,
+    unverified: bool,
+    sink_speed: str | None = None,
+    recommend: bool = False,
+    min_speed: str = "100MB/s",
+) -> str:
+    """The codec lab's rows (and recommendations) as JSON; see ``kompakt.bench``."""
 
 @final
 class FileWriter:

@@ -7,7 +7,7 @@ import pytest
 import kompakt
 import kompakt.dask
 import kompakt.polars
-from kompakt import _data, _file, _objects, _plan, _store, _table
+from kompakt import _data, _file, _lab, _objects, _plan, _store, _table
 
 PUBLIC = [
     "compress",
@@ -32,7 +32,7 @@ PUBLIC = [
 
 
 @pytest.mark.parametrize(
-    "module", [kompakt, _data, _objects, _file, _store, _table, _plan, kompakt.dask, kompakt.polars]
+    "module", [kompakt, _data, _objects, _file, _store, _table, _plan, _lab, kompakt.dask, kompakt.polars]
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

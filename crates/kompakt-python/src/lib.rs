@@ -11,6 +11,7 @@
 mod buffers;
 mod errors;
 mod guard;
+mod lab;
 mod oneshot;
 mod options;
 mod pyfile;
@@ -47,6 +48,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(table::write_table, m)?)?;
     m.add_function(wrap_pyfunction!(table::append_table, m)?)?;
     m.add_function(wrap_pyfunction!(table::list_objects, m)?)?;
+    m.add_function(wrap_pyfunction!(lab::bench, m)?)?;
     m.add_function(wrap_pyfunction!(oneshot::compress, m)?)?;
     m.add_function(wrap_pyfunction!(oneshot::decompress, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;

@@ -1,0 +1,78 @@
+//! `bench`: the codec lab (crates/kompakt-lab) on data in memory, rows as JSON for
+//! `kompakt.bench` to make a DataFrame of.
+
+use crate::buffers::Buffer;
+use crate::errors::Kind;
+use kompakt::stream::resolve_threads;
+use kompakt::FilterSpec;
+use pyo3::prelude::*;
+
+fn option_error(message: impl Into<String>) -> PyErr {
+    Kind::Option.err((message.into(),))
+}
+
+/// Measures every codec x filter x block size x thread count on `data`; returns the rows (and,
+/// with `recommend`, the recommendations) as JSON. The GIL is released while measuring.
+#[pyfunction]
+#[pyo3(signature = (data, *, name, codecs, filters, block_sizes, threads, typesize, seconds, unverified, sink_speed=None, recommend=false, min_speed="100MB/s"))]
+#[allow(clippy::too_many_arguments)]
+pub fn bench(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    name: &str,
+    codecs: &str,
+    filters: Vec<String>,
+    block_sizes: Vec<usize>,
+    threads: Vec<usize>,
+    typesize: u8,
+    seconds: f64,
+    unverified: bool,
+    sink_speed: Option<&str>,
+    recommend: bool,
+    min_speed: &str,
+) -> PyResult<String> {
+    let lab = |e: kompakt_lab::Error| option_error(e.0);
+    let codecs = kompakt_lab::expand_codecs(codecs).map_err(lab)?;
+    let filters = filters
+        .iter()
+        .map(|f| f.parse::<FilterSpec>().map_err(|e| option_error(e.to_string())))
+        .collect::<PyResult<Vec<_>>>()?;
+    if codecs.is_empty() || filters.is_empty() || block_sizes.is_empty() || threads.is_empty() {
+        return Err(option_error(
+            "codecs, filters, block_sizes and threads each need at least one value",
+        ));
+    }
+    let sink = sink_speed.map(kompakt_lab::parse_speed).transpose().map_err(lab)?;
+    let min_speed = kompakt_lab::parse_speed(min_speed).map_err(lab)?;
+    let config = kompakt_lab::Config {
+        codecs,
+        filters,
+        block_sizes,
+        threads: threads.into_iter().map(resolve_threads).collect(),
+        typesize: typesize.max(1),
+        seconds,
+        unverified,
+    };
+    let buf = Buffer::get(data)?;
+    let buf = &buf;
+    let rows = py
+        .detach(|| kompakt_lab::measure(name, buf.as_slice(), &config, &mut |_| {}))
+        .map_err(lab)?;
+    let mut out = serde_json::json!({
+        "rows": rows.iter().map(|r| r.to_json(sink)).collect::<Vec<_>>(),
+    });
+    if recommend {
+        out["recommendations"] = kompakt_lab::recommend(&rows, sink, min_speed)
+            .iter()
+            .map(|p| {
+                let row = p.chosen.map(|i| &rows[i]);
+                serde_json::json!({
+                    "goal": p.goal, "codec": row.map(|r| &r.codec), "filter": row.map(|r| &r.filter),
+                    "block_size": row.map(|r| r.block_size), "threads": row.map(|r| r.threads),
+                    "figure": p.figure,
+                })
+            })
+            .collect();
+    }
+    Ok(out.to_string())
+}
