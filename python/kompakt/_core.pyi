@@ -62,6 +62,7 @@ def bench(
     sink_speed: str | None = None,
     recommend: bool = False,
     min_speed: str = "100MB/s",
+    plot: str | os.PathLike[str] | None = None,
 ) -> str:
     """The codec lab's rows (and recommendations) as JSON; see ``kompakt.bench``."""
 

@@ -39,6 +39,7 @@ def bench(
     sink_speed: str | float | None = None,
     recommend: bool = False,
     min_speed: str | float = "100MB/s",
+    plot: str | os.PathLike[str] | None = None,
 ) -> pandas.DataFrame:
     """Measures codecs on ``data`` (a bytes-like object, or the path of a file to read) in
     memory, as ``kompakt bench`` does, and returns one row per configuration as a pandas
@@ -61,6 +62,8 @@ def bench(
     slower of the codec and the sink, which carries the compressed bytes). With
     ``recommend=True``, ``df.attrs["recommendations"]`` lists the configuration for each goal:
     the fastest write, the smallest file written at ``min_speed`` or faster, the fastest read.
+    ``plot`` (a ``.png`` or ``.svg`` path) draws ratio against compression and decompression
+    speed, one line per codec through its levels (``kompakt bench --plot``).
 
     >>> import kompakt
     >>> df = kompakt.bench(b"kompakt " * 100_000, ["lz4", "zstd:1-3"], threads=1, seconds=0)
@@ -95,6 +98,7 @@ def bench(
             sink_speed=_speed(sink_speed),
             recommend=recommend,
             min_speed=_speed(min_speed) or "100MB/s",
+            plot=plot,
         )
     )
     df = pandas.DataFrame(out["rows"])

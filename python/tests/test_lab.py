@@ -51,6 +51,16 @@ def test_a_path_is_read_and_recommendations_follow_the_sink(tmp_path):
     assert picks[0]["codec"] == "zstd:1" and picks[2]["codec"] == "zstd:1"
 
 
+def test_a_chart_is_drawn_where_asked(tmp_path):
+    png, svg = tmp_path / "lab.png", tmp_path / "lab.svg"
+    kompakt.bench(walk(), "lz4,zstd:1-3", threads=1, seconds=0, plot=png)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    kompakt.bench(walk(), ["zstd:1-2"], threads=1, seconds=0, plot=str(svg))
+    assert "decompression MB/s" in svg.read_text()
+    with pytest.raises(kompakt.OptionError, match="png or .svg"):
+        kompakt.bench(walk(), "lz4", threads=1, seconds=0, plot=tmp_path / "lab.gif")
+
+
 @pytest.mark.parametrize(
     "kwargs, needle",
     [

@@ -226,6 +226,10 @@ pub struct BenchArgs {
     /// at --min-speed or faster, and the fastest read (through --sink-speed when given).
     #[arg(long)]
     pub recommend: bool,
+    /// Draws ratio against compression and decompression speed (log axes, one line per codec
+    /// through its levels) into FILE: .png or .svg.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
     /// The write speed the smallest-file recommendation must keep.
     #[arg(long, default_value = "100MB/s", value_name = "SPEED")]
     pub min_speed: String,

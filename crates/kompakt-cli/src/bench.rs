@@ -75,6 +75,11 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
             }
         })?);
     }
+    if let Some(path) = &a.plot {
+        let names: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
+        let title = format!("{}: ratio against speed (this machine)", names.join(", "));
+        kompakt_lab::plot(&rows, &title, path)?;
+    }
     let mut out = io::stdout().lock();
     let recommendations = if a.recommend {
         recommend(&rows, sink, min_speed)

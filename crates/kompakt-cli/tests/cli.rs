@@ -395,8 +395,14 @@ fn bench_recommends_a_configuration_per_goal_through_a_sink() {
     for p in picks {
         assert!(["none", "lz4", "zstd:1"].contains(&p["codec"].as_str().unwrap()), "{p}");
     }
-    let table = String::from_utf8(ok(&kompakt(&args, &d.0, None)).stdout.clone()).unwrap();
+    let table = String::from_utf8(
+        ok(&kompakt(&[&args[..], &["--plot", "lab.png"]].concat(), &d.0, None))
+            .stdout
+            .clone(),
+    )
+    .unwrap();
     assert!(table.contains("recommended for data.bin (through 50 MB/s)"), "{table}");
+    assert_eq!(&fs::read(d.path("lab.png")).unwrap()[..8], b"\x89PNG\r\n\x1a\n");
     assert!(table.contains("--codec "), "{table}");
     let bad = kompakt(&["bench", "data.bin", "--sink-speed", "fast"], &d.0, None);
     assert_eq!(bad.status.code(), Some(2));

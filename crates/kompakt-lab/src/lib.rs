@@ -8,6 +8,9 @@
 //! checksum, as every read does; `unverified` adds a figure without the checks, the work the
 //! C tools' benchmarks measure.
 
+mod plot;
+pub use plot::{plot, series, Series};
+
 use kompakt::{CodecSpec, FilterSpec, ReadOptions, Reader, WriteOptions, Writer};
 use serde_json::json;
 use std::time::Instant;
@@ -364,7 +367,7 @@ impl Row {
 }
 
 /// A size as an option takes it: 1M, 256K, or bytes.
-fn size_option(bytes: usize) -> String {
+pub fn size_option(bytes: usize) -> String {
     match bytes {
         b if b > 0 && b % (1 << 20) == 0 => format!("{}M", b >> 20),
         b if b > 0 && b % (1 << 10) == 0 => format!("{}K", b >> 10),

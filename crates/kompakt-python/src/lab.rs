@@ -14,7 +14,7 @@ fn option_error(message: impl Into<String>) -> PyErr {
 /// Measures every codec x filter x block size x thread count on `data`; returns the rows (and,
 /// with `recommend`, the recommendations) as JSON. The GIL is released while measuring.
 #[pyfunction]
-#[pyo3(signature = (data, *, name, codecs, filters, block_sizes, threads, typesize, seconds, unverified, sink_speed=None, recommend=false, min_speed="100MB/s"))]
+#[pyo3(signature = (data, *, name, codecs, filters, block_sizes, threads, typesize, seconds, unverified, sink_speed=None, recommend=false, min_speed="100MB/s", plot=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn bench(
     py: Python<'_>,
@@ -30,6 +30,7 @@ pub fn bench(
     sink_speed: Option<&str>,
     recommend: bool,
     min_speed: &str,
+    plot: Option<std::path::PathBuf>,
 ) -> PyResult<String> {
     let lab = |e: kompakt_lab::Error| option_error(e.0);
     let codecs = kompakt_lab::expand_codecs(codecs).map_err(lab)?;
@@ -58,6 +59,10 @@ pub fn bench(
     let rows = py
         .detach(|| kompakt_lab::measure(name, buf.as_slice(), &config, &mut |_| {}))
         .map_err(lab)?;
+    if let Some(path) = plot {
+        let title = format!("{name}: ratio against speed (this machine)");
+        py.detach(|| kompakt_lab::plot(&rows, &title, &path)).map_err(lab)?;
+    }
     let mut out = serde_json::json!({
         "rows": rows.iter().map(|r| r.to_json(sink)).collect::<Vec<_>>(),
     });
