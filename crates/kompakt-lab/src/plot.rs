@@ -106,6 +106,21 @@ pub fn plot(rows: &[Row], title: &str, path: &Path) -> Result<()> {
     }
 }
 
+/// Speed labels at 1, 2 and 5 of each power of ten only: a log axis spanning one decade gets
+/// a label at every multiple, and they run into each other.
+fn speed_label(v: &f64) -> String {
+    let mantissa = v / 10f64.powf(v.log10().floor());
+    if [1.0, 2.0, 5.0, 10.0].iter().any(|m| (mantissa - m).abs() < 0.01) {
+        if *v >= 1.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v}")
+        }
+    } else {
+        String::new()
+    }
+}
+
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     lines: &[Series],
@@ -138,7 +153,7 @@ fn draw<DB: DrawingBackend>(
             .label_style((FAMILY, 13))
             .axis_desc_style((FAMILY, 15))
             .light_line_style(RGBColor(238, 238, 238))
-            .x_label_formatter(&|v| format!("{v:.0}"))
+            .x_label_formatter(&speed_label)
             .draw()
             .map_err(text)?;
         for (i, line) in lines.iter().enumerate() {
@@ -208,6 +223,15 @@ mod tests {
             row("lz4", 1, 1.9, 700.0, 3_000.0),
             row("zstd:1", 2, 2.8, 780.0, 1_900.0),
         ]
+    }
+
+    #[test]
+    fn speed_labels_are_one_two_five() {
+        let labels: Vec<String> = [100.0, 200.0, 300.0, 500.0, 700.0, 1000.0, 6000.0, 0.5]
+            .iter()
+            .map(speed_label)
+            .collect();
+        assert_eq!(labels, ["100", "200", "", "500", "", "1000", "", "0.5"]);
     }
 
     #[test]
