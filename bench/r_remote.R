@@ -22,32 +22,12 @@ suppressMessages({
 python <- Sys.getenv("KOMPAKT_PYTHON_BIN", file.path(".venv", "bin", "python"))
 work <- normalizePath(opts$data_dir)
 unlink(list.files(work, full.names = TRUE), recursive = TRUE)
-ready <- file.path(work, "ready")
-writeLines(c(
-  "import os, socket, sys, time",
-  "import boto3",
-  "from moto.server import ThreadedMotoServer",
-  "with socket.socket() as s:",
-  "    s.bind(('127.0.0.1', 0))",
-  "    port = s.getsockname()[1]",
-  "server = ThreadedMotoServer(ip_address='127.0.0.1', port=port, verbose=False)",
-  "server.start()",
-  "endpoint = f'http://127.0.0.1:{port}'",
-  "boto3.client('s3', endpoint_url=endpoint, aws_access_key_id='k', aws_secret_access_key='s',",
-  "             region_name='us-east-1').create_bucket(Bucket='bench')",
-  "open(sys.argv[1] + '.tmp', 'w').write(endpoint)",
-  "os.replace(sys.argv[1] + '.tmp', sys.argv[1])",
-  "while os.path.exists(sys.argv[1]):",
-  "    time.sleep(0.2)",
-  "server.stop()"
-), file.path(work, "server.py"))
 # moto logs every request: the benchmark counts them there.
-server_log <- file.path(work, "server.log")
-system2(python, c(file.path(work, "server.py"), ready), wait = FALSE, stdout = server_log, stderr = server_log)
-while (!file.exists(ready)) Sys.sleep(0.1)
+source(file.path("r", "kompakt", "tests", "testthat", "helper-s3.R"))
+server <- start_s3_server(python, work, "bench")
+server_log <- server$log
 requests_for <- function(key) sum(grepl(paste0(" /bench/", key, " "), readLines(server_log, warn = FALSE), fixed = TRUE))
-Sys.setenv(AWS_ACCESS_KEY_ID = "k", AWS_SECRET_ACCESS_KEY = "s", AWS_REGION = "us-east-1",
-           AWS_ENDPOINT_URL = readLines(ready, warn = FALSE), XDG_CACHE_HOME = file.path(work, "cache"))
+do.call(Sys.setenv, as.list(c(server$env, XDG_CACHE_HOME = file.path(work, "cache"))))
 upload <- function(file, key) {
   stopifnot(system2(python, c("-c", shQuote(paste0(
     "import os, sys, boto3; boto3.client('s3', endpoint_url=os.environ['AWS_ENDPOINT_URL'])",
@@ -153,4 +133,4 @@ out <- c(sprintf("R %s, %d tiny keys (runif(1) each), a %g-double vector (%.0f M
          fmt(files_table))
 writeLines(out, opts$out_md)
 writeLines(out)
-unlink(ready) # stops the server
+server$stop()

@@ -447,7 +447,7 @@ pub fn recommend(rows: &[Row], sink: Option<f64>, min_mbps: f64) -> Vec<Recommen
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn names(list: &str) -> Vec<String> {
@@ -494,8 +494,12 @@ mod tests {
         assert!(err.contains("\"zstd:9-1\"") && err.contains("lz4hc:1-12:3"), "{err}");
     }
 
-    /// A measured row of `codec` (raw 100 MB) with `ratio` and speeds in MB/s.
     fn row(codec: &str, ratio: f64, compress: f64, decompress: f64) -> Row {
+        synthetic_row(codec, 2, ratio, compress, decompress)
+    }
+
+    /// A measured row of `codec` (raw 100 MB) at `threads`, with `ratio` and speeds in MB/s.
+    pub(crate) fn synthetic_row(codec: &str, threads: usize, ratio: f64, compress: f64, decompress: f64) -> Row {
         let raw = 100_000_000u64;
         let timing = |mbps: f64| Timing {
             wall: raw as f64 / 1e6 / mbps,
@@ -506,7 +510,7 @@ mod tests {
             codec: codec.into(),
             filter: "shuffle".into(),
             block_size: 1 << 20,
-            threads: 2,
+            threads,
             raw,
             stored: (raw as f64 / ratio) as u64,
             compress: timing(compress),

@@ -192,26 +192,9 @@ fn draw<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Timing;
 
     fn row(codec: &str, threads: usize, ratio: f64, compress: f64, decompress: f64) -> Row {
-        let raw = 100_000_000u64;
-        let timing = |mbps: f64| Timing {
-            wall: raw as f64 / 1e6 / mbps,
-            cpu: 0.0,
-        };
-        Row {
-            file: "data.bin".into(),
-            codec: codec.into(),
-            filter: "shuffle".into(),
-            block_size: 1 << 20,
-            threads,
-            raw,
-            stored: (raw as f64 / ratio) as u64,
-            compress: timing(compress),
-            decompress: timing(decompress),
-            unverified: None,
-        }
+        crate::tests::synthetic_row(codec, threads, ratio, compress, decompress)
     }
 
     fn rows() -> Vec<Row> {

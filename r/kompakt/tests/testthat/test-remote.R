@@ -13,52 +13,17 @@ python_with_moto <- function() {
   python
 }
 
-# Serves until its ready file is removed (or half an hour has passed, should R die first).
-server_script <- c(
-  "import os, socket, sys, time",
-  "import boto3",
-  "from moto.server import ThreadedMotoServer",
-  "ready, bucket = sys.argv[1], sys.argv[2]",
-  "with socket.socket() as s:",
-  "    s.bind(('127.0.0.1', 0))",
-  "    port = s.getsockname()[1]",
-  "server = ThreadedMotoServer(ip_address='127.0.0.1', port=port, verbose=False)",
-  "server.start()",
-  "endpoint = f'http://127.0.0.1:{port}'",
-  "boto3.client('s3', endpoint_url=endpoint, aws_access_key_id='kompakt-test',",
-  "             aws_secret_access_key='kompakt-test-secret', region_name='us-east-1').create_bucket(Bucket=bucket)",
-  "with open(ready + '.tmp', 'w') as f:",
-  "    f.write(endpoint)",
-  "os.replace(ready + '.tmp', ready)",
-  "deadline = time.monotonic() + 1800",
-  "while os.path.exists(ready) and time.monotonic() < deadline:",
-  "    time.sleep(0.2)",
-  "server.stop()"
-)
-
 # Starts a server with one bucket for the calling test, and points this process's AWS settings
 # (and the cache folders of stores) at it until the test ends.
 local_s3 <- function(bucket = "kompakt-r", env = parent.frame()) {
   python <- python_with_moto()
   dir <- tempfile("s3-")
   dir.create(dir)
-  script <- file.path(dir, "server.py")
-  writeLines(server_script, script)
-  ready <- file.path(dir, "ready")
-  log <- file.path(dir, "server.log")
-  system2(python, c(shQuote(script), shQuote(ready), bucket), wait = FALSE, stdout = log, stderr = log)
-  deadline <- Sys.time() + 60
-  while (!file.exists(ready)) {
-    if (Sys.time() > deadline) stop("moto's S3 server did not start: ", paste(readLines(log), collapse = "\n"))
-    Sys.sleep(0.1)
-  }
-  endpoint <- readLines(ready, warn = FALSE)
-  withr::defer(unlink(dir, recursive = TRUE), envir = env)
-  withr::local_envvar(c(
-    AWS_ACCESS_KEY_ID = "kompakt-test", AWS_SECRET_ACCESS_KEY = "kompakt-test-secret",
-    AWS_REGION = "us-east-1", AWS_ENDPOINT_URL = endpoint, XDG_CACHE_HOME = file.path(dir, "cache")
-  ), .local_envir = env)
-  list(python = python, endpoint = endpoint, bucket = bucket, url = function(key) sprintf("s3://%s/%s", bucket, key))
+  server <- start_s3_server(python, dir, bucket)
+  withr::defer(server$stop(), envir = env)
+  withr::local_envvar(c(server$env, XDG_CACHE_HOME = file.path(dir, "cache")), .local_envir = env)
+  list(python = python, endpoint = server$env[["AWS_ENDPOINT_URL"]], bucket = bucket,
+       url = function(key) sprintf("s3://%s/%s", bucket, key))
 }
 
 # Runs Python lines with this process's AWS settings; returns what they print.
