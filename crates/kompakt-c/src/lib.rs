@@ -779,15 +779,15 @@ pub unsafe extern "C" fn kpk_store_open(
             threads: self::threads(threads)?,
             ..Default::default()
         };
-        let name = match &location {
-            Location::Local(path) => path.clone(),
-            Location::Remote(url) => PathBuf::from(url.as_str()),
-        };
         let opts = RemoteStoreOptions {
             local: opts,
             ..Default::default()
         };
-        let store = AnyStore::open(&location, opts).map_err(|e| Failure::at(&name)(store_failure(e)))?;
+        // A remote store's errors name its URL already.
+        let store = AnyStore::open(&location, opts).map_err(|e| match &location {
+            Location::Local(path) => Failure::at(path)(store_failure(e)),
+            Location::Remote(_) => store_failure(e),
+        })?;
         put(out, Box::into_raw(Box::new(kpk_store { store })))
     })
 }

@@ -126,6 +126,10 @@ test_that("files and tables are read from URLs by range; writes to URLs are refu
   expect_error(read_kpk_table(s3$url("data/missing.kpk")), "s3://kompakt-r/data/missing.kpk")
   expect_error(kpk_read("gs://bucket/obj.kpk"), "gs://bucket/obj.kpk.*s3://")
   expect_error(kpk_store("gs://bucket/store"), "not supported")
+  # A missing bucket: an error that names the URL (once).
+  err <- tryCatch(kpk_store("s3://no-such-bucket/st"), error = conditionMessage)
+  expect_match(err, "s3://no-such-bucket/st", fixed = TRUE)
+  expect_false(grepl("s3://no-such-bucket/st.*s3://no-such-bucket/st", err))
   expect_error(kpk_save(obj, s3$url("data/new.kpk")), "writes only files on this machine")
   expect_error(write_kpk_table(df, s3$url("data/new.kpk")), "writes only files on this machine")
   expect_false(file.exists("s3:"))
