@@ -89,17 +89,7 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
     if a.json {
         let v: Vec<_> = rows.iter().map(|r| r.to_json(sink)).collect();
         let v = if a.recommend {
-            let picks: Vec<_> = recommendations
-                .iter()
-                .map(|p| {
-                    let row = p.chosen.map(|i| &rows[i]);
-                    json!({
-                        "file": p.file, "goal": p.goal, "codec": row.map(|r| &r.codec),
-                        "filter": row.map(|r| &r.filter), "block_size": row.map(|r| r.block_size),
-                        "threads": row.map(|r| r.threads), "figure": p.figure,
-                    })
-                })
-                .collect();
+            let picks: Vec<_> = recommendations.iter().map(|p| p.to_json(&rows)).collect();
             json!({"rows": v, "recommendations": picks})
         } else {
             serde_json::Value::Array(v)

@@ -385,6 +385,19 @@ pub struct Recommendation {
     pub figure: String,
 }
 
+impl Recommendation {
+    /// The recommendation with the options of the row it chose (of `rows`, which it was made
+    /// from), as `--json` and Python give it.
+    pub fn to_json(&self, rows: &[Row]) -> serde_json::Value {
+        let row = self.chosen.map(|i| &rows[i]);
+        json!({
+            "file": self.file, "goal": self.goal, "codec": row.map(|r| &r.codec),
+            "filter": row.map(|r| &r.filter), "block_size": row.map(|r| r.block_size),
+            "threads": row.map(|r| r.threads), "figure": self.figure,
+        })
+    }
+}
+
 /// For each file: the fastest write, the smallest file written at `min_mbps` or faster, and
 /// the fastest read, through `sink` when given. The memcpy row is a yardstick, not a choice.
 pub fn recommend(rows: &[Row], sink: Option<f64>, min_mbps: f64) -> Vec<Recommendation> {

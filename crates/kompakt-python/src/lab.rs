@@ -69,14 +69,7 @@ pub fn bench(
     if recommend {
         out["recommendations"] = kompakt_lab::recommend(&rows, sink, min_speed)
             .iter()
-            .map(|p| {
-                let row = p.chosen.map(|i| &rows[i]);
-                serde_json::json!({
-                    "goal": p.goal, "codec": row.map(|r| &r.codec), "filter": row.map(|r| &r.filter),
-                    "block_size": row.map(|r| r.block_size), "threads": row.map(|r| r.threads),
-                    "figure": p.figure,
-                })
-            })
+            .map(|p| p.to_json(&rows))
             .collect();
     }
     Ok(out.to_string())
