@@ -9,7 +9,7 @@
 //! | 4    | block size 64/128/256 KiB; bit 7: also write with 2 threads, compare bytes  |
 //! | 5    | if < 16: repeat the payload to (b + 1) x 40 KiB (multi-block, staging)      |
 //! | 6    | write chunking: one call, small pieces, 64 KiB - 1, 300 001                  |
-//! | 7    | metadata length                                                             |
+//! | 7    | metadata length; odd with a zstd codec: the fuzz dictionary (format 2.0)    |
 //!
 //! The rest is the payload. Both readers must return it exactly, the file must have the
 //! expected block structure, and the bytes written must not depend on the thread count.
@@ -18,7 +18,7 @@
 use kompakt::codec::Codec;
 use kompakt::stream::{StreamId, Writer};
 use kompakt::{CodecSpec, FilterSpec, WriteOptions};
-use kompakt_fuzz::{cross_check, exercise_reader};
+use kompakt_fuzz::{cross_check, exercise_reader, fuzz_dictionary};
 use libfuzzer_sys::fuzz_target;
 
 fn codec(family: u8, b: u8) -> CodecSpec {
@@ -41,10 +41,18 @@ fn codec(family: u8, b: u8) -> CodecSpec {
 }
 
 fn write_file(opts: WriteOptions, second: Option<WriteOptions>, parts: &[&[u8]], chunk: usize, meta: &[u8]) -> Vec<u8> {
-    let mut w = Writer::new(Vec::new(), opts).expect("valid options");
+    let zstd = matches!(opts.stream.codec, CodecSpec::Fixed(Codec::Zstd { .. }));
+    let mut w = if zstd && meta.len() % 2 == 1 {
+        Writer::with_dictionary(Vec::new(), opts, fuzz_dictionary()).expect("valid options")
+    } else {
+        Writer::new(Vec::new(), opts).expect("valid options")
+    };
     let mut ids: Vec<StreamId> = vec![w.add_stream(None).expect("add_stream")];
     if let Some(o) = second {
-        ids.push(w.add_stream(Some(o.stream_options())).expect("add_stream with valid options"));
+        ids.push(
+            w.add_stream(Some(o.stream_options()))
+                .expect("add_stream with valid options"),
+        );
     }
     // Interleave the streams' writes, `chunk` bytes at a time.
     let mut offsets = vec![0usize; ids.len()];
@@ -72,7 +80,12 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let typesize = [1u8, 2, 3, 4, 8, 16, 255, 5][usize::from(b2 % 8)];
-    let filter = [FilterSpec::None, FilterSpec::Shuffle, FilterSpec::Delta, FilterSpec::Auto][usize::from(b3 % 4)];
+    let filter = [
+        FilterSpec::None,
+        FilterSpec::Shuffle,
+        FilterSpec::Delta,
+        FilterSpec::Auto,
+    ][usize::from(b3 % 4)];
     let block_size = (64 << 10) << (b4 % 3);
     let opts = WriteOptions::default()
         .codec(codec(b0, b1))

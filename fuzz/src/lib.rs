@@ -6,7 +6,8 @@
 //! checksum) so that the index validation, the block decoders and the filters see the mutated
 //! bytes too.
 
-use kompakt::stream::decode_sequential;
+use kompakt::codec::{Dictionaries, Dictionary};
+use kompakt::stream::decode_sequential_with;
 use kompakt::stream::format::{
     header_checksum, FileHeader, BLOCK_HEADER_LEN, BLOCK_TAG, FILE_HEADER_LEN, FOOTER_HEADER_LEN, FOOTER_TAG, MAGIC,
     TRAILER_LEN,
@@ -59,7 +60,8 @@ pub fn repair(data: &[u8]) -> Option<Vec<u8>> {
     if f.len() < FILE_HEADER_LEN + min_footer + TRAILER_LEN {
         return None;
     }
-    f[..FILE_HEADER_LEN].copy_from_slice(&FileHeader::CURRENT.encode());
+    // Format 2.0 allows every codec, `zstd-dict` included.
+    f[..FILE_HEADER_LEN].copy_from_slice(&FileHeader::WITH_DICTIONARIES.encode());
     let trailer_at = f.len() - TRAILER_LEN;
     let last_footer = trailer_at - min_footer;
     let claimed = le_u64(&f, trailer_at);
@@ -140,18 +142,30 @@ impl Rng {
 /// thread panicked") from decoding an in-memory file is a bug.
 pub fn assert_corruption(e: &Error, context: &str) {
     assert!(
-        e.is_corruption(),
+        e.is_corruption() || matches!(e, Error::MissingDictionary { .. }),
         "{context}: non-corruption error from a damaged file: {e:?}"
     );
 }
 
-/// Decodes every stream of `file` with [`decode_sequential`]. `Ok(None)` when the streams
+/// The dictionary the readers are given: `zstd-dict` blocks naming it reach zstd (the
+/// `roundtrip` and `codec` targets make such blocks), others are a missing-dictionary error.
+pub fn fuzz_dictionaries() -> Dictionaries {
+    vec![fuzz_dictionary()].into()
+}
+
+/// See [`fuzz_dictionaries`].
+pub fn fuzz_dictionary() -> Dictionary {
+    Dictionary::new(b"kompakt fuzz dictionary: {\"level\":\"info\",\"user\":0,\"path\":\"/api/v2\"}".to_vec())
+        .expect("a valid dictionary")
+}
+
+/// Decodes every stream of `file` with [`decode_sequential_with`]. `Ok(None)` when the streams
 /// exceed [`MAX_COLLECTED`] bytes (decoding is stopped by the sink).
 pub fn sequential_streams(file: &[u8], verify: bool) -> Result<Option<BTreeMap<u32, Vec<u8>>>, Error> {
     let mut streams: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
     let mut total = 0u64;
     let mut capped = false;
-    let result = decode_sequential(file, &read_options(verify), |s, bytes| {
+    let result = decode_sequential_with(file, &read_options(verify), &fuzz_dictionaries(), |s, bytes| {
         total += bytes.len() as u64;
         if total > MAX_COLLECTED {
             capped = true;
@@ -202,6 +216,7 @@ pub fn exercise_reader(file: &[u8], verify: bool) -> Option<Vec<Vec<u8>>> {
             return None;
         }
     };
+    r.set_dictionaries(fuzz_dictionaries());
     let _ = (r.version(), r.file_len(), r.metadata().len(), r.blocks().len());
     let n = r.streams().len() as u32;
     assert!(r.stream_len(n).is_err(), "stream_len past the last stream");

@@ -17,7 +17,7 @@ mod pace;
 mod writeback;
 
 pub use atomic::{abandoned, is_special_file, remove_stale_temps, sync_parent_dir, AtomicFile, STALE_TEMP_AGE};
-pub use pace::{writer, DiskPace, PacedOutput, ADAPT_AHEAD, ADAPT_MIN_BACKLOG};
+pub use pace::{writer, writer_with_dictionary, DiskPace, PacedOutput, ADAPT_AHEAD, ADAPT_MIN_BACKLOG};
 pub use writeback::{
     WritebackFile, WritebackProgress, PACED_FIRST_STEP, PACED_WRITEBACK_EVERY, START_WRITEBACK_EVERY, WRITEBACK_EVERY,
 };

@@ -43,11 +43,19 @@ pub fn writer<W: PacedOutput>(
     opts: WriteOptions,
     in_memory: Option<InMemory<W>>,
 ) -> kompakt::Result<Writer<W>> {
+    writer_with_dictionary(out, opts, in_memory, None)
+}
+
+/// [`writer`], whose zstd blocks use `dictionary` when there is one
+/// ([`Writer::with_dictionary`]).
+pub fn writer_with_dictionary<W: PacedOutput>(
+    out: W,
+    opts: WriteOptions,
+    in_memory: Option<InMemory<W>>,
+    dictionary: Option<kompakt::codec::Dictionary>,
+) -> kompakt::Result<Writer<W>> {
     let progress = out.progress();
-    let mut writer = match in_memory {
-        Some(in_memory) => Writer::with_memory(out, opts, in_memory)?,
-        None => Writer::new(out, opts)?,
-    };
+    let mut writer = Writer::with_parts(out, opts, in_memory, dictionary)?;
     if let Some(progress) = progress {
         writer.adapt_to(Arc::new(DiskPace::new(progress)));
     }

@@ -489,7 +489,7 @@ impl<W: Write> TableWriter<W> {
             work.push(pieces);
         }
         let schema = self.schema.clone();
-        let (settings, string_settings) = (self.settings, self.string_settings);
+        let (settings, string_settings) = (self.settings.clone(), self.string_settings.clone());
         let symbol_codec = fast_string_codec(&string_settings).filter(|_| self.opts.symbol_tables);
         // The codec pages weigh their encodings against (`auto`: zstd level 1 stands in).
         let trial_codec = match settings.codec {

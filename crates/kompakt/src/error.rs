@@ -30,7 +30,7 @@ pub enum Error {
 
     /// The file was written by a newer, incompatible format version.
     #[error(
-        "unsupported format version {major}.{minor}: this build reads major version {supported}; \
+        "unsupported format version {major}.{minor}: this build reads major versions 1 to {supported}; \
          upgrade kompakt to read it"
     )]
     UnsupportedVersion {
@@ -38,7 +38,7 @@ pub enum Error {
         major: u16,
         /// Minor version found in the file.
         minor: u16,
-        /// The major version this build reads.
+        /// The newest major version this build reads.
         supported: u16,
     },
 
@@ -91,6 +91,15 @@ pub enum Error {
         input: String,
         /// What would have been valid.
         expected: String,
+    },
+
+    /// A block was compressed with a zstd dictionary the reader was not given.
+    #[error("{}", missing_dictionary_message(*id, given))]
+    MissingDictionary {
+        /// The dictionary the block needs.
+        id: crate::codec::DictionaryId,
+        /// The dictionaries the reader has.
+        given: Vec<crate::codec::DictionaryId>,
     },
 
     /// A read asked for bytes outside a stream, or for a stream that does not exist.
@@ -158,6 +167,16 @@ impl From<Error> for io::Error {
             }
         }
     }
+}
+
+fn missing_dictionary_message(id: crate::codec::DictionaryId, given: &[crate::codec::DictionaryId]) -> String {
+    let given = if given.is_empty() {
+        "no dictionary was given".to_string()
+    } else {
+        let ids: Vec<String> = given.iter().map(|d| d.to_string()).collect();
+        format!("the dictionaries given are {}", ids.join(", "))
+    };
+    format!("this data was compressed with zstd dictionary {id}, and {given}; pass that dictionary to read it")
 }
 
 /// What a wrong magic means to a user: a wrong start is not a kompakt file at all; a wrong end

@@ -48,9 +48,25 @@ pub fn compress(data: &[u8], opts: &WriteOptions) -> Result<Vec<u8>> {
     w.finish()
 }
 
+/// Compresses `data` into a single-stream kompakt file with a zstd dictionary
+/// ([`Writer::with_dictionary`]); `opts` must name a zstd codec.
+pub fn compress_with_dictionary(data: &[u8], opts: &WriteOptions, dictionary: &codec::Dictionary) -> Result<Vec<u8>> {
+    let out = Vec::with_capacity(data.len() / 2 + 64);
+    let mut w = Writer::to_memory_with_dictionary(out, *opts, dictionary.clone())?;
+    let s = w.add_stream(None)?;
+    w.write(s, data)?;
+    w.finish()
+}
+
 /// Decompresses stream 0 of an in-memory kompakt file.
 pub fn decompress(file: &[u8]) -> Result<Vec<u8>> {
+    decompress_with_dictionaries(file, &codec::Dictionaries::none())
+}
+
+/// [`decompress`], with the dictionaries its blocks may need.
+pub fn decompress_with_dictionaries(file: &[u8], dictionaries: &codec::Dictionaries) -> Result<Vec<u8>> {
     let mut r = Reader::new(std::io::Cursor::new(file), ReadOptions::default())?;
+    r.set_dictionaries(dictionaries.clone());
     if r.streams().is_empty() {
         return Ok(Vec::new());
     }

@@ -10,8 +10,14 @@
 //! fit: that is how a block that does not shrink is detected and stored raw, often before the
 //! codec has spent the time to compress all of it.
 
+mod dictionary;
 mod probe;
 mod spec;
+
+pub use dictionary::{
+    Dictionaries, Dictionary, DictionaryId, DEFAULT_DICTIONARY_SIZE, DICTIONARY_ID_LEN, MAX_DICTIONARY_SIZE,
+    MIN_DICTIONARY_SIZE,
+};
 
 pub use probe::{
     clearly_short, entropy_saving_bound, looks_incompressible, probe, too_little_saved, ProbeResult, SavingBar,
@@ -37,6 +43,9 @@ pub enum CodecId {
     Gzip = 3,
     /// A zlib stream (RFC 1950).
     Zlib = 4,
+    /// A dictionary's id (8 bytes) and ZSTD frames compressed with that dictionary
+    /// (format 2.0 and later).
+    ZstdDict = 5,
 }
 
 impl CodecId {
@@ -51,6 +60,9 @@ impl CodecId {
             CodecId::Lz4 => (255, 64),
             CodecId::Gzip | CodecId::Zlib => (1032, 1024),
             CodecId::Zstd => (32768, 0),
+            CodecId::ZstdDict => {
+                return stored.saturating_sub(DICTIONARY_ID_LEN as u64).saturating_mul(32768);
+            }
         };
         stored.saturating_mul(ratio).saturating_add(slack)
     }
@@ -63,6 +75,7 @@ impl CodecId {
             2 => CodecId::Zstd,
             3 => CodecId::Gzip,
             4 => CodecId::Zlib,
+            5 => CodecId::ZstdDict,
             _ => return None,
         })
     }
@@ -75,6 +88,7 @@ impl CodecId {
             CodecId::Zstd => "zstd",
             CodecId::Gzip => "gzip",
             CodecId::Zlib => "zlib",
+            CodecId::ZstdDict => "zstd-dict",
         }
     }
 }
@@ -183,6 +197,8 @@ pub struct Compressor {
     /// level-1 trial and the block's own level alternate, and making a context costs more
     /// than compressing a small block.
     zstd: Vec<(i32, zstd::bulk::Compressor<'static>)>,
+    /// A context with a dictionary loaded (digested once, on first use), for its id and level.
+    zstd_dict: Option<(DictionaryId, i32, zstd::zstd_safe::CCtx<'static>)>,
 }
 
 /// zstd contexts a [`Compressor`] keeps (each is a few hundred KiB to a few MiB).
@@ -266,6 +282,68 @@ impl Compressor {
         }
     }
 
+    /// Compresses `src` with zstd at `level` and `dictionary` as a `zstd-dict` payload (the
+    /// dictionary's id, then the frame) appended to `dst`, when it takes at most `limit` bytes;
+    /// `None`, with `dst` as it was, otherwise. The frame leaves out zstd's own dictionary id
+    /// and checksum: the payload names the dictionary and the block has a checksum.
+    pub fn compress_append_with_dictionary(
+        &mut self,
+        level: i32,
+        dictionary: &Dictionary,
+        src: &[u8],
+        dst: &mut Vec<u8>,
+        limit: usize,
+    ) -> Result<Option<usize>> {
+        if src.is_empty() || limit <= DICTIONARY_ID_LEN {
+            return Ok(None);
+        }
+        let cctx = self.zstd_dict_context(level, dictionary)?;
+        let start = dst.len();
+        dst.reserve(DICTIONARY_ID_LEN + zstd::zstd_safe::compress_bound(src.len()));
+        dst.extend_from_slice(&dictionary.id().0.to_le_bytes());
+        let mut tail = std::io::Cursor::new(&mut *dst);
+        tail.set_position((start + DICTIONARY_ID_LEN) as u64);
+        let written = cctx.compress2(&mut tail, src).ok();
+        match written {
+            Some(n) if DICTIONARY_ID_LEN + n <= limit && dst.len() == start + DICTIONARY_ID_LEN + n => {
+                Ok(Some(DICTIONARY_ID_LEN + n))
+            }
+            _ => {
+                dst.truncate(start);
+                Ok(None)
+            }
+        }
+    }
+
+    fn zstd_dict_context(
+        &mut self,
+        level: i32,
+        dictionary: &Dictionary,
+    ) -> Result<&mut zstd::zstd_safe::CCtx<'static>> {
+        use zstd::zstd_safe::CParameter;
+        let id = dictionary.id();
+        if !matches!(&self.zstd_dict, Some((i, l, _)) if *i == id && *l == level) {
+            let err = |code| Error::Codec {
+                codec: "zstd",
+                detail: zstd::zstd_safe::get_error_name(code).to_string(),
+            };
+            let mut cctx = zstd::zstd_safe::CCtx::try_create().ok_or_else(|| Error::Codec {
+                codec: "zstd",
+                detail: "cannot allocate a context".into(),
+            })?;
+            for p in [
+                CParameter::CompressionLevel(level),
+                CParameter::DictIdFlag(false),
+                CParameter::ChecksumFlag(false),
+            ] {
+                cctx.set_parameter(p).map_err(err)?;
+            }
+            cctx.load_dictionary(dictionary.bytes()).map_err(err)?;
+            self.zstd_dict = Some((id, level, cctx));
+        }
+        Ok(&mut self.zstd_dict.as_mut().expect("set above").2)
+    }
+
     /// The zstd context for `level`, moved to the front of the kept ones (made if missing).
     fn zstd_context(&mut self, level: i32) -> Result<&mut zstd::bulk::Compressor<'static>> {
         match self.zstd.iter().position(|(l, _)| *l == level) {
@@ -329,6 +407,8 @@ fn deflate_append(mut enc: Compress, src: &[u8], dst: &mut Vec<u8>) -> Result<Op
 #[derive(Default)]
 pub struct Decompressor {
     zstd: Option<zstd::bulk::Decompressor<'static>>,
+    /// A context with the last dictionary used loaded.
+    zstd_dict: Option<(DictionaryId, zstd::zstd_safe::DCtx<'static>)>,
 }
 
 impl fmt::Debug for Decompressor {
@@ -348,6 +428,18 @@ impl Decompressor {
     /// Every decoder used here is bounds-checked: hostile input yields an error, never a write
     /// outside `dst` or an allocation sized by the input.
     pub fn decompress_into(&mut self, codec: CodecId, src: &[u8], dst: &mut [u8]) -> Result<()> {
+        self.decompress_with(codec, src, dst, &Dictionaries::none())
+    }
+
+    /// [`decompress_into`](Self::decompress_into), with `dictionaries` for `zstd-dict` blocks;
+    /// a block needing one that is not among them is [`Error::MissingDictionary`].
+    pub fn decompress_with(
+        &mut self,
+        codec: CodecId,
+        src: &[u8],
+        dst: &mut [u8],
+        dictionaries: &Dictionaries,
+    ) -> Result<()> {
         let produced = match codec {
             CodecId::None => {
                 if src.len() != dst.len() {
@@ -373,6 +465,14 @@ impl Decompressor {
             }
             CodecId::Gzip => deflate_decompress(Decompress::new_gzip(15), codec, src, dst)?,
             CodecId::Zlib => deflate_decompress(Decompress::new(true), codec, src, dst)?,
+            CodecId::ZstdDict => {
+                let id = dictionary::payload_id(src)
+                    .ok_or_else(|| codec_err(codec, "payload shorter than its dictionary id"))?;
+                let dictionary = dictionaries.find(id).ok_or_else(|| dictionaries.missing(id))?;
+                let dctx = self.zstd_dict_context(dictionary)?;
+                dctx.decompress(dst, &src[DICTIONARY_ID_LEN..])
+                    .map_err(|code| codec_err(codec, zstd::zstd_safe::get_error_name(code)))?
+            }
         };
         if produced != dst.len() {
             return Err(codec_err(
@@ -381,6 +481,20 @@ impl Decompressor {
             ));
         }
         Ok(())
+    }
+}
+
+impl Decompressor {
+    fn zstd_dict_context(&mut self, dictionary: &Dictionary) -> Result<&mut zstd::zstd_safe::DCtx<'static>> {
+        let id = dictionary.id();
+        if !matches!(&self.zstd_dict, Some((i, _)) if *i == id) {
+            let mut dctx = zstd::zstd_safe::DCtx::try_create()
+                .ok_or_else(|| codec_err(CodecId::ZstdDict, "cannot allocate a context"))?;
+            dctx.load_dictionary(dictionary.bytes())
+                .map_err(|code| codec_err(CodecId::ZstdDict, zstd::zstd_safe::get_error_name(code)))?;
+            self.zstd_dict = Some((id, dctx));
+        }
+        Ok(&mut self.zstd_dict.as_mut().expect("set above").1)
     }
 }
 

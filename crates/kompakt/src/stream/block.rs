@@ -4,13 +4,13 @@
 use super::format::{verify_block, BlockHeader, BLOCK_HEADER_LEN};
 use crate::codec::{
     clearly_short, looks_incompressible, probe, too_little_saved, Codec, CodecId, CodecSpec, Compressor, Decompressor,
-    ProbeResult, SavingBar, ENTROPY_SAMPLES, MIN_SAVING, SAMPLES,
+    Dictionaries, Dictionary, ProbeResult, SavingBar, ENTROPY_SAMPLES, MIN_SAVING, SAMPLES,
 };
 use crate::error::Result;
 use crate::filter::{FilterSet, Stores};
 
 /// How the blocks of one stream are encoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockSettings {
     /// Codec, or `auto`.
     pub codec: CodecSpec,
@@ -23,6 +23,9 @@ pub struct BlockSettings {
     /// codec `auto` unless the user asked for no filter, with a fixed codec when the user asked
     /// for filter `auto`.
     pub auto_filters: bool,
+    /// The zstd dictionary blocks compressed with zstd use (`zstd-dict` blocks, which only a
+    /// format 2.0 file may hold: see [`Writer::with_dictionary`](super::Writer::with_dictionary)).
+    pub dictionary: Option<Dictionary>,
 }
 
 /// An encoded block: its header and a payload that is either the caller's bytes (stored raw,
@@ -185,6 +188,20 @@ impl BlockEncoder {
         } else {
             worthwhile_limit(data.len())
         };
+        if let (Codec::Zstd { level }, Some(dictionary)) = (codec, &settings.dictionary) {
+            // The dictionary is the point on small blocks; no LZ4 first.
+            let stored = self
+                .compressor
+                .compress_append_with_dictionary(level, dictionary, input, out, limit)?;
+            return Ok(stored.map(|n| BlockHeader {
+                codec: CodecId::ZstdDict,
+                filters,
+                typesize: settings.typesize,
+                stream,
+                raw_len: data.len() as u32,
+                stored_len: n as u32,
+            }));
+        }
         let mut codec = codec;
         let mut stored = None;
         if small && !probed && data.len() <= TINY_BLOCK && is_fast_zstd(codec) {
@@ -374,6 +391,8 @@ pub struct BlockDecoder {
     whole: Vec<u8>,
     /// Blocks this thread read from the file itself (see `Reader`'s positional reads).
     fetched: Vec<u8>,
+    /// What `zstd-dict` blocks may use.
+    dictionaries: Dictionaries,
 }
 
 impl BlockDecoder {
@@ -382,6 +401,11 @@ impl BlockDecoder {
         for buf in [&mut self.scratch, &mut self.whole, &mut self.fetched] {
             super::pool::trim_buffer(buf, max);
         }
+    }
+
+    /// Sets the dictionaries `zstd-dict` blocks may use (none by default).
+    pub fn set_dictionaries(&mut self, dictionaries: Dictionaries) {
+        self.dictionaries = dictionaries;
     }
 
     /// The buffer for blocks read by this thread; give it back with
@@ -424,11 +448,13 @@ impl BlockDecoder {
             verify_block(header, payload, offset)?;
         }
         if fields.filters.is_none() {
-            return self.decompressor.decompress_into(fields.codec, payload, dst);
+            return self
+                .decompressor
+                .decompress_with(fields.codec, payload, dst, &self.dictionaries);
         }
         self.scratch.resize(dst.len(), 0);
         self.decompressor
-            .decompress_into(fields.codec, payload, &mut self.scratch)?;
+            .decompress_with(fields.codec, payload, &mut self.scratch, &self.dictionaries)?;
         fields.filters.decode_to(fields.typesize, &self.scratch, dst, stores)
     }
 
@@ -501,6 +527,7 @@ mod tests {
             filters: FilterSpec::Shuffle.resolve(typesize),
             typesize,
             auto_filters: true,
+            dictionary: None,
         }
     }
 
@@ -559,6 +586,7 @@ mod tests {
             filters: FilterSet::NONE,
             typesize: 1,
             auto_filters: false,
+            dictionary: None,
         };
         // Repeats LZ4 finds: LZ4 is kept.
         let repeats = b"measurement_07=0.25;".repeat(50);

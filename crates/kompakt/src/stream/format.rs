@@ -16,8 +16,14 @@ use crate::hash::{xxh3_64, xxh3_64_parts};
 
 /// First and last four bytes of every kompakt file.
 pub const MAGIC: [u8; 4] = *b"KMPK";
-/// Major format version written and read by this build. A reader refuses other majors.
+/// Major format version of files without dictionaries; every reader of kompakt reads it.
 pub const VERSION_MAJOR: u16 = 1;
+/// Major format version of files with `zstd-dict` blocks (2.0 adds that codec and nothing
+/// else): a writer given a dictionary writes it, so a reader that predates dictionaries
+/// refuses the file asking for a newer kompakt instead of calling the codec id damage.
+pub const VERSION_MAJOR_DICTIONARIES: u16 = 2;
+/// The newest major version this build reads (it reads every one from 1 up to it).
+pub const MAX_VERSION_MAJOR: u16 = VERSION_MAJOR_DICTIONARIES;
 /// Minor format version written by this build. Every minor of the supported major is read as
 /// 1.0: a reader refuses unknown flags, codecs, filters and reserved fields as damage, so a
 /// minor version may change only what writers choose; anything new takes a new major.
@@ -46,7 +52,7 @@ pub const FILE_HEADER_LEN: usize = 16;
 /// | offset | size | field                                                  |
 /// |--------|------|--------------------------------------------------------|
 /// | 0      | 1    | tag `0xB1`                                             |
-/// | 1      | 1    | codec id (0 none, 1 lz4, 2 zstd, 3 gzip, 4 zlib)        |
+/// | 1      | 1    | codec id (0 none, 1 lz4, 2 zstd, 3 gzip, 4 zlib, 5 zstd-dict) |
 /// | 2      | 1    | filter bits (bit 0 shuffle, bit 1 delta)               |
 /// | 3      | 1    | element size for the filters (1..=255)                 |
 /// | 4      | 4    | stream id                                              |
@@ -118,6 +124,17 @@ impl FileHeader {
         minor: VERSION_MINOR,
     };
 
+    /// The header of a file whose blocks may need dictionaries.
+    pub const WITH_DICTIONARIES: FileHeader = FileHeader {
+        major: VERSION_MAJOR_DICTIONARIES,
+        minor: 0,
+    };
+
+    /// Whether blocks of this file may use `codec`: `zstd-dict` came with format 2.0.
+    pub fn allows(&self, codec: CodecId) -> bool {
+        codec != CodecId::ZstdDict || self.major >= VERSION_MAJOR_DICTIONARIES
+    }
+
     /// Serializes the header.
     pub fn encode(&self) -> [u8; FILE_HEADER_LEN] {
         let mut b = [0u8; FILE_HEADER_LEN];
@@ -146,11 +163,11 @@ impl FileHeader {
             });
         }
         let (major, minor) = (le_u16(b, 4), le_u16(b, 6));
-        if major != VERSION_MAJOR {
+        if !(VERSION_MAJOR..=MAX_VERSION_MAJOR).contains(&major) {
             return Err(Error::UnsupportedVersion {
                 major,
                 minor,
-                supported: VERSION_MAJOR,
+                supported: MAX_VERSION_MAJOR,
             });
         }
         let flags = le_u32(b, 8);

@@ -41,8 +41,17 @@ pub(crate) fn take_decoder() -> BlockDecoder {
     take(&DECODERS)
 }
 
+/// A pooled decoder that may use `dictionaries`.
+pub(crate) fn take_decoder_with(dictionaries: &crate::codec::Dictionaries) -> BlockDecoder {
+    let mut dec = take_decoder();
+    dec.set_dictionaries(dictionaries.clone());
+    dec
+}
+
 pub(crate) fn give_decoder(mut dec: BlockDecoder) {
     dec.trim(MAX_KEPT_BUFFER);
+    // The next reader may not use this one's dictionaries (and they should not be kept alive).
+    dec.set_dictionaries(crate::codec::Dictionaries::none());
     give(&DECODERS, dec);
 }
 

@@ -10,7 +10,7 @@ use super::parallel::ordered_map;
 use super::parallel::resolve_threads;
 use super::sequential::read_full;
 use super::source::{ReadAt, SourceCursor};
-use crate::codec::CodecId;
+use crate::codec::{CodecId, Dictionaries, DictionaryId, DICTIONARY_ID_LEN};
 use crate::error::{Error, Result};
 use crate::filter::Stores;
 use crate::hash::xxh3_64;
@@ -107,6 +107,8 @@ pub struct Reader<R> {
     /// `inner` as a source of positional reads, when it is one: reads of many blocks then
     /// have each thread read its own blocks ([`Reader::with_positional`]).
     positional: for<'x> fn(&'x R) -> Option<&'x dyn ReadAt>,
+    /// What `zstd-dict` blocks may use ([`Reader::set_dictionaries`]).
+    dictionaries: Dictionaries,
 }
 
 /// What opening a file reads and checks: its header and its index. Readers of the same file
@@ -215,6 +217,13 @@ impl<R: Read + Seek> Reader<R> {
             });
         }
         let footer = Footer::decode(&footer_bytes, trailer.footer_offset)?;
+        if let Some(b) = footer.blocks.iter().find(|b| !header.allows(b.header.codec)) {
+            return Err(Error::corrupt(
+                "block index",
+                b.file_offset,
+                "a zstd-dict block in a format 1 file (dictionaries came with format 2.0)",
+            ));
+        }
         let mut stream_blocks: Vec<Vec<usize>> = footer
             .streams
             .iter()
@@ -234,7 +243,39 @@ impl<R: Read + Seek> Reader<R> {
             opts,
             in_memory: |_| None,
             positional: |_| None,
+            dictionaries: Dictionaries::none(),
         })
+    }
+
+    /// Gives the reader the dictionaries the file's `zstd-dict` blocks were compressed with
+    /// (any number; each block names its own by id). Reading a block whose dictionary is not
+    /// among them is an [`Error::MissingDictionary`] naming it.
+    pub fn set_dictionaries(&mut self, dictionaries: Dictionaries) {
+        self.dictionaries = dictionaries;
+    }
+
+    /// The ids of the dictionaries the file's blocks need, in order, each once.
+    pub fn dictionaries_needed(&mut self) -> Result<Vec<DictionaryId>> {
+        let mut ids = Vec::new();
+        let blocks: Vec<BlockEntry> = self
+            .index
+            .footer
+            .blocks
+            .iter()
+            .filter(|b| b.header.codec == CodecId::ZstdDict)
+            .copied()
+            .collect();
+        for b in blocks {
+            let mut id = [0u8; DICTIONARY_ID_LEN];
+            self.inner
+                .seek(SeekFrom::Start(b.file_offset + BLOCK_HEADER_LEN as u64))?;
+            self.inner.read_exact(&mut id)?;
+            let id = DictionaryId(u64::from_le_bytes(id));
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        Ok(ids)
     }
 
     /// The parsed header and index, to open the same file again without reading them
@@ -358,6 +399,7 @@ impl<R: Read + Seek> Reader<R> {
         let uncached = dst.len() >= crate::copy::UNCACHED_READ_MIN;
         let stores = if uncached { Stores::Uncached } else { Stores::Cached };
         let positional = if threads > 1 { self.positional } else { |_: &R| None };
+        let dictionaries = self.dictionaries.clone();
         let mut source = BlockSource::new(&mut self.inner, self.in_memory, positional, self.positional);
         let blocks = &self.index.footer.blocks;
         let mut readahead = Readahead::new(list, blocks);
@@ -404,7 +446,7 @@ impl<R: Read + Seek> Reader<R> {
                     stores,
                 }))
             },
-            super::pool::take_decoder,
+            || super::pool::take_decoder_with(&dictionaries),
             |dec, job| run_job(dec, job, verify),
             super::pool::give_decoder,
             |()| Ok(()),
@@ -461,6 +503,7 @@ impl<R: Read + Seek> Reader<R> {
         let verify = self.opts.verify_checksums;
         let list = &self.index.stream_blocks[stream as usize][range];
         let positional = if threads > 1 { self.positional } else { |_: &R| None };
+        let dictionaries = self.dictionaries.clone();
         let mut source = BlockSource::new(&mut self.inner, self.in_memory, positional, self.positional);
         // With a positional source, each thread reads its own blocks (see `read_range_into`).
         let fetch_from = match &source {
@@ -484,7 +527,7 @@ impl<R: Read + Seek> Reader<R> {
                 };
                 Ok(Some((entry, bytes)))
             },
-            super::pool::take_decoder,
+            || super::pool::take_decoder_with(&dictionaries),
             |dec, (entry, bytes): (BlockEntry, Fetched<'_>)| {
                 let lo = start.max(entry.raw_offset);
                 let hi = end.min(entry.raw_offset + u64::from(entry.header.raw_len));
@@ -706,6 +749,7 @@ impl<S: ReadAt> Reader<SourceCursor<S>> {
             opts,
             in_memory: SourceCursor::in_memory,
             positional: SourceCursor::positional,
+            dictionaries: Dictionaries::none(),
         })
     }
 }

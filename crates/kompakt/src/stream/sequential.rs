@@ -9,6 +9,7 @@ use super::format::{
 use super::parallel::ordered_map;
 use super::parallel::resolve_threads;
 use super::reader::ReadOptions;
+use crate::codec::Dictionaries;
 use crate::error::{Error, Result};
 use crate::hash::xxh3_64;
 use std::collections::HashMap;
@@ -24,13 +25,23 @@ use std::io::{self, Read};
 /// are only checked against the footer at the end: a sink must not size anything by a stream
 /// id, and must treat its output as unconfirmed until this function returns `Ok`.
 pub fn decode_sequential<R: Read>(
+    input: R,
+    opts: &ReadOptions,
+    sink: impl FnMut(u32, &[u8]) -> Result<()>,
+) -> Result<Footer> {
+    decode_sequential_with(input, opts, &Dictionaries::none(), sink)
+}
+
+/// [`decode_sequential`] with the dictionaries `zstd-dict` blocks may need.
+pub fn decode_sequential_with<R: Read>(
     mut input: R,
     opts: &ReadOptions,
+    dictionaries: &Dictionaries,
     mut sink: impl FnMut(u32, &[u8]) -> Result<()>,
 ) -> Result<Footer> {
     let mut head = [0u8; FILE_HEADER_LEN];
     read_exact(&mut input, &mut head, "file header")?;
-    FileHeader::decode(&head)?;
+    let file_header = FileHeader::decode(&head)?;
     let mut offset = FILE_HEADER_LEN as u64;
     let mut seen: Vec<BlockEntry> = Vec::new();
     let mut raw_offsets: HashMap<u32, u64> = HashMap::new();
@@ -52,6 +63,13 @@ pub fn decode_sequential<R: Read>(
                     h[0] = BLOCK_TAG;
                     read_exact(&mut input, &mut h[1..], "block header")?;
                     let fields = BlockHeader::decode(&h, offset)?;
+                    if !file_header.allows(fields.codec) {
+                        return Err(Error::corrupt(
+                            "block header",
+                            offset,
+                            "a zstd-dict block in a format 1 file (dictionaries came with format 2.0)",
+                        ));
+                    }
                     // The buffer grows with the bytes that arrive, so a header that merely
                     // claims 64 MiB in a short input costs nothing.
                     let stored = u64::from(fields.stored_len);
@@ -89,7 +107,11 @@ pub fn decode_sequential<R: Read>(
                 )),
             }
         },
-        BlockDecoder::default,
+        || {
+            let mut dec = BlockDecoder::default();
+            dec.set_dictionaries(dictionaries.clone());
+            dec
+        },
         |dec, (h, fields, payload, at): ([u8; BLOCK_HEADER_LEN], BlockHeader, Vec<u8>, u64)| {
             let mut out = vec![0u8; fields.raw_len as usize];
             dec.decode_into(&h, &fields, &payload, at, verify, &mut out)?;

@@ -13,7 +13,7 @@ use super::format::{
 use super::pace::Pace;
 use super::parallel::{ordered_map, resolve_threads};
 use super::source::ReadAt;
-use crate::codec::{Codec, CodecSpec};
+use crate::codec::{Codec, CodecSpec, Dictionary};
 use crate::error::{Error, Result};
 use crate::filter::FilterSpec;
 use crate::hash::xxh3_64;
@@ -167,6 +167,7 @@ impl StreamOptions {
                 CodecSpec::Auto => self.filter != FilterSpec::None,
                 CodecSpec::Fixed(_) => self.filter == FilterSpec::Auto,
             },
+            dictionary: None,
         }
     }
 }
@@ -222,6 +223,8 @@ pub struct Writer<W: Write> {
     /// Set by [`with_memory`](Writer::with_memory): the output's bytes when they are a `Vec`,
     /// which single-thread batches then compress into directly.
     in_memory: Option<InMemory<W>>,
+    /// Set by [`with_dictionary`](Writer::with_dictionary): what zstd blocks are compressed with.
+    dictionary: Option<Dictionary>,
     poisoned: bool,
 }
 
@@ -241,14 +244,65 @@ impl Writer<Vec<u8>> {
     pub fn to_memory(out: Vec<u8>, opts: WriteOptions) -> Result<Self> {
         Self::with_memory(out, opts, |v| Some(v))
     }
+
+    /// [`to_memory`](Writer::to_memory) with a dictionary ([`with_dictionary`](Writer::with_dictionary)).
+    pub fn to_memory_with_dictionary(out: Vec<u8>, opts: WriteOptions, dictionary: Dictionary) -> Result<Self> {
+        let mut writer = Self::create(out, opts, Some(dictionary))?;
+        writer.in_memory = Some(|v| Some(v));
+        Ok(writer)
+    }
 }
 
 impl<W: Write> Writer<W> {
     /// Validates the options and writes the file header.
     pub fn new(out: W, opts: WriteOptions) -> Result<Self> {
+        Self::create(out, opts, None)
+    }
+
+    /// A writer whose zstd blocks are compressed with `dictionary`, for many small values
+    /// that share structure (records, small pickles, log lines): each block records the
+    /// dictionary's id, and reading it needs the same dictionary
+    /// ([`Reader::set_dictionaries`](super::Reader::set_dictionaries)). The file is format
+    /// 2.0, which kompakt before dictionaries refuses as too new. The codec must be zstd.
+    ///
+    /// ```
+    /// use kompakt::codec::{CodecSpec, Dictionary};
+    /// use kompakt::stream::{Reader, ReadOptions, WriteOptions, Writer};
+    /// let records: Vec<Vec<u8>> = (0..500)
+    ///     .map(|i| format!("{{\"user\":{i},\"status\":\"active\",\"plan\":\"team\"}}").into_bytes())
+    ///     .collect();
+    /// let dictionary = Dictionary::train(&records, 1024)?;
+    /// let opts = WriteOptions::default().codec("zstd:3".parse::<CodecSpec>()?);
+    /// let mut w = Writer::with_dictionary(Vec::new(), opts, dictionary.clone())?;
+    /// let s = w.add_stream(None)?;
+    /// w.write(s, &records[7])?;
+    /// let file = w.finish()?;
+    /// let mut r = Reader::new(std::io::Cursor::new(file), ReadOptions::default())?;
+    /// assert!(r.read_stream(0).is_err()); // which dictionary is missing, by id
+    /// r.set_dictionaries(vec![dictionary].into());
+    /// assert_eq!(r.read_stream(0)?, records[7]);
+    /// # Ok::<(), kompakt::Error>(())
+    /// ```
+    pub fn with_dictionary(out: W, opts: WriteOptions, dictionary: Dictionary) -> Result<Self> {
+        Self::create(out, opts, Some(dictionary))
+    }
+
+    fn create(out: W, opts: WriteOptions, dictionary: Option<Dictionary>) -> Result<Self> {
         opts.validate()?;
+        if dictionary.is_some() && !matches!(opts.stream.codec, CodecSpec::Fixed(Codec::Zstd { .. })) {
+            return Err(Error::invalid(
+                "codec with a dictionary",
+                opts.stream.codec.to_string(),
+                "zstd or zstd:LEVEL (or a unified level 21-100): dictionaries are zstd's",
+            ));
+        }
         let mut out = BufWriter::with_capacity(64 << 10, out);
-        let header = FileHeader::CURRENT.encode();
+        let header = if dictionary.is_some() {
+            FileHeader::WITH_DICTIONARIES
+        } else {
+            FileHeader::CURRENT
+        }
+        .encode();
         out.write_all(&header)?;
         let threads = resolve_threads(opts.threads);
         Ok(Writer {
@@ -263,6 +317,7 @@ impl<W: Write> Writer<W> {
             pace: None,
             paced_raw_blocks: 0,
             in_memory: None,
+            dictionary,
             poisoned: false,
         })
     }
@@ -275,8 +330,19 @@ impl<W: Write> Writer<W> {
     /// bytes written are the same either way. A sink that must see every write (one that
     /// spills to a file past a size) should not offer its `Vec`.
     pub fn with_memory(out: W, opts: WriteOptions, in_memory: InMemory<W>) -> Result<Self> {
-        let mut writer = Self::new(out, opts)?;
-        writer.in_memory = Some(in_memory);
+        Self::with_parts(out, opts, Some(in_memory), None)
+    }
+
+    /// [`new`](Writer::new), [`with_memory`](Writer::with_memory) and
+    /// [`with_dictionary`](Writer::with_dictionary) in one, for callers that choose at run time.
+    pub fn with_parts(
+        out: W,
+        opts: WriteOptions,
+        in_memory: Option<InMemory<W>>,
+        dictionary: Option<Dictionary>,
+    ) -> Result<Self> {
+        let mut writer = Self::create(out, opts, dictionary)?;
+        writer.in_memory = in_memory;
         Ok(writer)
     }
 
@@ -300,7 +366,7 @@ impl<W: Write> Writer<W> {
             streams: streams
                 .iter()
                 .map(|&info| StreamState {
-                    settings,
+                    settings: settings.clone(),
                     staged: Vec::new(),
                     info,
                     open: true,
@@ -312,6 +378,7 @@ impl<W: Write> Writer<W> {
             pace: None,
             paced_raw_blocks: 0,
             in_memory: None,
+            dictionary: None,
             poisoned: false,
         })
     }
@@ -349,7 +416,8 @@ impl<W: Write> Writer<W> {
     pub fn add_stream(&mut self, options: Option<StreamOptions>) -> Result<StreamId> {
         let options = options.unwrap_or_else(|| self.opts.stream_options());
         options.validate()?;
-        let settings = options.block_settings();
+        let mut settings = options.block_settings();
+        settings.dictionary = self.dictionary.clone();
         let id = u32::try_from(self.streams.len()).map_err(|_| Error::Usage("too many streams".into()))?;
         self.streams.push(StreamState {
             settings,
@@ -671,7 +739,7 @@ impl<W: Write> Writer<W> {
             ..
         } = self;
         let st = &mut streams[id.0 as usize];
-        let settings = st.settings;
+        let settings = st.settings.clone();
         let pace = pace.as_deref();
         let bs = opts.block_size;
         let total = input.len();
@@ -873,7 +941,7 @@ impl Pacing<'_> {
         if !pace.compress_next(probe, self.threads) {
             let raw = BlockSettings {
                 codec: CodecSpec::Fixed(Codec::None),
-                ..*settings
+                ..settings.clone()
             };
             return Ok((encode(&raw)?, true));
         }
