@@ -21,6 +21,8 @@ use std::path::PathBuf;
         kompakt inspect data.bin.kpk\n  \
         kompakt verify data.bin.kpk && echo good\n  \
         kompakt bench data.bin --codecs lz4,zstd:1,zstd:3\n  \
+        kompakt train-dict logs/*.json --lines -o logs.kpkd\n  \
+        kompakt compress one.json -D logs.kpkd && kompakt decompress one.json.kpk -D logs.kpkd\n  \
         kompakt store ls cache/ --long                 # keys of a kompakt.Store\n  \
         kompakt store verify cache/ && kompakt store gc cache/"
 )]
@@ -51,6 +53,9 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Measure ratio and speed of codecs on files, at 1 thread and at N threads.
     Bench(BenchArgs),
+    /// Train a zstd dictionary on sample files (or their lines), for compressing many small
+    /// values that look alike with `compress --dictionary`.
+    TrainDict(TrainDictArgs),
     /// Work with an object store (the folder of `kompakt.Store`): ls, get, put, info, gc, verify.
     Store(StoreArgs),
     /// Remove the temporary files that killed writers left beside their outputs
@@ -66,7 +71,7 @@ pub struct CleanArgs {
     pub paths: Vec<std::path::PathBuf>,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct EncodeArgs {
     /// Codec: none, auto, lz4[:ACCEL], lz4hc[:1-12], zstd[:-50..22], gzip[:1-9], zlib[:1-9],
     /// or a unified level 0-100. Default: unified level 21 (zstd:1).
@@ -107,6 +112,10 @@ pub struct CompressArgs {
     /// (its content does not). Needs an output file.
     #[arg(long)]
     pub adapt: bool,
+    /// Compress with this zstd dictionary (`kompakt train-dict` makes one); reading the file
+    /// then needs it too. The codec must be zstd (default with a dictionary: zstd:3).
+    #[arg(short = 'D', long, value_name = "DICT")]
+    pub dictionary: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -122,6 +131,28 @@ pub struct DecompressArgs {
     /// Threads (default: all cores).
     #[arg(short = 'T', long, default_value_t = 0)]
     pub threads: usize,
+    /// Overwrite the output if it exists.
+    #[arg(short, long)]
+    pub force: bool,
+    /// A zstd dictionary the file was compressed with (repeat for several).
+    #[arg(short = 'D', long, value_name = "DICT")]
+    pub dictionary: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct TrainDictArgs {
+    /// Sample files: each is one sample (or, with --lines, each line is).
+    #[arg(required = true)]
+    pub samples: Vec<PathBuf>,
+    /// Where to write the dictionary (a zstd dictionary: `zstd -D` reads it too).
+    #[arg(short, long, value_name = "PATH")]
+    pub output: PathBuf,
+    /// Largest dictionary size (suffixes K, M); zstd's default is 110K.
+    #[arg(long, default_value = "110K", value_name = "SIZE")]
+    pub size: String,
+    /// Every line of the sample files is a sample (JSON lines, logs, CSV rows).
+    #[arg(long)]
+    pub lines: bool,
     /// Overwrite the output if it exists.
     #[arg(short, long)]
     pub force: bool,

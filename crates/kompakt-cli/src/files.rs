@@ -1,10 +1,12 @@
-//! `compress`, `decompress` and `cat`: moving bytes between files, pipes and kompakt files.
+//! `compress`, `decompress`, `cat` and `train-dict`: moving bytes between files, pipes and
+//! kompakt files.
 
-use crate::args::{CatArgs, CompressArgs, DecompressArgs};
-use crate::human::{format_size, parse_range};
+use crate::args::{CatArgs, CompressArgs, DecompressArgs, TrainDictArgs};
+use crate::human::{format_size, parse_range, parse_size};
 use crate::{progress_bar, write_options, CliError, CliResult};
 use indicatif::ProgressBar;
-use kompakt::stream::{decode_sequential, resolve_threads, ReadAt, SourceCursor, STAGED_BLOCKS};
+use kompakt::codec::{Dictionaries, Dictionary, MAX_DICTIONARY_SIZE};
+use kompakt::stream::{decode_sequential_with, resolve_threads, ReadAt, SourceCursor, STAGED_BLOCKS};
 use kompakt::{ReadOptions, Reader, WriteOptions};
 use kompakt_fs::{AtomicFile, PacedOutput, WritebackProgress};
 use std::fs::File;
@@ -109,7 +111,17 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 pub fn compress(a: CompressArgs, quiet: bool) -> CliResult {
-    let opts = write_options(&a.encode, a.threads)?;
+    let mut encode = a.encode.clone();
+    let dictionary = match &a.dictionary {
+        Some(path) => {
+            if encode.codec.is_none() && encode.level.is_none() {
+                encode.codec = Some(DICTIONARY_CODEC.to_string());
+            }
+            Some(load_dictionary(path)?)
+        }
+        None => None,
+    };
+    let opts = write_options(&encode, a.threads)?;
     let output = match &a.output {
         Some(o) => o.clone(),
         None if is_std(&a.input) => PathBuf::from("-"),
@@ -138,10 +150,10 @@ pub fn compress(a: CompressArgs, quiet: bool) -> CliResult {
     let (raw, stored, paced_raw) = match input {
         // One compressing thread gains from a reader ahead of it, as with a pipe.
         Input::File(file, _) if resolve_threads(opts.threads) == 1 => {
-            encode_stream(Box::new(file), &mut out, opts, &bar)?
+            encode_stream(Box::new(file), &mut out, opts, dictionary, &bar)?
         }
-        Input::File(file, len) => encode_file(&file, len, &mut out, opts, &bar)?,
-        Input::Stream(input) => encode_stream(input, &mut out, opts, &bar)?,
+        Input::File(file, len) => encode_file(&file, len, &mut out, opts, dictionary, &bar)?,
+        Input::Stream(input) => encode_stream(input, &mut out, opts, dictionary, &bar)?,
     };
     out.finish()?;
     bar.finish_and_clear();
@@ -183,9 +195,11 @@ fn encode_file(
     len: u64,
     out: &mut Output,
     opts: WriteOptions,
+    dictionary: Option<Dictionary>,
     bar: &ProgressBar,
 ) -> CliResult<(u64, u64, u64)> {
-    let mut writer = kompakt_fs::writer(CountingWriter { inner: out, count: 0 }, opts, None)?;
+    let counting = CountingWriter { inner: out, count: 0 };
+    let mut writer = kompakt_fs::writer_with_dictionary(counting, opts, None, dictionary)?;
     let stream = writer.add_stream(None)?;
     writer.write_from(stream, file, 0, len, &mut |done| bar.set_position(done))?;
     writer.finish_stream(stream)?;
@@ -205,6 +219,7 @@ fn encode_stream(
     input: Box<dyn Read + Send>,
     out: &mut Output,
     opts: WriteOptions,
+    dictionary: Option<Dictionary>,
     bar: &ProgressBar,
 ) -> CliResult<(u64, u64, u64)> {
     let threads = resolve_threads(opts.threads);
@@ -244,7 +259,8 @@ fn encode_stream(
                 }
             }
         });
-        let mut writer = kompakt_fs::writer(CountingWriter { inner: out, count: 0 }, opts, None)?;
+        let counting = CountingWriter { inner: out, count: 0 };
+        let mut writer = kompakt_fs::writer_with_dictionary(counting, opts, None, dictionary)?;
         let stream = writer.add_stream(None)?;
         for buf in &full_rx {
             let buf = buf?;
@@ -358,10 +374,12 @@ pub fn decompress(a: DecompressArgs, quiet: bool) -> CliResult {
     if same_file(&a.input, &output) {
         return Err(CliError::new("input and output are the same file"));
     }
+    let dictionaries = load_dictionaries(&a.dictionary)?;
     if is_std(&a.input) {
         let mut out = Output::open(&output, a.force, false, false)?;
         let bar = progress_bar(None, quiet, "decompressing");
-        let footer = decode_sequential(io::stdin().lock(), &read_options(a.threads), |stream, data| {
+        let opts = read_options(a.threads);
+        let footer = decode_sequential_with(io::stdin().lock(), &opts, &dictionaries, |stream, data| {
             if stream == a.stream {
                 out.write_all(data)?;
                 bar.inc(data.len() as u64);
@@ -379,6 +397,7 @@ pub fn decompress(a: DecompressArgs, quiet: bool) -> CliResult {
         return out.finish();
     }
     let mut reader = open_reader(&a.input, a.threads)?;
+    reader.set_dictionaries(dictionaries);
     let len = reader.stream_len(a.stream)?;
     let mut out = Output::open(&output, a.force, false, false)?;
     let bar = progress_bar(Some(len), quiet, "decompressing");
@@ -390,6 +409,75 @@ pub fn decompress(a: DecompressArgs, quiet: bool) -> CliResult {
     bar.finish_and_clear();
     if !quiet {
         summary(&a.input, reader.file_len(), len, start, false);
+    }
+    Ok(())
+}
+
+/// The codec `compress --dictionary` uses when none is given: zstd at its default level, where
+/// a dictionary gains most on small values (level 1 keeps less of what it matches).
+const DICTIONARY_CODEC: &str = "zstd:3";
+
+/// Reads a dictionary file (a `.kpkd`, or any zstd dictionary).
+pub fn load_dictionary(path: &Path) -> CliResult<Dictionary> {
+    let named = |e: String| CliError::new(format!("dictionary {}: {e}", path.display()));
+    let len = std::fs::metadata(path).map_err(|e| named(e.to_string()))?.len();
+    if len > MAX_DICTIONARY_SIZE as u64 {
+        return Err(named(format!(
+            "{} is larger than a dictionary can be ({})",
+            format_size(len),
+            format_size(MAX_DICTIONARY_SIZE as u64)
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| named(e.to_string()))?;
+    Dictionary::new(bytes).map_err(|e| named(e.to_string()))
+}
+
+fn load_dictionaries(paths: &[PathBuf]) -> CliResult<Dictionaries> {
+    let dictionaries: CliResult<Vec<Dictionary>> = paths.iter().map(|p| load_dictionary(p)).collect();
+    Ok(dictionaries?.into())
+}
+
+/// `kompakt train-dict`: a zstd dictionary from sample files or their lines.
+pub fn train_dict(a: TrainDictArgs, quiet: bool) -> CliResult {
+    let size = parse_size(&a.size).map_err(|e| CliError::new(format!("--size: {e}")))?;
+    let size = usize::try_from(size).unwrap_or(usize::MAX);
+    let mut samples: Vec<Vec<u8>> = Vec::new();
+    for path in &a.samples {
+        let bytes = std::fs::read(path).map_err(|e| CliError::new(format!("cannot read {}: {e}", path.display())))?;
+        if a.lines {
+            samples.extend(
+                bytes
+                    .split(|&b| b == b'\n')
+                    .filter(|l| !l.is_empty())
+                    .map(<[u8]>::to_vec),
+            );
+        } else if !bytes.is_empty() {
+            samples.push(bytes);
+        }
+    }
+    let total: usize = samples.iter().map(Vec::len).sum();
+    let start = Instant::now();
+    let dictionary = Dictionary::train(&samples, size).map_err(|e| {
+        let hint = if a.lines || samples.len() >= 8 {
+            ""
+        } else {
+            " (one sample per file: --lines makes every line a sample)"
+        };
+        CliError::new(format!("{e}{hint}"))
+    })?;
+    let mut out = Output::open(&a.output, a.force, true, false)?;
+    out.write_all(dictionary.bytes())?;
+    out.finish()?;
+    if !quiet {
+        eprintln!(
+            "{}: dictionary {} ({}) from {} samples ({}) in {:.2} s",
+            a.output.display(),
+            dictionary.id(),
+            format_size(dictionary.bytes().len() as u64),
+            samples.len(),
+            format_size(total as u64),
+            start.elapsed().as_secs_f64()
+        );
     }
     Ok(())
 }

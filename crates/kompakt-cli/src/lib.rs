@@ -142,6 +142,7 @@ fn run_command(cli: Cli) -> CliResult<u8> {
         Command::Head(a) => table::head(a).map(|_| 0),
         Command::Verify(a) => report::verify(a, quiet),
         Command::Bench(a) => bench::run(a, quiet).map(|_| 0),
+        Command::TrainDict(a) => files::train_dict(a, quiet).map(|_| 0),
         Command::Store(a) => store::run(a, quiet),
         Command::Clean(a) => files::clean(a, quiet).map(|_| 0),
     }
