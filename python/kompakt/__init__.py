@@ -22,9 +22,17 @@ files are readable by the ``kompakt`` command line and the reverse.
 Loading runs pickle: only load files you trust, or pass ``trusted=False``.
 """
 
-from kompakt._core import DEFAULT_BLOCK_SIZE, DEFAULT_LEVEL, FORMAT_VERSION, __version__
-from kompakt._data import compress, decompress, info, verify
-from kompakt._errors import CorruptError, KompaktError, LimitError, OptionError, StoreError, UsageError
+from kompakt._core import DEFAULT_BLOCK_SIZE, DEFAULT_LEVEL, FORMAT_VERSION, Dictionary, __version__
+from kompakt._data import compress, decompress, info, train_dictionary, verify
+from kompakt._errors import (
+    CorruptError,
+    DictionaryError,
+    KompaktError,
+    LimitError,
+    OptionError,
+    StoreError,
+    UsageError,
+)
 from kompakt._file import KompaktFile, open
 from kompakt._lab import bench
 from kompakt._objects import dump, dumps, load, loads, save
@@ -36,6 +44,8 @@ __all__ = [
     "CorruptError",
     "DEFAULT_BLOCK_SIZE",
     "DEFAULT_LEVEL",
+    "Dictionary",
+    "DictionaryError",
     "FORMAT_VERSION",
     "KompaktError",
     "LimitError",
@@ -61,6 +71,7 @@ __all__ = [
     "read_batches",
     "read_table",
     "save",
+    "train_dictionary",
     "verify",
     "write_table",
 ]

@@ -52,8 +52,31 @@ class LimitError(KompaktError, ValueError):
     ``max_size``. The message names the sizes and the parameter that raises the limit."""
 
 
+class DictionaryError(KompaktError, ValueError):
+    """The data was compressed with a zstd dictionary that was not given (or another one was).
+
+    ``dictionary_id`` is the id (16 hex digits) of the dictionary the data needs: pass that
+    ``kompakt.Dictionary`` as ``dictionary=``.
+    """
+
+    def __init__(self, message: str, dictionary_id: str | None = None) -> None:
+        super().__init__(message)
+        self.dictionary_id = dictionary_id
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.dictionary_id))
+
+
 class UsageError(KompaktError, ValueError):
     """An object was used in a way it does not allow (writing to a finished stream, ...)."""
 
 
-__all__ = ["CorruptError", "KompaktError", "LimitError", "OptionError", "StoreError", "UsageError"]
+__all__ = [
+    "CorruptError",
+    "DictionaryError",
+    "KompaktError",
+    "LimitError",
+    "OptionError",
+    "StoreError",
+    "UsageError",
+]

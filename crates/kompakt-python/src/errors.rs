@@ -17,6 +17,7 @@ pub enum Kind {
     Option,
     Store,
     Usage,
+    Dictionary,
 }
 
 impl Kind {
@@ -26,12 +27,13 @@ impl Kind {
             Kind::Option => "OptionError",
             Kind::Store => "StoreError",
             Kind::Usage => "UsageError",
+            Kind::Dictionary => "DictionaryError",
         }
     }
 
     /// The class, imported once per kind.
     pub fn class(self, py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
-        static CLASSES: [PyOnceLock<Py<PyType>>; 4] = [const { PyOnceLock::new() }; 4];
+        static CLASSES: [PyOnceLock<Py<PyType>>; 5] = [const { PyOnceLock::new() }; 5];
         CLASSES[self as usize].import(py, "kompakt._errors", self.name())
     }
 
@@ -73,6 +75,7 @@ pub fn to_py_at(err: kompakt::Error, path: Option<&Path>) -> PyErr {
         e if e.is_corruption() => corrupt(message, path, None, None),
         E::InvalidOption { .. } | E::OutOfRange { .. } => Kind::Option.err((message,)),
         E::Usage(_) => Kind::Usage.err((message,)),
+        E::MissingDictionary { id, .. } => Kind::Dictionary.err((message, id.to_string())),
         E::Internal(_) => PyRuntimeError::new_err(message),
         _ => PyValueError::new_err(message),
     }

@@ -9,6 +9,7 @@
 //! The GIL is released around all compression, decompression and file I/O.
 
 mod buffers;
+mod dictionary;
 mod errors;
 mod guard;
 mod lab;
@@ -49,6 +50,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(table::append_table, m)?)?;
     m.add_function(wrap_pyfunction!(table::list_objects, m)?)?;
     m.add_function(wrap_pyfunction!(lab::bench, m)?)?;
+    m.add_class::<dictionary::PyDictionary>()?;
+    m.add_function(wrap_pyfunction!(dictionary::train_dictionary, m)?)?;
     m.add_function(wrap_pyfunction!(oneshot::compress, m)?)?;
     m.add_function(wrap_pyfunction!(oneshot::decompress, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;

@@ -1,6 +1,7 @@
 //! `compress` and `decompress` of in-memory data.
 
 use crate::buffers::Buffer;
+use crate::dictionary::PyDictionary;
 use crate::errors::IntoPy;
 use crate::options;
 use kompakt::{ReadOptions, Reader};
@@ -10,7 +11,7 @@ use pyo3::types::PyBytes;
 
 /// Compresses a bytes-like object into a complete kompakt file (as bytes).
 #[pyfunction]
-#[pyo3(signature = (data, *, codec=None, level=None, threads=None, typesize=None, filter=None, block_size=None))]
+#[pyo3(signature = (data, *, codec=None, level=None, threads=None, typesize=None, filter=None, block_size=None, dictionary=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn compress<'py>(
     py: Python<'py>,
@@ -21,28 +22,46 @@ pub fn compress<'py>(
     typesize: Option<i64>,
     filter: Option<&str>,
     block_size: Option<i64>,
+    dictionary: Option<PyRef<'py, PyDictionary>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let buf = Buffer::get(data)?;
     // Default element size: the buffer's own (8 for a float64 array).
     let typesize = typesize.or(Some(buf.item_size().clamp(1, 255) as i64));
+    // With a dictionary, zstd at its default level unless told otherwise (as the CLI).
+    let codec = match (&dictionary, codec, level) {
+        (Some(_), None, None) => Some(DICTIONARY_CODEC),
+        _ => codec,
+    };
     let opts = options::write_options(codec, level, threads, typesize, filter, block_size)?;
     let buf = &buf;
-    let packed = py.detach(|| kompakt::compress(buf.as_slice(), &opts)).py_err()?;
+    let dictionary = dictionary.map(|d| d.inner.clone());
+    let packed = py
+        .detach(|| match &dictionary {
+            Some(d) => kompakt::compress_with_dictionary(buf.as_slice(), &opts, d),
+            None => kompakt::compress(buf.as_slice(), &opts),
+        })
+        .py_err()?;
     Ok(PyBytes::new(py, &packed))
 }
 
+/// The codec `compress(dictionary=...)` uses when given neither codec nor level.
+const DICTIONARY_CODEC: &str = "zstd:3";
+
 /// Decompresses a kompakt file held in memory (its single stream) into bytes.
 #[pyfunction]
-#[pyo3(signature = (data, *, threads=None))]
+#[pyo3(signature = (data, *, threads=None, dictionaries=Vec::new()))]
 pub fn decompress<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
     threads: Option<i64>,
+    dictionaries: Vec<PyRef<'py, PyDictionary>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let buf = Buffer::get(data)?;
     let opts = ReadOptions::default().threads(options::threads(threads)?);
     let buf = &buf;
     let mut reader = py.detach(|| Reader::from_memory(buf.as_slice(), opts)).py_err()?;
+    let dictionaries: Vec<kompakt::codec::Dictionary> = dictionaries.iter().map(|d| d.inner.clone()).collect();
+    reader.set_dictionaries(dictionaries.into());
     let streams = reader.streams().len();
     if streams == 0 {
         return Ok(PyBytes::new(py, b""));
