@@ -197,8 +197,9 @@ pub struct Compressor {
     /// level-1 trial and the block's own level alternate, and making a context costs more
     /// than compressing a small block.
     zstd: Vec<(i32, zstd::bulk::Compressor<'static>)>,
-    /// A context with a dictionary loaded (digested once, on first use), for its id and level.
-    zstd_dict: Option<(DictionaryId, i32, zstd::zstd_safe::CCtx<'static>)>,
+    /// Contexts with a dictionary loaded (digested once, on first use), by id and level, most
+    /// recent first: loading costs 50-200 us, more than compressing a small value.
+    zstd_dict: Vec<(DictionaryId, i32, zstd::zstd_safe::CCtx<'static>)>,
 }
 
 /// zstd contexts a [`Compressor`] keeps (each is a few hundred KiB to a few MiB).
@@ -322,7 +323,10 @@ impl Compressor {
     ) -> Result<&mut zstd::zstd_safe::CCtx<'static>> {
         use zstd::zstd_safe::CParameter;
         let id = dictionary.id();
-        if !matches!(&self.zstd_dict, Some((i, l, _)) if *i == id && *l == level) {
+        if let Some(i) = self.zstd_dict.iter().position(|(i, l, _)| *i == id && *l == level) {
+            let c = self.zstd_dict.remove(i);
+            self.zstd_dict.insert(0, c);
+        } else {
             let err = |code| Error::Codec {
                 codec: "zstd",
                 detail: zstd::zstd_safe::get_error_name(code).to_string(),
@@ -339,9 +343,10 @@ impl Compressor {
                 cctx.set_parameter(p).map_err(err)?;
             }
             cctx.load_dictionary(dictionary.bytes()).map_err(err)?;
-            self.zstd_dict = Some((id, level, cctx));
+            self.zstd_dict.truncate(ZSTD_CONTEXTS - 1);
+            self.zstd_dict.insert(0, (id, level, cctx));
         }
-        Ok(&mut self.zstd_dict.as_mut().expect("set above").2)
+        Ok(&mut self.zstd_dict[0].2)
     }
 
     /// The zstd context for `level`, moved to the front of the kept ones (made if missing).
@@ -407,8 +412,8 @@ fn deflate_append(mut enc: Compress, src: &[u8], dst: &mut Vec<u8>) -> Result<Op
 #[derive(Default)]
 pub struct Decompressor {
     zstd: Option<zstd::bulk::Decompressor<'static>>,
-    /// A context with the last dictionary used loaded.
-    zstd_dict: Option<(DictionaryId, zstd::zstd_safe::DCtx<'static>)>,
+    /// Contexts with a dictionary loaded, most recent first (as [`Compressor`]'s).
+    zstd_dict: Vec<(DictionaryId, zstd::zstd_safe::DCtx<'static>)>,
 }
 
 impl fmt::Debug for Decompressor {
@@ -487,14 +492,18 @@ impl Decompressor {
 impl Decompressor {
     fn zstd_dict_context(&mut self, dictionary: &Dictionary) -> Result<&mut zstd::zstd_safe::DCtx<'static>> {
         let id = dictionary.id();
-        if !matches!(&self.zstd_dict, Some((i, _)) if *i == id) {
+        if let Some(i) = self.zstd_dict.iter().position(|(i, _)| *i == id) {
+            let c = self.zstd_dict.remove(i);
+            self.zstd_dict.insert(0, c);
+        } else {
             let mut dctx = zstd::zstd_safe::DCtx::try_create()
                 .ok_or_else(|| codec_err(CodecId::ZstdDict, "cannot allocate a context"))?;
             dctx.load_dictionary(dictionary.bytes())
                 .map_err(|code| codec_err(CodecId::ZstdDict, zstd::zstd_safe::get_error_name(code)))?;
-            self.zstd_dict = Some((id, dctx));
+            self.zstd_dict.truncate(ZSTD_CONTEXTS - 1);
+            self.zstd_dict.insert(0, (id, dctx));
         }
-        Ok(&mut self.zstd_dict.as_mut().expect("set above").1)
+        Ok(&mut self.zstd_dict[0].1)
     }
 }
 
@@ -613,6 +622,34 @@ mod tests {
             );
             assert!(d.decompress_into(codec.id(), &[0xff; 64], &mut out).is_err(), "{codec}");
         }
+    }
+
+    /// More dictionaries in turn than contexts kept: every value decodes with its own.
+    #[test]
+    fn dictionaries_in_turn_each_decode_their_blocks() {
+        let dicts: Vec<Dictionary> = (0..5u8)
+            .map(|k| Dictionary::new((0..2000u32).map(|i| (i % 200) as u8 ^ k).collect::<Vec<u8>>()).unwrap())
+            .collect();
+        let all = Dictionaries::from(dicts.clone());
+        let mut c = Compressor::new();
+        let mut d = Decompressor::new();
+        for round in 0..3 {
+            for (k, dict) in dicts.iter().enumerate() {
+                let src: Vec<u8> = (0..3000u32).map(|i| (i % 200) as u8 ^ k as u8).collect();
+                let mut out = Vec::new();
+                let level = 1 + (round + k as i32) % 3;
+                let n = c
+                    .compress_append_with_dictionary(level, dict, &src, &mut out, src.len())
+                    .unwrap()
+                    .expect("compressible");
+                assert_eq!(dictionary::payload_id(&out), Some(dict.id()));
+                let mut back = vec![0u8; src.len()];
+                d.decompress_with(CodecId::ZstdDict, &out[..n], &mut back, &all)
+                    .unwrap();
+                assert_eq!(back, src, "dictionary {k}, round {round}");
+            }
+        }
+        assert!(c.zstd_dict.len() <= ZSTD_CONTEXTS && d.zstd_dict.len() <= ZSTD_CONTEXTS);
     }
 
     #[test]
