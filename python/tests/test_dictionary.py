@@ -43,6 +43,8 @@ def test_small_records_shrink_and_read_back(dictionary):
     assert sum(map(len, packed)) < plain - 40 * len(held_out)
     assert [kompakt.decompress(p, dictionary=dictionary) for p in packed] == held_out
     assert kompakt.info(packed[0])["format_version"] == "2.0"
+    assert kompakt.info(packed[0])["dictionaries"] == [dictionary.id]
+    assert kompakt.info(kompakt.compress(held_out[0]))["dictionaries"] == []
     assert kompakt.info(kompakt.compress(held_out[0]))["format_version"] == "1.0"
 
 
@@ -127,6 +129,12 @@ def test_the_cli_trains_and_uses_dictionaries(cli, tmp_path, dictionary):
     missing = run("decompress", tmp_path / "one.json.kpk", "-o", tmp_path / "out", "-f")
     assert missing.returncode != 0 and cli_dict.id in missing.stderr
     assert not (tmp_path / "out").exists()
+    # inspect names it; verify without it is "unreadable" (2), with it OK.
+    assert cli_dict.id in run("inspect", tmp_path / "one.json.kpk").stdout
+    assert run("verify", tmp_path / "one.json.kpk").returncode == 2
+    assert run("verify", tmp_path / "one.json.kpk", "-D", tmp_path / "logs.kpkd").returncode == 0
+    cat = run("cat", tmp_path / "one.json.kpk", "-D", tmp_path / "logs.kpkd")
+    assert cat.stdout.encode() == one.read_bytes()
     # The CLI reads what Python wrote.
     (tmp_path / "py.kpk").write_bytes(kompakt.compress(one.read_bytes(), dictionary=dictionary))
     dictionary.save(tmp_path / "py.kpkd")

@@ -171,6 +171,9 @@ pub struct CatArgs {
     /// Threads (default: all cores).
     #[arg(short = 'T', long, default_value_t = 0)]
     pub threads: usize,
+    /// A zstd dictionary the file was compressed with (repeat for several).
+    #[arg(short = 'D', long, value_name = "DICT")]
+    pub dictionary: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -209,6 +212,10 @@ pub struct VerifyArgs {
     /// Threads (default: all cores).
     #[arg(short = 'T', long, default_value_t = 0)]
     pub threads: usize,
+    /// A zstd dictionary the files were compressed with (repeat for several); without the
+    /// one a file needs, it is reported as unreadable (exit 2), not damaged.
+    #[arg(short = 'D', long, value_name = "DICT")]
+    pub dictionary: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]

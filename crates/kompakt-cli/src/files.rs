@@ -432,7 +432,7 @@ pub fn load_dictionary(path: &Path) -> CliResult<Dictionary> {
     Dictionary::new(bytes).map_err(|e| named(e.to_string()))
 }
 
-fn load_dictionaries(paths: &[PathBuf]) -> CliResult<Dictionaries> {
+pub fn load_dictionaries(paths: &[PathBuf]) -> CliResult<Dictionaries> {
     let dictionaries: CliResult<Vec<Dictionary>> = paths.iter().map(|p| load_dictionary(p)).collect();
     Ok(dictionaries?.into())
 }
@@ -484,6 +484,7 @@ pub fn train_dict(a: TrainDictArgs, quiet: bool) -> CliResult {
 
 pub fn cat(a: CatArgs) -> CliResult {
     let mut reader = open_reader(&a.file, a.threads)?;
+    reader.set_dictionaries(load_dictionaries(&a.dictionary)?);
     let len = reader.stream_len(a.stream)?;
     let (start, end) = parse_range(&a.range, len).map_err(CliError::new)?;
     let mut out = BufWriter::with_capacity(1 << 20, io::stdout().lock());

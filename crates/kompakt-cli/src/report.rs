@@ -3,8 +3,8 @@
 use crate::args::{InspectArgs, VerifyArgs};
 use crate::files::open_reader;
 use crate::human::format_size;
-use crate::{progress_bar, CliResult};
-use kompakt::stream::{decode_sequential, filter_label, BlockEntry, StreamSummary};
+use crate::{progress_bar, CliError, CliResult};
+use kompakt::stream::{decode_sequential_with, filter_label, BlockEntry, StreamSummary};
 use kompakt::{ReadOptions, Reader};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -28,9 +28,19 @@ fn ratio(raw: u64, stored: u64) -> f64 {
 
 pub fn inspect(a: InspectArgs) -> CliResult {
     let mut out = io::stdout().lock();
-    let reader = open_reader(&a.file, 1)?;
+    let mut reader = open_reader(&a.file, 1)?;
     let streams = reader.summary();
     let (major, minor) = reader.version();
+    // Each block names its dictionary: read those ids (8 bytes a block) for 2.0 files only.
+    let dictionaries: Vec<String> = match major {
+        1 => Vec::new(),
+        _ => reader
+            .dictionaries_needed()
+            .map_err(|e| CliError::from(e).context(a.file.display()))?
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+    };
     let raw: u64 = streams.iter().map(|s| s.raw).sum();
     if a.json {
         let mut v = json!({
@@ -40,6 +50,7 @@ pub fn inspect(a: InspectArgs) -> CliResult {
             "raw_size": raw,
             "ratio": ratio(raw, reader.file_len()),
             "metadata_size": reader.metadata().len(),
+            "dictionaries": dictionaries,
             "streams": streams.iter().enumerate().map(|(i, s)| json!({
                 "id": i, "raw_size": s.raw, "stored_size": s.stored, "blocks": s.blocks,
                 "ratio": s.ratio(), "codecs": s.codecs, "filters": s.filters,
@@ -56,6 +67,9 @@ pub fn inspect(a: InspectArgs) -> CliResult {
     }
     writeln!(out, "file      {}", a.file.display())?;
     writeln!(out, "format    {major}.{minor}")?;
+    if !dictionaries.is_empty() {
+        writeln!(out, "needs     zstd dictionary {}", dictionaries.join(", "))?;
+    }
     writeln!(
         out,
         "size      {} ({} bytes)",
@@ -137,11 +151,12 @@ struct Verified {
 pub fn verify(a: VerifyArgs, quiet: bool) -> CliResult<u8> {
     let mut out = io::stdout().lock();
     let mut worst = 0u8;
+    let dictionaries = crate::files::load_dictionaries(&a.dictionary)?;
     for path in &a.files {
         let opts = ReadOptions::default().threads(a.threads);
         let result: Result<Verified, kompakt::Error> = if path.as_os_str() == "-" {
             let mut raw = 0u64;
-            decode_sequential(io::stdin().lock(), &opts, |_, d| {
+            decode_sequential_with(io::stdin().lock(), &opts, &dictionaries, |_, d| {
                 raw += d.len() as u64;
                 Ok(())
             })
@@ -158,6 +173,7 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> CliResult<u8> {
                 .map_err(kompakt::Error::Io)
                 .and_then(|file| Reader::at(file, opts))
                 .and_then(|mut r| {
+                    r.set_dictionaries(dictionaries.clone());
                     let total: u64 = r.streams().iter().map(|s| s.raw_len).sum();
                     bar.set_length(total);
                     let report = r.verify(&mut |n| bar.set_position(n))?;

@@ -191,9 +191,14 @@ impl FileReader {
 
     /// What `kompakt inspect --json` shows: sizes, ratio, and per stream its codecs and filters.
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let (summary, version, file_size, metadata_size) = self.with_state(py, |st| {
-            let r = &st.reader;
-            Ok((r.summary(), r.version(), r.file_len(), r.metadata().len()))
+        let (summary, version, file_size, metadata_size, dictionaries) = self.with_state(py, |st| {
+            let r = &mut st.reader;
+            // Each block names its dictionary: read those ids (8 bytes a block) in 2.0 files.
+            let dictionaries = match r.version().0 {
+                1 => Vec::new(),
+                _ => r.dictionaries_needed()?,
+            };
+            Ok((r.summary(), r.version(), r.file_len(), r.metadata().len(), dictionaries))
         })?;
         let raw: u64 = summary.iter().map(|s| s.raw).sum();
         let d = PyDict::new(py);
@@ -207,6 +212,8 @@ impl FileReader {
         };
         d.set_item("ratio", whole.ratio())?;
         d.set_item("metadata_size", metadata_size)?;
+        let ids: Vec<String> = dictionaries.iter().map(ToString::to_string).collect();
+        d.set_item("dictionaries", ids)?;
         let streams = PyList::empty(py);
         for (i, s) in summary.iter().enumerate() {
             streams.append(summary_dict(py, i, s)?)?;
