@@ -60,8 +60,12 @@ pub fn repair(data: &[u8]) -> Option<Vec<u8>> {
     if f.len() < FILE_HEADER_LEN + min_footer + TRAILER_LEN {
         return None;
     }
-    // Format 2.0 allows every codec, `zstd-dict` included.
-    f[..FILE_HEADER_LEN].copy_from_slice(&FileHeader::WITH_DICTIONARIES.encode());
+    // Keep a 2.0 file 2.0 (it may hold `zstd-dict` blocks) and make anything else 1.0.
+    let header = match FileHeader::decode(f[..FILE_HEADER_LEN].try_into().expect("16 bytes")) {
+        Ok(h) if h.major == FileHeader::WITH_DICTIONARIES.major => FileHeader::WITH_DICTIONARIES,
+        _ => FileHeader::CURRENT,
+    };
+    f[..FILE_HEADER_LEN].copy_from_slice(&header.encode());
     let trailer_at = f.len() - TRAILER_LEN;
     let last_footer = trailer_at - min_footer;
     let claimed = le_u64(&f, trailer_at);
@@ -142,15 +146,30 @@ impl Rng {
 /// thread panicked") from decoding an in-memory file is a bug.
 pub fn assert_corruption(e: &Error, context: &str) {
     assert!(
-        e.is_corruption() || matches!(e, Error::MissingDictionary { .. }),
+        e.is_corruption() || missing_dictionary(e),
         "{context}: non-corruption error from a damaged file: {e:?}"
     );
 }
 
-/// The dictionary the readers are given: `zstd-dict` blocks naming it reach zstd (the
+/// The dictionaries the readers are given: `zstd-dict` blocks naming one reach zstd (the
 /// `roundtrip` and `codec` targets make such blocks), others are a missing-dictionary error.
+/// One raw-content dictionary and one trained (with entropy tables: the golden file's).
 pub fn fuzz_dictionaries() -> Dictionaries {
-    vec![fuzz_dictionary()].into()
+    vec![fuzz_dictionary(), trained_dictionary()].into()
+}
+
+/// The golden 2.0 file's dictionary, a trained zstd dictionary.
+pub fn trained_dictionary() -> Dictionary {
+    Dictionary::new(include_bytes!("../../tests/golden/v2/dictionary.kpkd").to_vec()).expect("a valid dictionary")
+}
+
+/// A missing-dictionary error for a dictionary the fuzz readers were not given (one they were
+/// given going missing would be a bug).
+fn missing_dictionary(e: &Error) -> bool {
+    match e {
+        Error::MissingDictionary { id, .. } => fuzz_dictionaries().find(*id).is_none(),
+        _ => false,
+    }
 }
 
 /// See [`fuzz_dictionaries`].
@@ -306,11 +325,17 @@ pub fn exercise_reader(file: &[u8], verify: bool) -> Option<Vec<Vec<u8>>> {
                     );
                 }
             }
-            Err(e) => assert_eq!(
-                e.kind(),
-                std::io::ErrorKind::InvalidData,
-                "StreamReader: a damaged file must give InvalidData: {e:?}"
-            ),
+            Err(e) => {
+                // A block naming a dictionary the fuzz readers lack is InvalidInput (not damage).
+                let missing = e
+                    .get_ref()
+                    .and_then(|inner| inner.downcast_ref::<Error>())
+                    .is_some_and(|k| missing_dictionary(k));
+                assert!(
+                    e.kind() == std::io::ErrorKind::InvalidData || missing,
+                    "StreamReader: a damaged file must give InvalidData: {e:?}"
+                )
+            }
         }
         if let Ok(l) = i64::try_from(len) {
             assert!(sr.seek(SeekFrom::Current(-l - 1)).is_err(), "seek before the start");
@@ -338,6 +363,7 @@ pub fn cross_check(file: &[u8], verify: bool, random: Option<&[Vec<u8>]>) {
         // Blocks decoded where they lie in memory: the same streams as read ones.
         let mut m = Reader::from_memory(file, read_options(verify))
             .unwrap_or_else(|e| panic!("Reader::new accepts the file but Reader::from_memory fails: {e}"));
+        m.set_dictionaries(fuzz_dictionaries());
         for (i, data) in r.iter().enumerate() {
             match m.read_stream(i as u32) {
                 Ok(w) => assert!(&w == data, "from_memory decodes stream {i} differently"),
@@ -369,6 +395,7 @@ pub fn cross_check(file: &[u8], verify: bool, random: Option<&[Vec<u8>]>) {
 pub fn check_against_reader(file: &[u8], verify: bool, streams: &BTreeMap<u32, Vec<u8>>) {
     let mut rd = Reader::new(Cursor::new(file), read_options(verify))
         .unwrap_or_else(|e| panic!("decode_sequential accepts the file but Reader::new fails: {e}"));
+    rd.set_dictionaries(fuzz_dictionaries());
     assert_eq!(
         rd.streams().len(),
         streams.len(),

@@ -99,8 +99,8 @@ def decompress(
     """Decompresses a kompakt file held in memory (as written by ``compress`` or by
     ``kompakt compress``) and returns its bytes.
 
-    ``dictionary``: the dictionary the data was compressed with, or a list of candidates
-    (each block names its own by id). Without the one it needs, raises
+    ``dictionary``: the dictionary the data was compressed with, or a list or tuple of
+    candidates (each block names its own by id). Without the one it needs, raises
     ``kompakt.DictionaryError`` naming it (``.dictionary_id``). Raises
     ``kompakt.CorruptError`` (a ``ValueError``) if the data is damaged or truncated.
 
@@ -110,10 +110,10 @@ def decompress(
     """
     if dictionary is None:
         dictionaries = []
-    elif isinstance(dictionary, (Dictionary, str, os.PathLike, bytes, bytearray, memoryview)):
-        dictionaries = [_dictionary(dictionary)]
-    else:
+    elif isinstance(dictionary, (list, tuple)):
         dictionaries = [_dictionary(d) for d in dictionary]
+    else:
+        dictionaries = [_dictionary(dictionary)]
     return _core.decompress(data, threads=threads, dictionaries=dictionaries)
 
 
@@ -137,7 +137,8 @@ def info(file: Source | Buffer) -> dict[str, Any]:
     raw sizes, ratio, and for every stream its sizes, blocks, codecs and filters. Files
     written by ``save``/``dumps`` also get ``"object"``: the saved object's layout.
 
-    Only the index is read, so this is fast for any file size.
+    Only the index is read (and, in a file written with a dictionary, the 8-byte dictionary
+    id of each block, up to 16 distinct: ``"dictionaries"``), so this is fast for any size.
 
     >>> import kompakt
     >>> d = kompakt.info(kompakt.compress(bytes(10_000), codec="lz4"))

@@ -81,6 +81,13 @@ def test_dictionaries_are_values(dictionary, tmp_path):
         kompakt.Dictionary(str(path))
     with pytest.raises(FileNotFoundError):
         kompakt.Dictionary.load(tmp_path / "missing.kpkd")
+    (tmp_path / "cut.kpkd").write_bytes(bytes(dictionary)[:40])
+    with pytest.raises(kompakt.OptionError, match="cut.kpkd"):
+        kompakt.Dictionary.load(tmp_path / "cut.kpkd")
+    # Any buffer is one dictionary (a numpy array is not a list of them).
+    import numpy as np
+    packed = kompakt.compress(data, dictionary=dictionary)
+    assert kompakt.decompress(packed, dictionary=np.frombuffer(bytes(dictionary), np.uint8)) == data
 
 
 def test_bad_requests_say_what_is_valid(dictionary):

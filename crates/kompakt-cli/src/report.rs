@@ -35,7 +35,7 @@ pub fn inspect(a: InspectArgs) -> CliResult {
     let dictionaries: Vec<String> = match major {
         1 => Vec::new(),
         _ => reader
-            .dictionaries_needed()
+            .dictionaries_needed(16)
             .map_err(|e| CliError::from(e).context(a.file.display()))?
             .iter()
             .map(ToString::to_string)

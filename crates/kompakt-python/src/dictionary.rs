@@ -2,8 +2,9 @@
 
 use crate::buffers::Buffer;
 use crate::errors::IntoPy;
+use crate::errors::Kind;
 use kompakt::codec::MAX_DICTIONARY_SIZE;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -48,14 +49,14 @@ impl PyDictionary {
     fn load(path: PathBuf) -> PyResult<Self> {
         let len = std::fs::metadata(&path).map_err(|e| io_error(e, &path))?.len();
         if len > MAX_DICTIONARY_SIZE as u64 {
-            return Err(PyValueError::new_err(format!(
+            return Err(Kind::Option.err((format!(
                 "{}: {len} bytes is larger than a dictionary can be ({MAX_DICTIONARY_SIZE} bytes)",
                 path.display()
-            )));
+            ),)));
         }
         let bytes = std::fs::read(&path).map_err(|e| io_error(e, &path))?;
         let inner = kompakt::codec::Dictionary::new(bytes)
-            .map_err(|e| PyValueError::new_err(format!("{}: {e}", path.display())))?;
+            .map_err(|e| Kind::Option.err((format!("{}: {e}", path.display()),)))?;
         Ok(PyDictionary { inner })
     }
 

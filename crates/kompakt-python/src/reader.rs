@@ -196,7 +196,7 @@ impl FileReader {
             // Each block names its dictionary: read those ids (8 bytes a block) in 2.0 files.
             let dictionaries = match r.version().0 {
                 1 => Vec::new(),
-                _ => r.dictionaries_needed()?,
+                _ => r.dictionaries_needed(16)?,
             };
             Ok((r.summary(), r.version(), r.file_len(), r.metadata().len(), dictionaries))
         })?;

@@ -56,7 +56,7 @@ fn a_file_with_a_dictionary_is_format_2_and_says_which_it_needs() {
     let mut r = Reader::new(Cursor::new(&file), ReadOptions::default()).unwrap();
     assert_eq!(r.version(), (2, 0));
     assert!(r.blocks().iter().all(|b| b.header.codec == CodecId::ZstdDict));
-    assert_eq!(r.dictionaries_needed().unwrap(), vec![dict.id()]);
+    assert_eq!(r.dictionaries_needed(16).unwrap(), vec![dict.id()]);
     let err = r.read_stream(0).unwrap_err();
     assert!(
         matches!(err, Error::MissingDictionary { id, .. } if id == dict.id()),
@@ -190,4 +190,39 @@ proptest! {
         let got = kompakt::decompress_with_dictionaries(&file, &vec![dict].into()).unwrap();
         prop_assert_eq!(got, data);
     }
+}
+
+#[test]
+fn filter_auto_uses_the_dictionary_on_small_records() {
+    let dict = dictionary();
+    let value = record(123_456);
+    let opts = zstd(3).filter(kompakt::FilterSpec::Auto);
+    let file = kompakt::compress_with_dictionary(&value, &opts, &dict).unwrap();
+    let r = Reader::new(Cursor::new(&file), ReadOptions::default()).unwrap();
+    assert_eq!(r.blocks()[0].header.codec, CodecId::ZstdDict);
+}
+
+#[test]
+fn a_writer_without_a_dictionary_refuses_a_dictionary_block() {
+    use kompakt::stream::{BlockEncoder, StreamOptions};
+    let mut settings = StreamOptions::default()
+        .codec(CodecSpec::Fixed(kompakt::Codec::Zstd { level: 3 }))
+        .block_settings();
+    settings.dictionary = Some(dictionary());
+    let data: Vec<u8> = (0..100).flat_map(record).collect();
+    let block = BlockEncoder::default().encode(0, &settings, &data).unwrap();
+    assert_eq!(block.fields.codec, CodecId::ZstdDict);
+    let mut w = Writer::new(Vec::new(), zstd(3)).unwrap();
+    let s = w.add_stream(None).unwrap();
+    let err = w.write_block(s, &block).unwrap_err();
+    assert!(
+        matches!(err, Error::Usage(_)) && err.to_string().contains("2.0"),
+        "{err}"
+    );
+    let mut w = Writer::with_dictionary(Vec::new(), zstd(3), dictionary()).unwrap();
+    let s = w.add_stream(None).unwrap();
+    w.write_block(s, &block).unwrap();
+    let file = w.finish().unwrap();
+    let got = kompakt::decompress_with_dictionaries(&file, &vec![dictionary()].into()).unwrap();
+    assert_eq!(got, data);
 }

@@ -302,7 +302,7 @@ fn golden_v2_files_read_back_exactly() {
     let mut r = Reader::new(Cursor::new(&bytes), ReadOptions::default()).unwrap();
     assert_eq!(r.version(), (2, 0));
     assert!(r.blocks().iter().any(|b| b.header.codec == CodecId::ZstdDict));
-    assert_eq!(r.dictionaries_needed().unwrap(), vec![dictionary.id()]);
+    assert_eq!(r.dictionaries_needed(16).unwrap(), vec![dictionary.id()]);
     let err = r.read_stream(0).unwrap_err();
     assert!(
         matches!(err, kompakt::Error::MissingDictionary { id, .. } if id == dictionary.id()),

@@ -22,6 +22,9 @@ pub const DEFAULT_DICTIONARY_SIZE: usize = 110 << 10;
 /// Smallest dictionary size worth training (zstd's trainer refuses smaller ones).
 pub const MIN_DICTIONARY_SIZE: usize = 256;
 
+/// The first bytes of a zstd dictionary (RFC 8878, section 5); other bytes are raw content.
+pub const ZSTD_DICTIONARY_MAGIC: [u8; 4] = 0xEC30_A437u32.to_le_bytes();
+
 /// Bytes a `zstd-dict` block's payload starts with: the dictionary's id.
 pub const DICTIONARY_ID_LEN: usize = 8;
 
@@ -58,6 +61,16 @@ impl Dictionary {
                 "dictionary",
                 format!("{} bytes", bytes.len()),
                 format!("1 ..= {MAX_DICTIONARY_SIZE} bytes"),
+            ));
+        }
+        // A zstd dictionary (its magic first) must parse: zstd would otherwise fail only at
+        // the first compression, and a writer would store every block raw without saying why.
+        if bytes.starts_with(&ZSTD_DICTIONARY_MAGIC) && zstd::zstd_safe::DDict::try_create(&bytes).is_none() {
+            return Err(Error::invalid(
+                "dictionary",
+                format!("{} bytes starting with zstd's dictionary magic", bytes.len()),
+                "a zstd dictionary zstd can load (this one is damaged or cut short), or raw content \
+                 that does not start with 37 A4 30 EC",
             ));
         }
         Ok(Dictionary {
@@ -101,6 +114,12 @@ impl Dictionary {
             )
         })?;
         Dictionary::new(bytes)
+    }
+
+    /// Whether `other` has the same bytes (the same allocation, or equal contents: ids can
+    /// collide, bytes cannot).
+    pub fn same_as(&self, other: &Dictionary) -> bool {
+        Arc::ptr_eq(&self.bytes, &other.bytes) || (self.id == other.id && self.bytes == other.bytes)
     }
 
     /// The dictionary's id (XXH3-64 of its bytes).
@@ -196,7 +215,20 @@ mod tests {
         let d = Dictionary::train(&records(2000), 4096).unwrap();
         assert!(d.bytes().len() <= 4096);
         // zstd's dictionary magic: a trained dictionary, not raw content.
-        assert_eq!(&d.bytes()[..4], &0xEC30_A437u32.to_le_bytes());
+        assert_eq!(&d.bytes()[..4], &ZSTD_DICTIONARY_MAGIC);
+    }
+
+    #[test]
+    fn a_damaged_zstd_dictionary_is_refused_at_once() {
+        let good = Dictionary::train(&records(2000), 4096).unwrap();
+        let cut = &good.bytes()[..40];
+        let err = Dictionary::new(cut.to_vec()).unwrap_err().to_string();
+        assert!(err.contains("damaged"), "{err}");
+        let mut junk = ZSTD_DICTIONARY_MAGIC.to_vec();
+        junk.extend_from_slice(&[0xff; 300]);
+        assert!(Dictionary::new(junk).is_err());
+        // Raw content is anything else.
+        assert!(Dictionary::new(good.bytes()[4..].to_vec()).is_ok());
     }
 
     #[test]

@@ -197,9 +197,10 @@ pub struct Compressor {
     /// level-1 trial and the block's own level alternate, and making a context costs more
     /// than compressing a small block.
     zstd: Vec<(i32, zstd::bulk::Compressor<'static>)>,
-    /// Contexts with a dictionary loaded (digested once, on first use), by id and level, most
-    /// recent first: loading costs 50-200 us, more than compressing a small value.
-    zstd_dict: Vec<(DictionaryId, i32, zstd::zstd_safe::CCtx<'static>)>,
+    /// Contexts with a dictionary loaded (digested once, on first use), by dictionary and
+    /// level, most recent first: loading costs 50-200 us, more than compressing a small value.
+    /// Each keeps the dictionary it loaded, so an equal id with other bytes is not taken for it.
+    zstd_dict: Vec<(Dictionary, i32, zstd::zstd_safe::CCtx<'static>)>,
 }
 
 /// zstd contexts a [`Compressor`] keeps (each is a few hundred KiB to a few MiB).
@@ -304,15 +305,22 @@ impl Compressor {
         dst.extend_from_slice(&dictionary.id().0.to_le_bytes());
         let mut tail = std::io::Cursor::new(&mut *dst);
         tail.set_position((start + DICTIONARY_ID_LEN) as u64);
-        let written = cctx.compress2(&mut tail, src).ok();
-        match written {
-            Some(n) if DICTIONARY_ID_LEN + n <= limit && dst.len() == start + DICTIONARY_ID_LEN + n => {
-                Ok(Some(DICTIONARY_ID_LEN + n))
-            }
-            _ => {
+        // The room is zstd's bound, so a failure is zstd's error, not a block that does not fit.
+        let written = match cctx.compress2(&mut tail, src) {
+            Ok(n) => n,
+            Err(code) => {
                 dst.truncate(start);
-                Ok(None)
+                return Err(Error::Codec {
+                    codec: "zstd",
+                    detail: zstd::zstd_safe::get_error_name(code).to_string(),
+                });
             }
+        };
+        if DICTIONARY_ID_LEN + written <= limit && dst.len() == start + DICTIONARY_ID_LEN + written {
+            Ok(Some(DICTIONARY_ID_LEN + written))
+        } else {
+            dst.truncate(start);
+            Ok(None)
         }
     }
 
@@ -322,8 +330,11 @@ impl Compressor {
         dictionary: &Dictionary,
     ) -> Result<&mut zstd::zstd_safe::CCtx<'static>> {
         use zstd::zstd_safe::CParameter;
-        let id = dictionary.id();
-        if let Some(i) = self.zstd_dict.iter().position(|(i, l, _)| *i == id && *l == level) {
+        if let Some(i) = self
+            .zstd_dict
+            .iter()
+            .position(|(d, l, _)| d.same_as(dictionary) && *l == level)
+        {
             let c = self.zstd_dict.remove(i);
             self.zstd_dict.insert(0, c);
         } else {
@@ -344,7 +355,7 @@ impl Compressor {
             }
             cctx.load_dictionary(dictionary.bytes()).map_err(err)?;
             self.zstd_dict.truncate(ZSTD_CONTEXTS - 1);
-            self.zstd_dict.insert(0, (id, level, cctx));
+            self.zstd_dict.insert(0, (dictionary.clone(), level, cctx));
         }
         Ok(&mut self.zstd_dict[0].2)
     }
@@ -413,7 +424,7 @@ fn deflate_append(mut enc: Compress, src: &[u8], dst: &mut Vec<u8>) -> Result<Op
 pub struct Decompressor {
     zstd: Option<zstd::bulk::Decompressor<'static>>,
     /// Contexts with a dictionary loaded, most recent first (as [`Compressor`]'s).
-    zstd_dict: Vec<(DictionaryId, zstd::zstd_safe::DCtx<'static>)>,
+    zstd_dict: Vec<(Dictionary, zstd::zstd_safe::DCtx<'static>)>,
 }
 
 impl fmt::Debug for Decompressor {
@@ -491,8 +502,7 @@ impl Decompressor {
 
 impl Decompressor {
     fn zstd_dict_context(&mut self, dictionary: &Dictionary) -> Result<&mut zstd::zstd_safe::DCtx<'static>> {
-        let id = dictionary.id();
-        if let Some(i) = self.zstd_dict.iter().position(|(i, _)| *i == id) {
+        if let Some(i) = self.zstd_dict.iter().position(|(d, _)| d.same_as(dictionary)) {
             let c = self.zstd_dict.remove(i);
             self.zstd_dict.insert(0, c);
         } else {
@@ -501,7 +511,7 @@ impl Decompressor {
             dctx.load_dictionary(dictionary.bytes())
                 .map_err(|code| codec_err(CodecId::ZstdDict, zstd::zstd_safe::get_error_name(code)))?;
             self.zstd_dict.truncate(ZSTD_CONTEXTS - 1);
-            self.zstd_dict.insert(0, (id, dctx));
+            self.zstd_dict.insert(0, (dictionary.clone(), dctx));
         }
         Ok(&mut self.zstd_dict[0].1)
     }

@@ -258,6 +258,11 @@ impl BlockEncoder {
     /// when the trials save less than the codec's bar.
     fn choose_filters(&mut self, codec: Codec, settings: &BlockSettings, data: &[u8]) -> Result<(Codec, FilterSet)> {
         let (lz4, filters, samples) = self.best_filter(settings, data)?;
+        if settings.dictionary.is_some() {
+            // Trials without the dictionary would call small records incompressible; the
+            // codec's own result decides.
+            return Ok((codec, filters));
+        }
         let bar = SavingBar::for_codec(codec);
         let entropy = entropy_coded(codec);
         let trial = trial_input(

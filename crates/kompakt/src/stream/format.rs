@@ -24,8 +24,8 @@ pub const VERSION_MAJOR: u16 = 1;
 pub const VERSION_MAJOR_DICTIONARIES: u16 = 2;
 /// The newest major version this build reads (it reads every one from 1 up to it).
 pub const MAX_VERSION_MAJOR: u16 = VERSION_MAJOR_DICTIONARIES;
-/// Minor format version written by this build. Every minor of the supported major is read as
-/// 1.0: a reader refuses unknown flags, codecs, filters and reserved fields as damage, so a
+/// Minor format version written by this build. Every minor of a supported major M is read as
+/// M.0: a reader refuses unknown flags, codecs, filters and reserved fields as damage, so a
 /// minor version may change only what writers choose; anything new takes a new major.
 pub const VERSION_MINOR: u16 = 0;
 

@@ -50,7 +50,8 @@ pub(crate) fn take_decoder_with(dictionaries: &crate::codec::Dictionaries) -> Bl
 
 pub(crate) fn give_decoder(mut dec: BlockDecoder) {
     dec.trim(MAX_KEPT_BUFFER);
-    // The next reader may not use this one's dictionaries (and they should not be kept alive).
+    // The next reader may not use this one's dictionaries. (The decoder's zstd contexts keep
+    // copies of the last three it loaded, so the next read with them starts warm.)
     dec.set_dictionaries(crate::codec::Dictionaries::none());
     give(&DECODERS, dec);
 }

@@ -254,25 +254,43 @@ impl<R: Read + Seek> Reader<R> {
         self.dictionaries = dictionaries;
     }
 
-    /// The ids of the dictionaries the file's blocks need, in order, each once.
-    pub fn dictionaries_needed(&mut self) -> Result<Vec<DictionaryId>> {
-        let mut ids = Vec::new();
-        let blocks: Vec<BlockEntry> = self
-            .index
+    /// The ids of the dictionaries the file's blocks need, in file order, each once, at most
+    /// `limit` of them (reading stops there: a hostile file may name millions). Each is read
+    /// from its block's first 8 payload bytes, unchecked: a damaged block may name a
+    /// dictionary that never existed (reading the block then reports the damage).
+    pub fn dictionaries_needed(&mut self, limit: usize) -> Result<Vec<DictionaryId>> {
+        let index = Arc::clone(&self.index);
+        let offsets = index
             .footer
             .blocks
             .iter()
             .filter(|b| b.header.codec == CodecId::ZstdDict)
-            .copied()
-            .collect();
-        for b in blocks {
-            let mut id = [0u8; DICTIONARY_ID_LEN];
-            self.inner
-                .seek(SeekFrom::Start(b.file_offset + BLOCK_HEADER_LEN as u64))?;
-            self.inner.read_exact(&mut id)?;
+            .map(|b| b.file_offset + BLOCK_HEADER_LEN as u64);
+        let mut ids = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut note = |id: [u8; DICTIONARY_ID_LEN]| {
             let id = DictionaryId(u64::from_le_bytes(id));
-            if !ids.contains(&id) {
+            if seen.insert(id) {
                 ids.push(id);
+            }
+            ids.len() < limit
+        };
+        if let Some(file) = (self.in_memory)(&self.inner) {
+            for at in offsets {
+                let at = at as usize;
+                let id = file[at..at + DICTIONARY_ID_LEN].try_into().expect("8 bytes");
+                if !note(id) {
+                    break;
+                }
+            }
+        } else {
+            for at in offsets {
+                let mut id = [0u8; DICTIONARY_ID_LEN];
+                self.inner.seek(SeekFrom::Start(at))?;
+                self.inner.read_exact(&mut id)?;
+                if !note(id) {
+                    break;
+                }
             }
         }
         Ok(ids)

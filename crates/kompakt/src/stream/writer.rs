@@ -597,6 +597,12 @@ impl<W: Write> Writer<W> {
                 block.fields.stream, id.0
             )));
         }
+        // Only a writer made with a dictionary wrote a 2.0 header; a 1.0 file must not hold one.
+        if block.fields.codec == crate::codec::CodecId::ZstdDict && self.dictionary.is_none() {
+            return Err(Error::Usage(
+                "a zstd-dict block needs a writer made with a dictionary (a format 2.0 file)".into(),
+            ));
+        }
         let payload = block.payload.bytes();
         let result = self
             .out
