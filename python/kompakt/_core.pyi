@@ -81,6 +81,8 @@ def bench(
     seconds: float,
     unverified: bool,
     sink_speed: str | None = None,
+    disk: str | os.PathLike[str] | None = None,
+    disk_bytes: int | None = None,
     recommend: bool = False,
     min_speed: str = "100MB/s",
     plot: str | os.PathLike[str] | None = None,

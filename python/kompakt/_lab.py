@@ -37,6 +37,8 @@ def bench(
     seconds: float = 1.0,
     unverified: bool = False,
     sink_speed: str | float | None = None,
+    disk: str | os.PathLike[str] | None = None,
+    disk_bytes: int = 256 << 20,
     recommend: bool = False,
     min_speed: str | float = "100MB/s",
     plot: str | os.PathLike[str] | None = None,
@@ -59,7 +61,11 @@ def bench(
 
     ``sink_speed`` (``"200MB/s"``, or a number of MB/s) is the speed of the disk or network the
     data goes to: ``write_mb_s`` and ``read_mb_s`` are then the throughput through it (the
-    slower of the codec and the sink, which carries the compressed bytes). With
+    slower of the codec and the sink, which carries the compressed bytes). ``disk`` (a folder,
+    or a file in one) measures the disk holding it instead: ``disk_bytes`` are written there
+    (fsync included), dropped from the page cache, read back and removed; writes then go
+    through at its write speed, reads at its read speed (``sink_write_mb_s``,
+    ``sink_read_mb_s``), and ``df.attrs["disk"]`` has the figures. With
     ``recommend=True``, ``df.attrs["recommendations"]`` lists the configuration for each goal:
     the fastest write, the smallest file written at ``min_speed`` or faster, the fastest read.
     ``plot`` (a ``.png`` or ``.svg`` path) draws ratio against compression and decompression
@@ -96,6 +102,8 @@ def bench(
             seconds=float(seconds),
             unverified=unverified,
             sink_speed=_speed(sink_speed),
+            disk=disk,
+            disk_bytes=int(disk_bytes),
             recommend=recommend,
             min_speed=_speed(min_speed) or "100MB/s",
             plot=plot,
@@ -104,4 +112,6 @@ def bench(
     df = pandas.DataFrame(out["rows"])
     if recommend:
         df.attrs["recommendations"] = out["recommendations"]
+    if disk is not None:
+        df.attrs["disk"] = out["disk"]
     return df

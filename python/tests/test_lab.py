@@ -51,6 +51,22 @@ def test_a_path_is_read_and_recommendations_follow_the_sink(tmp_path):
     assert picks[0]["codec"] == "zstd:1" and picks[2]["codec"] == "zstd:1"
 
 
+def test_a_measured_disk_is_the_sink_and_leaves_nothing_behind(tmp_path):
+    target = tmp_path / "disk"
+    target.mkdir()
+    df = kompakt.bench(walk(), "lz4,zstd:1", threads=1, seconds=0, disk=target, disk_bytes=4 << 20, recommend=True)
+    disk = df.attrs["disk"]
+    assert disk["path"] == str(target) and disk["bytes"] == 4 << 20
+    assert disk["write_bytes_per_sec"] > 0 and disk["read_bytes_per_sec"] > 0
+    assert (df["sink_write_mb_s"] == disk["write_bytes_per_sec"] / 1e6).all()
+    assert (df["read_mb_s"] <= df["sink_read_mb_s"] * df["ratio"] * (1 + 1e-9)).all()
+    assert list(target.iterdir()) == []
+    with pytest.raises(kompakt.OptionError, match="sink_speed and disk"):
+        kompakt.bench(b"x" * 1000, seconds=0, disk=target, sink_speed=100)
+    with pytest.raises(OSError, match="no-such-folder"):
+        kompakt.bench(b"x" * 1000, seconds=0, disk=target / "no-such-folder", disk_bytes=4 << 20)
+
+
 def test_a_chart_is_drawn_where_asked(tmp_path):
     png, svg = tmp_path / "lab.png", tmp_path / "lab.svg"
     kompakt.bench(walk(), "lz4,zstd:1-3", threads=1, seconds=0, plot=png)
@@ -68,6 +84,7 @@ def test_a_chart_is_drawn_where_asked(tmp_path):
         ({"codecs": "brotli"}, "brotli"),
         ({"filters": "xor"}, "xor"),
         ({"sink_speed": "fast"}, "200MB/s"),
+        ({"disk": ".", "disk_bytes": 1000}, "at least 1 MiB"),
         ({"seconds": float("nan")}, "0 to 3600"),
         ({"threads": []}, "at least one"),
     ],

@@ -252,7 +252,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub unverified: bool,
     /// Print JSON rows instead of a table: kompakt's figures and the squash benchmark's
-    /// columns (dataset, codec name, level, CPU and wall seconds each way).
+    /// columns (dataset, codec name, level, CPU and wall seconds each way). With --recommend
+    /// or --disk, an object: its rows, recommendations and disk figures.
     #[arg(long)]
     pub json: bool,
     /// The speed of the disk or network the data goes to, such as 200MB/s or 1.5GB/s: adds
@@ -260,8 +261,18 @@ pub struct BenchArgs {
     /// which carries the compressed bytes), as kompakt's pipelined writers and readers see it.
     #[arg(long, value_name = "SPEED")]
     pub sink_speed: Option<String>,
+    /// Measures the disk holding PATH (a folder, or a file in one) and uses it as the sink:
+    /// writes a temporary file there (--disk-bytes, fsync included), drops it from the page
+    /// cache, reads it back, and removes it. Writes go through at its write speed, reads at
+    /// its read speed.
+    #[arg(long, value_name = "PATH", conflicts_with = "sink_speed")]
+    pub disk: Option<PathBuf>,
+    /// Size of --disk's test file (at least 1M; suffixes K, M, G).
+    #[arg(long, default_value = "256M", value_name = "SIZE", requires = "disk")]
+    pub disk_bytes: String,
     /// Prints the configuration to pass for each goal: the fastest write, the smallest file
-    /// at --min-speed or faster, and the fastest read (through --sink-speed when given).
+    /// at --min-speed or faster, and the fastest read (through --sink-speed or --disk when
+    /// given).
     #[arg(long)]
     pub recommend: bool,
     /// Draws ratio against compression and decompression speed (log axes, one line per codec

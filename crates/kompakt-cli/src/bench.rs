@@ -6,7 +6,7 @@ use crate::human::{format_size, parse_size};
 use crate::{CliError, CliResult};
 use kompakt::stream::resolve_threads;
 use kompakt::FilterSpec;
-use kompakt_lab::{expand_codecs, measure, parse_speed, recommend, Config, Row};
+use kompakt_lab::{check_disk_bytes, expand_codecs, measure, measure_disk, parse_speed, recommend, Config, Row, Sink};
 use serde_json::json;
 use std::io::{self, Write};
 
@@ -32,7 +32,7 @@ fn list_of<T>(list: &str, what: &str, parse: impl Fn(&str) -> CliResult<T>) -> C
 
 pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
     let specs = expand_codecs(&a.codecs)?;
-    let sink = a.sink_speed.as_deref().map(parse_speed).transpose()?;
+    let mut sink = a.sink_speed.as_deref().map(parse_speed).transpose()?.map(Sink::both);
     let min_speed = parse_speed(&a.min_speed)?;
     let threads = a
         .threads
@@ -64,6 +64,24 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
         seconds: a.seconds,
         unverified: a.unverified,
     };
+    let disk_bytes = parse_size(&a.disk_bytes).map_err(|e| CliError::new(format!("--disk-bytes: {e}")))?;
+    check_disk_bytes(disk_bytes).map_err(|e| CliError::new(format!("--disk-bytes: {e}")))?;
+    // Measured before the codecs, so that a wrong path fails at once.
+    let disk = match &a.disk {
+        Some(path) => {
+            if !quiet {
+                eprintln!(
+                    "bench: measuring the disk of {} ({} written, fsync, read back)",
+                    path.display(),
+                    format_size(disk_bytes)
+                );
+            }
+            let d = measure_disk(path, disk_bytes)?;
+            sink = Some(d.sink());
+            Some(d)
+        }
+        None => None,
+    };
     let mut rows = Vec::new();
     for path in &a.files {
         let data = std::fs::read(path).map_err(|e| CliError::new(format!("cannot read {}: {e}", path.display())))?;
@@ -88,9 +106,15 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
     };
     if a.json {
         let v: Vec<_> = rows.iter().map(|r| r.to_json(sink)).collect();
-        let v = if a.recommend {
-            let picks: Vec<_> = recommendations.iter().map(|p| p.to_json(&rows)).collect();
-            json!({"rows": v, "recommendations": picks})
+        let v = if a.recommend || disk.is_some() {
+            let mut o = json!({"rows": v});
+            if a.recommend {
+                o["recommendations"] = recommendations.iter().map(|p| p.to_json(&rows)).collect();
+            }
+            if let Some(d) = &disk {
+                o["disk"] = d.to_json();
+            }
+            o
         } else {
             serde_json::Value::Array(v)
         };
@@ -108,8 +132,17 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
             (Some(_), None) => format!(" {:>12} {:>12}", "write MB/s", "read MB/s"),
             (Some(_), Some(r)) => format!(" {:>12.1} {:>12.1}", r.write_mbps(sink), r.read_mbps(sink)),
         };
-        if let Some(sink) = sink {
-            writeln!(out, "write and read MB/s: through a sink of {sink:.0} MB/s")?;
+        if let Some(d) = &disk {
+            writeln!(out, "{}", d.describe())?;
+        }
+        match sink.map(|s| (s, s.one_speed())) {
+            Some((_, Some(mbps))) => writeln!(out, "write and read MB/s: through a sink of {mbps:.0} MB/s")?,
+            Some((s, None)) => writeln!(
+                out,
+                "write and read MB/s: through a sink writing {:.0} MB/s and reading {:.0} MB/s",
+                s.write_mbps, s.read_mbps
+            )?,
+            None => {}
         }
         writeln!(
             out,
@@ -148,7 +181,7 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
         }
         for (i, p) in recommendations.iter().enumerate() {
             if i == 0 || recommendations[i - 1].file != p.file {
-                let sink_text = sink.map_or_else(|| "in memory".into(), |s| format!("through {s:.0} MB/s"));
+                let sink_text = sink.map_or_else(|| "in memory".into(), |s| format!("through {}", s.describe()));
                 writeln!(out, "\nrecommended for {} ({sink_text}):", p.file)?;
             }
             let options = p.chosen.map_or_else(|| "-".to_string(), |i| rows[i].options());

@@ -410,6 +410,104 @@ fn bench_recommends_a_configuration_per_goal_through_a_sink() {
 }
 
 #[test]
+fn bench_measures_a_disk_and_writes_and_reads_through_it() {
+    let d = Dir::new("bench-disk");
+    let disk = Dir::new("bench-disk-target");
+    fs::write(d.path("data.bin"), sample()).unwrap();
+    let target = disk.0.to_str().unwrap();
+    let args = [
+        "bench",
+        "data.bin",
+        "--codecs",
+        "lz4,zstd:1",
+        "-T",
+        "1",
+        "--seconds",
+        "0",
+        "--disk",
+        target,
+        "--disk-bytes",
+        "8M",
+        "-q",
+    ];
+    let out = ok(&kompakt(&[&args[..], &["--json"]].concat(), &d.0, None))
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let figures = &v["disk"];
+    assert_eq!(figures["path"], target);
+    assert_eq!(figures["bytes"], 8 << 20);
+    let (write, read) = (
+        figures["write_bytes_per_sec"].as_f64().unwrap(),
+        figures["read_bytes_per_sec"].as_f64().unwrap(),
+    );
+    assert!(
+        write.is_finite() && write > 0.0 && read.is_finite() && read > 0.0,
+        "{figures}"
+    );
+    assert!(figures["page_cache_dropped"].is_boolean(), "{figures}");
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    for r in rows {
+        // Writes through the measured write speed, reads through the measured read speed.
+        let close = |key: &str, want: f64| (r[key].as_f64().unwrap() - want).abs() < 1e-9 * want;
+        assert!(
+            close("sink_write_mb_s", write / 1e6) && close("sink_read_mb_s", read / 1e6),
+            "{r}"
+        );
+        let ratio = r["ratio"].as_f64().unwrap();
+        assert!(
+            r["write_mb_s"].as_f64().unwrap() <= write / 1e6 * ratio * (1.0 + 1e-9),
+            "{r}"
+        );
+        assert!(
+            r["read_mb_s"].as_f64().unwrap() <= read / 1e6 * ratio * (1.0 + 1e-9),
+            "{r}"
+        );
+    }
+    assert_eq!(disk.names(), Vec::<String>::new(), "no test file is left behind");
+    // The table starts with the figures, and a file stands for its folder.
+    fs::write(disk.path("out.kpk"), b"x").unwrap();
+    let file = disk.path("out.kpk");
+    let mut table_args = args.to_vec();
+    table_args[9] = file.to_str().unwrap();
+    table_args.push("--recommend");
+    let table = String::from_utf8(ok(&kompakt(&table_args, &d.0, None)).stdout.clone()).unwrap();
+    let first = table.lines().next().unwrap();
+    assert!(first.starts_with(&format!("disk {target}: write ")), "{table}");
+    assert!(first.contains("(8 MiB, fsync, "), "{table}");
+    assert!(table.contains("MB/s read)"), "{table}");
+    assert_eq!(disk.names(), ["out.kpk"]);
+
+    // A given speed and a measured one: refused, naming both.
+    let both = kompakt(
+        &["bench", "data.bin", "--disk", target, "--sink-speed", "200MB/s"],
+        &d.0,
+        None,
+    );
+    assert_eq!(both.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&both.stderr);
+    assert!(err.contains("--disk") && err.contains("--sink-speed"), "{err}");
+    // A folder that is not there is named; so is a size too small to measure anything.
+    let missing = disk.path("missing");
+    let bad = kompakt(&["bench", "data.bin", "--disk", missing.to_str().unwrap()], &d.0, None);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains(missing.to_str().unwrap()) && err.contains("existing folder"),
+        "{err}"
+    );
+    let bad = kompakt(
+        &["bench", "data.bin", "--disk", target, "--disk-bytes", "4K"],
+        &d.0,
+        None,
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--disk-bytes"));
+    assert_eq!(disk.names(), ["out.kpk"]);
+}
+
+#[test]
 fn bench_can_also_time_unverified_decompression() {
     let d = Dir::new("bench-unverified");
     fs::write(d.path("data.bin"), sample()).unwrap();

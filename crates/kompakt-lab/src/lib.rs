@@ -8,7 +8,9 @@
 //! checksum, as every read does; `unverified` adds a figure without the checks, the work the
 //! C tools' benchmarks measure.
 
+mod disk;
 mod plot;
+pub use disk::{check_disk_bytes, measure_disk, DiskSpeed, DISK_BYTES, DISK_BYTES_MIN};
 pub use plot::{plot, series, Series};
 
 use kompakt::{CodecSpec, FilterSpec, ReadOptions, Reader, WriteOptions, Writer};
@@ -281,7 +283,9 @@ pub fn measure(name: &str, data: &[u8], config: &Config, progress: &mut dyn FnMu
 /// of the squash benchmark's CSV (dataset, plugin, codec name, level, CPU and wall seconds each
 /// way), with the machine's cores, so results from several machines combine.
 impl Row {
-    pub fn to_json(&self, sink: Option<f64>) -> serde_json::Value {
+    /// `sink_mb_s` is the sink's speed when it writes and reads at one speed (null when not);
+    /// `sink_write_mb_s` and `sink_read_mb_s` are its speeds each way.
+    pub fn to_json(&self, sink: Option<Sink>) -> serde_json::Value {
         let r = self;
         let (codec_name, level) = match r.codec.split_once(':') {
             Some((name, level)) => (name, level.parse::<i64>().ok()),
@@ -298,7 +302,9 @@ impl Row {
             "compress_cpu": r.compress.cpu, "compress_wall": r.compress.wall,
             "decompress_cpu": r.decompress.cpu, "decompress_wall": r.decompress.wall,
             "cores": std::thread::available_parallelism().map_or(1, |n| n.get()),
-            "sink_mb_s": sink, "write_mb_s": r.write_mbps(sink), "read_mb_s": r.read_mbps(sink),
+            "sink_mb_s": sink.and_then(Sink::one_speed),
+            "sink_write_mb_s": sink.map(|s| s.write_mbps), "sink_read_mb_s": sink.map(|s| s.read_mbps),
+            "write_mb_s": r.write_mbps(sink), "read_mb_s": r.read_mbps(sink),
         })
     }
 }
@@ -329,6 +335,37 @@ pub fn parse_speed(text: &str) -> Result<f64> {
     }
 }
 
+/// The disk or network the data goes to: the MB/s it writes and reads. `--sink-speed X` is X
+/// both ways; `--disk PATH` measures each ([`measure_disk`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sink {
+    pub write_mbps: f64,
+    pub read_mbps: f64,
+}
+
+impl Sink {
+    /// A sink that writes and reads at `mbps`.
+    pub fn both(mbps: f64) -> Sink {
+        Sink {
+            write_mbps: mbps,
+            read_mbps: mbps,
+        }
+    }
+
+    /// The speed, when writes and reads have the same.
+    pub fn one_speed(self) -> Option<f64> {
+        (self.write_mbps == self.read_mbps).then_some(self.write_mbps)
+    }
+
+    /// `200 MB/s`, or `512 MB/s write, 1900 MB/s read`.
+    pub fn describe(self) -> String {
+        match self.one_speed() {
+            Some(mbps) => format!("{mbps:.0} MB/s"),
+            None => format!("{:.0} MB/s write, {:.0} MB/s read", self.write_mbps, self.read_mbps),
+        }
+    }
+}
+
 /// Raw MB/s through a codec of `codec_mbps` and a sink of `sink_mbps`, pipelined (blocks are
 /// compressed while earlier ones are written): the slower of the two, where the sink carries
 /// the compressed bytes, `ratio` times fewer.
@@ -344,14 +381,14 @@ impl Row {
         self.raw as f64 / self.stored.max(1) as f64
     }
 
-    /// Raw MB/s written through a sink of `sink` MB/s (None: in memory).
-    pub fn write_mbps(&self, sink: Option<f64>) -> f64 {
-        through_sink(self.compress.mbps(self.raw), self.ratio(), sink)
+    /// Raw MB/s written through `sink` at its write speed (None: in memory).
+    pub fn write_mbps(&self, sink: Option<Sink>) -> f64 {
+        through_sink(self.compress.mbps(self.raw), self.ratio(), sink.map(|s| s.write_mbps))
     }
 
-    /// Raw MB/s read through a sink of `sink` MB/s (None: in memory).
-    pub fn read_mbps(&self, sink: Option<f64>) -> f64 {
-        through_sink(self.decompress.mbps(self.raw), self.ratio(), sink)
+    /// Raw MB/s read through `sink` at its read speed (None: in memory).
+    pub fn read_mbps(&self, sink: Option<Sink>) -> f64 {
+        through_sink(self.decompress.mbps(self.raw), self.ratio(), sink.map(|s| s.read_mbps))
     }
 
     /// The options that make this configuration.
@@ -399,8 +436,9 @@ impl Recommendation {
 }
 
 /// For each file: the fastest write, the smallest file written at `min_mbps` or faster, and
-/// the fastest read, through `sink` when given. The memcpy row is a yardstick, not a choice.
-pub fn recommend(rows: &[Row], sink: Option<f64>, min_mbps: f64) -> Vec<Recommendation> {
+/// the fastest read, through `sink` when given (writes at its write speed, reads at its read
+/// speed). The memcpy row is a yardstick, not a choice.
+pub fn recommend(rows: &[Row], sink: Option<Sink>, min_mbps: f64) -> Vec<Recommendation> {
     let mut files: Vec<&str> = rows.iter().map(|r| r.file.as_str()).collect();
     files.dedup();
     let through = if sink.is_some() { " through the sink" } else { "" };
@@ -532,7 +570,7 @@ pub(crate) mod tests {
         }
     }
 
-    fn picks(rows: &[Row], sink: Option<f64>, min: f64) -> Vec<String> {
+    fn picks(rows: &[Row], sink: Option<Sink>, min: f64) -> Vec<String> {
         recommend(rows, sink, min)
             .iter()
             .map(|p| p.chosen.map_or("-".into(), |i| rows[i].codec.clone()))
@@ -553,15 +591,61 @@ pub(crate) mod tests {
         assert_eq!(picks(&rows, None, 100.0), ["none", "zstd:1", "none"]);
         // A fast disk (2 GB/s): lz4 carries 4 GB/s of raw data through it but compresses at
         // 700; none is limited by the disk to 2000. Reads: lz4 (min(3000, 4000)).
-        assert_eq!(picks(&rows, Some(2_000.0), 100.0), ["none", "zstd:1", "lz4"]);
+        assert_eq!(
+            picks(&rows, Some(Sink::both(2_000.0)), 100.0),
+            ["none", "zstd:1", "lz4"]
+        );
         // A slow network (100 MB/s): the ratio decides; zstd:19 writes at 5 MB/s only.
-        assert_eq!(picks(&rows, Some(100.0), 100.0), ["zstd:1", "zstd:1", "zstd:19"]);
+        assert_eq!(
+            picks(&rows, Some(Sink::both(100.0)), 100.0),
+            ["zstd:1", "zstd:1", "zstd:19"]
+        );
         // Nothing writes 10 GB/s: said so, no choice.
         let p = recommend(&rows, None, 10_000.0);
         assert_eq!(p[1].chosen, None);
         assert!(p[1].figure.contains("none of these"), "{}", p[1].figure);
         // The memcpy yardstick is never chosen.
         assert_eq!(picks(&rows[..1], None, 1.0), ["-", "-", "-"]);
+    }
+
+    #[test]
+    fn writes_and_reads_go_through_the_sink_at_their_own_speeds() {
+        let rows = [
+            row("memcpy", 1.0, 10_000.0, 10_000.0),
+            row("none", 1.0, 8_000.0, 8_000.0),
+            row("lz4", 2.0, 700.0, 3_000.0),
+            row("zstd:1", 3.0, 400.0, 1_000.0),
+        ];
+        // A disk that writes 100 MB/s and reads 5 GB/s: writes want the ratio (zstd:1 carries
+        // 300 MB/s of raw data), reads the fastest decoder (none reads at 5000, lz4 at 3000).
+        let disk = Sink {
+            write_mbps: 100.0,
+            read_mbps: 5_000.0,
+        };
+        assert_eq!(picks(&rows, Some(disk), 100.0), ["zstd:1", "zstd:1", "none"]);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * b;
+        assert!(close(rows[3].write_mbps(Some(disk)), 300.0));
+        assert!(close(rows[1].read_mbps(Some(disk)), 5_000.0));
+        // The other way round: none writes fastest, zstd:1 reads fastest (3 x 100 MB/s).
+        let reversed = Sink {
+            write_mbps: 5_000.0,
+            read_mbps: 100.0,
+        };
+        assert_eq!(picks(&rows, Some(reversed), 100.0), ["none", "zstd:1", "zstd:1"]);
+        assert_eq!(disk.describe(), "100 MB/s write, 5000 MB/s read");
+        assert_eq!(Sink::both(200.0).describe(), "200 MB/s");
+        let j = rows[2].to_json(Some(disk));
+        assert_eq!(
+            (j["sink_mb_s"].is_null(), j["sink_write_mb_s"].as_f64()),
+            (true, Some(100.0))
+        );
+        assert!(close(j["write_mb_s"].as_f64().unwrap(), 200.0), "{j}");
+        assert!(close(j["read_mb_s"].as_f64().unwrap(), 3_000.0), "{j}");
+        let j = rows[2].to_json(Some(Sink::both(50.0)));
+        assert_eq!(
+            (j["sink_mb_s"].as_f64(), j["sink_read_mb_s"].as_f64()),
+            (Some(50.0), Some(50.0))
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@ use crate::buffers::Buffer;
 use crate::errors::Kind;
 use kompakt::stream::resolve_threads;
 use kompakt::FilterSpec;
+use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 
 fn option_error(message: impl Into<String>) -> PyErr {
@@ -12,9 +13,10 @@ fn option_error(message: impl Into<String>) -> PyErr {
 }
 
 /// Measures every codec x filter x block size x thread count on `data`; returns the rows (and,
-/// with `recommend`, the recommendations) as JSON. The GIL is released while measuring.
+/// with `recommend`, the recommendations; with `disk`, the disk's measured speeds, which are
+/// then the sink's) as JSON. The GIL is released while measuring.
 #[pyfunction]
-#[pyo3(signature = (data, *, name, codecs, filters, block_sizes, threads, typesize, seconds, unverified, sink_speed=None, recommend=false, min_speed="100MB/s", plot=None))]
+#[pyo3(signature = (data, *, name, codecs, filters, block_sizes, threads, typesize, seconds, unverified, sink_speed=None, disk=None, disk_bytes=None, recommend=false, min_speed="100MB/s", plot=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn bench(
     py: Python<'_>,
@@ -28,6 +30,8 @@ pub fn bench(
     seconds: f64,
     unverified: bool,
     sink_speed: Option<&str>,
+    disk: Option<std::path::PathBuf>,
+    disk_bytes: Option<u64>,
     recommend: bool,
     min_speed: &str,
     plot: Option<std::path::PathBuf>,
@@ -43,7 +47,18 @@ pub fn bench(
             "codecs, filters, block_sizes and threads each need at least one value",
         ));
     }
-    let sink = sink_speed.map(kompakt_lab::parse_speed).transpose().map_err(lab)?;
+    if sink_speed.is_some() && disk.is_some() {
+        return Err(option_error(
+            "sink_speed and disk both set the sink: give a speed or a disk to measure, not both",
+        ));
+    }
+    let mut sink = sink_speed
+        .map(kompakt_lab::parse_speed)
+        .transpose()
+        .map_err(lab)?
+        .map(kompakt_lab::Sink::both);
+    let disk_bytes = disk_bytes.unwrap_or(kompakt_lab::DISK_BYTES);
+    kompakt_lab::check_disk_bytes(disk_bytes).map_err(lab)?;
     let min_speed = kompakt_lab::parse_speed(min_speed).map_err(lab)?;
     let config = kompakt_lab::Config {
         codecs,
@@ -56,6 +71,17 @@ pub fn bench(
     };
     let buf = Buffer::get(data)?;
     let buf = &buf;
+    // A missing or read-only folder is the file system's answer: OSError, as open() gives.
+    let disk = match disk {
+        Some(path) => Some(
+            py.detach(|| kompakt_lab::measure_disk(&path, disk_bytes))
+                .map_err(|e| PyOSError::new_err(e.0))?,
+        ),
+        None => None,
+    };
+    if let Some(d) = &disk {
+        sink = Some(d.sink());
+    }
     let rows = py
         .detach(|| kompakt_lab::measure(name, buf.as_slice(), &config, &mut |_| {}))
         .map_err(lab)?;
@@ -66,6 +92,9 @@ pub fn bench(
     let mut out = serde_json::json!({
         "rows": rows.iter().map(|r| r.to_json(sink)).collect::<Vec<_>>(),
     });
+    if let Some(d) = &disk {
+        out["disk"] = d.to_json();
+    }
     if recommend {
         out["recommendations"] = kompakt_lab::recommend(&rows, sink, min_speed)
             .iter()
