@@ -86,6 +86,7 @@ def test_dictionaries_are_values(dictionary, tmp_path):
         kompakt.Dictionary.load(tmp_path / "cut.kpkd")
     # Any buffer is one dictionary (a numpy array is not a list of them).
     import numpy as np
+
     packed = kompakt.compress(data, dictionary=dictionary)
     assert kompakt.decompress(packed, dictionary=np.frombuffer(bytes(dictionary), np.uint8)) == data
 
