@@ -102,6 +102,7 @@ class FileWriter:
         filter: str | None = None,
         block_size: int | None = None,
         adapt: bool = False,
+        dictionary: Dictionary | None = None,
     ) -> Self: ...
     def add_stream(
         self,
@@ -126,7 +127,12 @@ class FileWriter:
 @final
 class FileReader:
     def __new__(
-        cls, source: _Path | IO[bytes] | _Buffer, *, threads: int | None = None, verify_checksums: bool = True
+        cls,
+        source: _Path | IO[bytes] | _Buffer,
+        *,
+        threads: int | None = None,
+        verify_checksums: bool = True,
+        dictionaries: list[Dictionary] = ...,
     ) -> Self: ...
     def stream_lengths(self) -> list[int]: ...
     def file_size(self) -> int: ...

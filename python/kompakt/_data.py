@@ -28,6 +28,15 @@ def _dictionary(value: DictionaryLike) -> Dictionary:
     return Dictionary(value)
 
 
+def _dictionaries(value: DictionaryLike | Iterable[DictionaryLike] | None) -> list[Dictionary]:
+    """A reader's ``dictionary=``: none, one, or a list or tuple of them."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [_dictionary(d) for d in value]
+    return [_dictionary(value)]
+
+
 def train_dictionary(samples: Iterable[Buffer], size: int = DEFAULT_DICTIONARY_SIZE) -> Dictionary:
     """Trains a zstd dictionary on ``samples`` (bytes-like objects: records, small pickles,
     JSON lines) for compressing many small values that look alike.
@@ -108,13 +117,7 @@ def decompress(
     >>> kompakt.decompress(kompakt.compress(b"hello"))
     b'hello'
     """
-    if dictionary is None:
-        dictionaries = []
-    elif isinstance(dictionary, (list, tuple)):
-        dictionaries = [_dictionary(d) for d in dictionary]
-    else:
-        dictionaries = [_dictionary(dictionary)]
-    return _core.decompress(data, threads=threads, dictionaries=dictionaries)
+    return _core.decompress(data, threads=threads, dictionaries=_dictionaries(dictionary))
 
 
 def _object_metadata(raw: bytes) -> dict[str, Any] | None:
@@ -158,17 +161,23 @@ def info(file: Source | Buffer) -> dict[str, Any]:
         reader.close()
 
 
-def verify(file: Source | Buffer, threads: int | None = None) -> dict[str, int]:
+def verify(
+    file: Source | Buffer,
+    threads: int | None = None,
+    *,
+    dictionary: DictionaryLike | Iterable[DictionaryLike] | None = None,
+) -> dict[str, int]:
     """Decodes every block of a file and checks every checksum, like ``kompakt verify``.
 
     Returns the counts of blocks and bytes checked; raises ``kompakt.CorruptError`` at the
-    first damaged block.
+    first damaged block, and ``kompakt.DictionaryError`` when a block needs a dictionary not
+    given as ``dictionary=`` (as for ``decompress``).
 
     >>> import kompakt
     >>> kompakt.verify(kompakt.compress(bytes(10_000)))["raw_size"]
     10000
     """
-    reader = _core.FileReader(file, threads=threads)
+    reader = _core.FileReader(file, threads=threads, dictionaries=_dictionaries(dictionary))
     try:
         return reader.verify()
     finally:

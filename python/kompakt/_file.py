@@ -8,6 +8,7 @@ import warnings
 from typing import IO, Any, Union
 
 from kompakt import _core
+from kompakt._data import DictionaryLike, _dictionaries, _dictionary
 
 Target = Union[str, "os.PathLike[str]", IO[bytes]]
 
@@ -36,6 +37,7 @@ class KompaktFile(io.BufferedIOBase):
         filter: str | None = None,
         block_size: int | None = None,
         stream: int = 0,
+        dictionary: DictionaryLike | list[DictionaryLike] | None = None,
     ) -> None:
         super().__init__()
         if mode not in ("rb", "wb"):
@@ -47,6 +49,8 @@ class KompaktFile(io.BufferedIOBase):
         self._writer: _core.FileWriter | None = None
         self._reader: _core.FileReader | None = None
         if mode == "wb":
+            if isinstance(dictionary, (list, tuple)):
+                raise ValueError("writing takes one dictionary (a list of them is for reading)")
             self._writer = _core.FileWriter(
                 file,
                 codec=codec,
@@ -55,6 +59,7 @@ class KompaktFile(io.BufferedIOBase):
                 typesize=typesize,
                 filter=filter,
                 block_size=block_size,
+                dictionary=None if dictionary is None else _dictionary(dictionary),
             )
             self._writer.add_stream()
         else:
@@ -71,7 +76,7 @@ class KompaktFile(io.BufferedIOBase):
             ]
             if given:
                 raise ValueError(f"{', '.join(given)} only apply when writing (mode 'wb')")
-            self._reader = _core.FileReader(file, threads=threads)
+            self._reader = _core.FileReader(file, threads=threads, dictionaries=_dictionaries(dictionary))
             lengths = self._reader.stream_lengths()
             if not 0 <= stream < max(len(lengths), 1):
                 raise ValueError(f"stream {stream} does not exist; the file has {len(lengths)} stream(s)")
@@ -255,6 +260,7 @@ def open(
     typesize: int | None = None,
     filter: str | None = None,
     block_size: int | None = None,
+    dictionary: DictionaryLike | list[DictionaryLike] | None = None,
     encoding: str | None = None,
     errors: str | None = None,
     newline: str | None = None,
@@ -267,7 +273,9 @@ def open(
     reading). ``mode`` is ``"rb"`` (default), ``"wb"``, or ``"rt"``/``"wt"`` for text (an
     ``io.TextIOWrapper``, with ``encoding``, ``errors`` and ``newline``). Writing to a path is
     atomic: the file appears, complete, at ``close()``; an exception inside a ``with`` block
-    discards it. Write options are those of ``kompakt.compress``.
+    discards it. Write options are those of ``kompakt.compress``. ``dictionary`` (a
+    ``kompakt.Dictionary``, its bytes or a ``.kpkd`` path; for reading also a list) compresses
+    with a zstd dictionary, or gives the one(s) a file needs to be read.
 
     >>> import kompakt, os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "log.kpk")
@@ -296,6 +304,7 @@ def open(
         typesize=typesize,
         filter=filter,
         block_size=block_size,
+        dictionary=dictionary,
     )
     if not text:
         return raw

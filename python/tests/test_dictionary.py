@@ -91,6 +91,27 @@ def test_dictionaries_are_values(dictionary, tmp_path):
     assert kompakt.decompress(packed, dictionary=np.frombuffer(bytes(dictionary), np.uint8)) == data
 
 
+def test_files_and_verify_take_dictionaries(dictionary, tmp_path):
+    path = tmp_path / "logs.kpk"
+    rows = records(500)
+    with kompakt.open(path, "wt", dictionary=dictionary) as f:
+        for r in rows:
+            f.write(r.decode() + "\n")
+    assert kompakt.info(path)["dictionaries"] == [dictionary.id]
+    with pytest.raises(kompakt.DictionaryError):
+        kompakt.verify(path)
+    assert kompakt.verify(path, dictionary=dictionary)["raw_size"] == sum(len(r) + 1 for r in rows)
+    with kompakt.open(path, "rt", dictionary=[dictionary]) as f:
+        assert [line.rstrip("\n").encode() for line in f] == rows
+    with kompakt.open(path, "rb", dictionary=dictionary) as f:
+        f.seek(len(rows[0]) + 1)
+        assert f.read(len(rows[1])) == rows[1]
+    with kompakt.open(path, "rb") as f, pytest.raises(kompakt.DictionaryError):
+        f.read()
+    with pytest.raises(ValueError, match="one dictionary"):
+        kompakt.open(tmp_path / "x.kpk", "wb", dictionary=[dictionary])
+
+
 def test_bad_requests_say_what_is_valid(dictionary):
     with pytest.raises(kompakt.OptionError, match="zstd"):
         kompakt.compress(b"x" * 1000, codec="lz4", dictionary=dictionary)

@@ -14,6 +14,9 @@ fn io_error(e: std::io::Error, path: &Path) -> PyErr {
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+/// The codec a write with a dictionary uses when given neither codec nor level (as the CLI).
+pub const DICTIONARY_CODEC: &str = "zstd:3";
+
 /// A zstd dictionary, named by the hash of its bytes (``id``, 16 hex digits).
 ///
 /// ``Dictionary(data)`` wraps the bytes of one (a ``.kpkd`` file, or what ``zstd --train``

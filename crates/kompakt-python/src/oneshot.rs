@@ -1,7 +1,7 @@
 //! `compress` and `decompress` of in-memory data.
 
 use crate::buffers::Buffer;
-use crate::dictionary::PyDictionary;
+use crate::dictionary::{PyDictionary, DICTIONARY_CODEC};
 use crate::errors::IntoPy;
 use crate::options;
 use kompakt::{ReadOptions, Reader};
@@ -43,9 +43,6 @@ pub fn compress<'py>(
         .py_err()?;
     Ok(PyBytes::new(py, &packed))
 }
-
-/// The codec `compress(dictionary=...)` uses when given neither codec nor level.
-const DICTIONARY_CODEC: &str = "zstd:3";
 
 /// Decompresses a kompakt file held in memory (its single stream) into bytes.
 #[pyfunction]

@@ -94,8 +94,15 @@ fn summary_dict<'py>(py: Python<'py>, id: usize, s: &StreamSummary) -> PyResult<
 #[pymethods]
 impl FileReader {
     #[new]
-    #[pyo3(signature = (source, *, threads=None, verify_checksums=true))]
-    fn new(py: Python<'_>, source: Bound<'_, PyAny>, threads: Option<i64>, verify_checksums: bool) -> PyResult<Self> {
+    #[pyo3(signature = (source, *, threads=None, verify_checksums=true, dictionaries=Vec::new()))]
+    fn new(
+        py: Python<'_>,
+        source: Bound<'_, PyAny>,
+        threads: Option<i64>,
+        verify_checksums: bool,
+        dictionaries: Vec<PyRef<'_, crate::dictionary::PyDictionary>>,
+    ) -> PyResult<Self> {
+        let dictionaries: Vec<kompakt::codec::Dictionary> = dictionaries.iter().map(|d| d.inner.clone()).collect();
         let opts = ReadOptions {
             threads: options::threads(threads)?,
             verify_checksums,
@@ -112,6 +119,8 @@ impl FileReader {
                 Reader::with_memory(source, opts, Source::in_memory).map(|r| r.with_positional(Source::positional))
             })
             .map_err(|e| crate::errors::to_py_at(e, path.as_deref()))?;
+        let mut reader = reader;
+        reader.set_dictionaries(dictionaries.into());
         Ok(FileReader {
             state: Shared::new(State {
                 reader,

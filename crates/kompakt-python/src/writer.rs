@@ -1,6 +1,7 @@
 //! `FileWriter`: a kompakt file being written, one or more streams.
 
 use crate::buffers::Buffer;
+use crate::dictionary::{PyDictionary, DICTIONARY_CODEC};
 use crate::errors::IntoPy;
 use crate::guard::Shared;
 use crate::options;
@@ -53,7 +54,7 @@ impl FileWriter {
     /// `target`: a path (`str` or `os.PathLike`), a binary file object, or None for memory.
     /// `adapt`: compress only as far as the disk leaves time for (a path only; see `Store`).
     #[new]
-    #[pyo3(signature = (target=None, *, codec=None, level=None, threads=None, typesize=None, filter=None, block_size=None, adapt=false))]
+    #[pyo3(signature = (target=None, *, codec=None, level=None, threads=None, typesize=None, filter=None, block_size=None, adapt=false, dictionary=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -65,8 +66,14 @@ impl FileWriter {
         filter: Option<&str>,
         block_size: Option<i64>,
         adapt: bool,
+        dictionary: Option<PyRef<'_, PyDictionary>>,
     ) -> PyResult<Self> {
+        let codec = match (&dictionary, codec, level) {
+            (Some(_), None, None) => Some(DICTIONARY_CODEC),
+            _ => codec,
+        };
         let opts = options::write_options(codec, level, threads, typesize, filter, block_size)?;
+        let dictionary = dictionary.map(|d| d.inner.clone());
         let sink = match target {
             None if adapt => return Err(needs_a_path()),
             None => Sink::Memory(Vec::new()),
@@ -87,7 +94,7 @@ impl FileWriter {
             },
         };
         let writer = py
-            .detach(|| kompakt_fs::writer(sink, opts, Some(Sink::memory)))
+            .detach(|| kompakt_fs::writer_with_dictionary(sink, opts, Some(Sink::memory), dictionary))
             .py_err()?;
         Ok(FileWriter {
             state: Shared::new(writer),
