@@ -164,6 +164,7 @@ class Store:
         durable: bool = False,
         threads: int | None = None,
         adapt: bool | None = None,
+        dictionaries: bool = True,
         cache_dir: _Path | None = None,
         grace: float | None = None,
         cache_dir_limit: float | None = None,
@@ -189,8 +190,16 @@ class Store:
         level: int | None = None,
     ) -> str: ...
     def prepare(
-        self, streams: list[_Buffer], metadata: bytes, *, codec: str | None = None, level: int | None = None
+        self,
+        streams: list[_Buffer],
+        metadata: bytes,
+        *,
+        namespace: str | None = None,
+        codec: str | None = None,
+        level: int | None = None,
     ) -> Pending: ...
+    def dictionary(self, namespace: str) -> Dictionary | None: ...
+    def train_dictionary(self, namespace: str, samples: list[_Buffer]) -> dict[str, Any]: ...
     def writer(self, *, codec: str | None = None, level: int | None = None) -> FileWriter: ...
     def finish(self, writer: FileWriter) -> Pending: ...
     def commit(self, namespace: str, items: list[tuple[str, Pending]]) -> None: ...

@@ -88,6 +88,13 @@ class Store(MutableMapping[str, Any]):
     ``store.adapts`` says which applies to the store's codec.
     ``adapt=False`` gives files that do not depend on timing. Values stay readable by every
     store, and the content hash is the same either way.
+    ``dictionaries`` (default True): small values (up to 64 KiB pickled, zstd codecs) of each
+    namespace are sampled; after about 2000 of them (or 4 MiB) the store trains a zstd
+    dictionary on them and adopts it if it makes values held out of training at least 10 %
+    smaller at no loss of speed; later small values of the namespace are compressed with it.
+    ``dictionary()`` shows it, ``train_dictionary()`` decides from values at hand. Values
+    written with a dictionary are read by any kompakt that knows store index version 3;
+    ``dictionaries=False`` only stops this process from sampling and using them.
 
     Keys are any strings. Several threads and processes may use one store at once; the last
     writer of a key wins.
@@ -132,6 +139,7 @@ class Store(MutableMapping[str, Any]):
         threads: int | None = None,
         trusted: bool = True,
         adapt: bool | None = None,
+        dictionaries: bool = True,
         cache_dir: PathLike | None = None,
         grace: float | None = None,
         cache_dir_limit: float | None = None,
@@ -147,6 +155,7 @@ class Store(MutableMapping[str, Any]):
             durable=durable,
             threads=threads,
             adapt=adapt,
+            dictionaries=bool(dictionaries),
             cache_dir=None if cache_dir is None else os.fspath(cache_dir),
             grace=grace,
             cache_dir_limit=cache_dir_limit,
@@ -155,7 +164,13 @@ class Store(MutableMapping[str, Any]):
         self._path = os.fspath(self._core.path)
         _OPEN_STORES[id(self)] = self
         self._options = dict(
-            namespace=namespace, cache_bytes=cache_bytes, durable=durable, threads=threads, trusted=trusted, adapt=adapt
+            namespace=namespace,
+            cache_bytes=cache_bytes,
+            durable=durable,
+            threads=threads,
+            trusted=trusted,
+            adapt=adapt,
+            dictionaries=bool(dictionaries),
         )
         remote = dict(
             cache_dir=cache_dir, grace=grace, cache_dir_limit=cache_dir_limit, multipart_threshold=multipart_threshold
@@ -212,7 +227,7 @@ class Store(MutableMapping[str, Any]):
         for key, value in pairs:
             small, encoder = _small_pickle(value, self._core.writer)
             if encoder is None:
-                obj = self._core.prepare([small], PICKLE_ONLY_METADATA)
+                obj = self._core.prepare([small], PICKLE_ONLY_METADATA, namespace=ns)
             else:
                 obj = self._core.finish(encoder.writer)
             pending.append((_check_key(key), obj))
@@ -305,6 +320,31 @@ class Store(MutableMapping[str, Any]):
         """Reads every object back (checksums and content hashes); ``problems`` lists what
         is wrong, empty for a sound store."""
         return dict(self._core.verify())
+
+    def dictionary(self, namespace: str | None = None) -> Any:
+        """The ``kompakt.Dictionary`` the namespace's small values are compressed with, or None
+        while it has none (see ``dictionaries`` in ``Store``)."""
+        return self._core.dictionary(self._ns(namespace))
+
+    def train_dictionary(self, values: Iterable[Any], *, namespace: str | None = None) -> dict[str, Any]:
+        """Trains a zstd dictionary for the namespace on ``values`` (Python objects like those
+        it holds, pickled as ``set`` pickles them; one in five is held out of training) and
+        adopts it if it makes the held-out values at least 10 % smaller at no loss of speed.
+        Returns the trial: ``adopted``, ``reason`` when not, sizes (``stored_without``,
+        ``stored_with``) and times in seconds. A namespace that has a dictionary keeps it
+        (``ValueError``). The store does this by itself as values come (``dictionaries=True``).
+
+        >>> import kompakt, tempfile, os
+        >>> store = kompakt.Store(os.path.join(tempfile.mkdtemp(), "cache"))
+        >>> rows = [{"user": i, "path": f"/orders/{i}", "status": "ok", "ms": i % 50} for i in range(1000)]
+        >>> trial = store.train_dictionary(rows, namespace="requests")
+        >>> trial["adopted"], trial["stored_with"] < trial["stored_without"]
+        (True, True)
+        >>> store.dictionary("requests") is not None
+        True
+        """
+        samples = [pickle.dumps(v, protocol=5) for v in values]
+        return dict(self._core.train_dictionary(self._ns(namespace), samples))
 
     def set_default_codec(self, codec: str | None = None, level: int | None = None) -> None:
         """Changes the default codec recorded in the store (stored objects keep theirs)."""
@@ -436,6 +476,7 @@ def _reopen_after_fork() -> None:
                 durable=store._options["durable"],
                 threads=store._options["threads"],
                 adapt=store._options["adapt"],
+                dictionaries=store._options["dictionaries"],
                 cache_dir=store._options.get("cache_dir"),
                 grace=store._options.get("grace"),
                 cache_dir_limit=store._options.get("cache_dir_limit"),

@@ -6,6 +6,7 @@ import json
 import pickle
 import random
 import subprocess
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -174,3 +175,115 @@ def test_the_cli_trains_and_uses_dictionaries(cli, tmp_path, dictionary):
     bad = run("train-dict", one, "-o", tmp_path / "x.kpkd")
     assert bad.returncode != 0 and "--lines" in bad.stderr
     assert not (tmp_path / "x.kpkd").exists()
+
+
+# -- the store's dictionaries per namespace -----------------------------------------------
+
+
+def _request(i: int) -> dict:
+    return {
+        "user": 10_000 + i * 17,
+        "path": f"/api/v2/orders/{i * 31}/items",
+        "status": ["ok", "not found", "error"][i % 3],
+        "latency_ms": (i * 13) % 250,
+        "agent": "Mozilla/5.0 (X11; Linux x86_64)",
+    }
+
+
+def test_store_adopts_a_dictionary_for_a_namespace_of_small_values(tmp_path, cli):
+    store = kompakt.Store(tmp_path / "cache")
+    assert store.dictionary("requests") is None
+    for i in range(2100):
+        store.set(f"r{i}", _request(i), namespace="requests")
+    dictionary = store.dictionary("requests")
+    assert isinstance(dictionary, kompakt.Dictionary)
+    info = store.info()
+    assert info["dictionaries"] == 1 and info["dictionary_bytes"] == len(bytes(dictionary))
+    # The same value, before and after the adoption.
+    store.set("again", _request(5), namespace="requests")
+    store.mset({f"m{i}": _request(i) for i in range(3)}, namespace="requests")
+    sizes = stored_sizes(cli, store, "requests")
+    assert sizes["again"] < 0.9 * sizes["r5"], sizes
+    assert sizes["m1"] < 0.9 * sizes["r1"], sizes
+    for reader in (store, kompakt.Store(tmp_path / "cache", dictionaries=False)):
+        assert reader.get("r7", namespace="requests") == _request(7)
+        assert reader.get("again", namespace="requests") == _request(5)
+        assert reader.get("m2", namespace="requests") == _request(2)
+    report = store.verify()
+    assert report["problems"] == [] and report["dictionaries"] == 1
+    assert store.gc()["dictionaries"] == 0
+    # Another process reads them.
+    code = "import kompakt, sys; s = kompakt.Store(sys.argv[1]);print(s.get('again', namespace='requests')['path'])"
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "cache")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == _request(5)["path"]
+    store.clear("requests")
+    assert store.gc()["dictionaries"] == 1
+    assert store.info()["dictionaries"] == 0
+
+
+def stored_sizes(cli, store, namespace):
+    """Stored bytes of each key, from the CLI's listing."""
+    out = subprocess.run(
+        [cli, "store", "ls", "--long", "--namespace", namespace, store.path],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rows = [line.split("\t") for line in out.splitlines() if line]
+    units = {"B": 1, "KB": 1e3, "KiB": 1024, "MB": 1e6, "MiB": 1 << 20}
+    return {r[0]: float(r[3].split()[0]) * units[r[3].split()[1]] for r in rows}
+
+
+def test_store_without_dictionaries_or_with_noise_trains_none(tmp_path):
+    off = kompakt.Store(tmp_path / "off", dictionaries=False)
+    for i in range(2100):
+        off.set(f"r{i}", _request(i))
+    assert off.dictionary() is None
+    noise = kompakt.Store(tmp_path / "noise")
+    rng = random.Random(3)
+    for i in range(2100):
+        noise.set(f"n{i}", rng.randbytes(300))
+    assert noise.dictionary() is None
+    trial = noise.train_dictionary([rng.randbytes(300) for _ in range(500)])
+    assert trial["adopted"] is False and trial["reason"]
+    assert noise.info()["dictionaries"] == 0
+
+
+def test_train_dictionary_adopts_once(tmp_path):
+    store = kompakt.Store(tmp_path / "cache")
+    trial = store.train_dictionary([_request(i) for i in range(1000)], namespace="requests")
+    assert trial["adopted"], trial
+    assert trial["held_out_samples"] == 200
+    assert trial["stored_with"] <= 0.9 * trial["stored_without"]
+    with pytest.raises(ValueError, match="already has dictionary"):
+        store.train_dictionary([_request(i) for i in range(1000)], namespace="requests")
+    lz4 = kompakt.Store(tmp_path / "lz4", codec="lz4")
+    with pytest.raises(ValueError, match="zstd"):
+        lz4.train_dictionary([_request(i) for i in range(1000)])
+
+
+_store_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text(max_size=40)
+    | st.binary(max_size=40),
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=8), inner, max_size=6),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(_store_values, min_size=1, max_size=8))
+def test_values_round_trip_through_a_namespace_with_a_dictionary(tmp_path_factory, values):
+    path = tmp_path_factory.mktemp("dictstore") / "cache"
+    store = kompakt.Store(path)
+    assert store.train_dictionary([_request(i) for i in range(1000)])["adopted"]
+    store.mset({f"k{i}": v for i, v in enumerate(values)})
+    for i, v in enumerate(values):
+        store.set(f"s{i}", v)
+        assert store.get(f"k{i}") == v
+        assert store.get(f"s{i}") == v
+    assert store.verify()["problems"] == []

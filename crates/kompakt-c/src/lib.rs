@@ -577,6 +577,17 @@ fn open_reader(
     threads_: i32,
     out: *mut *mut kpk_reader,
 ) -> Result<(), Failure> {
+    open_reader_with(source, path, threads_, kompakt::codec::Dictionaries::none(), out)
+}
+
+/// [`open_reader`] for a value that needs `dictionaries` (a store's, see `kpk_store_get`).
+fn open_reader_with(
+    source: Arc<dyn ReadAt>,
+    path: Option<PathBuf>,
+    threads_: i32,
+    dictionaries: kompakt::codec::Dictionaries,
+    out: *mut *mut kpk_reader,
+) -> Result<(), Failure> {
     if out.is_null() {
         return Err(Failure::usage("the output pointer for the reader is NULL"));
     }
@@ -584,7 +595,8 @@ fn open_reader(
         threads: threads(threads_)?,
         verify_checksums: true,
     };
-    let reader = Reader::at(source, opts).map_err(about(&path))?;
+    let mut reader = Reader::at(source, opts).map_err(about(&path))?;
+    reader.set_dictionaries(dictionaries);
     put(out, Box::into_raw(Box::new(kpk_reader { reader, path })))
 }
 
@@ -899,7 +911,7 @@ pub unsafe extern "C" fn kpk_store_get(
             kompakt_store::ObjectSource::Memory(m) => Arc::new(m.into_inner()),
         };
         let threads = i32::try_from(s.store.local().read_options().threads).unwrap_or(0);
-        open_reader(source, None, threads, out)
+        open_reader_with(source, None, threads, object.dictionaries, out)
     })
 }
 

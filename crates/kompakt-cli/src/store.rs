@@ -73,6 +73,7 @@ fn get(a: StoreGetArgs) -> CliResult {
     let write = |out: &mut dyn Write| -> CliResult {
         if a.decompress {
             let mut reader = Reader::new(object.source, store.local().read_options())?;
+            reader.set_dictionaries(object.dictionaries);
             if !reader.streams().is_empty() {
                 io::copy(&mut reader.stream_reader(0)?, out)?;
             }
@@ -181,6 +182,8 @@ fn info(a: StoreInfoArgs) -> CliResult {
             "stored_bytes": stored,
             "raw_bytes": info.raw_bytes,
             "index_bytes": info.index_bytes,
+            "dictionaries": info.dictionaries,
+            "dictionary_bytes": info.dictionary_bytes,
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&v).expect("JSON value"))?;
         return Ok(());
@@ -216,6 +219,14 @@ fn info(a: StoreInfoArgs) -> CliResult {
         format_size(info.raw_bytes),
         format_size(info.index_bytes)
     )?;
+    if info.dictionaries > 0 {
+        writeln!(
+            out,
+            "dictionaries: {} ({}), trained for namespaces of small values",
+            info.dictionaries,
+            format_size(info.dictionary_bytes)
+        )?;
+    }
     Ok(())
 }
 
@@ -224,10 +235,11 @@ fn gc(a: StorePathArgs) -> CliResult {
     let r = store.gc()?;
     writeln!(
         io::stdout().lock(),
-        "removed {} unreferenced objects, {} orphan files, {} temporary files; freed {}",
+        "removed {} unreferenced objects, {} orphan files, {} temporary files, {} unused dictionaries; freed {}",
         r.objects,
         r.orphan_files,
         r.temp_files,
+        r.dictionaries,
         format_size(r.bytes)
     )?;
     Ok(())

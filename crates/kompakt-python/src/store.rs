@@ -73,9 +73,12 @@ fn bytes_stream(codec: kompakt::CodecSpec) -> StreamOptions {
 }
 
 impl PyStore {
+    /// The object for whole streams; for a value of `namespace` in a local store, small
+    /// values use (or help train) the namespace's dictionary.
     fn pending_from_streams(
         &self,
         py: Python<'_>,
+        namespace: Option<&str>,
         streams: &Bound<'_, PyList>,
         metadata: &[u8],
         codec: Option<kompakt::CodecSpec>,
@@ -85,7 +88,10 @@ impl PyStore {
         let stream_opts = bytes_stream(opts.stream.codec);
         py.detach(|| {
             let parts: Vec<_> = buffers.iter().map(|b| (b.as_slice(), stream_opts)).collect();
-            self.store.local().prepare(&parts, metadata, opts)
+            match (&self.store, namespace) {
+                (AnyStore::Local(store), Some(namespace)) => store.prepare_for(namespace, &parts, metadata, opts),
+                _ => self.store.local().prepare(&parts, metadata, opts),
+            }
         })
         .py_err()
     }
@@ -94,7 +100,7 @@ impl PyStore {
 #[pymethods]
 impl PyStore {
     #[new]
-    #[pyo3(signature = (path, *, codec=None, level=None, create=true, durable=false, threads=None, adapt=None, cache_dir=None, grace=None, cache_dir_limit=None, multipart_threshold=None))]
+    #[pyo3(signature = (path, *, codec=None, level=None, create=true, durable=false, threads=None, adapt=None, dictionaries=true, cache_dir=None, grace=None, cache_dir_limit=None, multipart_threshold=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -105,6 +111,7 @@ impl PyStore {
         durable: bool,
         threads: Option<i64>,
         adapt: Option<bool>,
+        dictionaries: bool,
         cache_dir: Option<std::path::PathBuf>,
         grace: Option<f64>,
         cache_dir_limit: Option<f64>,
@@ -116,6 +123,7 @@ impl PyStore {
             durable,
             threads: options::threads(threads)?,
             adapt,
+            dictionaries,
         };
         let location = crate::pyfile::location(&path)?;
         let remote_only =
@@ -217,25 +225,75 @@ impl PyStore {
         codec: Option<&str>,
         level: Option<i64>,
     ) -> PyResult<String> {
-        let object = self.pending_from_streams(py, streams, metadata, codec_override(codec, level)?)?;
+        let object =
+            self.pending_from_streams(py, Some(namespace), streams, metadata, codec_override(codec, level)?)?;
         let hash = object.hash();
         py.detach(|| self.store.commit_many(namespace, vec![(key.to_string(), object)]))
             .py_err()?;
         Ok(hash.to_string())
     }
 
-    /// Builds an object from whole byte streams, to commit later (`commit_many`).
-    #[pyo3(signature = (streams, metadata, *, codec=None, level=None))]
+    /// Builds an object from whole byte streams, to commit later (`commit`) under
+    /// `namespace` (which lets a small value use the namespace's dictionary).
+    #[pyo3(signature = (streams, metadata, *, namespace=None, codec=None, level=None))]
     fn prepare(
         &self,
         py: Python<'_>,
         streams: &Bound<'_, PyList>,
         metadata: &[u8],
+        namespace: Option<&str>,
         codec: Option<&str>,
         level: Option<i64>,
     ) -> PyResult<Pending> {
-        self.pending_from_streams(py, streams, metadata, codec_override(codec, level)?)
+        self.pending_from_streams(py, namespace, streams, metadata, codec_override(codec, level)?)
             .map(Pending::new)
+    }
+
+    /// The zstd dictionary the namespace's small values are compressed with, or None.
+    fn dictionary(&self, py: Python<'_>, namespace: &str) -> PyResult<Option<crate::dictionary::PyDictionary>> {
+        let AnyStore::Local(store) = &self.store else {
+            return Ok(None);
+        };
+        let found = py.detach(|| store.dictionary(namespace)).py_err()?;
+        Ok(found.map(|inner| crate::dictionary::PyDictionary { inner }))
+    }
+
+    /// Trains a dictionary for `namespace` on `samples`, judges it on held-out ones and adopts
+    /// it if it pays; returns what the trial found.
+    fn train_dictionary<'py>(
+        &self,
+        py: Python<'py>,
+        namespace: &str,
+        samples: Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let AnyStore::Local(store) = &self.store else {
+            return Err(PyValueError::new_err(
+                "dictionaries are trained for local stores only (a store on object storage compresses without)",
+            ));
+        };
+        let buffers = samples.iter().map(Buffer::get).collect::<PyResult<Vec<_>>>()?;
+        let trial = py
+            .detach(|| {
+                let slices: Vec<&[u8]> = buffers.iter().map(|b| b.as_slice()).collect();
+                store.train_dictionary(namespace, &slices)
+            })
+            .py_err()?;
+        let d = PyDict::new(py);
+        d.set_item("namespace", &trial.namespace)?;
+        d.set_item("adopted", trial.adopted)?;
+        d.set_item("reason", &trial.reason)?;
+        d.set_item("dictionary_id", trial.dictionary.map(|(id, _)| id.to_string()))?;
+        d.set_item("dictionary_bytes", trial.dictionary.map(|(_, n)| n))?;
+        d.set_item("trained_samples", trial.trained_samples)?;
+        d.set_item("trained_bytes", trial.trained_bytes)?;
+        d.set_item("held_out_samples", trial.held_out_samples)?;
+        d.set_item("held_out_bytes", trial.held_out_bytes)?;
+        d.set_item("stored_without", trial.stored_without)?;
+        d.set_item("stored_with", trial.stored_with)?;
+        d.set_item("seconds_without", trial.seconds_without)?;
+        d.set_item("seconds_with", trial.seconds_with)?;
+        d.set_item("training_seconds", trial.training_seconds)?;
+        Ok(d)
     }
 
     /// A `FileWriter` whose file becomes a store object: write it, then pass it to `finish`.
@@ -305,6 +363,7 @@ impl PyStore {
                 };
                 let (inline, hash) = (object.inline, object.hash.to_string());
                 let mut reader = Reader::new(Source::Object(object.source), opts)?;
+                reader.set_dictionaries(object.dictionaries);
                 if inline && reader.streams().len() == 1 {
                     let data = reader.read_stream(0)?;
                     return Ok(Some(Found::Whole(hash, reader.metadata().to_vec(), data)));
@@ -389,6 +448,8 @@ impl PyStore {
                 d.set_item("stored_bytes", info.inline_bytes + info.file_bytes)?;
                 d.set_item("raw_bytes", info.raw_bytes)?;
                 d.set_item("index_bytes", info.index_bytes)?;
+                d.set_item("dictionaries", info.dictionaries)?;
+                d.set_item("dictionary_bytes", info.dictionary_bytes)?;
                 info.namespaces
             }
             AnyStore::Remote(remote) => {
@@ -435,6 +496,7 @@ impl PyStore {
         d.set_item("bytes", r.bytes)?;
         d.set_item("orphan_files", r.orphan_files)?;
         d.set_item("temp_files", r.temp_files)?;
+        d.set_item("dictionaries", r.dictionaries)?;
         Ok(d)
     }
 
@@ -445,6 +507,7 @@ impl PyStore {
         d.set_item("objects", r.objects)?;
         d.set_item("raw_bytes", r.raw_bytes)?;
         d.set_item("keys", r.keys)?;
+        d.set_item("dictionaries", r.dictionaries)?;
         d.set_item("problems", r.problems)?;
         Ok(d)
     }

@@ -132,6 +132,9 @@ impl RemoteStore {
                 &cache_dir,
                 StoreOptions {
                     create: true,
+                    // Values go to object storage, where other machines read them without
+                    // this cache's dictionaries (shared dictionaries there are not done).
+                    dictionaries: false,
                     ..opts.local
                 },
             )?,

@@ -5,18 +5,37 @@
 //! row and the key index), not a file system round trip.
 
 use crate::error::{Error, Result};
+use kompakt::codec::DictionaryId;
 use kompakt::stream::ContentHash;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::path::Path;
 use std::time::Duration;
 
-/// Index schema version (`PRAGMA user_version`). Version 2 keeps small values in the key's
-/// row; an index of version 1 is upgraded when a store is opened.
+/// Index schema version (`PRAGMA user_version`) of a store that holds no dictionary. Version
+/// 2 keeps small values in the key's row; an index of version 1 is upgraded when a store is
+/// opened.
 pub const INDEX_VERSION: i64 = 2;
+/// Index version once a namespace has adopted a zstd dictionary: values may then need one, so
+/// a kompakt that reads only versions 1 and 2 must refuse the store. The tables and columns
+/// for dictionaries are added to every index when a store is opened (older kompakt ignores
+/// them); only the first adoption raises the version.
+pub const INDEX_VERSION_DICTIONARIES: i64 = 3;
 /// Page cache per connection, in KiB.
 const PAGE_CACHE_KIB: u32 = 64 * 1024;
 /// WAL pages after which a commit checkpoints.
 const WAL_CHECKPOINT_PAGES: i64 = 4000;
+
+/// The tables of dictionaries, and the column that names the dictionary a value needs.
+const DICTIONARY_SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS dictionaries (
+    id BLOB PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    data BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS namespace_dictionaries (
+    namespace TEXT PRIMARY KEY,
+    id BLOB NOT NULL
+);";
 
 /// File name of the index in the store's folder.
 pub const INDEX_FILE: &str = "index.sqlite";
@@ -94,16 +113,60 @@ pub fn open(root: &Path, create: bool, durable: bool) -> Result<Connection> {
     // 16 MB.
     conn.pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_PAGES)?;
     let version: i64 = retry_busy(|| conn.pragma_query_value(None, "user_version", |r| r.get(0)))?;
-    if version > INDEX_VERSION {
+    if version > INDEX_VERSION_DICTIONARIES {
         return Err(Error::Store(format!(
-            "{}: index version {version}; this kompakt reads versions 1 to {INDEX_VERSION}: upgrade kompakt",
+            "{}: index version {version}; this kompakt reads versions 1 to {INDEX_VERSION_DICTIONARIES}: upgrade kompakt",
             path.display()
         )));
     }
     if version < INDEX_VERSION {
         retry_busy(|| upgrade(&conn))?;
     }
+    if !has_dictionary_schema(&conn)? {
+        retry_busy(|| in_write_transaction(&conn, add_dictionary_schema))?;
+    }
     Ok(conn)
+}
+
+fn has_dictionary_schema(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT (SELECT count(*) FROM pragma_table_info('keys_v2') WHERE name = 'dictionary')
+              + (SELECT count(*) FROM pragma_table_info('objects') WHERE name = 'dictionary')
+              + (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'namespace_dictionaries') = 3",
+        [],
+        |r| r.get(0),
+    )
+}
+
+/// Adds the dictionary tables and columns (checked again under the write lock: another
+/// process may have added them meanwhile). The version stays as it is.
+fn add_dictionary_schema(conn: &Connection) -> rusqlite::Result<()> {
+    for table in ["keys_v2", "objects"] {
+        let present: bool = conn.query_row(
+            &format!("SELECT count(*) > 0 FROM pragma_table_info('{table}') WHERE name = 'dictionary'"),
+            [],
+            |r| r.get(0),
+        )?;
+        if !present {
+            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN dictionary BLOB"))?;
+        }
+    }
+    conn.execute_batch(DICTIONARY_SCHEMA)
+}
+
+/// Runs `f` inside `BEGIN IMMEDIATE` ... `COMMIT` (rolled back if it fails).
+fn in_write_transaction(
+    conn: &Connection,
+    f: impl FnOnce(&Connection) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    match f(conn) {
+        Ok(()) => conn.execute_batch("COMMIT"),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
 }
 
 /// Creates the schema, or upgrades an index of version 1, in one transaction (another process
@@ -111,8 +174,7 @@ pub fn open(root: &Path, create: bool, durable: bool) -> Result<Connection> {
 /// existing version-2 key table is kept, and version-1 rows are copied only where the key is
 /// not already there (an old kompakt creating the store at the same moment can leave both).
 fn upgrade(conn: &Connection) -> rusqlite::Result<()> {
-    conn.execute_batch("BEGIN IMMEDIATE")?;
-    let result = (|| {
+    in_write_transaction(conn, |conn| {
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
         if version >= INDEX_VERSION {
             return Ok(()); // done by another process meanwhile (a newer one is refused later)
@@ -121,14 +183,7 @@ fn upgrade(conn: &Connection) -> rusqlite::Result<()> {
         conn.execute_batch(KEYS_TABLE)?;
         merge_version_1_keys(conn)?;
         conn.pragma_update(None, "user_version", INDEX_VERSION)
-    })();
-    match result {
-        Ok(()) => conn.execute_batch("COMMIT"),
-        Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
-            Err(e)
-        }
-    }
+    })
 }
 
 /// Moves the rows of a version-1 key table, if there is one, into `keys_v2` (where the key is
@@ -147,7 +202,9 @@ pub fn merge_version_1_keys(conn: &Connection) -> rusqlite::Result<()> {
             "INSERT OR IGNORE INTO keys_v2 (namespace, key, hash) SELECT namespace, key, hash FROM keys;
              DROP TABLE keys;",
         )?;
-        conn.pragma_update(None, "user_version", INDEX_VERSION)?;
+        // Never lowers the version: a store with dictionaries stays at version 3.
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        conn.pragma_update(None, "user_version", version.max(INDEX_VERSION))?;
     }
     Ok(())
 }
@@ -180,6 +237,28 @@ pub struct ObjectRow {
     pub stored_size: u64,
     /// The file's bytes for an inline object; None for an object in `objects/`.
     pub data: Option<Vec<u8>>,
+    /// The zstd dictionary its blocks were compressed with, if any.
+    pub dictionary: Option<DictionaryId>,
+}
+
+fn dictionary_column(bytes: Option<Vec<u8>>) -> rusqlite::Result<Option<DictionaryId>> {
+    bytes
+        .map(|b| {
+            <[u8; 8]>::try_from(&b[..])
+                .map(|id| DictionaryId(u64::from_le_bytes(id)))
+                .map_err(|_| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        0,
+                        rusqlite::types::Type::Blob,
+                        format!("a dictionary id of {} bytes, expected 8", b.len()).into(),
+                    )
+                })
+        })
+        .transpose()
+}
+
+fn id_bytes(id: DictionaryId) -> [u8; 8] {
+    id.0.to_le_bytes()
 }
 
 fn hash_column(bytes: Vec<u8>) -> rusqlite::Result<ContentHash> {
@@ -200,21 +279,22 @@ fn size(v: u64) -> i64 {
 /// an object the index does not hold.
 pub fn lookup(conn: &Connection, namespace: &str, key: &str) -> Result<Option<ObjectRow>> {
     let mut key_stmt =
-        conn.prepare_cached("SELECT hash, raw_size, data FROM keys_v2 WHERE namespace = ?1 AND key = ?2")?;
+        conn.prepare_cached("SELECT hash, raw_size, data, dictionary FROM keys_v2 WHERE namespace = ?1 AND key = ?2")?;
     // The key's object in one statement (one snapshot): the row found is the one the key
     // pointed at then, even if the key changes between the two statements.
     let mut object_stmt = conn.prepare_cached(
-        "SELECT hash, raw_size, stored_size, data FROM objects
+        "SELECT hash, raw_size, stored_size, data, dictionary FROM objects
          WHERE hash = (SELECT hash FROM keys_v2 WHERE namespace = ?1 AND key = ?2 AND data IS NULL)",
     )?;
     let mut seen = None;
     for _ in 0..8 {
-        let Some((hash, raw_size, data)) = key_stmt
+        let Some((hash, raw_size, data, dictionary)) = key_stmt
             .query_row(params![namespace, key], |r| {
                 Ok((
                     hash_column(r.get(0)?)?,
                     r.get::<_, Option<i64>>(1)?,
                     r.get::<_, Option<Vec<u8>>>(2)?,
+                    dictionary_column(r.get(3)?)?,
                 ))
             })
             .optional()?
@@ -227,6 +307,7 @@ pub fn lookup(conn: &Connection, namespace: &str, key: &str) -> Result<Option<Ob
                 raw_size: raw_size.unwrap_or(0).max(0) as u64,
                 stored_size: data.len() as u64,
                 data: Some(data),
+                dictionary,
             }));
         }
         let row = object_stmt
@@ -236,6 +317,7 @@ pub fn lookup(conn: &Connection, namespace: &str, key: &str) -> Result<Option<Ob
                     raw_size: r.get::<_, i64>(1)?.max(0) as u64,
                     stored_size: r.get::<_, i64>(2)?.max(0) as u64,
                     data: r.get(3)?,
+                    dictionary: dictionary_column(r.get(4)?)?,
                 })
             })
             .optional()?;
@@ -276,21 +358,24 @@ pub fn replace_object(conn: &Connection, row: &ObjectRow) -> Result<()> {
 
 /// Runs `verb` (an INSERT form) on the object row; returns the rows changed.
 fn put_object(conn: &Connection, verb: &str, row: &ObjectRow) -> Result<usize> {
-    let sql = format!("{verb} INTO objects (hash, raw_size, stored_size, data) VALUES (?1, ?2, ?3, ?4)");
+    let sql =
+        format!("{verb} INTO objects (hash, raw_size, stored_size, data, dictionary) VALUES (?1, ?2, ?3, ?4, ?5)");
     Ok(conn.prepare_cached(&sql)?.execute(params![
         &row.hash.to_bytes()[..],
         size(row.raw_size),
         size(row.stored_size),
-        row.data.as_deref()
+        row.data.as_deref(),
+        row.dictionary.map(id_bytes)
     ])?)
 }
 
 /// Points the key at the object `hash`, held in the object table or as a file.
 pub fn set_key(conn: &Connection, namespace: &str, key: &str, hash: ContentHash) -> Result<()> {
-    put_key(conn, namespace, key, hash, None)
+    put_key(conn, namespace, key, hash, None, None)
 }
 
-/// Sets the key to a small object held in its own row: `data` is the kompakt file.
+/// Sets the key to a small object held in its own row: `data` is the kompakt file, compressed
+/// with `dictionary` if there is one.
 pub fn set_key_value(
     conn: &Connection,
     namespace: &str,
@@ -298,8 +383,9 @@ pub fn set_key_value(
     hash: ContentHash,
     raw_size: u64,
     data: &[u8],
+    dictionary: Option<DictionaryId>,
 ) -> Result<()> {
-    put_key(conn, namespace, key, hash, Some((raw_size, data)))
+    put_key(conn, namespace, key, hash, Some((raw_size, data)), dictionary)
 }
 
 fn put_key(
@@ -308,18 +394,21 @@ fn put_key(
     key: &str,
     hash: ContentHash,
     value: Option<(u64, &[u8])>,
+    dictionary: Option<DictionaryId>,
 ) -> Result<()> {
     conn.prepare_cached(
-        "INSERT INTO keys_v2 (namespace, key, hash, raw_size, data) VALUES (?1, ?2, ?3, ?4, ?5)
+        "INSERT INTO keys_v2 (namespace, key, hash, raw_size, data, dictionary) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (namespace, key) DO UPDATE
-         SET hash = excluded.hash, raw_size = excluded.raw_size, data = excluded.data",
+         SET hash = excluded.hash, raw_size = excluded.raw_size, data = excluded.data,
+             dictionary = excluded.dictionary",
     )?
     .execute(params![
         namespace,
         key,
         &hash.to_bytes()[..],
         value.map(|(raw, _)| size(raw)),
-        value.map(|(_, data)| data)
+        value.map(|(_, data)| data),
+        dictionary.map(id_bytes)
     ])?;
     Ok(())
 }
@@ -380,18 +469,30 @@ pub fn namespaces(conn: &Connection) -> Result<Vec<(String, u64)>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// Every object (without the inline bytes): hash, raw size, stored size, inline.
-pub fn objects(conn: &Connection) -> Result<Vec<(ContentHash, u64, u64, bool)>> {
-    let mut stmt = conn.prepare("SELECT hash, raw_size, stored_size, data IS NOT NULL FROM objects ORDER BY hash")?;
+/// Every object (without the inline bytes).
+pub fn objects(conn: &Connection) -> Result<Vec<ObjectSummary>> {
+    let mut stmt =
+        conn.prepare("SELECT hash, raw_size, stored_size, data IS NOT NULL, dictionary FROM objects ORDER BY hash")?;
     let rows = stmt.query_map([], |r| {
-        Ok((
-            hash_column(r.get(0)?)?,
-            r.get::<_, i64>(1)?.max(0) as u64,
-            r.get::<_, i64>(2)?.max(0) as u64,
-            r.get(3)?,
-        ))
+        Ok(ObjectSummary {
+            hash: hash_column(r.get(0)?)?,
+            raw_size: r.get::<_, i64>(1)?.max(0) as u64,
+            stored_size: r.get::<_, i64>(2)?.max(0) as u64,
+            inline: r.get(3)?,
+            dictionary: dictionary_column(r.get(4)?)?,
+        })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// One row of the object table, without its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObjectSummary {
+    pub hash: ContentHash,
+    pub raw_size: u64,
+    pub stored_size: u64,
+    pub inline: bool,
+    pub dictionary: Option<DictionaryId>,
 }
 
 /// Count, raw bytes and stored bytes of the values held in key rows.
@@ -426,7 +527,7 @@ pub fn last_key_row(conn: &Connection) -> Result<i64> {
 /// `until` (for a verify that does not hold every value in memory at once).
 pub fn key_values_between(conn: &Connection, after: i64, until: i64, limit: usize) -> Result<Vec<KeyValue>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT rowid, namespace, key, hash, raw_size, data FROM keys_v2
+        "SELECT rowid, namespace, key, hash, raw_size, data, dictionary FROM keys_v2
          WHERE rowid > ?1 AND rowid <= ?2 AND data IS NOT NULL ORDER BY rowid LIMIT ?3",
     )?;
     let rows = stmt.query_map(params![after, until, size(limit as u64)], |r| {
@@ -440,6 +541,7 @@ pub fn key_values_between(conn: &Connection, after: i64, until: i64, limit: usiz
                 raw_size: r.get::<_, Option<i64>>(4)?.unwrap_or(0).max(0) as u64,
                 stored_size: data.len() as u64,
                 data: Some(data),
+                dictionary: dictionary_column(r.get(6)?)?,
             },
         })
     })?;
@@ -511,6 +613,118 @@ pub fn entries(conn: &Connection, namespace: Option<&str>) -> Result<Vec<Entry>>
             raw_size: r.get::<_, i64>(3)?.max(0) as u64,
             stored_size: r.get::<_, i64>(4)?.max(0) as u64,
         })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The bytes of dictionary `id`, if the index holds it.
+pub fn dictionary(conn: &Connection, id: DictionaryId) -> Result<Option<Vec<u8>>> {
+    let mut stmt = conn.prepare_cached("SELECT data FROM dictionaries WHERE id = ?1")?;
+    Ok(stmt.query_row([&id_bytes(id)[..]], |r| r.get(0)).optional()?)
+}
+
+/// The dictionary `namespace` has adopted: its id and bytes.
+pub fn namespace_dictionary(conn: &Connection, namespace: &str) -> Result<Option<(DictionaryId, Vec<u8>)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT n.id, d.data FROM namespace_dictionaries n JOIN dictionaries d ON d.id = n.id
+         WHERE n.namespace = ?1",
+    )?;
+    Ok(stmt
+        .query_row([namespace], |r| {
+            Ok((dictionary_column(r.get(0)?)?.unwrap_or(DictionaryId(0)), r.get(1)?))
+        })
+        .optional()?)
+}
+
+/// Inserts the dictionary unless the index holds it; raises the index version to 3 when it
+/// inserts (values compressed with it are about to be written). Returns whether it inserted.
+pub fn insert_dictionary(conn: &Connection, namespace: &str, id: DictionaryId, data: &[u8]) -> Result<bool> {
+    let inserted = conn
+        .prepare_cached("INSERT OR IGNORE INTO dictionaries (id, namespace, data) VALUES (?1, ?2, ?3)")?
+        .execute(params![&id_bytes(id)[..], namespace, data])?
+        > 0;
+    if inserted {
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version < INDEX_VERSION_DICTIONARIES {
+            conn.pragma_update(None, "user_version", INDEX_VERSION_DICTIONARIES)?;
+        }
+    }
+    Ok(inserted)
+}
+
+/// Makes `id` (already inserted) the dictionary of `namespace` unless it has one; returns
+/// the namespace's dictionary afterwards.
+pub fn adopt_dictionary(conn: &Connection, namespace: &str, id: DictionaryId) -> Result<DictionaryId> {
+    conn.prepare_cached("INSERT OR IGNORE INTO namespace_dictionaries (namespace, id) VALUES (?1, ?2)")?
+        .execute(params![namespace, &id_bytes(id)[..]])?;
+    let current: Vec<u8> = conn
+        .prepare_cached("SELECT id FROM namespace_dictionaries WHERE namespace = ?1")?
+        .query_row([namespace], |r| r.get(0))?;
+    Ok(dictionary_column(Some(current))?.unwrap_or(id))
+}
+
+/// One row of the dictionary table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DictionaryRow {
+    pub id: DictionaryId,
+    pub namespace: String,
+    pub data: Vec<u8>,
+}
+
+/// Every dictionary, with its bytes (a store holds a few, one per namespace at most in use).
+pub fn dictionaries(conn: &Connection) -> Result<Vec<DictionaryRow>> {
+    let mut stmt = conn.prepare("SELECT id, namespace, data FROM dictionaries ORDER BY namespace, id")?;
+    let rows = stmt.query_map([], |r| {
+        Ok(DictionaryRow {
+            id: dictionary_column(r.get(0)?)?.unwrap_or(DictionaryId(0)),
+            namespace: r.get(1)?,
+            data: r.get(2)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Number and total bytes of the dictionaries.
+pub fn dictionaries_summary(conn: &Connection) -> Result<(u64, u64)> {
+    let (n, bytes): (i64, i64) = conn
+        .prepare_cached("SELECT count(*), coalesce(sum(length(data)), 0) FROM dictionaries")?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok((n.max(0) as u64, bytes.max(0) as u64))
+}
+
+/// Values that name a dictionary the index does not hold: (what, dictionary).
+pub fn dangling_dictionaries(conn: &Connection) -> Result<Vec<(String, DictionaryId)>> {
+    let mut stmt = conn.prepare(
+        "SELECT 'key ' || quote(namespace) || '/' || quote(key), dictionary FROM keys_v2
+         WHERE dictionary IS NOT NULL AND dictionary NOT IN (SELECT id FROM dictionaries)
+         UNION ALL
+         SELECT 'object ' || lower(hex(hash)), dictionary FROM objects
+         WHERE dictionary IS NOT NULL AND dictionary NOT IN (SELECT id FROM dictionaries)",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok((r.get(0)?, dictionary_column(r.get(1)?)?.unwrap_or(DictionaryId(0))))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Forgets the dictionaries of namespaces that hold no key, then deletes the dictionaries no
+/// namespace has adopted and no value needs; returns (id, bytes) of each deleted.
+pub fn delete_unused_dictionaries(conn: &Connection) -> Result<Vec<(DictionaryId, u64)>> {
+    conn.execute(
+        "DELETE FROM namespace_dictionaries WHERE namespace NOT IN (SELECT namespace FROM keys_v2)",
+        [],
+    )?;
+    let mut stmt = conn.prepare(
+        "DELETE FROM dictionaries WHERE id NOT IN (SELECT id FROM namespace_dictionaries)
+           AND id NOT IN (SELECT dictionary FROM keys_v2 WHERE dictionary IS NOT NULL)
+           AND id NOT IN (SELECT dictionary FROM objects WHERE dictionary IS NOT NULL)
+         RETURNING id, length(data)",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            dictionary_column(r.get(0)?)?.unwrap_or(DictionaryId(0)),
+            r.get::<_, i64>(1)?.max(0) as u64,
+        ))
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

@@ -29,17 +29,20 @@
 //! ```
 
 mod config;
+mod dictionaries;
 mod error;
 mod index;
 mod objects;
 
 pub use config::{Config, CONFIG_FILE, HASH_ALGORITHM, KEY_ENCODING, STORE_VERSION};
+pub use dictionaries::{DictionaryTrial, DICTIONARY_VALUE_MAX, MIN_GAIN};
 pub use error::{Error, Result};
-pub use index::{Entry, INDEX_FILE, INDEX_VERSION};
+pub use index::{Entry, INDEX_FILE, INDEX_VERSION, INDEX_VERSION_DICTIONARIES};
 pub use objects::{hash_of_file_name, Spill, Spilled, TempObject};
 
+use dictionaries::StoreDictionaries;
 use index::ObjectRow;
-use kompakt::codec::CodecSpec;
+use kompakt::codec::{CodecSpec, Dictionaries, Dictionary, DictionaryId};
 use kompakt::stream::{ContentHash, ContentHasher, ReadOptions, Reader, StreamOptions, WriteOptions, Writer};
 use rusqlite::{Connection, TransactionBehavior};
 use std::collections::HashMap;
@@ -93,6 +96,12 @@ pub struct StoreOptions {
     /// choice of ratio. Objects kept in the index are always compressed with the codec. Not
     /// recorded in the configuration: each process chooses.
     pub adapt: Option<bool>,
+    /// Whether small values (at most [`DICTIONARY_VALUE_MAX`] raw bytes, codec zstd) of each
+    /// namespace are sampled to train a zstd dictionary, adopted when it makes held-out values
+    /// at least [`MIN_GAIN`] smaller at no loss of speed, and then compressed with it (default
+    /// true). Reading values compressed with a dictionary works either way. Not recorded in
+    /// the configuration: each process chooses.
+    pub dictionaries: bool,
 }
 
 impl Default for StoreOptions {
@@ -103,6 +112,7 @@ impl Default for StoreOptions {
             durable: false,
             threads: 0,
             adapt: None,
+            dictionaries: true,
         }
     }
 }
@@ -114,6 +124,8 @@ pub struct PendingObject {
     hash: ContentHash,
     raw_size: u64,
     body: Spilled,
+    /// The dictionary its blocks were compressed with, if any.
+    dictionary: Option<Dictionary>,
 }
 
 impl PendingObject {
@@ -123,7 +135,13 @@ impl PendingObject {
             hash,
             raw_size,
             body: spill.finish()?,
+            dictionary: None,
         })
+    }
+
+    /// The id of the dictionary it was compressed with, if any.
+    pub fn dictionary(&self) -> Option<DictionaryId> {
+        self.dictionary.as_ref().map(Dictionary::id)
     }
 
     /// The object's content hash.
@@ -180,6 +198,9 @@ pub struct StoredObject {
     pub inline: bool,
     /// Its file, open.
     pub source: ObjectSource,
+    /// The dictionaries reading it needs: give them to its reader
+    /// ([`Reader::set_dictionaries`]). Empty for a value compressed without one.
+    pub dictionaries: Dictionaries,
 }
 
 /// Totals of a store, as `info()` and `kompakt store info` report them.
@@ -200,6 +221,10 @@ pub struct StoreInfo {
     pub raw_bytes: u64,
     /// Size of the index files (database and write-ahead log).
     pub index_bytes: u64,
+    /// zstd dictionaries held (trained for namespaces of small values).
+    pub dictionaries: u64,
+    /// Their bytes.
+    pub dictionary_bytes: u64,
 }
 
 /// What [`Store::reduce_size`] removed, and what is left.
@@ -224,6 +249,9 @@ pub struct GcReport {
     pub orphan_files: u64,
     /// Temporary files of writers that died.
     pub temp_files: u64,
+    /// Dictionaries no value needed and no namespace with keys uses (their bytes are in
+    /// `bytes`).
+    pub dictionaries: u64,
 }
 
 /// What [`Store::verify`] found.
@@ -235,6 +263,8 @@ pub struct StoreVerifyReport {
     pub raw_bytes: u64,
     /// Keys checked.
     pub keys: u64,
+    /// Dictionaries checked (their bytes against their id).
+    pub dictionaries: u64,
     /// Every problem found, one line each; empty when the store is sound.
     pub problems: Vec<String>,
 }
@@ -272,6 +302,7 @@ pub struct Store {
     writes: Mutex<Connection>,
     threads: usize,
     adapt: Option<bool>,
+    dictionaries: StoreDictionaries,
 }
 
 impl Store {
@@ -292,6 +323,7 @@ impl Store {
             writes: Mutex::new(writes),
             threads: opts.threads,
             adapt: opts.adapt,
+            dictionaries: StoreDictionaries::new(opts.dictionaries),
         })
     }
 
@@ -380,6 +412,151 @@ impl Store {
         self.finish(w)
     }
 
+    /// Like [`prepare`](Store::prepare), for a value of `namespace`: a small value (at most
+    /// [`DICTIONARY_VALUE_MAX`] raw bytes, every stream zstd) is compressed with the
+    /// namespace's dictionary when it has one, and otherwise offered to the namespace's sample
+    /// of values, from which a dictionary is trained and judged once enough have come
+    /// ([`StoreOptions::dictionaries`]; that trial runs inside this call).
+    pub fn prepare_for(
+        &self,
+        namespace: &str,
+        streams: &[(&[u8], StreamOptions)],
+        metadata: &[u8],
+        opts: WriteOptions,
+    ) -> Result<PendingObject> {
+        let Some(dictionary) = self.dictionary_for_value(namespace, streams, &opts)? else {
+            return self.prepare(streams, metadata, opts);
+        };
+        let mut w = kompakt_fs::writer_with_dictionary(self.spill(&opts), opts, None, Some(dictionary.clone()))?;
+        w.hash_content()?;
+        for (data, options) in streams {
+            let id = w.add_stream(Some(*options))?;
+            w.write(id, data)?;
+            w.finish_stream(id)?;
+        }
+        w.set_metadata(metadata.to_vec())?;
+        let mut object = self.finish(w)?;
+        object.dictionary = Some(dictionary);
+        Ok(object)
+    }
+
+    /// The dictionary a value of `namespace` is to be compressed with, sampling it when the
+    /// namespace has none.
+    fn dictionary_for_value(
+        &self,
+        namespace: &str,
+        streams: &[(&[u8], StreamOptions)],
+        opts: &WriteOptions,
+    ) -> Result<Option<Dictionary>> {
+        let zstd = |spec: &CodecSpec| matches!(spec, CodecSpec::Fixed(kompakt::codec::Codec::Zstd { .. }));
+        let raw: usize = streams.iter().map(|(d, _)| d.len()).sum();
+        if !self.dictionaries.enabled
+            || !zstd(&opts.stream.codec)
+            || !streams.iter().all(|(_, o)| zstd(&o.codec))
+            || raw > DICTIONARY_VALUE_MAX
+        {
+            return Ok(None);
+        }
+        if let Some(current) = self.dictionary(namespace)? {
+            return Ok(Some(current));
+        }
+        let parts: Vec<&[u8]> = streams.iter().map(|(d, _)| *d).collect();
+        if let Some(samples) = self.dictionaries.offer(namespace, &parts) {
+            // A trial is an optimisation: if it fails (say the index is busy), the value is
+            // stored without a dictionary, as it would have been.
+            let _ = self.adopt_if_it_pays(namespace, &samples, opts);
+            self.dictionaries.trial_done(namespace);
+        }
+        Ok(self.dictionaries.cached_current(namespace).flatten())
+    }
+
+    /// The dictionary values of `namespace` are compressed with, if it has adopted one.
+    pub fn dictionary(&self, namespace: &str) -> Result<Option<Dictionary>> {
+        if let Some(current) = self.dictionaries.cached_current(namespace) {
+            return Ok(current);
+        }
+        let found = index::namespace_dictionary(&*self.read()?, namespace)?;
+        let current = match found {
+            Some((id, bytes)) => Some(checked_dictionary(id, bytes)?),
+            None => None,
+        };
+        self.dictionaries.set_current(namespace, current.clone());
+        Ok(current)
+    }
+
+    /// Trains a dictionary for `namespace` on `samples` (values as the namespace holds them:
+    /// each a sample), judges it on one in five held out of training, and adopts it if it
+    /// makes them at least [`MIN_GAIN`] smaller at no loss of speed, written with the store's
+    /// codec (which must be zstd). A namespace that has a dictionary keeps it. The store does
+    /// this by itself from the values it is given ([`StoreOptions::dictionaries`]); call this
+    /// to decide from values at hand.
+    pub fn train_dictionary<S: AsRef<[u8]>>(&self, namespace: &str, samples: &[S]) -> Result<DictionaryTrial> {
+        let opts = self.write_options(None);
+        if !dictionaries::codec_allows(&opts) {
+            return Err(Error::Format(kompakt::Error::invalid(
+                "codec with a dictionary",
+                opts.stream.codec.to_string(),
+                "a store whose default codec is zstd or zstd:LEVEL (dictionaries are zstd's)",
+            )));
+        }
+        let samples: Vec<Vec<u8>> = samples.iter().map(|s| s.as_ref().to_vec()).collect();
+        self.adopt_if_it_pays(namespace, &samples, &opts)
+    }
+
+    fn adopt_if_it_pays(&self, namespace: &str, samples: &[Vec<u8>], opts: &WriteOptions) -> Result<DictionaryTrial> {
+        if let Some(current) = self.dictionary(namespace)? {
+            return Err(Error::Store(format!(
+                "namespace {namespace:?} already has dictionary {}",
+                current.id()
+            )));
+        }
+        let (mut trial, dictionary) = dictionaries::try_dictionary(namespace, samples, opts)?;
+        let Some(dictionary) = dictionary else {
+            return Ok(trial);
+        };
+        let current = {
+            let mut conn = self.write()?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            index::insert_dictionary(&tx, namespace, dictionary.id(), dictionary.bytes())?;
+            let current = index::adopt_dictionary(&tx, namespace, dictionary.id())?;
+            tx.commit()?;
+            current
+        };
+        if current == dictionary.id() {
+            trial.adopted = true;
+            self.dictionaries.set_current(namespace, Some(dictionary));
+        } else {
+            // Another process adopted one first: values of the namespace use that one (the
+            // dictionary inserted here is unused, and gc removes it).
+            trial.reason = Some(format!("another process adopted dictionary {current} first"));
+            let theirs = index::dictionary(&*self.read()?, current)?
+                .map(|bytes| checked_dictionary(current, bytes))
+                .transpose()?;
+            self.dictionaries.set_current(namespace, theirs);
+        }
+        Ok(trial)
+    }
+
+    /// The dictionaries a value compressed with `id` needs, loaded once per store.
+    fn dictionaries_for(&self, id: Option<DictionaryId>) -> Result<Dictionaries> {
+        let Some(id) = id else {
+            return Ok(Dictionaries::none());
+        };
+        if let Some(d) = self.dictionaries.loaded(id) {
+            return Ok(vec![d].into());
+        }
+        let bytes = index::dictionary(&*self.read()?, id)?.ok_or_else(|| {
+            Error::corrupt(
+                "store index",
+                0,
+                format!("a value needs dictionary {id}, which the index does not hold"),
+            )
+        })?;
+        let dictionary = checked_dictionary(id, bytes)?;
+        self.dictionaries.remember(&dictionary);
+        Ok(vec![dictionary].into())
+    }
+
     /// Points `key` at `object` (last writer wins) and returns its hash.
     pub fn commit(&self, namespace: &str, key: &str, object: PendingObject) -> Result<ContentHash> {
         let hash = object.hash;
@@ -391,11 +568,24 @@ impl Store {
     pub fn commit_many(&self, namespace: &str, items: Vec<(String, PendingObject)>) -> Result<()> {
         let mut conn = self.write()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut dictionary_held = None;
         for (key, object) in items {
-            let PendingObject { hash, raw_size, body } = object;
+            let PendingObject {
+                hash,
+                raw_size,
+                body,
+                dictionary,
+            } = object;
+            if let Some(d) = dictionary.as_ref().filter(|d| dictionary_held != Some(d.id())) {
+                // Normally present since its adoption; a gc may have removed it meanwhile (its
+                // namespace emptied), and then the value brings it back.
+                index::insert_dictionary(&tx, namespace, d.id(), d.bytes())?;
+                dictionary_held = Some(d.id());
+            }
+            let dictionary = dictionary.map(|d| d.id());
             match body {
                 Spilled::Memory(data) if data.len() <= KEY_VALUE_MAX => {
-                    index::set_key_value(&tx, namespace, &key, hash, raw_size, &data)?;
+                    index::set_key_value(&tx, namespace, &key, hash, raw_size, &data, dictionary)?;
                     continue;
                 }
                 Spilled::Memory(data) => {
@@ -404,6 +594,7 @@ impl Store {
                         raw_size,
                         stored_size: data.len() as u64,
                         data: Some(data),
+                        dictionary,
                     };
                     // New content (the common case) costs one statement. A row that exists
                     // stays, unless it is a file row whose file is gone (a gc that died
@@ -431,6 +622,7 @@ impl Store {
                             raw_size,
                             stored_size: len,
                             data: None,
+                            dictionary,
                         };
                         index::replace_object(&tx, &row)?;
                     }
@@ -445,7 +637,7 @@ impl Store {
     /// Stores `data` as a single-stream object under `key`.
     pub fn set_bytes(&self, namespace: &str, key: &str, data: &[u8]) -> Result<ContentHash> {
         let opts = self.write_options(None);
-        let object = self.prepare(&[(data, opts.stream_options())], b"", opts)?;
+        let object = self.prepare_for(namespace, &[(data, opts.stream_options())], b"", opts)?;
         self.commit(namespace, key, object)
     }
 
@@ -455,6 +647,7 @@ impl Store {
             return Ok(None);
         };
         let mut r = Reader::new(obj.source, self.read_options())?;
+        r.set_dictionaries(obj.dictionaries);
         if r.streams().is_empty() {
             return Ok(Some(Vec::new()));
         }
@@ -470,6 +663,7 @@ impl Store {
                 return Ok(None);
             };
             let inline = row.data.is_some();
+            let dictionaries = self.dictionaries_for(row.dictionary)?;
             let source = match row.data {
                 Some(data) => ObjectSource::Memory(Cursor::new(data)),
                 None => match fs::File::open(objects::object_path(&self.root, row.hash)) {
@@ -504,6 +698,7 @@ impl Store {
                 stored_size: row.stored_size,
                 inline,
                 source,
+                dictionaries,
             };
             self.touch(&found);
             return Ok(Some(found));
@@ -621,16 +816,17 @@ impl Store {
         info.inline_objects += count;
         info.inline_bytes += stored;
         info.raw_bytes += raw;
-        for (_, raw, stored, inline) in index::objects(&conn)? {
-            info.raw_bytes += raw;
-            if inline {
+        for object in index::objects(&conn)? {
+            info.raw_bytes += object.raw_size;
+            if object.inline {
                 info.inline_objects += 1;
-                info.inline_bytes += stored;
+                info.inline_bytes += object.stored_size;
             } else {
                 info.file_objects += 1;
-                info.file_bytes += stored;
+                info.file_bytes += object.stored_size;
             }
         }
+        (info.dictionaries, info.dictionary_bytes) = index::dictionaries_summary(&conn)?;
         for name in [INDEX_FILE.to_string(), format!("{INDEX_FILE}-wal")] {
             info.index_bytes += fs::metadata(self.root.join(name)).map_or(0, |m| m.len());
         }
@@ -678,6 +874,10 @@ impl Store {
                     remove_if_present(&file)?;
                 }
             }
+            for (_, bytes) in index::delete_unused_dictionaries(&tx)? {
+                report.dictionaries += 1;
+                report.bytes += bytes;
+            }
             tx.commit()?;
             // Frees one page per step: step until done.
             let mut vacuum = conn.prepare("PRAGMA incremental_vacuum")?;
@@ -696,7 +896,7 @@ impl Store {
     /// Reads every object back (checksums and content hash) and checks every key.
     pub fn verify(&self, progress: &mut dyn FnMut(u64)) -> Result<StoreVerifyReport> {
         let mut report = StoreVerifyReport::default();
-        let (objects, dangling, namespaces, last_row) = {
+        let (objects, dangling, namespaces, last_row, dictionary_rows, dangling_dictionaries) = {
             let conn = self.read()?;
             let conn = conn.unchecked_transaction()?; // one snapshot
             (
@@ -704,6 +904,8 @@ impl Store {
                 index::dangling_keys(&conn)?,
                 index::namespaces(&conn)?,
                 index::last_key_row(&conn)?,
+                index::dictionaries(&conn)?,
+                index::dangling_dictionaries(&conn)?,
             )
         };
         report.keys = namespaces.iter().map(|(_, n)| n).sum();
@@ -712,7 +914,33 @@ impl Store {
                 "key {key:?} in namespace {ns:?} points at missing object {hash}"
             ));
         }
-        for (hash, raw, stored, inline) in objects {
+        let mut dictionaries = HashMap::new();
+        for row in dictionary_rows {
+            match checked_dictionary(row.id, row.data) {
+                Ok(d) => {
+                    report.dictionaries += 1;
+                    dictionaries.insert(row.id, d);
+                }
+                Err(e) => report.problems.push(e.to_string()),
+            }
+        }
+        for (what, id) in dangling_dictionaries {
+            report
+                .problems
+                .push(format!("{what} needs dictionary {id}, which the index does not hold"));
+        }
+        let dictionaries_for = |id: Option<DictionaryId>| -> Dictionaries {
+            id.and_then(|id| dictionaries.get(&id).cloned())
+                .map_or_else(Dictionaries::none, |d| vec![d].into())
+        };
+        for index::ObjectSummary {
+            hash,
+            raw_size: raw,
+            stored_size: stored,
+            inline,
+            dictionary,
+        } in objects
+        {
             let source = if inline {
                 match index::inline_data(&*self.read()?, hash)? {
                     Some(data) => ObjectSource::Memory(Cursor::new(data)),
@@ -731,7 +959,14 @@ impl Store {
                     Err(e) => return Err(e.into()),
                 }
             };
-            let checked = check_object(source, self.read_options(), hash, raw, stored);
+            let checked = check_object(
+                source,
+                self.read_options(),
+                dictionaries_for(dictionary),
+                hash,
+                raw,
+                stored,
+            );
             report.record(checked, raw, stored, progress, || format!("object {hash}"));
         }
         // Values held in key rows, a batch at a time (a store may hold millions), up to the last
@@ -750,9 +985,17 @@ impl Store {
                     raw_size,
                     stored_size,
                     data,
+                    dictionary,
                 } = object;
                 let source = ObjectSource::Memory(Cursor::new(data.unwrap_or_default()));
-                let checked = check_object(source, self.read_options(), hash, raw_size, stored_size);
+                let checked = check_object(
+                    source,
+                    self.read_options(),
+                    dictionaries_for(dictionary),
+                    hash,
+                    raw_size,
+                    stored_size,
+                );
                 report.record(checked, raw_size, stored_size, progress, || {
                     format!("key {key:?} in namespace {namespace:?}: its value {hash}")
                 });
@@ -784,11 +1027,13 @@ impl Store {
 fn check_object(
     source: ObjectSource,
     opts: ReadOptions,
+    dictionaries: Dictionaries,
     hash: ContentHash,
     raw: u64,
     stored: u64,
 ) -> Result<(), String> {
     let mut reader = Reader::new(source, opts).map_err(|e| e.to_string())?;
+    reader.set_dictionaries(dictionaries);
     if reader.file_len() != stored {
         return Err(format!("file is {} bytes, the index says {stored}", reader.file_len()));
     }
@@ -817,6 +1062,16 @@ fn check_object(
         return Err(format!("holds {total} raw bytes, the index says {raw}"));
     }
     Ok(())
+}
+
+/// A dictionary read from the index, checked against the id it is stored under.
+fn checked_dictionary(id: DictionaryId, bytes: Vec<u8>) -> Result<Dictionary> {
+    let damaged = |detail: String| Error::corrupt("store index", 0, format!("dictionary {id}: {detail}"));
+    let dictionary = Dictionary::new(bytes).map_err(|e| damaged(e.to_string()))?;
+    if dictionary.id() != id {
+        return Err(damaged(format!("its bytes hash to {}", dictionary.id())));
+    }
+    Ok(dictionary)
 }
 
 /// A configuration larger than this is not one (and is not read into memory).

@@ -383,7 +383,7 @@ fn an_index_of_version_1_is_upgraded() {
         )
         .unwrap();
         conn.execute(
-            "INSERT INTO objects VALUES (?1, 4, ?2, ?3)",
+            "INSERT INTO objects (hash, raw_size, stored_size, data) VALUES (?1, 4, ?2, ?3)",
             rusqlite::params![&h_small.to_bytes()[..], data.len() as i64, data],
         )
         .unwrap();
@@ -726,4 +726,201 @@ fn reduce_size_drops_the_least_recently_used_objects_first() {
     assert_eq!(s.reduce_size(limit).unwrap().keys, 0);
     assert_eq!(s.reduce_size(0).unwrap().keys, 2);
     assert_eq!(s.keys("ns").unwrap(), ["tiny"]);
+}
+
+/// JSON log lines of a few hundred bytes: structured, each alone hard to compress.
+fn log_record(i: usize) -> Vec<u8> {
+    format!(
+        r#"{{"ts":"2026-11-28T20:{:02}:{:02}.{:03}Z","level":"{}","service":"checkout","host":"web-{}","user":{},"path":"/api/v2/orders/{}/items","status":{},"latency_ms":{},"agent":"Mozilla/5.0 (X11; Linux x86_64)"}}"#,
+        i % 60,
+        (i * 7) % 60,
+        (i * 37) % 1000,
+        ["info", "warn", "debug"][i % 3],
+        i % 12,
+        10_000 + i * 17,
+        i * 31,
+        [200, 201, 404, 500][i % 4],
+        (i * 13) % 250
+    )
+    .into_bytes()
+}
+
+fn index_version(s: &Store) -> i64 {
+    s.read()
+        .unwrap()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_namespace_of_small_structured_values_adopts_a_dictionary() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    assert_eq!(index_version(&s), INDEX_VERSION, "no dictionary, no version 3");
+    let n = 2600;
+    for i in 0..n {
+        s.set_bytes("logs", &i.to_string(), &log_record(i)).unwrap();
+        // Another namespace's values are sampled apart.
+        if i < 100 {
+            s.set_bytes("other", &i.to_string(), &log_record(i)).unwrap();
+        }
+    }
+    let dictionary = s.dictionary("logs").unwrap().expect("adopted");
+    assert!(s.dictionary("other").unwrap().is_none());
+    assert_eq!(index_version(&s), INDEX_VERSION_DICTIONARIES);
+    let info = s.info().unwrap();
+    assert_eq!(
+        (info.dictionaries, info.dictionary_bytes),
+        (1, dictionary.bytes().len() as u64)
+    );
+    // Values after the adoption are smaller than the same values before it.
+    let stored = |key: usize| {
+        s.entries(Some("logs"))
+            .unwrap()
+            .into_iter()
+            .find(|e| e.key == key.to_string())
+            .unwrap()
+            .stored_size
+    };
+    let again = n + 1;
+    s.set_bytes("logs", &again.to_string(), &log_record(1)).unwrap();
+    assert!(
+        (stored(again) as f64) < 0.9 * stored(1) as f64,
+        "{} vs {}",
+        stored(again),
+        stored(1)
+    );
+    assert_eq!(
+        s.get("logs", &again.to_string()).unwrap().unwrap().dictionaries.ids(),
+        vec![dictionary.id()]
+    );
+    // Every value reads back, in this store and in a new one (dictionary loaded from the
+    // index), also with dictionaries turned off for writing.
+    let cold = Store::open(
+        s.root(),
+        StoreOptions {
+            dictionaries: false,
+            ..StoreOptions::default()
+        },
+    )
+    .unwrap();
+    for i in (0..n).step_by(97).chain([again]) {
+        let want = log_record(if i == again { 1 } else { i });
+        assert_eq!(s.get_bytes("logs", &i.to_string()).unwrap().unwrap(), want);
+        assert_eq!(cold.get_bytes("logs", &i.to_string()).unwrap().unwrap(), want);
+    }
+    cold.set_bytes("logs", "cold", &log_record(5)).unwrap();
+    assert!(cold.get("logs", "cold").unwrap().unwrap().dictionaries.is_empty());
+    let report = s.verify(&mut |_| {}).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    assert_eq!(report.dictionaries, 1);
+    // Kept while values need it; once the namespace is emptied, gc removes it.
+    assert_eq!(s.gc().unwrap().dictionaries, 0);
+    assert!(s.dictionary("logs").unwrap().is_some());
+    s.clear(Some("logs")).unwrap();
+    let gc = s.gc().unwrap();
+    assert_eq!(gc.dictionaries, 1);
+    assert_eq!(s.info().unwrap().dictionaries, 0);
+    assert!(Store::open(s.root(), StoreOptions::default())
+        .unwrap()
+        .dictionary("logs")
+        .unwrap()
+        .is_none());
+    // This process still holds it: a value written with it brings it back.
+    s.set_bytes("logs", "after gc", &log_record(3)).unwrap();
+    assert_eq!(s.info().unwrap().dictionaries, 1);
+    assert_eq!(cold.get_bytes("logs", "after gc").unwrap().unwrap(), log_record(3));
+    assert!(s.verify(&mut |_| {}).unwrap().problems.is_empty());
+}
+
+#[test]
+fn values_that_share_nothing_get_no_dictionary() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    for i in 0..2100u64 {
+        s.set_bytes("noise", &i.to_string(), &big(i, 300)).unwrap();
+    }
+    assert!(s.dictionary("noise").unwrap().is_none());
+    assert_eq!(index_version(&s), INDEX_VERSION);
+    let trial = s
+        .train_dictionary("noise", &(0..500u64).map(|i| big(i, 300)).collect::<Vec<_>>())
+        .unwrap();
+    assert!(!trial.adopted);
+    assert!(trial.reason.is_some(), "{trial:?}");
+}
+
+#[test]
+fn train_dictionary_adopts_once_and_needs_zstd() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    let samples: Vec<Vec<u8>> = (0..1000).map(log_record).collect();
+    let trial = s.train_dictionary("logs", &samples).unwrap();
+    assert!(trial.adopted, "{trial:?}");
+    assert_eq!(trial.held_out_samples, 200);
+    assert!(trial.stored_with < trial.stored_without);
+    let err = s.train_dictionary("logs", &samples).unwrap_err().to_string();
+    assert!(err.contains("already has dictionary"), "{err}");
+    let lz4 = Store::open(
+        dir.path().join("lz4"),
+        StoreOptions {
+            codec: Some(CodecSpec::parse("lz4").unwrap()),
+            ..StoreOptions::default()
+        },
+    )
+    .unwrap();
+    let err = lz4.train_dictionary("logs", &samples).unwrap_err().to_string();
+    assert!(err.contains("zstd"), "{err}");
+    // An lz4 store never samples.
+    for i in 0..2100 {
+        lz4.set_bytes("logs", &i.to_string(), &log_record(i)).unwrap();
+    }
+    assert!(lz4.dictionary("logs").unwrap().is_none());
+}
+
+#[test]
+fn a_damaged_or_missing_dictionary_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    let samples: Vec<Vec<u8>> = (0..1000).map(log_record).collect();
+    assert!(s.train_dictionary("logs", &samples).unwrap().adopted);
+    s.set_bytes("logs", "a", &log_record(1)).unwrap();
+    {
+        let conn = s.write().unwrap();
+        let mut data: Vec<u8> = conn
+            .query_row("SELECT data FROM dictionaries", [], |r| r.get(0))
+            .unwrap();
+        data[100] ^= 1;
+        conn.execute("UPDATE dictionaries SET data = ?1", [data]).unwrap();
+    }
+    let fresh = Store::open(s.root(), StoreOptions::default()).unwrap();
+    let err = fresh.get("logs", "a").unwrap_err().to_string();
+    assert!(err.contains("dictionary"), "{err}");
+    let report = fresh.verify(&mut |_| {}).unwrap();
+    assert!(
+        report.problems.iter().any(|p| p.contains("dictionary")),
+        "{:?}",
+        report.problems
+    );
+    s.write().unwrap().execute("DELETE FROM dictionaries", []).unwrap();
+    let fresh = Store::open(s.root(), StoreOptions::default()).unwrap();
+    let err = fresh.get("logs", "a").unwrap_err().to_string();
+    assert!(err.contains("which the index does not hold"), "{err}");
+    let report = fresh.verify(&mut |_| {}).unwrap();
+    assert!(
+        report.problems.iter().any(|p| p.contains("needs dictionary")),
+        "{:?}",
+        report.problems
+    );
+}
+
+#[test]
+fn an_index_newer_than_version_3_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    s.write().unwrap().pragma_update(None, "user_version", 4).unwrap();
+    let err = Store::open(s.root(), StoreOptions::default()).unwrap_err().to_string();
+    assert!(
+        err.contains("index version 4") && err.contains("upgrade kompakt"),
+        "{err}"
+    );
 }

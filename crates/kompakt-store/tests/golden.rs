@@ -1,8 +1,10 @@
 //! Golden stores: store folders written by released versions must stay readable forever.
 //!
 //! `tests/golden/v1/store/` is a store folder written by store layout 1 with index version 1,
-//! `tests/golden/v1/store-index2/` one with index version 2 (small values in key rows); they
-//! are never rewritten (`write_missing_golden_store` creates what does not exist).
+//! `tests/golden/v1/store-index2/` one with index version 2 (small values in key rows),
+//! `tests/golden/v1/store-index3/` one with index version 3 (a namespace with a zstd
+//! dictionary); they are never rewritten (`write_missing_golden_store` creates what does not
+//! exist).
 
 use kompakt_store::{Store, StoreOptions};
 use std::fs;
@@ -47,7 +49,25 @@ fn entries(version: u32) -> Vec<(&'static str, &'static str, Vec<u8>)> {
     if version >= 2 {
         entries.push(("objects", "medium", noise(4000, 9)));
     }
+    if version >= 3 {
+        // Compressed with the namespace's dictionary: two in key rows, one in the object table.
+        entries.push(("logs", "a", log_record(1)));
+        entries.push(("logs", "b", log_record(2)));
+        entries.push(("logs", "medium", (0..300).flat_map(log_record).collect()));
+    }
     entries
+}
+
+fn log_record(i: usize) -> Vec<u8> {
+    format!(
+        r#"{{"level":"{}","service":"checkout","user":{},"path":"/api/v2/orders/{}/items","status":{},"ms":{}}}"#,
+        ["info", "warn", "debug"][i % 3],
+        10_000 + i * 17,
+        i * 31,
+        [200, 201, 404, 500][i % 4],
+        (i * 13) % 250
+    )
+    .into_bytes()
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -67,7 +87,7 @@ fn copy_dir(from: &Path, to: &Path) {
 fn golden_stores_still_read() {
     // (index version, objects in the index, object files); version 1 holds the two equal
     // small values once, version 2 once per key.
-    for (version, inline, files) in [(1, 3, 1), (2, 5, 1)] {
+    for (version, inline, files) in [(1, 3, 1), (2, 5, 1), (3, 8, 1)] {
         // Opening writes (WAL files, tmp/, the upgrade of an old index): work on a copy.
         let dir = tempfile::tempdir().unwrap();
         let copy = dir.path().join("store");
@@ -98,20 +118,35 @@ fn golden_stores_still_read() {
         assert!(report.problems.is_empty(), "index {version}: {:?}", report.problems);
         assert_eq!(report.keys, entries(version).len() as u64);
         assert_eq!(store.gc().unwrap().objects, 0, "index {version}");
+        let dictionaries = u64::from(version >= 3);
+        assert_eq!(report.dictionaries, dictionaries, "index {version}");
+        assert_eq!(store.info().unwrap().dictionaries, dictionaries, "index {version}");
+        assert_eq!(store.dictionary("logs").unwrap().is_some(), version >= 3);
     }
 }
 
 #[test]
 #[ignore]
 fn write_missing_golden_store() {
-    // Only the newest index version can be written by this kompakt.
-    let version = kompakt_store::INDEX_VERSION as u32;
+    // Only the newest index versions can be written by this kompakt: 2 without a dictionary,
+    // 3 with one.
+    for version in [2, 3] {
+        write_golden_store(version);
+    }
+}
+
+fn write_golden_store(version: u32) {
     let path = golden_store(version);
     if path.exists() {
         return;
     }
     {
         let store = Store::open(&path, StoreOptions::default()).unwrap();
+        if version >= 3 {
+            let samples: Vec<Vec<u8>> = (100..1100).map(log_record).collect();
+            let trial = store.train_dictionary("logs", &samples).unwrap();
+            assert!(trial.adopted, "{trial:?}");
+        }
         for (ns, key, value) in entries(version) {
             store.set_bytes(ns, key, &value).unwrap();
         }
