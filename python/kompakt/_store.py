@@ -89,9 +89,10 @@ class Store(MutableMapping[str, Any]):
     ``adapt=False`` gives files that do not depend on timing. Values stay readable by every
     store, and the content hash is the same either way.
     ``dictionaries`` (default True): small values (up to 64 KiB pickled, zstd codecs) of each
-    namespace are sampled; after about 2000 of them (or 4 MiB) the store trains a zstd
-    dictionary on them and adopts it if it makes values held out of training at least 10 %
-    smaller at no loss of speed; later small values of the namespace are compressed with it.
+    namespace are sampled; after 2000 of them (or 4 MiB) the store trains a zstd dictionary on
+    them and adopts it if it makes values held out of training at least 10 % smaller and
+    writing and reading them at most ``dictionary_max_slowdown`` slower (default 0.05, 5 %;
+    None: adopt on size alone); later small values of the namespace are compressed with it.
     ``dictionary()`` shows it, ``train_dictionary()`` decides from values at hand. Values
     written with a dictionary are read by any kompakt that knows store index version 3;
     ``dictionaries=False`` only stops this process from sampling and using them.
@@ -140,6 +141,7 @@ class Store(MutableMapping[str, Any]):
         trusted: bool = True,
         adapt: bool | None = None,
         dictionaries: bool = True,
+        dictionary_max_slowdown: float | None = 0.05,
         cache_dir: PathLike | None = None,
         grace: float | None = None,
         cache_dir_limit: float | None = None,
@@ -156,6 +158,7 @@ class Store(MutableMapping[str, Any]):
             threads=threads,
             adapt=adapt,
             dictionaries=bool(dictionaries),
+            dictionary_max_slowdown=dictionary_max_slowdown,
             cache_dir=None if cache_dir is None else os.fspath(cache_dir),
             grace=grace,
             cache_dir_limit=cache_dir_limit,
@@ -171,6 +174,7 @@ class Store(MutableMapping[str, Any]):
             trusted=trusted,
             adapt=adapt,
             dictionaries=bool(dictionaries),
+            dictionary_max_slowdown=dictionary_max_slowdown,
         )
         remote = dict(
             cache_dir=cache_dir, grace=grace, cache_dir_limit=cache_dir_limit, multipart_threshold=multipart_threshold
@@ -326,25 +330,29 @@ class Store(MutableMapping[str, Any]):
         while it has none (see ``dictionaries`` in ``Store``)."""
         return self._core.dictionary(self._ns(namespace))
 
-    def train_dictionary(self, values: Iterable[Any], *, namespace: str | None = None) -> dict[str, Any]:
+    def train_dictionary(
+        self, values: Iterable[Any], *, namespace: str | None = None, max_slowdown: float | None = 0.05
+    ) -> dict[str, Any]:
         """Trains a zstd dictionary for the namespace on ``values`` (Python objects like those
         it holds, pickled as ``set`` pickles them; one in five is held out of training) and
-        adopts it if it makes the held-out values at least 10 % smaller at no loss of speed.
-        Returns the trial: ``adopted``, ``reason`` when not, sizes (``stored_without``,
-        ``stored_with``) and times in seconds. A namespace that has a dictionary keeps it
-        (``ValueError``). The store does this by itself as values come (``dictionaries=True``).
+        adopts it if it makes the held-out values at least 10 % smaller, and writing and
+        reading them at most ``max_slowdown`` slower (a fraction; None: size alone decides,
+        for when the disk rather than the CPU is short). Returns the trial: ``adopted``,
+        ``reason`` when not, sizes (``stored_without``, ``stored_with``) and times in seconds.
+        A namespace that has a dictionary keeps it (``ValueError``). The store does this by
+        itself as values come (``dictionaries=True``).
 
         >>> import kompakt, tempfile, os
         >>> store = kompakt.Store(os.path.join(tempfile.mkdtemp(), "cache"))
         >>> rows = [{"user": i, "path": f"/orders/{i}", "status": "ok", "ms": i % 50} for i in range(1000)]
-        >>> trial = store.train_dictionary(rows, namespace="requests")
+        >>> trial = store.train_dictionary(rows, namespace="requests", max_slowdown=None)
         >>> trial["adopted"], trial["stored_with"] < trial["stored_without"]
         (True, True)
         >>> store.dictionary("requests") is not None
         True
         """
         samples = [pickle.dumps(v, protocol=5) for v in values]
-        return dict(self._core.train_dictionary(self._ns(namespace), samples))
+        return dict(self._core.train_dictionary(self._ns(namespace), samples, max_slowdown=max_slowdown))
 
     def set_default_codec(self, codec: str | None = None, level: int | None = None) -> None:
         """Changes the default codec recorded in the store (stored objects keep theirs)."""
@@ -477,6 +485,7 @@ def _reopen_after_fork() -> None:
                 threads=store._options["threads"],
                 adapt=store._options["adapt"],
                 dictionaries=store._options["dictionaries"],
+                dictionary_max_slowdown=store._options["dictionary_max_slowdown"],
                 cache_dir=store._options.get("cache_dir"),
                 grace=store._options.get("grace"),
                 cache_dir_limit=store._options.get("cache_dir_limit"),

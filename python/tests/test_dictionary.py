@@ -191,7 +191,8 @@ def _request(i: int) -> dict:
 
 
 def test_store_adopts_a_dictionary_for_a_namespace_of_small_values(tmp_path, cli):
-    store = kompakt.Store(tmp_path / "cache")
+    # Adopted on size alone: a test does not depend on timings.
+    store = kompakt.Store(tmp_path / "cache", dictionary_max_slowdown=None)
     assert store.dictionary("requests") is None
     for i in range(2100):
         store.set(f"r{i}", _request(i), namespace="requests")
@@ -252,12 +253,16 @@ def test_store_without_dictionaries_or_with_noise_trains_none(tmp_path):
 
 def test_train_dictionary_adopts_once(tmp_path):
     store = kompakt.Store(tmp_path / "cache")
-    trial = store.train_dictionary([_request(i) for i in range(1000)], namespace="requests")
+    trial = store.train_dictionary([_request(i) for i in range(1000)], namespace="requests", max_slowdown=None)
     assert trial["adopted"], trial
     assert trial["held_out_samples"] == 200
     assert trial["stored_with"] <= 0.9 * trial["stored_without"]
     with pytest.raises(ValueError, match="already has dictionary"):
-        store.train_dictionary([_request(i) for i in range(1000)], namespace="requests")
+        store.train_dictionary([_request(i) for i in range(1000)], namespace="requests", max_slowdown=None)
+    with pytest.raises(ValueError, match="max_slowdown"):
+        store.train_dictionary([_request(i) for i in range(1000)], namespace="other", max_slowdown=-1.0)
+    with pytest.raises(ValueError, match="max_slowdown"):
+        kompakt.Store(tmp_path / "bad", dictionary_max_slowdown=float("nan"))
     lz4 = kompakt.Store(tmp_path / "lz4", codec="lz4")
     with pytest.raises(ValueError, match="zstd"):
         lz4.train_dictionary([_request(i) for i in range(1000)])
@@ -280,7 +285,7 @@ _store_values = st.recursive(
 def test_values_round_trip_through_a_namespace_with_a_dictionary(tmp_path_factory, values):
     path = tmp_path_factory.mktemp("dictstore") / "cache"
     store = kompakt.Store(path)
-    assert store.train_dictionary([_request(i) for i in range(1000)])["adopted"]
+    assert store.train_dictionary([_request(i) for i in range(1000)], max_slowdown=None)["adopted"]
     store.mset({f"k{i}": v for i, v in enumerate(values)})
     for i, v in enumerate(values):
         store.set(f"s{i}", v)

@@ -100,7 +100,7 @@ impl PyStore {
 #[pymethods]
 impl PyStore {
     #[new]
-    #[pyo3(signature = (path, *, codec=None, level=None, create=true, durable=false, threads=None, adapt=None, dictionaries=true, cache_dir=None, grace=None, cache_dir_limit=None, multipart_threshold=None))]
+    #[pyo3(signature = (path, *, codec=None, level=None, create=true, durable=false, threads=None, adapt=None, dictionaries=true, dictionary_max_slowdown=Some(kompakt_store::MAX_SLOWDOWN), cache_dir=None, grace=None, cache_dir_limit=None, multipart_threshold=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -112,6 +112,7 @@ impl PyStore {
         threads: Option<i64>,
         adapt: Option<bool>,
         dictionaries: bool,
+        dictionary_max_slowdown: Option<f64>,
         cache_dir: Option<std::path::PathBuf>,
         grace: Option<f64>,
         cache_dir_limit: Option<f64>,
@@ -124,6 +125,7 @@ impl PyStore {
             threads: options::threads(threads)?,
             adapt,
             dictionaries,
+            dictionary_max_slowdown,
         };
         let location = crate::pyfile::location(&path)?;
         let remote_only =
@@ -260,11 +262,13 @@ impl PyStore {
 
     /// Trains a dictionary for `namespace` on `samples`, judges it on held-out ones and adopts
     /// it if it pays; returns what the trial found.
+    #[pyo3(signature = (namespace, samples, *, max_slowdown=Some(kompakt_store::MAX_SLOWDOWN)))]
     fn train_dictionary<'py>(
         &self,
         py: Python<'py>,
         namespace: &str,
         samples: Vec<Bound<'py, PyAny>>,
+        max_slowdown: Option<f64>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let AnyStore::Local(store) = &self.store else {
             return Err(PyValueError::new_err(
@@ -275,7 +279,7 @@ impl PyStore {
         let trial = py
             .detach(|| {
                 let slices: Vec<&[u8]> = buffers.iter().map(|b| b.as_slice()).collect();
-                store.train_dictionary(namespace, &slices)
+                store.train_dictionary(namespace, &slices, max_slowdown)
             })
             .py_err()?;
         let d = PyDict::new(py);

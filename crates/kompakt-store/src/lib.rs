@@ -35,7 +35,7 @@ mod index;
 mod objects;
 
 pub use config::{Config, CONFIG_FILE, HASH_ALGORITHM, KEY_ENCODING, STORE_VERSION};
-pub use dictionaries::{DictionaryTrial, DICTIONARY_VALUE_MAX, MIN_GAIN};
+pub use dictionaries::{DictionaryTrial, DICTIONARY_VALUE_MAX, MAX_SLOWDOWN, MIN_GAIN};
 pub use error::{Error, Result};
 pub use index::{Entry, INDEX_FILE, INDEX_VERSION, INDEX_VERSION_DICTIONARIES};
 pub use objects::{hash_of_file_name, Spill, Spilled, TempObject};
@@ -74,7 +74,7 @@ pub const KEY_VALUE_MAX: usize = 1 << 10;
 const TEMP_MIN_AGE: Duration = Duration::from_secs(60);
 
 /// How to open a store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StoreOptions {
     /// The default codec: for a new store, recorded in its configuration (None: the
     /// library default); for an existing one, it must equal the recorded codec.
@@ -102,6 +102,10 @@ pub struct StoreOptions {
     /// true). Reading values compressed with a dictionary works either way. Not recorded in
     /// the configuration: each process chooses.
     pub dictionaries: bool,
+    /// How much slower (a fraction) writing and reading held-out values may get with a
+    /// dictionary for the store to adopt it: [`MAX_SLOWDOWN`] by default, None to adopt on
+    /// size alone (say when the disk, not the CPU, is what is short).
+    pub dictionary_max_slowdown: Option<f64>,
 }
 
 impl Default for StoreOptions {
@@ -113,6 +117,7 @@ impl Default for StoreOptions {
             threads: 0,
             adapt: None,
             dictionaries: true,
+            dictionary_max_slowdown: Some(MAX_SLOWDOWN),
         }
     }
 }
@@ -303,11 +308,13 @@ pub struct Store {
     threads: usize,
     adapt: Option<bool>,
     dictionaries: StoreDictionaries,
+    dictionary_max_slowdown: Option<f64>,
 }
 
 impl Store {
     /// Opens the store in folder `root`, creating it if allowed.
     pub fn open(root: impl AsRef<Path>, opts: StoreOptions) -> Result<Store> {
+        check_max_slowdown(opts.dictionary_max_slowdown)?;
         let root = root.as_ref().to_path_buf();
         let config = open_config(&root, &opts)?;
         let with_path = |e: io::Error, dir: &Path| io::Error::new(e.kind(), format!("{}: {e}", dir.display()));
@@ -324,6 +331,7 @@ impl Store {
             threads: opts.threads,
             adapt: opts.adapt,
             dictionaries: StoreDictionaries::new(opts.dictionaries),
+            dictionary_max_slowdown: opts.dictionary_max_slowdown,
         })
     }
 
@@ -464,7 +472,7 @@ impl Store {
         if let Some(samples) = self.dictionaries.offer(namespace, &parts) {
             // A trial is an optimisation: if it fails (say the index is busy), the value is
             // stored without a dictionary, as it would have been.
-            let _ = self.adopt_if_it_pays(namespace, &samples, opts);
+            let _ = self.adopt_if_it_pays(namespace, &samples, opts, self.dictionary_max_slowdown);
             self.dictionaries.trial_done(namespace);
         }
         Ok(self.dictionaries.cached_current(namespace).flatten())
@@ -486,11 +494,19 @@ impl Store {
 
     /// Trains a dictionary for `namespace` on `samples` (values as the namespace holds them:
     /// each a sample), judges it on one in five held out of training, and adopts it if it
-    /// makes them at least [`MIN_GAIN`] smaller at no loss of speed, written with the store's
-    /// codec (which must be zstd). A namespace that has a dictionary keeps it. The store does
-    /// this by itself from the values it is given ([`StoreOptions::dictionaries`]); call this
-    /// to decide from values at hand.
-    pub fn train_dictionary<S: AsRef<[u8]>>(&self, namespace: &str, samples: &[S]) -> Result<DictionaryTrial> {
+    /// makes them at least [`MIN_GAIN`] smaller and writing and reading them at most
+    /// `max_slowdown` slower (a fraction; [`MAX_SLOWDOWN`] is the store's own rule; None: any
+    /// speed), written with the store's codec (which must be zstd). A namespace that has a
+    /// dictionary keeps it. The store does this by itself from the values it is given
+    /// ([`StoreOptions::dictionaries`]); call this to decide from values at hand, or to trade
+    /// speed for size.
+    pub fn train_dictionary<S: AsRef<[u8]>>(
+        &self,
+        namespace: &str,
+        samples: &[S],
+        max_slowdown: Option<f64>,
+    ) -> Result<DictionaryTrial> {
+        check_max_slowdown(max_slowdown)?;
         let opts = self.write_options(None);
         if !dictionaries::codec_allows(&opts) {
             return Err(Error::Format(kompakt::Error::invalid(
@@ -500,17 +516,23 @@ impl Store {
             )));
         }
         let samples: Vec<Vec<u8>> = samples.iter().map(|s| s.as_ref().to_vec()).collect();
-        self.adopt_if_it_pays(namespace, &samples, &opts)
+        self.adopt_if_it_pays(namespace, &samples, &opts, max_slowdown)
     }
 
-    fn adopt_if_it_pays(&self, namespace: &str, samples: &[Vec<u8>], opts: &WriteOptions) -> Result<DictionaryTrial> {
+    fn adopt_if_it_pays(
+        &self,
+        namespace: &str,
+        samples: &[Vec<u8>],
+        opts: &WriteOptions,
+        max_slowdown: Option<f64>,
+    ) -> Result<DictionaryTrial> {
         if let Some(current) = self.dictionary(namespace)? {
             return Err(Error::Store(format!(
                 "namespace {namespace:?} already has dictionary {}",
                 current.id()
             )));
         }
-        let (mut trial, dictionary) = dictionaries::try_dictionary(namespace, samples, opts)?;
+        let (mut trial, dictionary) = dictionaries::try_dictionary(namespace, samples, opts, max_slowdown)?;
         let Some(dictionary) = dictionary else {
             return Ok(trial);
         };
@@ -1062,6 +1084,17 @@ fn check_object(
         return Err(format!("holds {total} raw bytes, the index says {raw}"));
     }
     Ok(())
+}
+
+fn check_max_slowdown(max_slowdown: Option<f64>) -> Result<()> {
+    match max_slowdown {
+        Some(m) if !(m >= 0.0 && m.is_finite()) => Err(Error::Format(kompakt::Error::invalid(
+            "max_slowdown",
+            m.to_string(),
+            "a fraction >= 0 (0.05: 5 % slower allowed), or none to adopt on size alone",
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// A dictionary read from the index, checked against the id it is stored under.

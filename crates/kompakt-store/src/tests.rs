@@ -755,7 +755,15 @@ fn index_version(s: &Store) -> i64 {
 #[test]
 fn a_namespace_of_small_structured_values_adopts_a_dictionary() {
     let dir = tempfile::tempdir().unwrap();
-    let s = store(&dir);
+    // Adopted on size alone: a test does not depend on timings.
+    let s = Store::open(
+        dir.path().join("s"),
+        StoreOptions {
+            dictionary_max_slowdown: None,
+            ..StoreOptions::default()
+        },
+    )
+    .unwrap();
     assert_eq!(index_version(&s), INDEX_VERSION, "no dictionary, no version 3");
     let n = 2600;
     for i in 0..n {
@@ -843,7 +851,7 @@ fn values_that_share_nothing_get_no_dictionary() {
     assert!(s.dictionary("noise").unwrap().is_none());
     assert_eq!(index_version(&s), INDEX_VERSION);
     let trial = s
-        .train_dictionary("noise", &(0..500u64).map(|i| big(i, 300)).collect::<Vec<_>>())
+        .train_dictionary("noise", &(0..500u64).map(|i| big(i, 300)).collect::<Vec<_>>(), None)
         .unwrap();
     assert!(!trial.adopted);
     assert!(trial.reason.is_some(), "{trial:?}");
@@ -854,11 +862,11 @@ fn train_dictionary_adopts_once_and_needs_zstd() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(&dir);
     let samples: Vec<Vec<u8>> = (0..1000).map(log_record).collect();
-    let trial = s.train_dictionary("logs", &samples).unwrap();
+    let trial = s.train_dictionary("logs", &samples, None).unwrap();
     assert!(trial.adopted, "{trial:?}");
     assert_eq!(trial.held_out_samples, 200);
     assert!(trial.stored_with < trial.stored_without);
-    let err = s.train_dictionary("logs", &samples).unwrap_err().to_string();
+    let err = s.train_dictionary("logs", &samples, None).unwrap_err().to_string();
     assert!(err.contains("already has dictionary"), "{err}");
     let lz4 = Store::open(
         dir.path().join("lz4"),
@@ -868,7 +876,7 @@ fn train_dictionary_adopts_once_and_needs_zstd() {
         },
     )
     .unwrap();
-    let err = lz4.train_dictionary("logs", &samples).unwrap_err().to_string();
+    let err = lz4.train_dictionary("logs", &samples, None).unwrap_err().to_string();
     assert!(err.contains("zstd"), "{err}");
     // An lz4 store never samples.
     for i in 0..2100 {
@@ -882,7 +890,7 @@ fn a_damaged_or_missing_dictionary_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(&dir);
     let samples: Vec<Vec<u8>> = (0..1000).map(log_record).collect();
-    assert!(s.train_dictionary("logs", &samples).unwrap().adopted);
+    assert!(s.train_dictionary("logs", &samples, None).unwrap().adopted);
     s.set_bytes("logs", "a", &log_record(1)).unwrap();
     {
         let conn = s.write().unwrap();
@@ -911,6 +919,21 @@ fn a_damaged_or_missing_dictionary_is_reported() {
         "{:?}",
         report.problems
     );
+}
+
+#[test]
+fn a_bad_max_slowdown_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for bad in [-0.1, f64::NAN, f64::INFINITY] {
+        let opts = StoreOptions {
+            dictionary_max_slowdown: Some(bad),
+            ..StoreOptions::default()
+        };
+        let err = Store::open(dir.path().join("s"), opts).unwrap_err().to_string();
+        assert!(err.contains("max_slowdown"), "{err}");
+        let s = store(&dir);
+        assert!(s.train_dictionary("x", &[b"abc"; 10], Some(bad)).is_err());
+    }
 }
 
 #[test]

@@ -144,7 +144,7 @@ fn write_golden_store(version: u32) {
         let store = Store::open(&path, StoreOptions::default()).unwrap();
         if version >= 3 {
             let samples: Vec<Vec<u8>> = (100..1100).map(log_record).collect();
-            let trial = store.train_dictionary("logs", &samples).unwrap();
+            let trial = store.train_dictionary("logs", &samples, None).unwrap();
             assert!(trial.adopted, "{trial:?}");
         }
         for (ns, key, value) in entries(version) {
