@@ -115,7 +115,7 @@ pub fn compress(a: CompressArgs, quiet: bool) -> CliResult {
     let dictionary = match &a.dictionary {
         Some(path) => {
             if encode.codec.is_none() && encode.level.is_none() {
-                encode.codec = Some(DICTIONARY_CODEC.to_string());
+                encode.codec = Some(kompakt::codec::DICTIONARY_CODEC.to_string());
             }
             Some(load_dictionary(path)?)
         }
@@ -412,10 +412,6 @@ pub fn decompress(a: DecompressArgs, quiet: bool) -> CliResult {
     }
     Ok(())
 }
-
-/// The codec `compress --dictionary` uses when none is given: zstd at its default level, where
-/// a dictionary gains most on small values (level 1 keeps less of what it matches).
-const DICTIONARY_CODEC: &str = "zstd:3";
 
 /// Reads a dictionary file (a `.kpkd`, or any zstd dictionary).
 pub fn load_dictionary(path: &Path) -> CliResult<Dictionary> {

@@ -14,8 +14,7 @@ fn io_error(e: std::io::Error, path: &Path) -> PyErr {
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-/// The codec a write with a dictionary uses when given neither codec nor level (as the CLI).
-pub const DICTIONARY_CODEC: &str = "zstd:3";
+pub use kompakt::codec::DICTIONARY_CODEC;
 
 /// A zstd dictionary, named by the hash of its bytes (``id``, 16 hex digits).
 ///

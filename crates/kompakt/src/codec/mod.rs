@@ -15,8 +15,8 @@ mod probe;
 mod spec;
 
 pub use dictionary::{
-    Dictionaries, Dictionary, DictionaryId, DEFAULT_DICTIONARY_SIZE, DICTIONARY_ID_LEN, MAX_DICTIONARY_SIZE,
-    MIN_DICTIONARY_SIZE,
+    Dictionaries, Dictionary, DictionaryId, DEFAULT_DICTIONARY_SIZE, DICTIONARY_CODEC, DICTIONARY_ID_LEN,
+    MAX_DICTIONARY_SIZE, MIN_DICTIONARY_SIZE,
 };
 
 pub use probe::{
