@@ -130,6 +130,14 @@ kpk_status kpk_store_writer(const kpk_store *store, kpk_writer **out);
  * the content hash (32 hex digits and a NUL) goes to `hash` unless it is NULL. */
 kpk_status kpk_store_commit(const kpk_store *store, const char *ns, const char *key, kpk_writer *writer,
                             char *hash);
+/* Stores `len` bytes at `data` as a one-stream value under `key` in one call (elements of
+ * `typesize` bytes, `filter` as for kpk_writer_add_stream_typed; `metadata` may be NULL when
+ * `metadata_len` is 0); the content hash goes to `hash` unless it is NULL. A small value
+ * (at most 64 KiB) is compressed with its namespace's zstd dictionary, or helps the store
+ * train one (values from kpk_store_writer never do). */
+kpk_status kpk_store_put(const kpk_store *store, const char *ns, const char *key, const void *data, size_t len,
+                         uint32_t typesize, const char *filter, const void *metadata, size_t metadata_len,
+                         char *hash);
 /* The value under `key`, open for reading; *out is NULL (and the status KPK_OK) when the key
  * does not exist. */
 kpk_status kpk_store_get(const kpk_store *store, const char *ns, const char *key, kpk_reader **out);

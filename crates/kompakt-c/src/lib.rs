@@ -877,15 +877,73 @@ pub unsafe extern "C" fn kpk_store_commit(
         s.store
             .commit_many(namespace, vec![(key.to_owned(), pending)])
             .map_err(store_failure)?;
-        if !hash.is_null() {
-            let hex = CString::new(committed.to_string()).unwrap_or_default();
-            let bytes = hex.as_bytes_with_nul();
-            // SAFETY: the caller passes room for 33 bytes (the header's contract); a content
-            // hash is 32 hex digits and the NUL.
-            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr().cast::<c_char>(), hash, bytes.len().min(33)) };
-        }
+        write_hash(hash, committed);
         Ok(())
     })
+}
+
+/// Stores `len` bytes at `data` as a one-stream value under `key`, with `metadata`, in one
+/// call. A small value (at most 64 KiB) of a local store with a zstd codec is compressed with
+/// the namespace's dictionary, or offered to the sample the store trains one from (which a
+/// writer from `kpk_store_writer` never is).
+///
+/// # Safety
+/// `store` is a live handle; `namespace` and `key` NUL-terminated strings; `data` holds `len`
+/// readable bytes and `metadata` `metadata_len` (either may be NULL when its length is 0);
+/// `filter` NULL or a NUL-terminated string; `hash` NULL or room for 33 bytes.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn kpk_store_put(
+    store: *const kpk_store,
+    namespace: *const c_char,
+    key: *const c_char,
+    data: *const c_void,
+    len: usize,
+    typesize: u32,
+    filter: *const c_char,
+    metadata: *const c_void,
+    metadata_len: usize,
+    hash: *mut c_char,
+) -> kpk_status {
+    guard(|| {
+        let s = store_ref(store)?;
+        let (namespace, key) = (required(namespace, "namespace")?, required(key, "key")?);
+        let (data, metadata) = (bytes(data, len)?, bytes(metadata, metadata_len)?);
+        let typesize = u8::try_from(typesize).ok().filter(|&t| t >= 1).ok_or_else(|| {
+            Failure(
+                KPK_ERROR_OPTION,
+                format!("typesize must be an element size of 1-255 bytes, got {typesize}"),
+            )
+        })?;
+        let opts = s.store.local().write_options(None);
+        let mut stream = opts.stream_options().typesize(typesize);
+        if let Some(f) = text(filter, "filter")? {
+            stream = stream.filter(f.parse::<kompakt::FilterSpec>()?);
+        }
+        stream.validate()?;
+        let pending = match &s.store {
+            AnyStore::Local(local) => local.prepare_for(namespace, &[(data, stream)], metadata, opts),
+            AnyStore::Remote(remote) => remote.cache().prepare(&[(data, stream)], metadata, opts),
+        }
+        .map_err(store_failure)?;
+        let committed = pending.hash();
+        s.store
+            .commit_many(namespace, vec![(key.to_owned(), pending)])
+            .map_err(store_failure)?;
+        write_hash(hash, committed);
+        Ok(())
+    })
+}
+
+/// Copies a content hash (32 hex digits and a NUL) to `hash` unless it is NULL.
+fn write_hash(hash: *mut c_char, committed: kompakt::stream::ContentHash) {
+    if !hash.is_null() {
+        let hex = CString::new(committed.to_string()).unwrap_or_default();
+        let bytes = hex.as_bytes_with_nul();
+        // SAFETY: the caller passes room for 33 bytes (the header's contract); a content
+        // hash is 32 hex digits and the NUL.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr().cast::<c_char>(), hash, bytes.len().min(33)) };
+    }
 }
 
 /// Opens the value under `key` for reading; `*out` is NULL when the key does not exist.

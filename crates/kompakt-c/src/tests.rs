@@ -448,3 +448,109 @@ fn urls_are_read_never_written_and_unknown_schemes_are_refused() {
         assert!(!std::path::Path::new("s3:").exists());
     }
 }
+
+#[test]
+fn put_stores_a_value_in_one_call_with_the_namespaces_dictionary() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let record = |i: usize| {
+        format!(
+            r#"{{"level":"{}","service":"checkout","user":{},"path":"/api/v2/orders/{}/items","status":{},"latency_ms":{},"agent":"Mozilla/5.0 (X11; Linux x86_64)"}}"#,
+            ["info", "warn", "debug"][i % 3],
+            10_000 + i * 17,
+            i * 31,
+            [200, 201, 404, 500][i % 4],
+            (i * 13) % 250
+        )
+    };
+    {
+        // A dictionary adopted beforehand (on size alone: a test does not depend on timings).
+        let store = kompakt_store::Store::open(&path, kompakt_store::StoreOptions::default()).unwrap();
+        let samples: Vec<String> = (0..1000).map(record).collect();
+        assert!(store.train_dictionary("logs", &samples, None).unwrap().adopted);
+    }
+    let cpath = c(path.to_str().unwrap());
+    let (ns, meta) = (c("logs"), b"{\"kind\":\"log\"}");
+    unsafe {
+        let mut store = null_mut();
+        assert_eq!(
+            kpk_store_open(cpath.as_ptr(), null(), KPK_LEVEL_DEFAULT, 0, &mut store),
+            KPK_OK
+        );
+        let value = record(5);
+        let key = c("r5");
+        let mut hash = [0 as c_char; 33];
+        assert_eq!(
+            kpk_store_put(
+                store,
+                ns.as_ptr(),
+                key.as_ptr(),
+                value.as_ptr().cast(),
+                value.len(),
+                1,
+                null(),
+                meta.as_ptr().cast(),
+                meta.len(),
+                hash.as_mut_ptr()
+            ),
+            KPK_OK,
+            "{}",
+            last_error()
+        );
+        assert_eq!(CStr::from_ptr(hash.as_ptr()).to_bytes().len(), 32);
+        let mut r = null_mut();
+        assert_eq!(
+            kpk_store_get(store, ns.as_ptr(), key.as_ptr(), &mut r),
+            KPK_OK,
+            "{}",
+            last_error()
+        );
+        let mut buf = vec![0u8; value.len()];
+        let mut got = 0;
+        assert_eq!(
+            kpk_reader_read(r, 0, 0, buf.as_mut_ptr().cast(), buf.len(), &mut got),
+            KPK_OK,
+            "{}",
+            last_error()
+        );
+        assert_eq!(&buf[..got], value.as_bytes());
+        kpk_reader_close(r);
+        // Bad element sizes and filters are option errors, as for a writer's streams.
+        assert_eq!(
+            kpk_store_put(
+                store,
+                ns.as_ptr(),
+                key.as_ptr(),
+                null(),
+                0,
+                0,
+                null(),
+                null(),
+                0,
+                null_mut()
+            ),
+            KPK_ERROR_OPTION
+        );
+        let bad = c("no such filter");
+        assert_ne!(
+            kpk_store_put(
+                store,
+                ns.as_ptr(),
+                key.as_ptr(),
+                null(),
+                0,
+                8,
+                bad.as_ptr(),
+                null(),
+                0,
+                null_mut()
+            ),
+            KPK_OK
+        );
+        kpk_store_close(store);
+    }
+    // The value was compressed with the dictionary: reading it needs it.
+    let store = kompakt_store::Store::open(&path, kompakt_store::StoreOptions::default()).unwrap();
+    let object = store.get("logs", "r5").unwrap().unwrap();
+    assert_eq!(object.dictionaries.ids().len(), 1);
+}

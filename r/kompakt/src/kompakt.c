@@ -485,22 +485,12 @@ SEXP kpk_store_set_raw_c(SEXP ptr, SEXP ns, SEXP key, SEXP raw, SEXP serialized)
     const char *n = string_arg(ns, "namespace"), *k = string_arg(key, "key");
     if (TYPEOF(raw) != RAWSXP) Rf_error("kompakt: the value must be a raw vector");
     int as_object = Rf_asLogical(serialized) == TRUE;
-    kpk_writer *writer = NULL;
-    uint32_t stream = 0;
+    int typed = as_object && XLENGTH(raw) > TYPED_MIN;
     char hash[33];
-    if (kpk_store_writer(store, &writer) != KPK_OK) kompakt_error("cannot set the key");
-    /* Nothing below calls R until the writer is committed or aborted. */
-    kpk_status status = as_object && XLENGTH(raw) > TYPED_MIN ? kpk_writer_add_stream_typed(writer, 8, "auto", &stream)
-                                                              : kpk_writer_add_stream(writer, &stream);
-    if (status == KPK_OK) status = kpk_writer_write(writer, stream, RAW(raw), (size_t)XLENGTH(raw));
-    if (status == KPK_OK && as_object) status = kpk_writer_set_metadata(writer, R_OBJECT_META, strlen(R_OBJECT_META));
-    if (status != KPK_OK) {
-        char message[2048];
-        snprintf(message, sizeof message, "%s", kpk_last_error());
-        kpk_writer_abort(writer);
-        Rf_error("kompakt: cannot set the key: %s", message);
-    }
-    if (kpk_store_commit(store, n, k, writer, hash) != KPK_OK) kompakt_error("cannot set the key");
+    /* One call: a small value uses (or helps train) the namespace's zstd dictionary. */
+    if (kpk_store_put(store, n, k, RAW(raw), (size_t)XLENGTH(raw), typed ? 8 : 1, typed ? "auto" : NULL,
+                      as_object ? R_OBJECT_META : NULL, as_object ? strlen(R_OBJECT_META) : 0, hash) != KPK_OK)
+        kompakt_error("cannot set the key");
     return Rf_mkString(hash);
 }
 
