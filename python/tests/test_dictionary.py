@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import pickle
 import random
@@ -212,6 +213,21 @@ def test_store_adopts_a_dictionary_for_a_namespace_of_small_values(tmp_path, cli
         assert reader.get("m2", namespace="requests") == _request(2)
     report = store.verify()
     assert report["problems"] == [] and report["dictionaries"] == 1
+    # From the command line: the dictionary, and a value's file read with it.
+    run = functools.partial(subprocess.run, capture_output=True, cwd=tmp_path)
+    out = run([cli, "store", "dictionary", "cache", "-n", "requests", "-o", "requests.kpkd"])
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "requests.kpkd").read_bytes() == bytes(dictionary)
+    assert run([cli, "store", "get", "cache", "again", "-n", "requests", "-o", "again.kpk"]).returncode == 0
+    assert run([cli, "store", "get", "cache", "again", "-n", "requests", "-d", "-o", "want.bin"]).returncode == 0
+    out = run([cli, "decompress", "again.kpk", "-D", "requests.kpkd", "-o", "got.bin"])
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "got.bin").read_bytes() == (tmp_path / "want.bin").read_bytes()
+    assert pickle.loads((tmp_path / "got.bin").read_bytes()) == _request(5)
+    out = run([cli, "store", "dictionary", "cache", "-n", "nothing", "-o", "none.kpkd"])
+    assert out.returncode != 0 and b"has no dictionary" in out.stderr
+    out = run([cli, "store", "info", "cache"])
+    assert b"dictionaries: 1" in out.stdout
     assert store.gc()["dictionaries"] == 0
     # Another process reads them.
     code = "import kompakt, sys; s = kompakt.Store(sys.argv[1]);print(s.get('again', namespace='requests')['path'])"

@@ -304,6 +304,21 @@ pub enum StoreCommand {
     Gc(StorePathArgs),
     /// Read every object back and check checksums and content hashes; exit 1 if damaged.
     Verify(StorePathArgs),
+    /// Write the zstd dictionary a namespace's small values are compressed with, as a .kpkd
+    /// file (for `kompakt decompress -D` of what `store get` writes).
+    Dictionary(StoreDictionaryArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StoreDictionaryArgs {
+    /// The store's folder.
+    pub store: PathBuf,
+    /// Namespace (default: objects).
+    #[arg(short, long, default_value = "objects")]
+    pub namespace: String,
+    /// The dictionary file to write (atomically).
+    #[arg(short, long)]
+    pub output: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,8 @@
 //! `kompakt store ...`: a `kompakt.Store` (a folder, or an `s3://` URL) from the command line.
 
-use crate::args::{StoreArgs, StoreCommand, StoreGetArgs, StoreInfoArgs, StoreLsArgs, StorePathArgs, StorePutArgs};
+use crate::args::{
+    StoreArgs, StoreCommand, StoreDictionaryArgs, StoreGetArgs, StoreInfoArgs, StoreLsArgs, StorePathArgs, StorePutArgs,
+};
 use crate::human::format_size;
 use crate::{progress_bar, CliError, CliResult};
 use kompakt::Reader;
@@ -18,6 +20,7 @@ pub fn run(a: StoreArgs, quiet: bool) -> CliResult<u8> {
         StoreCommand::Info(a) => info(a).map(|_| 0),
         StoreCommand::Gc(a) => gc(a).map(|_| 0),
         StoreCommand::Verify(a) => verify(a, quiet),
+        StoreCommand::Dictionary(a) => dictionary(a).map(|_| 0),
     }
 }
 
@@ -227,6 +230,29 @@ fn info(a: StoreInfoArgs) -> CliResult {
             format_size(info.dictionary_bytes)
         )?;
     }
+    Ok(())
+}
+
+fn dictionary(a: StoreDictionaryArgs) -> CliResult {
+    let store = match open(&a.store, false)? {
+        AnyStore::Local(store) => store,
+        AnyStore::Remote(_) => {
+            return Err(CliError::new(format!(
+                "{}: a store on object storage compresses without dictionaries",
+                a.store.display()
+            )))
+        }
+    };
+    let Some(dictionary) = store.dictionary(&a.namespace)? else {
+        return Err(CliError::new(format!(
+            "namespace {:?} of {} has no dictionary (a store adopts one when its small values gain from it)",
+            a.namespace,
+            a.store.display()
+        )));
+    };
+    let mut file = AtomicFile::create(&a.output).map_err(|e| CliError::from(e).context(a.output.display()))?;
+    file.write_all(dictionary.bytes())?;
+    file.commit()?;
     Ok(())
 }
 
