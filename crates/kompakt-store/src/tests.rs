@@ -947,3 +947,52 @@ fn an_index_newer_than_version_3_is_refused() {
         "{err}"
     );
 }
+
+use proptest::prelude::Strategy as _;
+
+/// One store, with a dictionary adopted for namespace "logs", shared by the property cases.
+fn store_with_dictionary() -> &'static Store {
+    static STORE: std::sync::OnceLock<(tempfile::TempDir, Store)> = std::sync::OnceLock::new();
+    &STORE
+        .get_or_init(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let s = store(&dir);
+            let samples: Vec<Vec<u8>> = (0..1000).map(log_record).collect();
+            assert!(s.train_dictionary("logs", &samples, None).unwrap().adopted);
+            (dir, s)
+        })
+        .1
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Any bytes, small or not, alike the samples or not, read back as set; checked too.
+    #[test]
+    fn values_round_trip_through_a_namespace_with_a_dictionary(
+        values in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::collection::vec(proptest::prelude::any::<u8>(), 0..3000),
+                (0usize..5000).prop_map(log_record),
+                (0usize..300).prop_map(|n| (0..n).flat_map(log_record).collect::<Vec<u8>>()),
+            ],
+            1..5,
+        )
+    ) {
+        let s = store_with_dictionary();
+        let items: Vec<(String, PendingObject)> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let opts = s.write_options(None);
+                (format!("m{i}"), s.prepare_for("logs", &[(v, opts.stream_options())], b"", opts).unwrap())
+            })
+            .collect();
+        s.commit_many("logs", items).unwrap();
+        for (i, v) in values.iter().enumerate() {
+            s.set_bytes("logs", &format!("s{i}"), v).unwrap();
+            proptest::prop_assert_eq!(s.get_bytes("logs", &format!("m{i}")).unwrap(), Some(v.clone()));
+            proptest::prop_assert_eq!(s.get_bytes("logs", &format!("s{i}")).unwrap(), Some(v.clone()));
+        }
+    }
+}
