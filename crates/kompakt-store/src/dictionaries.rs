@@ -213,10 +213,15 @@ impl StoreDictionaries {
         Some(reservoir.samples.clone())
     }
 
-    /// Ends a trial started by [`offer`](Self::offer).
+    /// Ends a trial started by [`offer`](Self::offer). After the last trial a namespace gets,
+    /// its samples are freed (up to 4 MiB each).
     pub fn trial_done(&self, namespace: &str) {
         if let Some(r) = self.lock().reservoirs.get_mut(namespace) {
             r.busy = false;
+            if r.trials >= MAX_TRIALS {
+                r.samples = Vec::new();
+                r.bytes = 0;
+            }
         }
     }
 }
@@ -343,6 +348,23 @@ mod tests {
         assert!(r.samples.iter().any(|s| s.len() == big.len()));
         let due_at = r.train_at - r.seen;
         assert_eq!((0..due_at).filter(|_| r.offer(&value)).count(), 1);
+    }
+
+    #[test]
+    fn after_the_last_trial_the_samples_are_freed_and_none_are_taken() {
+        let state = StoreDictionaries::new(true);
+        let value = vec![3u8; 100];
+        let mut trials = 0;
+        for _ in 0..200_000 {
+            if state.offer("ns", &[&value]).is_some() {
+                trials += 1;
+                state.trial_done("ns");
+            }
+        }
+        assert_eq!(trials, MAX_TRIALS);
+        let locked = state.lock();
+        let r = &locked.reservoirs["ns"];
+        assert!(r.samples.is_empty() && r.bytes == 0);
     }
 
     #[test]
