@@ -375,8 +375,11 @@ def render(doc) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def run_kinds_by_size(name: str, doc: str, measure, summarize, render, modules: tuple[str, ...]) -> None:
+    """The command line of a bench over KINDS and SIZES: ``measure(kind, size, quick, repeats,
+    log)`` gives a row (or None), written to bench/results/NAME.json and .md
+    (NAME_quick.* with --quick); --report-only renders the markdown again from the JSON."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--kinds", default=",".join(KINDS))
@@ -384,16 +387,16 @@ def main() -> None:
     args = ap.parse_args()
     suffix = "_quick" if args.quick else ""
     out = os.path.join(HERE, "results")
-    json_path, md_path = os.path.join(out, f"dictionaries{suffix}.json"), os.path.join(out, f"dictionaries{suffix}.md")
+    json_path, md_path = os.path.join(out, f"{name}{suffix}.json"), os.path.join(out, f"{name}{suffix}.md")
     if args.report_only:
         rerender_report(json_path, md_path, summarize, render)
         return
-    need("zstandard", "pandas")
+    need(*modules)
     os.makedirs(out, exist_ok=True)
     t_start = time.time()
-    log = logger("dictionaries", t_start)
+    log = logger(name, t_start)
     repeats = 1 if args.quick else args.repeats
-    doc = {
+    report = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "git": git_state(),
         "machine": machine_info(),
@@ -405,9 +408,13 @@ def main() -> None:
         for size in SIZES:
             row = measure(kind, size, args.quick, repeats, log)
             if row is not None:
-                doc["rows"].append(row)
-    save_report(doc, t_start, summarize, render, json_path, md_path)
+                report["rows"].append(row)
+    save_report(report, t_start, summarize, render, json_path, md_path)
     print(md_path)
+
+
+def main() -> None:
+    run_kinds_by_size("dictionaries", __doc__, measure, summarize, render, ("zstandard", "pandas"))
 
 
 if __name__ == "__main__":

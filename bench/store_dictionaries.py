@@ -30,7 +30,6 @@ Outputs bench/results/store_dictionaries.md and .json (store_dictionaries_quick.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import sys
@@ -38,8 +37,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import HERE, git_state, logger, machine_info, rerender_report, save_report  # noqa: E402
-from dictionaries import KINDS, SIZES, make_values, need  # noqa: E402
+from dictionaries import make_values, per_value, run_kinds_by_size  # noqa: E402
 
 NAMESPACE = "values"
 # The store's trial comes after 2000 values or 4 MiB of them (crates/kompakt-store).
@@ -63,16 +61,6 @@ def trial_point(values: list[bytes]) -> int:
     return len(values) + 1
 
 
-def timed_per_value(fn, items, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for item in items:
-            fn(item)
-        best = min(best, (time.perf_counter() - t0) / len(items))
-    return best
-
-
 def run_store(path: str, mode: str, warm: list[bytes], test: list[bytes], repeats: int) -> dict:
     import kompakt
 
@@ -92,8 +80,8 @@ def run_store(path: str, mode: str, warm: list[bytes], test: list[bytes], repeat
     for k, v in keys:
         store.set_bytes(k, v, namespace=NAMESPACE)
     stored = store.info()["stored_bytes"] - before
-    set_s = timed_per_value(lambda kv: store.set_bytes(kv[0], kv[1], namespace=NAMESPACE), keys, repeats)
-    get_s = timed_per_value(lambda kv: store.get_bytes(kv[0], namespace=NAMESPACE), keys, repeats)
+    set_s = per_value(lambda kv: store.set_bytes(kv[0], kv[1], namespace=NAMESPACE), keys, repeats)
+    get_s = per_value(lambda kv: store.get_bytes(kv[0], namespace=NAMESPACE), keys, repeats)
     for k, v in keys[:: max(1, len(keys) // 50)]:
         assert store.get_bytes(k, namespace=NAMESPACE) == v
     problems = store.verify()["problems"]
@@ -223,39 +211,7 @@ def render(doc) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--report-only", action="store_true")
-    ap.add_argument("--kinds", default=",".join(KINDS))
-    ap.add_argument("--repeats", type=int, default=3)
-    args = ap.parse_args()
-    suffix = "_quick" if args.quick else ""
-    out = os.path.join(HERE, "results")
-    json_path = os.path.join(out, f"store_dictionaries{suffix}.json")
-    md_path = os.path.join(out, f"store_dictionaries{suffix}.md")
-    if args.report_only:
-        rerender_report(json_path, md_path, summarize, render)
-        return
-    need("pandas")
-    os.makedirs(out, exist_ok=True)
-    t_start = time.time()
-    log = logger("store_dictionaries", t_start)
-    repeats = 1 if args.quick else args.repeats
-    doc = {
-        "date": time.strftime("%Y-%m-%d %H:%M"),
-        "git": git_state(),
-        "machine": machine_info(),
-        "quick": args.quick,
-        "repeats": repeats,
-        "rows": [],
-    }
-    for kind in args.kinds.split(","):
-        for size in SIZES:
-            row = measure(kind, size, args.quick, repeats, log)
-            if row is not None:
-                doc["rows"].append(row)
-    save_report(doc, t_start, summarize, render, json_path, md_path)
-    print(md_path)
+    run_kinds_by_size("store_dictionaries", __doc__, measure, summarize, render, ("pandas",))
 
 
 if __name__ == "__main__":
