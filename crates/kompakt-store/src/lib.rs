@@ -941,9 +941,13 @@ impl Store {
             match checked_dictionary(row.id, row.data) {
                 Ok(d) => {
                     report.dictionaries += 1;
-                    dictionaries.insert(row.id, d);
+                    dictionaries.insert(row.id, Some(d));
                 }
-                Err(e) => report.problems.push(e.to_string()),
+                Err(e) => {
+                    report.problems.push(e.to_string());
+                    // Values that need it must not be read with a good copy cached earlier.
+                    dictionaries.insert(row.id, None);
+                }
             }
         }
         for (what, id) in dangling_dictionaries {
@@ -951,9 +955,15 @@ impl Store {
                 .problems
                 .push(format!("{what} needs dictionary {id}, which the index does not hold"));
         }
+        // A value written after the snapshot may need a dictionary adopted after it: looked up
+        // then, not reported missing.
         let dictionaries_for = |id: Option<DictionaryId>| -> Dictionaries {
-            id.and_then(|id| dictionaries.get(&id).cloned())
-                .map_or_else(Dictionaries::none, |d| vec![d].into())
+            match id.map(|id| (id, dictionaries.get(&id))) {
+                None => Dictionaries::none(),
+                Some((_, Some(Some(d)))) => vec![d.clone()].into(),
+                Some((_, Some(None))) => Dictionaries::none(),
+                Some((id, None)) => self.dictionaries_for(Some(id)).unwrap_or_default(),
+            }
         };
         for index::ObjectSummary {
             hash,
