@@ -98,8 +98,8 @@ pub struct StoreOptions {
     pub adapt: Option<bool>,
     /// Whether small values (at most [`DICTIONARY_VALUE_MAX`] raw bytes, codec zstd) of each
     /// namespace are sampled to train a zstd dictionary, adopted when it makes held-out values
-    /// at least [`MIN_GAIN`] smaller at no loss of speed, and then compressed with it (default
-    /// true). Reading values compressed with a dictionary works either way. Not recorded in
+    /// at least [`MIN_GAIN`] smaller and at most `dictionary_max_slowdown` slower, and then
+    /// compressed with it (default true; values go through [`Store::prepare_for`]). Reading values compressed with a dictionary works either way. Not recorded in
     /// the configuration: each process chooses.
     pub dictionaries: bool,
     /// How much slower (a fraction) writing and reading held-out values may get with a
