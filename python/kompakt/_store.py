@@ -113,7 +113,10 @@ class Store(MutableMapping[str, Any]):
     key points at that are older than ``grace`` seconds (default 3600), so an object another
     machine is committing is never taken. Several keys set at once (``mset``) each change
     atomically, not all together. Values of ``multipart_threshold`` bytes or more (default
-    128 MiB) are uploaded in parts, as boto3's transfers are.
+    128 MiB) are uploaded in parts, as boto3's transfers are. A namespace's dictionary is
+    shared on the server: the first machine to adopt one publishes it, the others compress with
+    it and fetch it once to read; ``gc()`` keeps it while a key needs it (such a store has
+    layout version 2, which a kompakt that knows only layout 1 refuses to open).
 
     >>> import kompakt, numpy, tempfile, os
     >>> store = kompakt.Store(os.path.join(tempfile.mkdtemp(), "cache"))

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import subprocess
@@ -57,6 +58,8 @@ def test_a_store_on_s3_behaves_like_a_local_one(url, tmp_path):
     assert "a" not in store and len(store) == 2
     info = store.info()
     assert info["keys"] == 3 and info["objects"] >= 3 and info["path"] == url, info
+    # No dictionary yet: the store keeps the layout older kompakt reads.
+    assert info["version"] == 1 and info["dictionaries"] == 0, info
     assert store.verify()["problems"] == []
 
     calls = []
@@ -156,6 +159,156 @@ def test_damage_and_missing_objects_are_reported_by_verify(s3, url, tmp_path):
     fresh = kompakt.Store(url, cache_dir=tmp_path / "d2")
     problems = fresh.verify()["problems"]
     assert len(problems) == 1 and "missing" in problems[0], problems
+
+
+# -- a namespace's dictionary, shared on the server -------------------------------------
+
+
+def _request(i: int) -> dict:
+    return {
+        "user": 10_000 + i * 17,
+        "path": f"/api/v2/orders/{i * 31}/items",
+        "status": ["ok", "not found", "error"][i % 3],
+        "latency_ms": (i * 13) % 250,
+        "agent": "Mozilla/5.0 (X11; Linux x86_64)",
+    }
+
+
+def _requests(n: int, start: int = 0) -> list[dict]:
+    return [_request(i) for i in range(start, start + n)]
+
+
+def server_file(s3, url: str, rest: str) -> bytes | None:
+    """The bytes of `rest` under the store's prefix, or None if the server has none."""
+    _, client = s3
+    key = url.removeprefix(f"s3://{BUCKET}/") + "/" + rest
+    try:
+        return client.get_object(Bucket=BUCKET, Key=key)["Body"].read()
+    except client.exceptions.NoSuchKey:
+        return None
+
+
+def listed(s3, url: str, folder: str) -> list[str]:
+    _, client = s3
+    prefix = url.removeprefix(f"s3://{BUCKET}/") + f"/{folder}/"
+    found = client.list_objects_v2(Bucket=BUCKET, Prefix=prefix)
+    return [o["Key"].removeprefix(prefix) for o in found.get("Contents", [])]
+
+
+def test_a_namespace_dictionary_is_shared_by_every_machine(s3, url, tmp_path, cli):
+    server, _ = s3
+    a = kompakt.Store(url, cache_dir=tmp_path / "a")
+    # Adopted on size alone: a test does not depend on timings.
+    trial = a.train_dictionary(_requests(1000), namespace="requests", max_slowdown=None)
+    assert trial["adopted"], trial
+    dictionary = a.dictionary("requests")
+    d = trial["dictionary_id"]
+    assert dictionary.id == d
+    a.mset({f"r{i}": _request(i) for i in range(20)}, namespace="requests")
+    # On the server: the layout raised to 2, the dictionary by its id, the namespace's record
+    # naming it, and each key's record naming the dictionary its object needs.
+    assert json.loads(server_file(s3, url, "kompakt-store.json"))["version"] == 2
+    assert server_file(s3, url, f"dictionaries/{d}.kpkd") == bytes(dictionary)
+    assert json.loads(server_file(s3, url, "namespaces/nrequests.json")) == {"dictionary": d}
+    assert json.loads(server_file(s3, url, "keys/nrequests/kr0"))["dictionary"] == d
+    assert all(name.endswith(f".{d}.kpk") for name in objects_in(s3, url))
+    info = a.info()
+    assert info["version"] == 2 and info["dictionaries"] == 1 and info["dictionary_bytes"] == len(dictionary)
+
+    # Another machine reads the values (fetching the dictionary once) and compresses its own
+    # small values of the namespace with the same dictionary, without a trial of its own.
+    b = kompakt.Store(url, cache_dir=tmp_path / "b")
+    assert b.get("r3", namespace="requests") == _request(3)
+    assert b.dictionary("requests") == dictionary
+    b.set("from-b", _request(77), namespace="requests")
+    assert json.loads(server_file(s3, url, "keys/nrequests/kfrom-b"))["dictionary"] == d
+    assert a.get("from-b", namespace="requests") == _request(77)
+    # Equal content written without a dictionary is another object, and its record says so:
+    # a reader never gets an object compressed with a dictionary its record does not name.
+    plain = kompakt.Store(url, cache_dir=tmp_path / "plain", dictionaries=False)
+    plain.set("plain", _request(3), namespace="requests")
+    assert "dictionary" not in json.loads(server_file(s3, url, "keys/nrequests/kplain"))
+    assert b.get("plain", namespace="requests") == _request(3)
+    assert kompakt.Store(url, cache_dir=tmp_path / "c").get("r3", namespace="requests") == _request(3)
+
+    report = b.verify()
+    assert report["problems"] == [] and report["dictionaries"] == 1 and report["keys"] == 22, report
+    env = {**os.environ, **server.env, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    out = subprocess.run(
+        [str(cli), "store", "dictionary", url, "-n", "requests", "-o", str(tmp_path / "r.kpkd")],
+        capture_output=True,
+        env=env,
+    )
+    assert out.returncode == 0, out
+    assert (tmp_path / "r.kpkd").read_bytes() == bytes(dictionary)
+    out = subprocess.run([str(cli), "store", "info", url], capture_output=True, env=env)
+    assert b"dictionaries: 1" in out.stdout and b"version 2" in out.stdout, out
+
+    # gc keeps the dictionary while a key needs it, then removes it and the namespace's record.
+    eager = kompakt.Store(url, cache_dir=tmp_path / "gc", grace=0)
+    assert eager.gc()["dictionaries"] == 0
+    a.delete("plain", namespace="requests")
+    assert eager.gc()["dictionaries"] == 0
+    a.clear("requests")
+    assert eager.gc()["dictionaries"] == 1
+    assert listed(s3, url, "dictionaries") == [] and listed(s3, url, "namespaces") == []
+    assert objects_in(s3, url) == []
+
+
+def test_small_values_on_s3_adopt_a_dictionary_by_themselves(s3, url, tmp_path):
+    store = kompakt.Store(url, cache_dir=tmp_path / "a", dictionary_max_slowdown=None)
+    store.mset({f"r{i}": _request(i) for i in range(2100)}, namespace="requests")
+    dictionary = store.dictionary("requests")
+    assert dictionary is not None
+    assert json.loads(server_file(s3, url, "namespaces/nrequests.json")) == {"dictionary": dictionary.id}
+    # The values after the trial were compressed with it; another machine reads them all.
+    assert json.loads(server_file(s3, url, "keys/nrequests/kr2099"))["dictionary"] == dictionary.id
+    other = kompakt.Store(url, cache_dir=tmp_path / "b")
+    assert other.mget([f"r{i}" for i in range(0, 2100, 7)], namespace="requests") == _requests(2100)[::7]
+
+
+def test_machines_adopting_at_once_converge_on_the_dictionary_published_first(s3, url, tmp_path):
+    a = kompakt.Store(url, cache_dir=tmp_path / "a")
+    b = kompakt.Store(url, cache_dir=tmp_path / "b")
+    assert b.dictionary("logs") is None  # b has looked: none yet
+    first = a.train_dictionary(_requests(1000), namespace="logs", max_slowdown=None)
+    second = b.train_dictionary(_requests(1000, start=5000), namespace="logs", max_slowdown=None)
+    assert first["adopted"] and not second["adopted"], second
+    assert second["dictionary_id"] != first["dictionary_id"]
+    assert first["dictionary_id"] in second["reason"], second
+    assert b.dictionary("logs").id == first["dictionary_id"]
+    b.set("x", _request(1), namespace="logs")
+    assert json.loads(server_file(s3, url, "keys/nlogs/kx"))["dictionary"] == first["dictionary_id"]
+    # b's dictionary went up before it lost; no key needs it, so gc takes it.
+    assert sorted(listed(s3, url, "dictionaries")) == sorted(f"{t['dictionary_id']}.kpkd" for t in (first, second))
+    assert kompakt.Store(url, cache_dir=tmp_path / "gc", grace=0).gc()["dictionaries"] == 1
+    assert listed(s3, url, "dictionaries") == [f"{first['dictionary_id']}.kpkd"]
+    with pytest.raises(ValueError, match="already has dictionary"):
+        a.train_dictionary(_requests(1000), namespace="logs", max_slowdown=None)
+
+
+def test_a_damaged_or_missing_dictionary_is_a_clear_error(s3, url, tmp_path):
+    _, client = s3
+    a = kompakt.Store(url, cache_dir=tmp_path / "a")
+    d = a.train_dictionary(_requests(1000), namespace="requests", max_slowdown=None)["dictionary_id"]
+    a.mset({f"r{i}": _request(i) for i in range(5)}, namespace="requests")
+    key = url.removeprefix(f"s3://{BUCKET}/") + f"/dictionaries/{d}.kpkd"
+    client.put_object(Bucket=BUCKET, Key=key, Body=b"not the dictionary")
+    fresh = kompakt.Store(url, cache_dir=tmp_path / "fresh")
+    with pytest.raises(kompakt.CorruptError, match=d):
+        fresh.get("r1", namespace="requests")
+    problems = fresh.verify()["problems"]
+    assert len(problems) == 7, problems  # the dictionary, the namespace's record, 5 keys
+    assert any(f"dictionary {d}" in p and "hash to" in p for p in problems), problems
+    # Writing goes on without the dictionary, read back by anyone.
+    fresh.set("new", _request(9), namespace="requests")
+    assert "dictionary" not in json.loads(server_file(s3, url, "keys/nrequests/knew"))
+    assert kompakt.Store(url, cache_dir=tmp_path / "other").get("new", namespace="requests") == _request(9)
+    # The writer's cache still reads what it wrote; a machine without it cannot, and says why.
+    assert a.get("r2", namespace="requests") == _request(2)
+    client.delete_object(Bucket=BUCKET, Key=key)
+    with pytest.raises(kompakt.CorruptError, match=f'dictionary {d} of key "r2" is missing'):
+        kompakt.Store(url, cache_dir=tmp_path / "third").get("r2", namespace="requests")
 
 
 def test_bad_urls_and_options_are_clear_errors(s3, tmp_path):

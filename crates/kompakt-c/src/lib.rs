@@ -921,11 +921,10 @@ pub unsafe extern "C" fn kpk_store_put(
             stream = stream.filter(f.parse::<kompakt::FilterSpec>()?);
         }
         stream.validate()?;
-        let pending = match &s.store {
-            AnyStore::Local(local) => local.prepare_for(namespace, &[(data, stream)], metadata, opts),
-            AnyStore::Remote(remote) => remote.cache().prepare(&[(data, stream)], metadata, opts),
-        }
-        .map_err(store_failure)?;
+        let pending = s
+            .store
+            .prepare_for(namespace, &[(data, stream)], metadata, opts)
+            .map_err(store_failure)?;
         let committed = pending.hash();
         s.store
             .commit_many(namespace, vec![(key.to_owned(), pending)])

@@ -234,15 +234,7 @@ fn info(a: StoreInfoArgs) -> CliResult {
 }
 
 fn dictionary(a: StoreDictionaryArgs) -> CliResult {
-    let store = match open(&a.store, false)? {
-        AnyStore::Local(store) => store,
-        AnyStore::Remote(_) => {
-            return Err(CliError::new(format!(
-                "{}: a store on object storage compresses without dictionaries",
-                a.store.display()
-            )))
-        }
-    };
+    let store = open(&a.store, false)?;
     let Some(dictionary) = store.dictionary(&a.namespace)? else {
         return Err(CliError::new(format!(
             "namespace {:?} of {} has no dictionary (a store adopts one when its small values gain from it)",
@@ -306,13 +298,15 @@ fn remote_info(a: &StoreInfoArgs, remote: &kompakt_remote::RemoteStore) -> CliRe
             info.namespaces.iter().map(|(n, c)| (n.clone(), (*c).into())).collect();
         let v = serde_json::json!({
             "path": remote.url(),
-            "version": kompakt_remote::LAYOUT_VERSION,
+            "version": remote.layout_version(),
             "cache_dir": remote.cache().root(),
             "codec": remote.cache().config().codec.to_string(),
             "namespaces": namespaces,
             "keys": keys,
             "objects": info.objects,
             "stored_bytes": info.object_bytes,
+            "dictionaries": info.dictionaries,
+            "dictionary_bytes": info.dictionary_bytes,
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&v).expect("JSON value"))?;
         return Ok(());
@@ -321,7 +315,7 @@ fn remote_info(a: &StoreInfoArgs, remote: &kompakt_remote::RemoteStore) -> CliRe
     writeln!(
         out,
         "layout:    version {} on object storage, local cache {}",
-        kompakt_remote::LAYOUT_VERSION,
+        remote.layout_version(),
         remote.cache().root().display()
     )?;
     writeln!(out, "keys:      {keys} in {} namespaces", info.namespaces.len())?;
@@ -334,5 +328,13 @@ fn remote_info(a: &StoreInfoArgs, remote: &kompakt_remote::RemoteStore) -> CliRe
         info.objects,
         format_size(info.object_bytes)
     )?;
+    if info.dictionaries > 0 {
+        writeln!(
+            out,
+            "dictionaries: {} ({}), trained for namespaces of small values",
+            info.dictionaries,
+            format_size(info.dictionary_bytes)
+        )?;
+    }
     Ok(())
 }

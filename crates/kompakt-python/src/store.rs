@@ -73,8 +73,8 @@ fn bytes_stream(codec: kompakt::CodecSpec) -> StreamOptions {
 }
 
 impl PyStore {
-    /// The object for whole streams; for a value of `namespace` in a local store, small
-    /// values use (or help train) the namespace's dictionary.
+    /// The object for whole streams; for a value of `namespace`, small values use (or help
+    /// train) the namespace's dictionary.
     fn pending_from_streams(
         &self,
         py: Python<'_>,
@@ -88,9 +88,9 @@ impl PyStore {
         let stream_opts = bytes_stream(opts.stream.codec);
         py.detach(|| {
             let parts: Vec<_> = buffers.iter().map(|b| (b.as_slice(), stream_opts)).collect();
-            match (&self.store, namespace) {
-                (AnyStore::Local(store), Some(namespace)) => store.prepare_for(namespace, &parts, metadata, opts),
-                _ => self.store.local().prepare(&parts, metadata, opts),
+            match namespace {
+                Some(namespace) => self.store.prepare_for(namespace, &parts, metadata, opts),
+                None => self.store.local().prepare(&parts, metadata, opts),
             }
         })
         .py_err()
@@ -253,10 +253,7 @@ impl PyStore {
 
     /// The zstd dictionary the namespace's small values are compressed with, or None.
     fn dictionary(&self, py: Python<'_>, namespace: &str) -> PyResult<Option<crate::dictionary::PyDictionary>> {
-        let AnyStore::Local(store) = &self.store else {
-            return Ok(None);
-        };
-        let found = py.detach(|| store.dictionary(namespace)).py_err()?;
+        let found = py.detach(|| self.store.dictionary(namespace)).py_err()?;
         Ok(found.map(|inner| crate::dictionary::PyDictionary { inner }))
     }
 
@@ -270,16 +267,11 @@ impl PyStore {
         samples: Vec<Bound<'py, PyAny>>,
         max_slowdown: Option<f64>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let AnyStore::Local(store) = &self.store else {
-            return Err(PyValueError::new_err(
-                "dictionaries are trained for local stores only (a store on object storage compresses without)",
-            ));
-        };
         let buffers = samples.iter().map(Buffer::get).collect::<PyResult<Vec<_>>>()?;
         let trial = py
             .detach(|| {
                 let slices: Vec<&[u8]> = buffers.iter().map(|b| b.as_slice()).collect();
-                store.train_dictionary(namespace, &slices, max_slowdown)
+                self.store.train_dictionary(namespace, &slices, max_slowdown)
             })
             .py_err()?;
         let d = PyDict::new(py);
@@ -459,11 +451,13 @@ impl PyStore {
             AnyStore::Remote(remote) => {
                 let info = py.detach(|| remote.info()).py_err()?;
                 d.set_item("path", remote.url())?;
-                d.set_item("version", kompakt_remote::LAYOUT_VERSION)?;
+                d.set_item("version", remote.layout_version())?;
                 d.set_item("hash", config.hash)?;
                 d.set_item("cache_dir", remote.cache().root().to_string_lossy())?;
                 d.set_item("objects", info.objects)?;
                 d.set_item("stored_bytes", info.object_bytes)?;
+                d.set_item("dictionaries", info.dictionaries)?;
+                d.set_item("dictionary_bytes", info.dictionary_bytes)?;
                 info.namespaces
             }
         };

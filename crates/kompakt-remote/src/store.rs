@@ -4,9 +4,12 @@
 //!
 //! - `kompakt-store.json`: what the prefix holds and the layout's version;
 //! - `objects/ab/ab12…ef.kpk`: immutable objects (kompakt files) by content hash, written
-//!   with create-only puts;
+//!   with create-only puts (`ab12…ef.<dictionary>.kpk` when compressed with a dictionary);
 //! - `keys/n<namespace>/k<key>`: a small JSON record per key naming its object, replaced with
-//!   conditional puts (ETag compare-and-swap).
+//!   conditional puts (ETag compare-and-swap);
+//! - `dictionaries/<id>.kpkd` and `namespaces/n<namespace>.json` (layout 2): the zstd
+//!   dictionaries small values are compressed with, and the one each namespace shares, so
+//!   that every machine compresses a namespace's values with one dictionary and reads any.
 //!
 //! A local store (kompakt-store) is the cache: objects are built there first (the same
 //! writers, hashing and spilling as a local store), uploaded from there, and kept there after
@@ -14,10 +17,16 @@
 //! modified") and no object transfer.
 
 use crate::connect::{connect, describe};
-use crate::records::{decode_segment, encode_segment, KeyRecord};
+use crate::records::{
+    decode_segment, encode_segment, object_file_name, parse_dictionary_file_name, parse_object_file_name, KeyRecord,
+    NamespaceRecord,
+};
 use crate::runtime::block_on;
-use kompakt::stream::ContentHash;
-use kompakt_store::{Entry, GcReport, PendingObject, Store, StoreOptions, StoreVerifyReport, StoredObject};
+use kompakt::codec::{Dictionary, DictionaryId, MAX_DICTIONARY_SIZE};
+use kompakt::stream::{ContentHash, StreamOptions, WriteOptions};
+use kompakt_store::{
+    DictionaryTrial, Entry, GcReport, PendingObject, Store, StoreOptions, StoreVerifyReport, StoredObject,
+};
 use object_store::path::Path as ObjectPath;
 use object_store::{
     GetOptions, ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion, WriteMultipart,
@@ -26,11 +35,16 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, Read};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 use url::Url;
 
-/// The layout version this code writes and reads.
-pub const LAYOUT_VERSION: u64 = 1;
+/// The newest layout version this code reads (and writes, when it needs what it added).
+pub const LAYOUT_VERSION: u64 = 2;
+
+/// The layout a store is raised to by its first dictionary: objects compressed with one,
+/// `dictionaries/` and `namespaces/`. A store without dictionaries stays at layout 1, which
+/// older kompakt reads.
+pub const LAYOUT_VERSION_DICTIONARIES: u64 = 2;
 
 /// How long an object no key points at is kept before `gc` removes it: long enough for any
 /// writer between its upload and its key record (and for clocks that disagree by less).
@@ -81,6 +95,9 @@ fn store_error(e: io::Error) -> kompakt_store::Error {
     kompakt_store::Error::from(e)
 }
 
+/// What an object's file name holds: its content hash and the dictionary it needs.
+type ObjectName = (ContentHash, Option<DictionaryId>);
+
 /// Key records by (namespace, key), with the ETag each was read or written with.
 type KnownRecords = HashMap<(String, String), (Option<String>, KeyRecord)>;
 
@@ -99,6 +116,27 @@ pub struct RemoteStore {
     /// Key records read or written by this handle, with their ETags: a get asks the server
     /// only whether the record changed.
     records: Mutex<KnownRecords>,
+    /// The layout version of the store, as last read or written.
+    layout: Mutex<u64>,
+    /// Each namespace's shared dictionary as this handle last read its record (None: it had
+    /// none); looked up once per namespace, before its first value.
+    namespaces: Mutex<HashMap<String, Option<DictionaryId>>>,
+    /// Dictionaries on the server known young enough (see [`RemoteStore::upload_dictionary`])
+    /// until the instant given: a set does not ask again meanwhile.
+    fresh_dictionaries: Mutex<HashMap<DictionaryId, Instant>>,
+}
+
+/// Locks a mutex that holds a cache: a panic elsewhere leaves it usable.
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What publishing a namespace's dictionary came to.
+enum Published {
+    Ours,
+    /// Another writer published first: the cache now compresses with that one (None: theirs
+    /// is not usable, and the cache keeps its own).
+    Theirs(Option<DictionaryId>),
 }
 
 impl std::fmt::Debug for RemoteStore {
@@ -132,9 +170,6 @@ impl RemoteStore {
                 &cache_dir,
                 StoreOptions {
                     create: true,
-                    // Values go to object storage, where other machines read them without
-                    // this cache's dictionaries (shared dictionaries there are not done).
-                    dictionaries: false,
                     ..opts.local
                 },
             )?,
@@ -143,6 +178,9 @@ impl RemoteStore {
             cache_bytes: Mutex::new(None),
             grace: opts.grace,
             records: Mutex::new(HashMap::new()),
+            layout: Mutex::new(1),
+            namespaces: Mutex::new(HashMap::new()),
+            fresh_dictionaries: Mutex::new(HashMap::new()),
         };
         store.check_layout(opts.local.create)?;
         Ok(store)
@@ -171,9 +209,22 @@ impl RemoteStore {
         self.path("kompakt-store.json")
     }
 
-    fn object_path(&self, hash: ContentHash) -> ObjectPath {
+    /// The store's layout version (1, or 2 once it holds dictionaries).
+    pub fn layout_version(&self) -> u64 {
+        *locked(&self.layout)
+    }
+
+    fn object_path(&self, hash: ContentHash, dictionary: Option<DictionaryId>) -> ObjectPath {
         let hex = hash.to_string();
-        self.path(&format!("objects/{}/{hex}.kpk", &hex[..2]))
+        self.path(&format!("objects/{}/{}", &hex[..2], object_file_name(hash, dictionary)))
+    }
+
+    fn dictionary_path(&self, id: DictionaryId) -> ObjectPath {
+        self.path(&format!("dictionaries/{id}.kpkd"))
+    }
+
+    fn namespace_record_path(&self, namespace: &str) -> ObjectPath {
+        self.path(&format!("namespaces/{}.json", encode_segment('n', namespace)))
     }
 
     fn namespace_path(&self, namespace: &str) -> ObjectPath {
@@ -207,17 +258,11 @@ impl RemoteStore {
         let data = match found {
             Ok(data) => data.to_vec(),
             Err(object_store::Error::NotFound { .. }) if create => {
-                let record = serde_json::json!({
-                    "format": "kompakt store on object storage",
-                    "version": LAYOUT_VERSION,
-                    "hash": "xxh3-128",
-                })
-                .to_string();
                 let opts = PutOptions {
                     mode: PutMode::Create,
                     ..PutOptions::default()
                 };
-                let put = self.run(self.client.put_opts(&path, PutPayload::from(record.clone()), opts))?;
+                let put = self.run(self.client.put_opts(&path, PutPayload::from(layout_record(1)), opts))?;
                 match put {
                     Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => {}
                     Err(e) => return self.io(Err(e)),
@@ -232,15 +277,60 @@ impl RemoteStore {
             }
             Err(e) => return self.io(Err(e)),
         };
-        let v: serde_json::Value = serde_json::from_slice(&data)
+        *locked(&self.layout) = self.layout_of(&data)?;
+        Ok(())
+    }
+
+    /// The version a layout record names, if this code reads it.
+    fn layout_of(&self, record: &[u8]) -> kompakt_store::Result<u64> {
+        let v: serde_json::Value = serde_json::from_slice(record)
             .map_err(|e| kompakt_store::Error::corrupt("store layout record", 0, format!("{}: {e}", self.url)))?;
         match v.get("version").and_then(|v| v.as_u64()) {
-            Some(LAYOUT_VERSION) => Ok(()),
+            Some(version @ 1..=LAYOUT_VERSION) => Ok(version),
             other => Err(kompakt_store::Error::Store(format!(
-                "{}: a store of layout version {other:?}; this kompakt reads version {LAYOUT_VERSION}",
+                "{}: a store of layout version {other:?}; this kompakt reads versions 1 to {LAYOUT_VERSION}",
                 self.url
             ))),
         }
+    }
+
+    /// Raises the store to [`LAYOUT_VERSION_DICTIONARIES`] unless it is there: a put
+    /// conditional on the record's ETag, so that two writers raising it agree.
+    fn require_dictionary_layout(&self) -> kompakt_store::Result<()> {
+        if self.layout_version() >= LAYOUT_VERSION_DICTIONARIES {
+            return Ok(());
+        }
+        let path = self.layout_path();
+        for _ in 0..32 {
+            let got = self.run(async {
+                let result = self.client.get(&path).await?;
+                let e_tag = result.meta.e_tag.clone();
+                Ok::<_, object_store::Error>((e_tag, result.bytes().await?))
+            })?;
+            let (e_tag, data) = self.io(got)?;
+            let version = self.layout_of(&data)?;
+            if version >= LAYOUT_VERSION_DICTIONARIES {
+                *locked(&self.layout) = version;
+                return Ok(());
+            }
+            let opts = PutOptions {
+                mode: PutMode::Update(UpdateVersion { e_tag, version: None }),
+                ..PutOptions::default()
+            };
+            let record = layout_record(LAYOUT_VERSION_DICTIONARIES);
+            match self.run(self.client.put_opts(&path, PutPayload::from(record), opts))? {
+                Ok(_) => {
+                    *locked(&self.layout) = LAYOUT_VERSION_DICTIONARIES;
+                    return Ok(());
+                }
+                Err(object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }) => {}
+                Err(e) => return self.io(Err(e)),
+            }
+        }
+        Err(kompakt_store::Error::Store(format!(
+            "{}: the layout record kept changing while it was raised to version {LAYOUT_VERSION_DICTIONARIES}",
+            self.url
+        )))
     }
 
     /// Points each key at its object: objects first (create-only uploads from the cache),
@@ -250,30 +340,257 @@ impl RemoteStore {
         let keys: Vec<String> = items.iter().map(|(k, _)| k.clone()).collect();
         self.cache.commit_many(namespace, items)?;
         let mut added = 0;
+        let mut used = None;
         for key in keys {
+            // What the cache holds under the key is what goes up: equal content may be there
+            // already, compressed with or without a dictionary, and its record says which.
             let object = self
                 .cache
                 .get(namespace, &key)?
                 .ok_or_else(|| kompakt_store::Error::Store(format!("key {key:?} vanished from the cache")))?;
+            let dictionary = object
+                .dictionaries
+                .ids()
+                .first()
+                .and_then(|&id| object.dictionaries.find(id).cloned());
             let record = KeyRecord {
                 hash: object.hash,
                 raw_size: object.raw_size,
                 stored_size: object.stored_size,
+                dictionary: dictionary.as_ref().map(Dictionary::id),
             };
-            let looked = std::time::Instant::now();
-            self.upload_object(record.hash, object.source, record.stored_size)?;
+            let looked = Instant::now();
+            if let Some(d) = &dictionary {
+                self.upload_dictionary(d)?;
+            }
+            self.upload_object(record, object.source)?;
             self.put_record(namespace, &key, record)?;
             if looked.elapsed() > self.grace / 4 {
                 // Slow enough that a gc which began meanwhile may have judged the object
                 // unreferenced and old: make sure it is still there, or put it back.
-                self.restore_object(namespace, &key, record)?;
+                self.restore_object(namespace, &key, record, dictionary.as_ref())?;
             }
             added += record.stored_size;
+            used = used.or(dictionary);
         }
         // Trimmed only once every object is uploaded: a key's object must stay in the cache
         // until then.
         self.cached(added);
+        if let Some(used) = used {
+            // The values are stored whatever comes of this: sharing the dictionary is an
+            // optimisation, tried again with the namespace's next values if it fails now.
+            let _ = self.publish_if_adopted(namespace, &used);
+        }
         Ok(())
+    }
+
+    /// Publishes the namespace's dictionary if the cache adopted `used` (a value of this
+    /// commit was compressed with it) and the server knows none for the namespace.
+    fn publish_if_adopted(&self, namespace: &str, used: &Dictionary) -> kompakt_store::Result<()> {
+        let known = locked(&self.namespaces).get(namespace).copied();
+        if matches!(known, Some(Some(_))) {
+            return Ok(());
+        }
+        match self.cache.dictionary(namespace)? {
+            Some(current) if current.id() == used.id() => self.publish(namespace, &current).map(|_| ()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Makes `dictionary` the namespace's on the server unless another writer's is there
+    /// (a create-only put): then the cache switches to that one for the values to come.
+    fn publish(&self, namespace: &str, dictionary: &Dictionary) -> kompakt_store::Result<Published> {
+        self.upload_dictionary(dictionary)?;
+        let record = NamespaceRecord {
+            dictionary: dictionary.id(),
+        };
+        let opts = PutOptions {
+            mode: PutMode::Create,
+            ..PutOptions::default()
+        };
+        let path = self.namespace_record_path(namespace);
+        match self.run(self.client.put_opts(&path, PutPayload::from(record.encode()), opts))? {
+            Ok(_) => {
+                locked(&self.namespaces).insert(namespace.to_owned(), Some(dictionary.id()));
+                Ok(Published::Ours)
+            }
+            Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => {
+                let theirs = self.sync_namespace(namespace, true)?;
+                Ok(if theirs == Some(dictionary.id()) {
+                    Published::Ours
+                } else {
+                    Published::Theirs(theirs)
+                })
+            }
+            Err(e) => self.io(Err(e)),
+        }
+    }
+
+    /// Reads the namespace's record (once per handle unless `again`) and makes the cache
+    /// compress the namespace's values with the dictionary it names. Returns that dictionary;
+    /// None when the namespace has none, or one that is not usable (its file missing or
+    /// damaged: `verify` reports it), and then the cache keeps what it had.
+    fn sync_namespace(&self, namespace: &str, again: bool) -> kompakt_store::Result<Option<DictionaryId>> {
+        if !again {
+            if let Some(known) = locked(&self.namespaces).get(namespace) {
+                return Ok(*known);
+            }
+        }
+        let path = self.namespace_record_path(namespace);
+        let got = self.run(async { self.client.get(&path).await?.bytes().await })?;
+        let record = match got {
+            Ok(data) => NamespaceRecord::decode(&data),
+            Err(object_store::Error::NotFound { .. }) => None,
+            Err(e) => return self.io(Err(e)),
+        };
+        let mut usable = None;
+        if let Some(record) = record {
+            if let Ok(Some(d)) = self.load_dictionary(record.dictionary) {
+                if self.cache.dictionary(namespace)?.is_none_or(|mine| mine.id() != d.id()) {
+                    self.cache.use_dictionary(namespace, &d)?;
+                }
+                usable = Some(d.id());
+            }
+        }
+        locked(&self.namespaces).insert(namespace.to_owned(), usable);
+        Ok(usable)
+    }
+
+    /// Dictionary `id`, from the cache or else the server (None: the server has none);
+    /// checked against its id either way.
+    fn load_dictionary(&self, id: DictionaryId) -> kompakt_store::Result<Option<Dictionary>> {
+        if let Some(d) = self.cache.dictionary_with_id(id)? {
+            return Ok(Some(d));
+        }
+        match self.download_dictionary(id)? {
+            Some(Ok(d)) => Ok(Some(d)),
+            Some(Err(problem)) => Err(kompakt_store::Error::corrupt("store dictionary", 0, problem)),
+            None => Ok(None),
+        }
+    }
+
+    /// Dictionary `id` from the server: None if absent, an error message if its file is not
+    /// that dictionary (too large to be one, not one, or other bytes).
+    fn download_dictionary(&self, id: DictionaryId) -> kompakt_store::Result<Option<Result<Dictionary, String>>> {
+        let path = self.dictionary_path(id);
+        let got = self.run(async {
+            let result = self.client.get(&path).await?;
+            if result.meta.size > MAX_DICTIONARY_SIZE as u64 {
+                return Ok(Err(result.meta.size));
+            }
+            Ok::<_, object_store::Error>(Ok(result.bytes().await?))
+        })?;
+        let damaged = |detail: String| Ok(Some(Err(format!("{}: dictionary {id}: {detail}", self.url))));
+        let data = match got {
+            Ok(Ok(data)) => data,
+            Ok(Err(size)) => return damaged(format!("{size} bytes, more than a dictionary holds")),
+            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) => return self.io(Err(e)),
+        };
+        match Dictionary::new(data.to_vec()) {
+            Ok(d) if d.id() == id => Ok(Some(Ok(d))),
+            Ok(d) => damaged(format!("its bytes hash to {}", d.id())),
+            Err(e) => damaged(e.to_string()),
+        }
+    }
+
+    /// Uploads a dictionary unless a young enough copy is there, as [`upload_object`] does
+    /// for objects (the same rule keeps it from `gc`); a dictionary known young enough is
+    /// not asked about again until half of what is left of half the grace period has passed.
+    ///
+    /// [`upload_object`]: RemoteStore::upload_object
+    fn upload_dictionary(&self, dictionary: &Dictionary) -> kompakt_store::Result<()> {
+        let id = dictionary.id();
+        if locked(&self.fresh_dictionaries)
+            .get(&id)
+            .is_some_and(|&until| Instant::now() < until)
+        {
+            return Ok(());
+        }
+        self.require_dictionary_layout()?;
+        let path = self.dictionary_path(id);
+        let looked = Instant::now();
+        let half = self.grace / 2;
+        let mode = match self.run(self.client.head(&path))? {
+            Ok(meta) => match half.checked_sub(age(&meta, SystemTime::now())) {
+                Some(left) if !left.is_zero() => {
+                    locked(&self.fresh_dictionaries).insert(id, looked + left / 2);
+                    return Ok(());
+                }
+                _ => PutMode::Overwrite,
+            },
+            Err(object_store::Error::NotFound { .. }) => PutMode::Create,
+            Err(e) => return self.io(Err(e)),
+        };
+        let opts = PutOptions {
+            mode,
+            ..PutOptions::default()
+        };
+        let body = PutPayload::from(dictionary.bytes().to_vec());
+        match self.run(self.client.put_opts(&path, body, opts))? {
+            Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => {
+                locked(&self.fresh_dictionaries).insert(id, looked + half / 2);
+                Ok(())
+            }
+            Err(e) => self.io(Err(e)),
+        }
+    }
+
+    /// Like [`Store::prepare_for`] (a small value is compressed with its namespace's
+    /// dictionary, or helps train one), with the namespace's dictionary on the server, which
+    /// every writer of the store shares, looked up first.
+    pub fn prepare_for(
+        &self,
+        namespace: &str,
+        streams: &[(&[u8], StreamOptions)],
+        metadata: &[u8],
+        opts: WriteOptions,
+    ) -> kompakt_store::Result<PendingObject> {
+        if self.cache.dictionaries_enabled() {
+            match self.sync_namespace(namespace, false) {
+                // A damaged namespace record costs only its dictionary; `verify` reports it.
+                Err(e) if e.is_corruption() => {
+                    locked(&self.namespaces).insert(namespace.to_owned(), None);
+                }
+                other => {
+                    other?;
+                }
+            }
+        }
+        self.cache.prepare_for(namespace, streams, metadata, opts)
+    }
+
+    /// The dictionary values of `namespace` are compressed with, as shared on the server
+    /// (or adopted by this cache and not yet shared).
+    pub fn dictionary(&self, namespace: &str) -> kompakt_store::Result<Option<Dictionary>> {
+        self.sync_namespace(namespace, false)?;
+        self.cache.dictionary(namespace)
+    }
+
+    /// [`Store::train_dictionary`] for a namespace of the store: a dictionary adopted is
+    /// published on the server for every writer, unless another writer published one first
+    /// (then the trial reports it not adopted, and values use that one).
+    pub fn train_dictionary<S: AsRef<[u8]>>(
+        &self,
+        namespace: &str,
+        samples: &[S],
+        max_slowdown: Option<f64>,
+    ) -> kompakt_store::Result<DictionaryTrial> {
+        self.sync_namespace(namespace, false)?;
+        let mut trial = self.cache.train_dictionary(namespace, samples, max_slowdown)?;
+        if trial.adopted {
+            let adopted = self.cache.dictionary(namespace)?.ok_or_else(|| {
+                kompakt_store::Error::Store(format!("namespace {namespace:?} lost the dictionary it adopted"))
+            })?;
+            if let Published::Theirs(theirs) = self.publish(namespace, &adopted)? {
+                trial.adopted = false;
+                trial.reason = Some(match theirs {
+                    Some(id) => format!("another writer published dictionary {id} first"),
+                    None => "another writer published a dictionary first (one that is not usable)".into(),
+                });
+            }
+        }
+        Ok(trial)
     }
 
     /// Counts `stored` bytes just added to the cache, and keeps the cache within its limit.
@@ -295,12 +612,13 @@ impl RemoteStore {
         };
     }
 
-    /// Uploads an object (`size` bytes from `source`) unless a fresh copy is there: after
-    /// this, the object is younger than half the grace period, so a `gc` that began before the
-    /// key record is written (it removes only objects older than the grace period when it
-    /// began) leaves it. A copy older than that is written again, which renews its age.
-    fn upload_object(&self, hash: ContentHash, mut source: impl Read + Send, size: u64) -> kompakt_store::Result<()> {
-        let path = self.object_path(hash);
+    /// Uploads the object of `record` (`record.stored_size` bytes from `source`) unless a
+    /// fresh copy is there: after this, the object is younger than half the grace period, so a
+    /// `gc` that began before the key record is written (it removes only objects older than
+    /// the grace period when it began) leaves it. A copy older than that is written again,
+    /// which renews its age.
+    fn upload_object(&self, record: KeyRecord, mut source: impl Read + Send) -> kompakt_store::Result<()> {
+        let (path, size) = (self.object_path(record.hash, record.dictionary), record.stored_size);
         let mode = match self.run(self.client.head(&path))? {
             Ok(meta) if age(&meta, SystemTime::now()) < self.grace / 2 => return Ok(()),
             Ok(_) => PutMode::Overwrite,
@@ -323,9 +641,19 @@ impl RemoteStore {
         }
     }
 
-    /// Uploads the object of `key` again if it is gone from the server.
-    fn restore_object(&self, namespace: &str, key: &str, record: KeyRecord) -> kompakt_store::Result<()> {
-        match self.run(self.client.head(&self.object_path(record.hash)))? {
+    /// Uploads the object of `key`, and its dictionary, again if they are gone from the server.
+    fn restore_object(
+        &self,
+        namespace: &str,
+        key: &str,
+        record: KeyRecord,
+        dictionary: Option<&Dictionary>,
+    ) -> kompakt_store::Result<()> {
+        if let Some(d) = dictionary {
+            locked(&self.fresh_dictionaries).remove(&d.id());
+            self.upload_dictionary(d)?;
+        }
+        match self.run(self.client.head(&self.object_path(record.hash, record.dictionary)))? {
             Ok(_) => Ok(()),
             Err(object_store::Error::NotFound { .. }) => {
                 let object = self
@@ -333,7 +661,7 @@ impl RemoteStore {
                     .get(namespace, key)?
                     .filter(|o| o.hash == record.hash)
                     .ok_or_else(|| kompakt_store::Error::Store(format!("key {key:?} vanished from the cache")))?;
-                self.upload_object(record.hash, object.source, record.stored_size)
+                self.upload_object(record, object.source)
             }
             Err(e) => self.io(Err(e)),
         }
@@ -457,13 +785,13 @@ impl RemoteStore {
     pub fn get(&self, namespace: &str, key: &str) -> kompakt_store::Result<Option<StoredObject>> {
         // An object missing under a record just read may have been collected after another
         // machine pointed the key elsewhere: the record is read again before that is damage.
-        let mut missing = None;
+        let mut missing: Option<KeyRecord> = None;
         loop {
             let Some(record) = self.record(namespace, key)? else {
                 self.cache.delete(namespace, key)?;
                 return Ok(None);
             };
-            if missing == Some(record.hash) {
+            if missing == Some(record) {
                 return Err(kompakt_store::Error::corrupt(
                     "store",
                     0,
@@ -479,7 +807,7 @@ impl RemoteStore {
             }
             match self.fetch(namespace, key, record)? {
                 Some(found) => return Ok(found),
-                None => missing = Some(record.hash),
+                None => missing = Some(record),
             }
         }
     }
@@ -492,7 +820,17 @@ impl RemoteStore {
         key: &str,
         record: KeyRecord,
     ) -> kompakt_store::Result<Option<Option<StoredObject>>> {
-        let path = self.object_path(record.hash);
+        let dictionary = match record.dictionary {
+            None => None,
+            Some(id) => Some(self.load_dictionary(id)?.ok_or_else(|| {
+                kompakt_store::Error::corrupt(
+                    "store",
+                    0,
+                    format!("{}: dictionary {id} of key {key:?} is missing", self.url),
+                )
+            })?),
+        };
+        let path = self.object_path(record.hash, record.dictionary);
         let opts = self.cache.write_options(None);
         let mut spill = self.cache.spill(&opts);
         // Written to the cache as it arrives: the object is never whole in memory, and the
@@ -517,7 +855,7 @@ impl RemoteStore {
         if let Some(e) = write_error {
             return Err(e.into());
         }
-        let pending = PendingObject::new(spill, record.hash, record.raw_size)?;
+        let pending = PendingObject::new(spill, record.hash, record.raw_size)?.with_dictionary(dictionary);
         self.cache.commit(namespace, key, pending)?;
         let found = self.cache.get(namespace, key)?;
         self.cached(record.stored_size);
@@ -632,72 +970,148 @@ impl RemoteStore {
         Ok(removed)
     }
 
-    /// Namespaces, objects and their bytes.
+    /// Namespaces, objects, dictionaries and their bytes.
     pub fn info(&self) -> kompakt_store::Result<RemoteStoreInfo> {
-        let objects: Vec<ObjectMeta> = self
-            .list(&self.path("objects"))?
-            .into_iter()
-            .filter(|m| {
-                m.location
-                    .filename()
-                    .and_then(kompakt_store::hash_of_file_name)
-                    .is_some()
-            })
-            .collect();
+        // Another machine may have raised the layout since this handle opened the store.
+        self.check_layout(false)?;
+        let objects = self.listed_objects()?;
+        let dictionaries = self.listed_dictionaries()?;
         Ok(RemoteStoreInfo {
             namespaces: self.namespaces()?,
             objects: objects.len() as u64,
-            object_bytes: objects.iter().map(|m| m.size).sum(),
+            object_bytes: objects.iter().map(|(_, m)| m.size).sum(),
+            dictionaries: dictionaries.len() as u64,
+            dictionary_bytes: dictionaries.iter().map(|(_, m)| m.size).sum(),
         })
     }
 
-    /// Removes the objects no key points at that are older than the grace period. An object
-    /// is looked at again just before it is removed: one a writer refreshed meanwhile stays.
+    /// Every object file on the server, with the hash and dictionary its name holds.
+    fn listed_objects(&self) -> kompakt_store::Result<Vec<(ObjectName, ObjectMeta)>> {
+        let listed = self.list(&self.path("objects"))?;
+        Ok(listed
+            .into_iter()
+            .filter_map(|m| Some((m.location.filename().and_then(parse_object_file_name)?, m)))
+            .collect())
+    }
+
+    /// Every dictionary file on the server, with its id.
+    fn listed_dictionaries(&self) -> kompakt_store::Result<Vec<(DictionaryId, ObjectMeta)>> {
+        let listed = self.list(&self.path("dictionaries"))?;
+        Ok(listed
+            .into_iter()
+            .filter_map(|m| Some((m.location.filename().and_then(parse_dictionary_file_name)?, m)))
+            .collect())
+    }
+
+    /// Every namespace record on the server: the namespace, and its record (None: damaged).
+    fn listed_namespace_records(&self) -> kompakt_store::Result<Vec<(String, ObjectMeta, Option<NamespaceRecord>)>> {
+        let mut out = Vec::new();
+        for meta in self.list(&self.path("namespaces"))? {
+            let name = meta.location.filename().and_then(|f| f.strip_suffix(".json"));
+            let Some(namespace) = name.and_then(|f| decode_segment('n', f)) else {
+                continue;
+            };
+            let got = self.run(async { self.client.get(&meta.location).await?.bytes().await })?;
+            match got {
+                Ok(data) => out.push((namespace, meta, NamespaceRecord::decode(&data))),
+                Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return self.io(Err(e)),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Removes what nothing needs and that was older than the grace period when gc began:
+    /// objects no key names, the dictionary records of namespaces without keys, and
+    /// dictionaries no key and no namespace names. Each is looked at again just before it is
+    /// removed: one a writer refreshed meanwhile stays.
     pub fn gc(&self) -> kompakt_store::Result<GcReport> {
         // Ages count from here: a key record written after the listing below began names an
         // object its writer made sure was younger than half the grace period then.
         let began = SystemTime::now();
         let mut live = HashSet::new();
+        let mut live_dictionaries = HashSet::new();
+        let mut with_keys = HashSet::new();
         for (ns, key) in self.all_keys()? {
             if let Some(record) = self.record(&ns, &key)? {
-                live.insert(record.hash);
+                live.insert((record.hash, record.dictionary));
+                live_dictionaries.extend(record.dictionary);
             }
+            with_keys.insert(ns);
         }
         let mut report = GcReport::default();
-        for meta in self.list(&self.path("objects"))? {
-            let Some(hash) = meta.location.filename().and_then(kompakt_store::hash_of_file_name) else {
-                continue;
-            };
-            if live.contains(&hash) || age(&meta, began) < self.grace {
-                continue;
+        for (ns, meta, record) in self.listed_namespace_records()? {
+            if with_keys.contains(&ns) || !self.remove_if_old(&meta.location, began)? {
+                live_dictionaries.extend(record.map(|r| r.dictionary));
+            } else {
+                locked(&self.namespaces).remove(&ns);
             }
-            let (path, size) = (self.object_path(hash), meta.size);
-            match self.run(self.client.head(&path))? {
-                Ok(meta) if age(&meta, began) >= self.grace => {}
-                _ => continue,
+        }
+        for (name, meta) in self.listed_objects()? {
+            if !live.contains(&name) && self.remove_if_old(&meta.location, began)? {
+                report.objects += 1;
+                report.bytes += meta.size;
             }
-            match self.run(self.client.delete(&path))? {
-                Ok(()) => {
-                    report.objects += 1;
-                    report.bytes += size;
-                }
-                Err(object_store::Error::NotFound { .. }) => {}
-                Err(e) => return self.io(Err(e)),
+        }
+        for (id, meta) in self.listed_dictionaries()? {
+            if !live_dictionaries.contains(&id) && self.remove_if_old(&meta.location, began)? {
+                locked(&self.fresh_dictionaries).remove(&id);
+                report.dictionaries += 1;
+                report.bytes += meta.size;
             }
         }
         Ok(report)
     }
 
-    /// Reads every key's object back (through the cache) and checks its checksums; every
-    /// problem is reported, none stops the check.
+    /// Removes what is at `path` if it was older than the grace period at `began`, looking
+    /// at it again first; true if it removed it.
+    fn remove_if_old(&self, path: &ObjectPath, began: SystemTime) -> kompakt_store::Result<bool> {
+        match self.run(self.client.head(path))? {
+            Ok(meta) if age(&meta, began) >= self.grace => {}
+            Ok(_) | Err(object_store::Error::NotFound { .. }) => return Ok(false),
+            Err(e) => return self.io(Err(e)),
+        }
+        match self.run(self.client.delete(path))? {
+            Ok(()) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => self.io(Err(e)),
+        }
+    }
+
+    /// Reads every key's object back (through the cache) and checks its checksums, and every
+    /// dictionary against its id; every problem is reported, none stops the check.
     pub fn verify(&self, progress: &mut dyn FnMut(u64)) -> kompakt_store::Result<StoreVerifyReport> {
         let mut report = StoreVerifyReport::default();
+        let mut sound_dictionaries = HashSet::new();
+        for (id, _) in self.listed_dictionaries()? {
+            match self.download_dictionary(id)? {
+                Some(Ok(_)) => {
+                    report.dictionaries += 1;
+                    sound_dictionaries.insert(id);
+                }
+                Some(Err(problem)) => report.problems.push(problem),
+                None => {} // removed by a gc meanwhile
+            }
+        }
+        for (ns, _, record) in self.listed_namespace_records()? {
+            match record {
+                None => report
+                    .problems
+                    .push(format!("namespace {ns:?}: its dictionary record is not one")),
+                Some(r) if !sound_dictionaries.contains(&r.dictionary) => report.problems.push(format!(
+                    "namespace {ns:?}: its dictionary {} is missing or damaged",
+                    r.dictionary
+                )),
+                Some(_) => {}
+            }
+        }
         for (ns, key) in self.all_keys()? {
             report.keys += 1;
             let checked = self.get(&ns, &key).and_then(|found| {
                 let Some(object) = found else { return Ok(None) };
                 let (raw, stored) = (object.raw_size, object.stored_size);
                 let mut reader = kompakt::Reader::new(object.source, self.cache.read_options())?;
+                reader.set_dictionaries(object.dictionaries);
                 reader.verify(&mut |_| {})?;
                 Ok(Some((raw, stored)))
             });
@@ -719,6 +1133,7 @@ impl RemoteStore {
 /// object storage ([`RemoteStore`]). Objects are built by a local store either way: the store
 /// itself, or the remote store's cache.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one per open store: boxing would buy nothing
 pub enum AnyStore {
     Local(Store),
     Remote(RemoteStore),
@@ -738,6 +1153,42 @@ impl AnyStore {
         match self {
             AnyStore::Local(s) => s,
             AnyStore::Remote(r) => r.cache(),
+        }
+    }
+
+    /// Builds a value of `namespace` ([`Store::prepare_for`], [`RemoteStore::prepare_for`]).
+    pub fn prepare_for(
+        &self,
+        namespace: &str,
+        streams: &[(&[u8], StreamOptions)],
+        metadata: &[u8],
+        opts: WriteOptions,
+    ) -> kompakt_store::Result<PendingObject> {
+        match self {
+            AnyStore::Local(s) => s.prepare_for(namespace, streams, metadata, opts),
+            AnyStore::Remote(r) => r.prepare_for(namespace, streams, metadata, opts),
+        }
+    }
+
+    /// The dictionary the namespace's small values are compressed with, if any.
+    pub fn dictionary(&self, namespace: &str) -> kompakt_store::Result<Option<Dictionary>> {
+        match self {
+            AnyStore::Local(s) => s.dictionary(namespace),
+            AnyStore::Remote(r) => r.dictionary(namespace),
+        }
+    }
+
+    /// Trains, judges and perhaps adopts a dictionary for `namespace`
+    /// ([`Store::train_dictionary`], [`RemoteStore::train_dictionary`]).
+    pub fn train_dictionary<S: AsRef<[u8]>>(
+        &self,
+        namespace: &str,
+        samples: &[S],
+        max_slowdown: Option<f64>,
+    ) -> kompakt_store::Result<DictionaryTrial> {
+        match self {
+            AnyStore::Local(s) => s.train_dictionary(namespace, samples, max_slowdown),
+            AnyStore::Remote(r) => r.train_dictionary(namespace, samples, max_slowdown),
         }
     }
 
@@ -835,6 +1286,16 @@ impl AnyStore {
     }
 }
 
+/// The layout record of a store of layout `version`.
+fn layout_record(version: u64) -> String {
+    serde_json::json!({
+        "format": "kompakt store on object storage",
+        "version": version,
+        "hash": "xxh3-128",
+    })
+    .to_string()
+}
+
 /// How old an object was at `at` (by the server's clock for its modification, this machine's
 /// for `at`: the grace period covers the difference).
 fn age(meta: &ObjectMeta, at: SystemTime) -> Duration {
@@ -848,6 +1309,9 @@ pub struct RemoteStoreInfo {
     pub namespaces: Vec<(String, u64)>,
     pub objects: u64,
     pub object_bytes: u64,
+    /// zstd dictionaries on the server (trained for namespaces of small values).
+    pub dictionaries: u64,
+    pub dictionary_bytes: u64,
 }
 
 /// `$XDG_CACHE_HOME/kompakt/remote/<hash of the URL and endpoint>` (else `~/.cache/...`).

@@ -663,6 +663,13 @@ pub fn adopt_dictionary(conn: &Connection, namespace: &str, id: DictionaryId) ->
     Ok(dictionary_column(Some(current))?.unwrap_or(id))
 }
 
+/// Makes `id` (already inserted) the dictionary of `namespace`, replacing any it had.
+pub fn replace_namespace_dictionary(conn: &Connection, namespace: &str, id: DictionaryId) -> Result<()> {
+    conn.prepare_cached("INSERT OR REPLACE INTO namespace_dictionaries (namespace, id) VALUES (?1, ?2)")?
+        .execute(params![namespace, &id_bytes(id)[..]])?;
+    Ok(())
+}
+
 /// One row of the dictionary table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DictionaryRow {

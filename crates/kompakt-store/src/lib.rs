@@ -149,6 +149,13 @@ impl PendingObject {
         self.dictionary.as_ref().map(Dictionary::id)
     }
 
+    /// Names the dictionary an object built elsewhere (say downloaded) was compressed with:
+    /// committing it keeps the dictionary beside it, and reading it gets the dictionary.
+    pub fn with_dictionary(mut self, dictionary: Option<Dictionary>) -> PendingObject {
+        self.dictionary = dictionary;
+        self
+    }
+
     /// The object's content hash.
     pub fn hash(&self) -> ContentHash {
         self.hash
@@ -557,6 +564,41 @@ impl Store {
             self.dictionaries.set_current(namespace, theirs);
         }
         Ok(trial)
+    }
+
+    /// Makes `dictionary` the one values of `namespace` are compressed with from now on,
+    /// replacing any it had (values written with that one keep it). For a store that shares
+    /// its namespaces' dictionaries with others: a remote store's cache adopts the dictionary
+    /// published on object storage.
+    pub fn use_dictionary(&self, namespace: &str, dictionary: &Dictionary) -> Result<()> {
+        {
+            let mut conn = self.write()?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            index::insert_dictionary(&tx, namespace, dictionary.id(), dictionary.bytes())?;
+            index::replace_namespace_dictionary(&tx, namespace, dictionary.id())?;
+            tx.commit()?;
+        }
+        self.dictionaries.set_current(namespace, Some(dictionary.clone()));
+        Ok(())
+    }
+
+    /// Whether small values are sampled and compressed with dictionaries
+    /// ([`StoreOptions::dictionaries`]).
+    pub fn dictionaries_enabled(&self) -> bool {
+        self.dictionaries.enabled
+    }
+
+    /// Dictionary `id`, if the store holds it.
+    pub fn dictionary_with_id(&self, id: DictionaryId) -> Result<Option<Dictionary>> {
+        if let Some(d) = self.dictionaries.loaded(id) {
+            return Ok(Some(d));
+        }
+        let Some(bytes) = index::dictionary(&*self.read()?, id)? else {
+            return Ok(None);
+        };
+        let dictionary = checked_dictionary(id, bytes)?;
+        self.dictionaries.remember(&dictionary);
+        Ok(Some(dictionary))
     }
 
     /// The dictionaries a value compressed with `id` needs, loaded once per store.

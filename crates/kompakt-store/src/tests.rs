@@ -886,6 +886,40 @@ fn train_dictionary_adopts_once_and_needs_zstd() {
 }
 
 #[test]
+fn a_dictionary_from_elsewhere_replaces_the_namespace_one_and_old_values_keep_theirs() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    let samples: Vec<Vec<u8>> = (0..1000).map(log_record).collect();
+    assert!(s.train_dictionary("logs", &samples, None).unwrap().adopted);
+    let ours = s.dictionary("logs").unwrap().unwrap();
+    s.set_bytes("logs", "before", &log_record(1)).unwrap();
+    let theirs = Dictionary::train(&(0..1000).map(|i| log_record(i + 7000)).collect::<Vec<_>>(), 4096).unwrap();
+    assert!(s.dictionary_with_id(theirs.id()).unwrap().is_none());
+    s.use_dictionary("logs", &theirs).unwrap();
+    s.set_bytes("logs", "after", &log_record(2)).unwrap();
+    // Another handle (another process) sees the replacement; each value reads with its own.
+    let other = store(&dir);
+    assert_eq!(other.dictionary("logs").unwrap().unwrap().id(), theirs.id());
+    assert_eq!(other.dictionary_with_id(ours.id()).unwrap().unwrap().id(), ours.id());
+    for (key, dictionary, i) in [("before", &ours, 1), ("after", &theirs, 2)] {
+        let found = other.get("logs", key).unwrap().unwrap();
+        assert_eq!(found.dictionaries.ids(), vec![dictionary.id()]);
+        assert_eq!(other.get_bytes("logs", key).unwrap().unwrap(), log_record(i));
+    }
+    // An object built elsewhere and committed with the dictionary it names keeps it.
+    let opts = s.write_options(None);
+    let mut w = kompakt_fs::writer_with_dictionary(s.spill(&opts), opts, None, Some(theirs.clone())).unwrap();
+    w.hash_content().unwrap();
+    let id = w.add_stream(None).unwrap();
+    w.write(id, &log_record(3)).unwrap();
+    w.finish_stream(id).unwrap();
+    let pending = s.finish(w).unwrap().with_dictionary(Some(theirs.clone()));
+    assert_eq!(pending.dictionary(), Some(theirs.id()));
+    s.commit("fetched", "k", pending).unwrap();
+    assert_eq!(other.get_bytes("fetched", "k").unwrap().unwrap(), log_record(3));
+}
+
+#[test]
 fn a_damaged_or_missing_dictionary_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(&dir);
