@@ -92,7 +92,8 @@ class Store(MutableMapping[str, Any]):
     namespace are sampled; after 2000 of them (or 4 MiB) the store trains a zstd dictionary on
     them and adopts it if it makes values held out of training at least 10 % smaller and
     writing and reading them at most ``dictionary_max_slowdown`` slower (default 0.05, 5 %;
-    None: adopt on size alone); later small values of the namespace are compressed with it.
+    None: adopt on size alone; on object storage the set's requests count in the time, so
+    there 1-4 KB values get one too); later small values of the namespace are compressed with it.
     ``dictionary()`` shows it, ``train_dictionary()`` decides from values at hand. Values
     written with a dictionary are read by any kompakt that knows store index version 3;
     ``dictionaries=False`` only stops this process from sampling and using them.

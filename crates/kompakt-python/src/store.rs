@@ -288,6 +288,7 @@ impl PyStore {
         d.set_item("stored_with", trial.stored_with)?;
         d.set_item("seconds_without", trial.seconds_without)?;
         d.set_item("seconds_with", trial.seconds_with)?;
+        d.set_item("overhead_seconds", trial.overhead_seconds)?;
         d.set_item("training_seconds", trial.training_seconds)?;
         Ok(d)
     }

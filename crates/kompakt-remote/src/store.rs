@@ -182,7 +182,11 @@ impl RemoteStore {
             namespaces: Mutex::new(HashMap::new()),
             fresh_dictionaries: Mutex::new(HashMap::new()),
         };
+        let asked = Instant::now();
         store.check_layout(opts.local.create)?;
+        // One request: a set makes at least three. Until a set is timed, this is what a
+        // dictionary trial weighs its codec time against.
+        store.cache.observe_value_overhead(asked.elapsed());
         Ok(store)
     }
 
@@ -365,6 +369,9 @@ impl RemoteStore {
             }
             self.upload_object(record, object.source)?;
             self.put_record(namespace, &key, record)?;
+            // A dictionary trial weighs its codec time against this (milliseconds of
+            // requests), not against the codec alone.
+            self.cache.observe_value_overhead(looked.elapsed());
             if looked.elapsed() > self.grace / 4 {
                 // Slow enough that a gc which began meanwhile may have judged the object
                 // unreferenced and old: make sure it is still there, or put it back.

@@ -69,6 +69,10 @@ pub struct DictionaryTrial {
     /// Best time to write and read them all back, without and with.
     pub seconds_without: f64,
     pub seconds_with: f64,
+    /// What storing them costs beyond compressing them, added to both times before they are
+    /// compared: the requests of a store on object storage
+    /// ([`Store::observe_value_overhead`](crate::Store::observe_value_overhead)); 0 locally.
+    pub overhead_seconds: f64,
     /// Time spent training.
     pub training_seconds: f64,
     /// Whether the namespace now uses this dictionary.
@@ -235,6 +239,7 @@ pub(crate) fn try_dictionary(
     samples: &[Vec<u8>],
     opts: &WriteOptions,
     max_slowdown: Option<f64>,
+    overhead_per_value: Duration,
 ) -> Result<(DictionaryTrial, Option<Dictionary>)> {
     let (mut train, mut held_out) = (Vec::new(), Vec::new());
     for (i, s) in samples.iter().enumerate() {
@@ -256,6 +261,7 @@ pub(crate) fn try_dictionary(
         stored_with: 0,
         seconds_without: 0.0,
         seconds_with: 0.0,
+        overhead_seconds: 0.0,
         training_seconds: 0.0,
         adopted: false,
         reason: None,
@@ -288,6 +294,11 @@ pub(crate) fn try_dictionary(
     }
     trial.seconds_without = best_without.as_secs_f64();
     trial.seconds_with = best_with.as_secs_f64();
+    trial.overhead_seconds = overhead_per_value.as_secs_f64() * held_out.len() as f64;
+    let (without, with) = (
+        trial.seconds_without + trial.overhead_seconds,
+        trial.seconds_with + trial.overhead_seconds,
+    );
     let gain = 1.0 - trial.stored_with as f64 / trial.stored_without.max(1) as f64;
     if gain < MIN_GAIN {
         trial.reason = Some(format!(
@@ -295,10 +306,10 @@ pub(crate) fn try_dictionary(
             gain * 100.0,
             MIN_GAIN * 100.0
         ));
-    } else if max_slowdown.is_some_and(|allowed| trial.seconds_with > trial.seconds_without * (1.0 + allowed)) {
+    } else if max_slowdown.is_some_and(|allowed| with > without * (1.0 + allowed)) {
         trial.reason = Some(format!(
             "held-out values {:.0} % slower to write and read",
-            (trial.seconds_with / trial.seconds_without - 1.0) * 100.0
+            (with / without - 1.0) * 100.0
         ));
     } else {
         return Ok((trial, Some(dictionary)));
@@ -395,7 +406,7 @@ mod tests {
     #[test]
     fn a_dictionary_for_structured_records_is_judged_worth_it() {
         let opts = WriteOptions::default().codec(CodecSpec::parse("zstd:1").unwrap());
-        let (trial, dictionary) = try_dictionary("logs", &records(2000), &opts, None).unwrap();
+        let (trial, dictionary) = try_dictionary("logs", &records(2000), &opts, None, Duration::ZERO).unwrap();
         assert!(dictionary.is_some(), "{trial:?}");
         assert!(
             trial.stored_with as f64 <= 0.9 * trial.stored_without as f64,
@@ -418,7 +429,7 @@ mod tests {
             })
             .collect();
         let opts = WriteOptions::default().codec(CodecSpec::parse("zstd:1").unwrap());
-        let (trial, dictionary) = try_dictionary("noise", &noise, &opts, None).unwrap();
+        let (trial, dictionary) = try_dictionary("noise", &noise, &opts, None, Duration::ZERO).unwrap();
         assert!(dictionary.is_none());
         assert!(trial.reason.is_some(), "{trial:?}");
     }

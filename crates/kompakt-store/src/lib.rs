@@ -49,6 +49,7 @@ use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Cursor, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -104,7 +105,8 @@ pub struct StoreOptions {
     pub dictionaries: bool,
     /// How much slower (a fraction) writing and reading held-out values may get with a
     /// dictionary for the store to adopt it: [`MAX_SLOWDOWN`] by default, None to adopt on
-    /// size alone (say when the disk, not the CPU, is what is short).
+    /// size alone (say when the disk, not the CPU, is what is short). What a set costs
+    /// besides the codec counts too ([`Store::observe_value_overhead`]).
     pub dictionary_max_slowdown: Option<f64>,
 }
 
@@ -316,6 +318,9 @@ pub struct Store {
     adapt: Option<bool>,
     dictionaries: StoreDictionaries,
     dictionary_max_slowdown: Option<f64>,
+    /// The least time a value was seen to cost beyond compressing it, in nanoseconds
+    /// (`u64::MAX`: none seen); see [`Store::observe_value_overhead`].
+    value_overhead: AtomicU64,
 }
 
 impl Store {
@@ -339,6 +344,7 @@ impl Store {
             adapt: opts.adapt,
             dictionaries: StoreDictionaries::new(opts.dictionaries),
             dictionary_max_slowdown: opts.dictionary_max_slowdown,
+            value_overhead: AtomicU64::new(u64::MAX),
         })
     }
 
@@ -539,7 +545,11 @@ impl Store {
                 current.id()
             )));
         }
-        let (mut trial, dictionary) = dictionaries::try_dictionary(namespace, samples, opts, max_slowdown)?;
+        let overhead = match self.value_overhead.load(Ordering::Relaxed) {
+            u64::MAX => Duration::ZERO,
+            nanos => Duration::from_nanos(nanos),
+        };
+        let (mut trial, dictionary) = dictionaries::try_dictionary(namespace, samples, opts, max_slowdown, overhead)?;
         let Some(dictionary) = dictionary else {
             return Ok(trial);
         };
@@ -580,6 +590,16 @@ impl Store {
         }
         self.dictionaries.set_current(namespace, Some(dictionary.clone()));
         Ok(())
+    }
+
+    /// Tells the store what storing a value costs beyond compressing it, as seen once (say a
+    /// set's requests to object storage); the least seen counts. A dictionary trial adds it to
+    /// the times it compares, so that a dictionary is not refused for codec microseconds
+    /// beside milliseconds of requests ("no loss of speed" is judged on the whole set). A
+    /// local store never calls this: its trials judge the codec alone.
+    pub fn observe_value_overhead(&self, cost: Duration) {
+        let nanos = u64::try_from(cost.as_nanos()).unwrap_or(u64::MAX - 1);
+        self.value_overhead.fetch_min(nanos, Ordering::Relaxed);
     }
 
     /// Whether small values are sampled and compressed with dictionaries

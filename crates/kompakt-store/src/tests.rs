@@ -886,6 +886,25 @@ fn train_dictionary_adopts_once_and_needs_zstd() {
 }
 
 #[test]
+fn a_trial_weighs_the_codec_against_what_a_set_costs_besides() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    let samples: Vec<Vec<u8>> = (0..1000).map(log_record).collect();
+    // As a store on object storage reports its requests: a second per value, beside which the
+    // codec's microseconds are no slowdown at all (5 % allowed, the store's own rule).
+    s.observe_value_overhead(Duration::from_secs(3));
+    s.observe_value_overhead(Duration::from_secs(1));
+    s.observe_value_overhead(Duration::from_secs(2));
+    let trial = s.train_dictionary("logs", &samples, Some(MAX_SLOWDOWN)).unwrap();
+    assert!(trial.adopted, "{trial:?}");
+    assert_eq!(trial.overhead_seconds, trial.held_out_samples as f64);
+    // A local store adds nothing.
+    let local = Store::open(dir.path().join("local"), StoreOptions::default()).unwrap();
+    let trial = local.train_dictionary("logs", &samples, None).unwrap();
+    assert_eq!(trial.overhead_seconds, 0.0);
+}
+
+#[test]
 fn a_dictionary_from_elsewhere_replaces_the_namespace_one_and_old_values_keep_theirs() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(&dir);
