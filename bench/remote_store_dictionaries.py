@@ -44,6 +44,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python", "tests"))
 
 from common import git_state, machine_info  # noqa: E402
 from dictionaries import make_values  # noqa: E402
+from remote_store import measure as timed  # noqa: E402  (seconds, requests, bytes received)
 from s3server import Proxy, S3Server, use_server_environment  # noqa: E402
 
 BUCKET = "kompakt-bench-dictionaries"
@@ -51,16 +52,6 @@ NAMESPACE = "values"
 WARM_UP = 2000
 KINDS = ["json_logs", "pickled_dicts", "dataframes", "map_statuses"]
 SIZES = [100, 1000, 4000]
-
-
-def timed(counter: Proxy, fn) -> tuple[float, int, int]:
-    """Seconds, requests and response bytes of fn()."""
-    counter.take()
-    t = time.perf_counter()
-    fn()
-    seconds = time.perf_counter() - t
-    requests, received = counter.take()
-    return seconds, requests, received
 
 
 def medians(results: list[tuple[float, int, int]]) -> dict:

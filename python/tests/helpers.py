@@ -121,3 +121,15 @@ def with_footer_metadata(file: bytes, metadata: bytes) -> bytes:
     at = 16 + 16 * stream_count + 32 * block_count
     body = body[:at] + struct.pack("<Q", len(metadata)) + metadata
     return file[:footer_offset] + _footer_and_trailer(footer_offset, body)
+
+
+def request_record(i: int) -> dict:
+    """A small dict like a web request's log record: values of one namespace that look alike,
+    for the stores' dictionaries."""
+    return {
+        "user": 10_000 + i * 17,
+        "path": f"/api/v2/orders/{i * 31}/items",
+        "status": ["ok", "not found", "error"][i % 3],
+        "latency_ms": (i * 13) % 250,
+        "agent": "Mozilla/5.0 (X11; Linux x86_64)",
+    }

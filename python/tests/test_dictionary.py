@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kompakt
+from helpers import request_record as _request
 
 
 def records(n: int, seed: int = 1) -> list[bytes]:
@@ -179,16 +180,6 @@ def test_the_cli_trains_and_uses_dictionaries(cli, tmp_path, dictionary):
 
 
 # -- the store's dictionaries per namespace -----------------------------------------------
-
-
-def _request(i: int) -> dict:
-    return {
-        "user": 10_000 + i * 17,
-        "path": f"/api/v2/orders/{i * 31}/items",
-        "status": ["ok", "not found", "error"][i % 3],
-        "latency_ms": (i * 13) % 250,
-        "agent": "Mozilla/5.0 (X11; Linux x86_64)",
-    }
 
 
 def test_store_adopts_a_dictionary_for_a_namespace_of_small_values(tmp_path, cli):

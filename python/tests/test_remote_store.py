@@ -18,6 +18,7 @@ import pyarrow as pa
 import pytest
 
 import kompakt
+from helpers import request_record as _request
 from s3server import Proxy, restore_environment, s3_bucket, use_server_environment
 
 BUCKET = "kompakt-store-tests"
@@ -164,16 +165,6 @@ def test_damage_and_missing_objects_are_reported_by_verify(s3, url, tmp_path):
 
 
 # -- a namespace's dictionary, shared on the server -------------------------------------
-
-
-def _request(i: int) -> dict:
-    return {
-        "user": 10_000 + i * 17,
-        "path": f"/api/v2/orders/{i * 31}/items",
-        "status": ["ok", "not found", "error"][i % 3],
-        "latency_ms": (i * 13) % 250,
-        "agent": "Mozilla/5.0 (X11; Linux x86_64)",
-    }
 
 
 def _requests(n: int, start: int = 0) -> list[dict]:

@@ -222,15 +222,7 @@ fn info(a: StoreInfoArgs) -> CliResult {
         format_size(info.raw_bytes),
         format_size(info.index_bytes)
     )?;
-    if info.dictionaries > 0 {
-        writeln!(
-            out,
-            "dictionaries: {} ({}), trained for namespaces of small values",
-            info.dictionaries,
-            format_size(info.dictionary_bytes)
-        )?;
-    }
-    Ok(())
+    dictionaries_line(&mut out, info.dictionaries, info.dictionary_bytes)
 }
 
 fn dictionary(a: StoreDictionaryArgs) -> CliResult {
@@ -328,12 +320,16 @@ fn remote_info(a: &StoreInfoArgs, remote: &kompakt_remote::RemoteStore) -> CliRe
         info.objects,
         format_size(info.object_bytes)
     )?;
-    if info.dictionaries > 0 {
+    dictionaries_line(&mut out, info.dictionaries, info.dictionary_bytes)
+}
+
+/// `kompakt store info`'s line on dictionaries, when the store holds any.
+fn dictionaries_line(out: &mut impl Write, count: u64, bytes: u64) -> CliResult {
+    if count > 0 {
         writeln!(
             out,
-            "dictionaries: {} ({}), trained for namespaces of small values",
-            info.dictionaries,
-            format_size(info.dictionary_bytes)
+            "dictionaries: {count} ({}), trained for namespaces of small values",
+            format_size(bytes)
         )?;
     }
     Ok(())
