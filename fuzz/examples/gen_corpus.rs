@@ -298,13 +298,23 @@ fn main() {
     for (name, bytes) in index_seeds() {
         write(&root.join("index"), &name, &bytes);
     }
-    // A key record as the store writes it, and encoded names.
-    let record = kompakt_remote::records::KeyRecord {
+    // Key records as the store writes them (without and with a dictionary), a namespace
+    // record, object and dictionary file names, and encoded names.
+    use kompakt_remote::records::{object_file_name, KeyRecord, NamespaceRecord};
+    let dictionary = kompakt::codec::DictionaryId(0xfedc_ba98_7654_3210);
+    let mut record = KeyRecord {
         hash: kompakt::stream::ContentHash(0x0123_4567_89ab_cdef_0011_2233_4455_6677),
         raw_size: 1000,
         stored_size: 420,
+        dictionary: None,
     };
     write(&root.join("remote_records"), "record", &record.encode());
+    record.dictionary = Some(dictionary);
+    write(&root.join("remote_records"), "record-dictionary", &record.encode());
+    write(&root.join("remote_records"), "namespace", &NamespaceRecord { dictionary }.encode());
+    let object = object_file_name(record.hash, record.dictionary);
+    write(&root.join("remote_records"), "object-name", object.as_bytes());
+    write(&root.join("remote_records"), "dictionary-name", format!("{dictionary}.kpkd").as_bytes());
     for (i, name) in ["model.pkl", "", "a/b c%", ".."].iter().enumerate() {
         let segment = kompakt_remote::records::encode_segment('k', name);
         write(&root.join("remote_records"), &format!("segment-{i}"), segment.as_bytes());

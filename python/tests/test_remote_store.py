@@ -307,6 +307,15 @@ def test_a_damaged_or_missing_dictionary_is_a_clear_error(s3, url, tmp_path):
     client.delete_object(Bucket=BUCKET, Key=key)
     with pytest.raises(kompakt.CorruptError, match=f'dictionary {d} of key "r2" is missing'):
         kompakt.Store(url, cache_dir=tmp_path / "third").get("r2", namespace="requests")
+    # A namespace record that is not one (here far larger than any) costs only the sharing:
+    # it is not read into memory, sets go on, verify reports it and gc is not stopped by it.
+    record = url.removeprefix(f"s3://{BUCKET}/") + "/namespaces/nrequests.json"
+    client.put_object(Bucket=BUCKET, Key=record, Body=b"{" + b" " * 100_000 + b"}")
+    late = kompakt.Store(url, cache_dir=tmp_path / "late")
+    late.set("late", _request(4), namespace="requests")
+    assert late.get("late", namespace="requests") == _request(4)
+    assert any('namespace "requests"' in p and "not one" in p for p in late.verify()["problems"])
+    assert late.gc()["objects"] == 0
 
 
 # -- golden stores: layouts written by released versions stay readable --------------------
@@ -375,6 +384,15 @@ def test_golden_stores_on_object_storage_stay_readable(s3, url, tmp_path, layout
     other = kompakt.Store(url, cache_dir=tmp_path / "other")
     for namespace, key, value in expected:
         assert other.get_bytes(key, namespace=namespace) == value, (namespace, key)
+
+
+def test_a_store_of_a_newer_layout_is_refused(s3, url, tmp_path):
+    _, client = s3
+    key = url.removeprefix(f"s3://{BUCKET}/") + "/kompakt-store.json"
+    record = {"format": "kompakt store on object storage", "version": 3, "hash": "xxh3-128"}
+    client.put_object(Bucket=BUCKET, Key=key, Body=json.dumps(record).encode())
+    with pytest.raises(ValueError, match="layout version 3; this kompakt reads versions 1 to 2"):
+        kompakt.Store(url, cache_dir=tmp_path / "c")
 
 
 def test_bad_urls_and_options_are_clear_errors(s3, tmp_path):

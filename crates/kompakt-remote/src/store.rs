@@ -54,6 +54,9 @@ pub const DEFAULT_GRACE: Duration = Duration::from_secs(3600);
 /// ([`RemoteStoreOptions::multipart_threshold`]); AWS advises parts above 100 MB.
 pub const DEFAULT_MULTIPART_THRESHOLD: u64 = 128 << 20;
 
+/// The largest layout, key or namespace record read (they are a few hundred bytes).
+const MAX_RECORD: u64 = 64 << 10;
+
 /// Bytes in each part of a multipart upload, and how many parts are in flight at once.
 const PART_SIZE: usize = 16 << 20;
 const PARTS_IN_FLIGHT: usize = 4;
@@ -118,9 +121,9 @@ pub struct RemoteStore {
     records: Mutex<KnownRecords>,
     /// The layout version of the store, as last read or written.
     layout: Mutex<u64>,
-    /// Each namespace's shared dictionary as this handle last read its record (None: it had
-    /// none); looked up once per namespace, before its first value.
-    namespaces: Mutex<HashMap<String, Option<DictionaryId>>>,
+    /// Each namespace's shared dictionary as this handle last read its record; looked up
+    /// once per namespace, before its first value.
+    namespaces: Mutex<HashMap<String, SharedDictionary>>,
     /// Dictionaries on the server known young enough (see [`RemoteStore::upload_dictionary`])
     /// until the instant given: a set does not ask again meanwhile.
     fresh_dictionaries: Mutex<HashMap<DictionaryId, Instant>>,
@@ -129,6 +132,27 @@ pub struct RemoteStore {
 /// Locks a mutex that holds a cache: a panic elsewhere leaves it usable.
 fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A namespace's record on the server, as a handle last read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SharedDictionary {
+    /// No record: the first writer to adopt a dictionary publishes it.
+    Absent,
+    /// The dictionary every writer uses.
+    Shared(DictionaryId),
+    /// A record whose dictionary is damaged or missing (`verify` reports it): not used, and
+    /// not published over (the record exists), so that it costs no requests per set.
+    Unusable,
+}
+
+impl SharedDictionary {
+    fn id(self) -> Option<DictionaryId> {
+        match self {
+            SharedDictionary::Shared(id) => Some(id),
+            _ => None,
+        }
+    }
 }
 
 /// What publishing a namespace's dictionary came to.
@@ -184,8 +208,10 @@ impl RemoteStore {
         };
         let asked = Instant::now();
         store.check_layout(opts.local.create)?;
-        // One request: a set makes at least three. Until a set is timed, this is what a
-        // dictionary trial weighs its codec time against.
+        // Until a set is timed (its three requests), a dictionary trial weighs its codec time
+        // against this first request, connection set-up included: an overestimate, but the
+        // codec's difference on values of at most 64 KiB is microseconds against milliseconds
+        // either way, so the verdict is the one a timed set would give.
         store.cache.observe_value_overhead(asked.elapsed());
         Ok(store)
     }
@@ -258,7 +284,7 @@ impl RemoteStore {
     /// then checks it names a layout this code reads.
     fn check_layout(&self, create: bool) -> kompakt_store::Result<()> {
         let path = self.layout_path();
-        let found = self.run(async { self.client.get(&path).await?.bytes().await })?;
+        let found = self.get_small(&path)?;
         let data = match found {
             Ok(data) => data.to_vec(),
             Err(object_store::Error::NotFound { .. }) if create => {
@@ -292,8 +318,10 @@ impl RemoteStore {
         match v.get("version").and_then(|v| v.as_u64()) {
             Some(version @ 1..=LAYOUT_VERSION) => Ok(version),
             other => Err(kompakt_store::Error::Store(format!(
-                "{}: a store of layout version {other:?}; this kompakt reads versions 1 to {LAYOUT_VERSION}",
-                self.url
+                "{}: a store of layout version {}; this kompakt reads versions 1 to {LAYOUT_VERSION} \
+                 (a newer kompakt may have written it)",
+                self.url,
+                other.map_or_else(|| "(none given)".to_string(), |v| v.to_string())
             ))),
         }
     }
@@ -306,12 +334,7 @@ impl RemoteStore {
         }
         let path = self.layout_path();
         for _ in 0..32 {
-            let got = self.run(async {
-                let result = self.client.get(&path).await?;
-                let e_tag = result.meta.e_tag.clone();
-                Ok::<_, object_store::Error>((e_tag, result.bytes().await?))
-            })?;
-            let (e_tag, data) = self.io(got)?;
+            let (e_tag, data) = self.io(self.get_record(&path, GetOptions::default())?)?;
             let version = self.layout_of(&data)?;
             if version >= LAYOUT_VERSION_DICTIONARIES {
                 *locked(&self.layout) = version;
@@ -395,7 +418,7 @@ impl RemoteStore {
     /// commit was compressed with it) and the server knows none for the namespace.
     fn publish_if_adopted(&self, namespace: &str, used: &Dictionary) -> kompakt_store::Result<()> {
         let known = locked(&self.namespaces).get(namespace).copied();
-        if matches!(known, Some(Some(_))) {
+        if known.is_some_and(|k| k != SharedDictionary::Absent) {
             return Ok(());
         }
         match self.cache.dictionary(namespace)? {
@@ -418,7 +441,8 @@ impl RemoteStore {
         let path = self.namespace_record_path(namespace);
         match self.run(self.client.put_opts(&path, PutPayload::from(record.encode()), opts))? {
             Ok(_) => {
-                locked(&self.namespaces).insert(namespace.to_owned(), Some(dictionary.id()));
+                let shared = SharedDictionary::Shared(dictionary.id());
+                locked(&self.namespaces).insert(namespace.to_owned(), shared);
                 Ok(Published::Ours)
             }
             Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => {
@@ -440,27 +464,70 @@ impl RemoteStore {
     fn sync_namespace(&self, namespace: &str, again: bool) -> kompakt_store::Result<Option<DictionaryId>> {
         if !again {
             if let Some(known) = locked(&self.namespaces).get(namespace) {
-                return Ok(*known);
+                return Ok(known.id());
             }
         }
         let path = self.namespace_record_path(namespace);
-        let got = self.run(async { self.client.get(&path).await?.bytes().await })?;
-        let record = match got {
-            Ok(data) => NamespaceRecord::decode(&data),
-            Err(object_store::Error::NotFound { .. }) => None,
+        let found = match self.get_small(&path) {
+            Err(e) if e.is_corruption() => Ok(bytes::Bytes::new()), // decodes to no record
+            other => other?,
+        };
+        let state = match found {
+            Ok(data) => match NamespaceRecord::decode(&data) {
+                None => SharedDictionary::Unusable,
+                Some(record) => match self.load_dictionary(record.dictionary) {
+                    Ok(Some(d)) => {
+                        // Best effort, as the cache's own trials are: if its index is busy
+                        // now, it keeps compressing as it did.
+                        if self.cache.dictionary(namespace)?.is_none_or(|mine| mine.id() != d.id()) {
+                            let _ = self.cache.use_dictionary(namespace, &d);
+                        }
+                        SharedDictionary::Shared(d.id())
+                    }
+                    Ok(None) => SharedDictionary::Unusable,
+                    Err(e) if e.is_corruption() => SharedDictionary::Unusable,
+                    Err(e) => return Err(e),
+                },
+            },
+            Err(object_store::Error::NotFound { .. }) => SharedDictionary::Absent,
             Err(e) => return self.io(Err(e)),
         };
-        let mut usable = None;
-        if let Some(record) = record {
-            if let Ok(Some(d)) = self.load_dictionary(record.dictionary) {
-                if self.cache.dictionary(namespace)?.is_none_or(|mine| mine.id() != d.id()) {
-                    self.cache.use_dictionary(namespace, &d)?;
-                }
-                usable = Some(d.id());
+        locked(&self.namespaces).insert(namespace.to_owned(), state);
+        Ok(state.id())
+    }
+
+    /// The record at `path` and its ETag. One larger than [`MAX_RECORD`] is damage, refused
+    /// before it is read (a hostile or broken server cannot make it allocate more).
+    fn get_record(
+        &self,
+        path: &ObjectPath,
+        opts: GetOptions,
+    ) -> kompakt_store::Result<object_store::Result<(Option<String>, bytes::Bytes)>> {
+        let got = self.run(async {
+            let result = self.client.get_opts(path, opts).await?;
+            if result.meta.size > MAX_RECORD {
+                return Ok(Err(result.meta.size));
             }
+            let e_tag = result.meta.e_tag.clone();
+            Ok(Ok((e_tag, result.bytes().await?)))
+        })?;
+        match got {
+            Ok(Ok(found)) => Ok(Ok(found)),
+            Ok(Err(size)) => Err(kompakt_store::Error::corrupt(
+                "store record",
+                0,
+                format!(
+                    "{}: {path}: {size} bytes, more than a record of the store holds ({MAX_RECORD})",
+                    self.url
+                ),
+            )),
+            Err(e) => Ok(Err(e)),
         }
-        locked(&self.namespaces).insert(namespace.to_owned(), usable);
-        Ok(usable)
+    }
+
+    /// [`get_record`](Self::get_record) without conditions, the bytes alone.
+    fn get_small(&self, path: &ObjectPath) -> kompakt_store::Result<object_store::Result<bytes::Bytes>> {
+        Ok(self.get_record(path, GetOptions::default())?.map(|(_, data)| data))
     }
 
     /// Dictionary `id`, from the cache or else the server (None: the server has none);
@@ -554,15 +621,9 @@ impl RemoteStore {
         opts: WriteOptions,
     ) -> kompakt_store::Result<PendingObject> {
         if self.cache.dictionaries_enabled() {
-            match self.sync_namespace(namespace, false) {
-                // A damaged namespace record costs only its dictionary; `verify` reports it.
-                Err(e) if e.is_corruption() => {
-                    locked(&self.namespaces).insert(namespace.to_owned(), None);
-                }
-                other => {
-                    other?;
-                }
-            }
+            // A damaged namespace record or dictionary costs only the dictionary (`verify`
+            // reports it): the values are written without, or with one this cache trains.
+            self.sync_namespace(namespace, false)?;
         }
         self.cache.prepare_for(namespace, streams, metadata, opts)
     }
@@ -666,7 +727,7 @@ impl RemoteStore {
                 let object = self
                     .cache
                     .get(namespace, key)?
-                    .filter(|o| o.hash == record.hash)
+                    .filter(|o| o.hash == record.hash && o.dictionaries.ids().first().copied() == record.dictionary)
                     .ok_or_else(|| kompakt_store::Error::Store(format!("key {key:?} vanished from the cache")))?;
                 self.upload_object(record, object.source)
             }
@@ -762,12 +823,7 @@ impl RemoteStore {
             if_none_match: known.as_ref().and_then(|(etag, _)| etag.clone()),
             ..GetOptions::default()
         };
-        let got = self.run(async {
-            let result = self.client.get_opts(&path, opts).await?;
-            let e_tag = result.meta.e_tag.clone();
-            Ok::<_, object_store::Error>((e_tag, result.bytes().await?))
-        })?;
-        match got {
+        match self.get_record(&path, opts)? {
             Ok((e_tag, data)) => {
                 let record = KeyRecord::decode(&data).ok_or_else(|| {
                     kompakt_store::Error::corrupt(
@@ -790,21 +846,16 @@ impl RemoteStore {
 
     /// The object under `key`, from the cache (fetched into it first when it lacks it).
     pub fn get(&self, namespace: &str, key: &str) -> kompakt_store::Result<Option<StoredObject>> {
-        // An object missing under a record just read may have been collected after another
-        // machine pointed the key elsewhere: the record is read again before that is damage.
+        // An object (or dictionary) missing under a record just read may have been collected
+        // after another machine pointed the key elsewhere: the record is read again before
+        // that is damage.
         let mut missing: Option<KeyRecord> = None;
         loop {
             let Some(record) = self.record(namespace, key)? else {
                 self.cache.delete(namespace, key)?;
                 return Ok(None);
             };
-            if missing == Some(record) {
-                return Err(kompakt_store::Error::corrupt(
-                    "store",
-                    0,
-                    format!("{}: object {} of key {key:?} is missing", self.url, record.hash),
-                ));
-            }
+            let gone_again = missing == Some(record);
             if self.cache.hash_of(namespace, key)? == Some(record.hash) {
                 if let Some(found) = self.cache.get(namespace, key)? {
                     if found.hash == record.hash {
@@ -813,29 +864,33 @@ impl RemoteStore {
                 }
             }
             match self.fetch(namespace, key, record)? {
-                Some(found) => return Ok(found),
-                None => missing = Some(record),
+                Ok(found) => return Ok(found),
+                Err(what) if gone_again => {
+                    return Err(kompakt_store::Error::corrupt(
+                        "store",
+                        0,
+                        format!("{}: {what} of key {key:?} is missing", self.url),
+                    ))
+                }
+                Err(_) => missing = Some(record),
             }
         }
     }
 
-    /// Downloads the object of `record` into the cache under `key`; `None` when the server
-    /// has no such object.
+    /// Downloads the object of `record` into the cache under `key`; `Err` naming what the
+    /// server lacks (the object, or its dictionary) when it has not got it.
     fn fetch(
         &self,
         namespace: &str,
         key: &str,
         record: KeyRecord,
-    ) -> kompakt_store::Result<Option<Option<StoredObject>>> {
+    ) -> kompakt_store::Result<Result<Option<StoredObject>, String>> {
         let dictionary = match record.dictionary {
             None => None,
-            Some(id) => Some(self.load_dictionary(id)?.ok_or_else(|| {
-                kompakt_store::Error::corrupt(
-                    "store",
-                    0,
-                    format!("{}: dictionary {id} of key {key:?} is missing", self.url),
-                )
-            })?),
+            Some(id) => match self.load_dictionary(id)? {
+                Some(d) => Some(d),
+                None => return Ok(Err(format!("dictionary {id}"))),
+            },
         };
         let path = self.object_path(record.hash, record.dictionary);
         let opts = self.cache.write_options(None);
@@ -856,7 +911,7 @@ impl RemoteStore {
         })?;
         match fetched {
             Ok(()) => {}
-            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(object_store::Error::NotFound { .. }) => return Ok(Err(format!("object {}", record.hash))),
             Err(e) => return self.io(Err(e)),
         }
         if let Some(e) = write_error {
@@ -866,7 +921,7 @@ impl RemoteStore {
         self.cache.commit(namespace, key, pending)?;
         let found = self.cache.get(namespace, key)?;
         self.cached(record.stored_size);
-        Ok(Some(found))
+        Ok(Ok(found))
     }
 
     /// The content hash `key` points at.
@@ -1018,8 +1073,11 @@ impl RemoteStore {
             let Some(namespace) = name.and_then(|f| decode_segment('n', f)) else {
                 continue;
             };
-            let got = self.run(async { self.client.get(&meta.location).await?.bytes().await })?;
-            match got {
+            let found = match self.get_small(&meta.location) {
+                Err(e) if e.is_corruption() => Ok(bytes::Bytes::new()), // decodes to no record
+                other => other?,
+            };
+            match found {
                 Ok(data) => out.push((namespace, meta, NamespaceRecord::decode(&data))),
                 Err(object_store::Error::NotFound { .. }) => {}
                 Err(e) => return self.io(Err(e)),
