@@ -69,6 +69,11 @@ export VIRTUAL_ENV="$VENV"
 export PATH="$VENV/bin:$PATH"
 unset PYTHONHOME
 export PIP_DISABLE_PIP_VERSION_CHECK=1
+# Every pip install in the venv (and maturin's build environment) takes its versions from one
+# lock, resolved together for the tests, lints, benchmarks and fuzz run: a fresh machine gets
+# the set that was tested, not whatever the index serves that day. Refresh it on purpose with
+# scripts/lock_python.sh.
+export PIP_CONSTRAINT="$PWD/python/constraints.txt"
 echo "setup: Python $("$PY" -c 'import platform; print(platform.python_version())') in $VENV"
 
 # --- R: the R package (r/kompakt), for test.sh and demo.sh ----------------------------------
