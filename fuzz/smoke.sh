@@ -21,7 +21,7 @@ if ! [[ "$SECONDS_PER_TARGET" =~ ^[0-9]+$ ]] || [ "$SECONDS_PER_TARGET" -lt 1 ];
     exit 2
 fi
 SANITIZER="${FUZZ_SANITIZER:-none}"
-TARGETS="${FUZZ_TARGETS:-reader sequential forged codec roundtrip store table index remote_records}"
+TARGETS="${FUZZ_TARGETS:-reader sequential forged codec roundtrip store table index remote_records rserial}"
 
 FUZZ_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$FUZZ_DIR")"

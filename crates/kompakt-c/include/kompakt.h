@@ -40,6 +40,7 @@ typedef int32_t kpk_status;
 #define KPK_ERROR_USAGE 4    /* a call the object does not allow now (a NULL handle, a finished stream) */
 #define KPK_ERROR_INTERNAL 5 /* a bug in kompakt; the handle involved must not be used again */
 #define KPK_ERROR_STORE 6    /* a folder that is not a store, or a store that refused (its index) */
+#define KPK_ERROR_REFUSED 7  /* the data holds what the call refuses to pass on (R code, in an untrusted read) */
 
 /* `level` when no level is given: the codec's default, or the default codec (zstd:1). */
 #define KPK_LEVEL_DEFAULT INT32_MIN
@@ -268,6 +269,27 @@ kpk_status kpk_table_take_into(const kpk_table *table, uint32_t column, const ui
  * kpk_table_read does for a range. */
 kpk_status kpk_table_take(const kpk_table *table, const uint32_t *columns, size_t ncolumns, const uint64_t *rows,
                           size_t nrows, struct ArrowSchema *schema, struct ArrowArray *array);
+
+/* ---- R serialization checks -----------------------------------------------------------------
+ * Whether an R serialization stream (serialize()/saveRDS()/kpk_save bytes; formats 2 and 3,
+ * XDR, native binary or ascii) may be handed to R's unserializer when it comes from anywhere:
+ * KPK_OK if it may; KPK_ERROR_REFUSED (the message names what) if it holds code or what loads
+ * code (promises, closures, byte code, built-in functions, `...`, active bindings, package
+ * namespaces and environments, persistent references, ALTREP classes other than base R's
+ * own), an environment (unless allowed), an external pointer or weak reference (unless
+ * allowed); KPK_ERROR_CORRUPT if it is damaged, truncated, nests deeper than 10000 levels or
+ * is shaped as R never writes it. Calls and formulas pass: unserializing builds them without
+ * evaluating them. `allow`: 0, or KPK_RSERIAL_ENVIRONMENTS | KPK_RSERIAL_EXTERNAL_POINTERS.
+ * The check reads no further than the end of the stream's value, and its memory stays in
+ * proportion to what it has read. */
+#define KPK_RSERIAL_ENVIRONMENTS 1
+#define KPK_RSERIAL_EXTERNAL_POINTERS 2
+/* Checks the stream in `len` bytes at `data`. */
+kpk_status kpk_rserial_check(const void *data, size_t len, uint32_t allow);
+/* Checks the stream held in `stream` of a reader's file, decoding it 1 MiB at a time (read it
+ * again for R afterwards: its blocks are decoded twice, and it is never held whole). The
+ * message names what the check found, not the file. */
+kpk_status kpk_reader_check_rserial(kpk_reader *reader, uint32_t stream, uint32_t allow);
 
 #ifdef __cplusplus
 }

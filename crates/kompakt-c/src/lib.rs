@@ -1108,5 +1108,8 @@ pub unsafe extern "C" fn kpk_store_gc(store: *const kpk_store, objects: *mut u64
 mod table;
 pub use table::*;
 
+mod rserial;
+pub use rserial::*;
+
 #[cfg(test)]
 mod tests;

@@ -17,7 +17,8 @@
 #' The store is an environment of functions:
 #' \describe{
 #'   \item{`$set(key, value, namespace)`}{saves `value` under `key`; returns its content hash, invisibly.}
-#'   \item{`$get(key, namespace)`}{the value; a missing key is an error of class `KeyError`.}
+#'   \item{`$get(key, namespace, trusted)`}{the value; a missing key is an error of class
+#'     `KeyError`. `trusted` (default: the store's) as for [kpk_read()].}
 #'   \item{`$exists(key, namespace)`, `$del(key, namespace)`}{logical, one per key (vectorised).}
 #'   \item{`$mget(keys, namespace)`, `$mset(keys, values, namespace)`}{several keys.}
 #'   \item{`$list(namespace)`, `$list_namespaces()`}{sorted keys; namespaces that hold keys.}
@@ -32,6 +33,9 @@
 #'   [kpk_save()]); an existing store opened with another is an error.
 #' @param threads Threads for large values; 0 (the default) uses all cores.
 #' @param namespace The namespace used when a call names none.
+#' @param trusted Whether values are unserialized as they are (`TRUE`, the default, as
+#'   Python's `kompakt.Store`) or checked first and refused when they hold code (`FALSE`; see
+#'   [kpk_read()], "Trusted and untrusted reads"): pass `FALSE` for a store others write to.
 #' @return A `kpk_store`.
 #' @examples
 #' st <- kpk_store(file.path(tempdir(), "cache"))
@@ -41,17 +45,20 @@
 #' st$list()
 #' st$close()
 #' @export
-kpk_store <- function(path, codec = NULL, level = NULL, threads = 0L, namespace = "objects") {
+kpk_store <- function(path, codec = NULL, level = NULL, threads = 0L, namespace = "objects",
+                      trusted = TRUE) {
+  .check_trusted(trusted)
   path <- .store_location(path)
   ptr <- .Call(kpk_store_open_c, path, codec, level, threads)
   self <- new.env(parent = emptyenv())
   self$path <- path
   self$default_namespace <- namespace
+  self$trusted <- trusted
   self$set <- function(key, value, namespace = self$default_namespace) {
     invisible(.Call(kpk_store_set_c, ptr, namespace, key, value))
   }
-  self$get <- function(key, namespace = self$default_namespace) {
-    found <- .Call(kpk_store_get_c, ptr, namespace, key)
+  self$get <- function(key, namespace = self$default_namespace, trusted = self$trusted) {
+    found <- .Call(kpk_store_get_c, ptr, namespace, key, trusted)
     if (is.null(found)) {
       stop(structure(
         class = c("KeyError", "error", "condition"),
@@ -63,7 +70,9 @@ kpk_store <- function(path, codec = NULL, level = NULL, threads = 0L, namespace 
   }
   self$exists <- function(key, namespace = self$default_namespace) .Call(kpk_store_exists_c, ptr, namespace, key)
   self$del <- function(key, namespace = self$default_namespace) invisible(.Call(kpk_store_del_c, ptr, namespace, key))
-  self$mget <- function(keys, namespace = self$default_namespace) lapply(keys, self$get, namespace = namespace)
+  self$mget <- function(keys, namespace = self$default_namespace, trusted = self$trusted) {
+    lapply(keys, self$get, namespace = namespace, trusted = trusted)
+  }
   self$mset <- function(keys, values, namespace = self$default_namespace) {
     if (length(keys) != length(values)) stop("kompakt: mset needs as many values as keys")
     invisible(vapply(seq_along(keys), function(i) self$set(keys[[i]], values[[i]], namespace), ""))
@@ -88,6 +97,13 @@ print.kpk_store <- function(x, ...) {
 .store_location <- function(path) {
   if (!is.character(path) || length(path) != 1L || is.na(path)) stop("kompakt: path must be one string", call. = FALSE)
   if (.is_url(path)) path else normalizePath(path, mustWork = FALSE)
+}
+
+# TRUE or FALSE, checked where it is given (not at the first read).
+.check_trusted <- function(trusted) {
+  if (!is.logical(trusted) || length(trusted) != 1L || is.na(trusted)) {
+    stop("kompakt: trusted must be TRUE or FALSE", call. = FALSE)
+  }
 }
 
 .is_url <- function(x) grepl("^[A-Za-z][A-Za-z0-9+.-]*://", x)

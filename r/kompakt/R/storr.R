@@ -17,6 +17,9 @@
 #'   `"xxhash64"`, as drake's caches; `"md5"` gives `driver_rds()`'s hashes); opening the store
 #'   with another is an error.
 #' @param default_namespace storr's default namespace.
+#' @param trusted `TRUE` (the default) unserializes objects as they are; `FALSE` checks each
+#'   one first and refuses it (an error) when it holds code, as [kpk_read()] describes: for a
+#'   store that others can write to.
 #' @return `driver_kompakt()`: a storr driver; `storr_kompakt()`: a storr.
 #' @examples
 #' if (requireNamespace("storr", quietly = TRUE)) {
@@ -26,7 +29,9 @@
 #'   st$destroy()
 #' }
 #' @export
-driver_kompakt <- function(path, codec = NULL, level = NULL, threads = 0L, hash_algorithm = NULL) {
+driver_kompakt <- function(path, codec = NULL, level = NULL, threads = 0L, hash_algorithm = NULL,
+                           trusted = TRUE) {
+  .check_trusted(trusted)
   path <- .store_location(path)
   ptr <- .Call(kpk_store_open_c, path, codec, level, threads)
   objects <- "storr:objects"
@@ -71,6 +76,7 @@ driver_kompakt <- function(path, codec = NULL, level = NULL, threads = 0L, hash_
   self <- new.env(parent = emptyenv())
   self$path <- path
   self$hash_algorithm <- hash_algorithm
+  self$trusted <- trusted
   self$traits <- list(accept = "raw")
   self$type <- function() "kompakt"
   self$destroy <- function() {
@@ -95,7 +101,7 @@ driver_kompakt <- function(path, codec = NULL, level = NULL, threads = 0L, hash_
     invisible(NULL)
   }
   self$get_object <- function(hash) {
-    found <- .Call(kpk_store_get_c, ptr, objects, hash)
+    found <- .Call(kpk_store_get_c, ptr, objects, hash, trusted)
     if (is.null(found)) stop(sprintf("kompakt: object '%s' not found", hash))
     found[[1]]
   }
@@ -129,7 +135,7 @@ driver_kompakt <- function(path, codec = NULL, level = NULL, threads = 0L, hash_
   }
   self$mget_object <- function(hash) {
     lapply(as.character(hash), function(h) {
-      found <- .Call(kpk_store_get_c, ptr, objects, h)
+      found <- .Call(kpk_store_get_c, ptr, objects, h, trusted)
       if (is.null(found)) NULL else found[[1]]
     })
   }
@@ -144,9 +150,9 @@ driver_kompakt <- function(path, codec = NULL, level = NULL, threads = 0L, hash_
 #' @rdname driver_kompakt
 #' @export
 storr_kompakt <- function(path, codec = NULL, level = NULL, threads = 0L, hash_algorithm = NULL,
-                          default_namespace = "objects") {
+                          default_namespace = "objects", trusted = TRUE) {
   if (!requireNamespace("storr", quietly = TRUE)) stop("storr_kompakt needs the storr package")
-  storr::storr(driver_kompakt(path, codec, level, threads, hash_algorithm), default_namespace)
+  storr::storr(driver_kompakt(path, codec, level, threads, hash_algorithm, trusted), default_namespace)
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a

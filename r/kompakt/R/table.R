@@ -137,6 +137,12 @@
 #' data.table) and character row names come back too. A `data.table`'s key is recorded as the
 #' table's sort order (checked as rows are written) and restored on reading.
 #'
+#' The R attributes of the columns are kept in the table's metadata as an R serialization. It
+#' is data, whoever wrote the file: it reaches R's unserializer only when kompakt's checker
+#' passes it as untrusted (see [kpk_read()], "Trusted and untrusted reads"), so a table file
+#' never runs code. A refused metadata gives a warning naming what was refused, and the columns
+#' come back as their stored types (the table's data is still read).
+#'
 #' `codec` and `level` mean what they mean everywhere in kompakt; neither gives zstd level 2
 #' for every page, text included (kompakt's default elsewhere is LZ4 for text, which decodes
 #' faster, but reading strings into R takes as long either way, and zstd halves the file).
@@ -224,9 +230,21 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
 .last_r_metadata <- new.env(parent = emptyenv())
 
 # The "r" metadata R wrote, checked for the shape R writes (a file may come from anywhere).
+# It is data, whoever wrote the file: R's unserializer never sees it unless kompakt's checker
+# of R's format passes it as untrusted (no promise, function, environment, namespace, ...:
+# see kpk_read()). A refused one gives the warning of unreadable metadata, naming what was
+# refused, and the columns come back as their stored types: the table's data is still read.
 .parse_r_metadata <- function(text, names) {
   if (identical(.last_r_metadata$text, text)) return(.last_r_metadata$meta)
-  meta <- tryCatch(unserialize(charToRaw(text)), error = function(e) NULL)
+  raw <- charToRaw(text)
+  refused <- .Call(kpk_rserial_check_c, raw)
+  if (!is.null(refused)) {
+    warning(sprintf(paste0("kompakt: the table's R metadata was not read (%s); kompakt never runs code from a ",
+                           "table file, and its columns come back as their stored types"), refused),
+            call. = FALSE)
+    return(NULL)
+  }
+  meta <- tryCatch(unserialize(raw), error = function(e) NULL)
   # Each column's attributes: NULL or a list of named values (restored as they are, in C).
   attributes_ok <- function(a) {
     is.null(a) || (is.list(a) && length(names(a)) == length(a) && all(nzchar(names(a))))

@@ -61,6 +61,13 @@ static int32_t threads_arg(SEXP threads) {
     return (int32_t)v;
 }
 
+/* TRUE or FALSE. */
+static int trusted_arg(SEXP trusted) {
+    if (!Rf_isLogical(trusted) || XLENGTH(trusted) != 1 || LOGICAL(trusted)[0] == NA_LOGICAL)
+        Rf_error("kompakt: trusted must be TRUE or FALSE");
+    return LOGICAL(trusted)[0];
+}
+
 static const char *path_arg(SEXP file) {
     if (!Rf_isString(file) || XLENGTH(file) != 1 || STRING_ELT(file, 0) == NA_STRING)
         Rf_error("kompakt: file must be one path (a string)");
@@ -312,7 +319,22 @@ static read_state *new_read_state(void) {
     return s; /* the buffer comes with the first read, sized by the stream */
 }
 
-static SEXP run_read(read_state *s, kpk_reader *reader, const char *name) {
+/* An untrusted read: the stream is checked (decoded a piece at a time, kompakt-rserial)
+ * before R's unserializer sees any of it; closes the reader and raises an error when the
+ * check refuses it. */
+static void check_untrusted(kpk_reader *reader, const char *name) {
+    kpk_status status = kpk_reader_check_rserial(reader, 0, 0);
+    if (status == KPK_OK) return;
+    char message[2048];
+    snprintf(message, sizeof message, "%s", kpk_last_error());
+    kpk_reader_close(reader);
+    if (status == KPK_ERROR_REFUSED)
+        Rf_error("kompakt: %s is not read with trusted = FALSE: %s. Nothing of it was unserialized; "
+                 "read files you trust with trusted = TRUE", name, message);
+    Rf_error("kompakt: %s: %s", name, message);
+}
+
+static SEXP run_read(read_state *s, kpk_reader *reader, const char *name, int trusted) {
     check_r_object(reader, name);
     s->reader = reader;
     s->name = name;
@@ -320,33 +342,36 @@ static SEXP run_read(read_state *s, kpk_reader *reader, const char *name) {
         kpk_reader_close(reader);
         Rf_error("kompakt: %s: the file has no serialized object (it is damaged)", name);
     }
+    if (!trusted) check_untrusted(reader, name);
     SEXP result = R_UnwindProtect(read_body, s, read_cleanup, s, s->cont);
     UNPROTECT(1); /* s->cont; nothing allocates before the caller protects the result */
     return result;
 }
 
-SEXP kpk_read_c(SEXP file, SEXP threads) {
+SEXP kpk_read_c(SEXP file, SEXP threads, SEXP trusted) {
     const char *path = path_arg(file);
     int32_t nthreads = threads_arg(threads);
+    int trust = trusted_arg(trusted);
     /* The name outlives the reader: messages raised after it is closed still use it. */
     char *name = R_alloc(strlen(path) + 1, 1);
     strcpy(name, path);
     read_state *s = new_read_state();
     kpk_reader *reader = NULL;
     if (kpk_reader_open_file(name, nthreads, &reader) != KPK_OK) kompakt_error("cannot read");
-    return run_read(s, reader, name);
+    return run_read(s, reader, name, trust);
 }
 
-SEXP kpk_unserialize_c(SEXP raw, SEXP threads) {
+SEXP kpk_unserialize_c(SEXP raw, SEXP threads, SEXP trusted) {
     if (TYPEOF(raw) != RAWSXP) Rf_error("kompakt: kpk_unserialize takes a raw vector (from kpk_serialize)");
     int32_t nthreads = threads_arg(threads);
+    int trust = trusted_arg(trusted);
     read_state *s = new_read_state();
     kpk_reader *reader = NULL;
     /* The raw vector is read where it lies: it is protected by the caller's frame until
      * run_read returns, and the reader is closed before that. */
     if (kpk_reader_open_memory(RAW(raw), (size_t)XLENGTH(raw), nthreads, &reader) != KPK_OK)
         kompakt_error("cannot read the raw vector");
-    return run_read(s, reader, "the raw vector");
+    return run_read(s, reader, "the raw vector", trust);
 }
 
 /* ---- the object store ---------------------------------------------------------------------- */
@@ -395,9 +420,10 @@ SEXP kpk_store_set_c(SEXP ptr, SEXP ns, SEXP key, SEXP value) {
 }
 
 /* list(value) when the key exists, NULL when it does not. */
-SEXP kpk_store_get_c(SEXP ptr, SEXP ns, SEXP key) {
+SEXP kpk_store_get_c(SEXP ptr, SEXP ns, SEXP key, SEXP trusted) {
     kpk_store *store = store_of(ptr);
     const char *n = string_arg(ns, "namespace"), *k = string_arg(key, "key");
+    int trust = trusted_arg(trusted);
     size_t len = strlen(k) + strlen(n) + 32;
     char *name = R_alloc(len, 1);
     snprintf(name, len, "key '%s' (namespace '%s')", k, n);
@@ -408,7 +434,7 @@ SEXP kpk_store_get_c(SEXP ptr, SEXP ns, SEXP key) {
         UNPROTECT(1); /* s->cont */
         return R_NilValue;
     }
-    SEXP value = PROTECT(run_read(s, reader, name));
+    SEXP value = PROTECT(run_read(s, reader, name, trust));
     SEXP out = PROTECT(Rf_allocVector(VECSXP, 1));
     SET_VECTOR_ELT(out, 0, value);
     UNPROTECT(2);
@@ -568,6 +594,14 @@ SEXP kpk_store_gc_c(SEXP ptr) {
 
 SEXP kpk_version_c(void) { return Rf_mkString(kpk_version()); }
 
+/* Whether the R serialization in a raw vector may be unserialized from an untrusted source:
+ * NULL if it may, else the reason (a string). */
+SEXP kpk_rserial_check_c(SEXP raw) {
+    if (TYPEOF(raw) != RAWSXP) Rf_error("kompakt: the serialization to check must be a raw vector");
+    if (kpk_rserial_check(RAW(raw), (size_t)XLENGTH(raw), 0) == KPK_OK) return R_NilValue;
+    return Rf_mkString(kpk_last_error());
+}
+
 /* Table files: table.c. */
 SEXP kpk_table_write_c(SEXP columns, SEXP kinds, SEXP tzones, SEXP nrow, SEXP file, SEXP options, SEXP append);
 SEXP kpk_table_open_c(SEXP source, SEXP threads);
@@ -580,13 +614,14 @@ SEXP kpk_table_read_c(SEXP ptr, SEXP columns, SEXP names, SEXP from, SEXP to, SE
 static const R_CallMethodDef call_methods[] = {
     {"kpk_save_c", (DL_FUNC)&kpk_save_c, 5},
     {"kpk_serialize_c", (DL_FUNC)&kpk_serialize_c, 4},
-    {"kpk_read_c", (DL_FUNC)&kpk_read_c, 2},
-    {"kpk_unserialize_c", (DL_FUNC)&kpk_unserialize_c, 2},
+    {"kpk_read_c", (DL_FUNC)&kpk_read_c, 3},
+    {"kpk_unserialize_c", (DL_FUNC)&kpk_unserialize_c, 3},
+    {"kpk_rserial_check_c", (DL_FUNC)&kpk_rserial_check_c, 1},
     {"kpk_version_c", (DL_FUNC)&kpk_version_c, 0},
     {"kpk_store_open_c", (DL_FUNC)&kpk_store_open_c, 4},
     {"kpk_store_close_c", (DL_FUNC)&kpk_store_close_c, 1},
     {"kpk_store_set_c", (DL_FUNC)&kpk_store_set_c, 4},
-    {"kpk_store_get_c", (DL_FUNC)&kpk_store_get_c, 3},
+    {"kpk_store_get_c", (DL_FUNC)&kpk_store_get_c, 4},
     {"kpk_store_exists_c", (DL_FUNC)&kpk_store_exists_c, 3},
     {"kpk_store_del_c", (DL_FUNC)&kpk_store_del_c, 3},
     {"kpk_store_keys_c", (DL_FUNC)&kpk_store_keys_c, 2},

@@ -138,6 +138,32 @@ static void check_tables(const char *folder) {
     kpk_table_close(t);
 }
 
+/* R serialization checks: a plain list passes, a promise (CVE-2024-27322's shape) is refused
+ * with its name, in memory and from a stream of a file. */
+static void check_rserial(void) {
+    static const char plain[] = "A\n3\n262658\n197888\n5\nUTF-8\n19\n1\n13\n1\n1\n";
+    static const char promise[] = "A\n3\n262658\n197888\n5\nUTF-8\n1029\n253\n252\n6\n1\n262153\n1\nq\n254\n";
+    CHECK(kpk_rserial_check(plain, strlen(plain), 0) == KPK_OK);
+    CHECK(kpk_rserial_check(promise, strlen(promise), 0) == KPK_ERROR_REFUSED);
+    CHECK(strstr(kpk_last_error(), "a promise") != NULL);
+    CHECK(kpk_rserial_check(plain, strlen(plain) - 2, 0) == KPK_ERROR_CORRUPT);
+    CHECK(kpk_rserial_check(plain, strlen(plain), 8) == KPK_ERROR_OPTION);
+
+    kpk_writer *w = NULL;
+    uint32_t stream = 0;
+    kpk_bytes file = {NULL, 0};
+    CHECK(kpk_writer_open_memory(NULL, KPK_LEVEL_DEFAULT, 1, &w) == KPK_OK);
+    CHECK(kpk_writer_add_stream(w, &stream) == KPK_OK);
+    CHECK(kpk_writer_write(w, stream, promise, strlen(promise)) == KPK_OK);
+    CHECK(kpk_writer_finish(w, &file) == KPK_OK);
+    kpk_reader *r = NULL;
+    CHECK(kpk_reader_open_memory(file.data, file.len, 1, &r) == KPK_OK);
+    CHECK(kpk_reader_check_rserial(r, 0, KPK_RSERIAL_ENVIRONMENTS) == KPK_ERROR_REFUSED);
+    CHECK(strstr(kpk_last_error(), "a promise") != NULL);
+    kpk_reader_close(r);
+    kpk_bytes_free(&file);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s FOLDER\n", argv[0]);
@@ -186,6 +212,7 @@ int main(int argc, char **argv) {
     CHECK(kpk_writer_write(NULL, 0, "x", 1) == KPK_ERROR_USAGE);
 
     check_tables(argv[1]);
+    check_rserial();
 
     free(data);
     free(all);
