@@ -902,6 +902,9 @@ def _simple_frame(
 _COPY_PIECE = 1 << 22
 _COPY_THREADS_MAX = 8
 _copy_pools: dict = {}
+# A child made by fork inherits the pools without their threads: work given to them would
+# wait forever. The child starts its own.
+os.register_at_fork(after_in_child=_copy_pools.clear)
 
 
 def _writable_copies(data: dict, threads: int | None = None) -> None:
