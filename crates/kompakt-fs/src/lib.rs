@@ -5,6 +5,7 @@
 //! - [`WritebackFile`]: files written back to disk while they grow (Linux), so the final
 //!   fsync waits for the last pages only; a paced one reports how far the disk got
 //!   ([`WritebackProgress`]) and the process remembers each device's speed;
+//! - [`remove_file_beneath`]: removal that never follows a symbolic link below a folder;
 //! - [`DiskPace`] and [`writer`]: a kompakt writer that stores blocks raw while the disk
 //!   would otherwise wait for the compressor.
 #![deny(missing_docs)]
@@ -13,10 +14,12 @@
 #![deny(unsafe_code)]
 
 mod atomic;
+mod beneath;
 mod pace;
 mod writeback;
 
 pub use atomic::{abandoned, is_special_file, remove_stale_temps, sync_parent_dir, AtomicFile, STALE_TEMP_AGE};
+pub use beneath::{is_real_folder, remove_file_beneath, Removed};
 pub use pace::{writer, writer_with_dictionary, DiskPace, PacedOutput, ADAPT_AHEAD, ADAPT_MIN_BACKLOG};
 pub use writeback::{
     WritebackFile, WritebackProgress, PACED_FIRST_STEP, PACED_WRITEBACK_EVERY, START_WRITEBACK_EVERY, WRITEBACK_EVERY,

@@ -706,7 +706,10 @@ pub fn dangling_dictionaries(conn: &Connection) -> Result<Vec<(String, Dictionar
          WHERE dictionary IS NOT NULL AND dictionary NOT IN (SELECT id FROM dictionaries)
          UNION ALL
          SELECT 'object ' || lower(hex(hash)), dictionary FROM objects
-         WHERE dictionary IS NOT NULL AND dictionary NOT IN (SELECT id FROM dictionaries)",
+         WHERE dictionary IS NOT NULL AND dictionary NOT IN (SELECT id FROM dictionaries)
+         UNION ALL
+         SELECT 'namespace ' || quote(namespace), id FROM namespace_dictionaries
+         WHERE id NOT IN (SELECT id FROM dictionaries)",
     )?;
     let rows = stmt.query_map([], |r| {
         Ok((r.get(0)?, dictionary_column(r.get(1)?)?.unwrap_or(DictionaryId(0))))

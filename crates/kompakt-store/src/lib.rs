@@ -266,6 +266,9 @@ pub struct GcReport {
     /// Dictionaries no value needed and no namespace with keys uses (their bytes are in
     /// `bytes`).
     pub dictionaries: u64,
+    /// What gc passed over and why (a damaged key record on object storage): the rest of the
+    /// store was collected. Objects only such records could name are not kept for them.
+    pub problems: Vec<String>,
 }
 
 /// What [`Store::verify`] found.
@@ -478,8 +481,14 @@ impl Store {
         {
             return Ok(None);
         }
-        if let Some(current) = self.dictionary(namespace)? {
-            return Ok(Some(current));
+        match self.dictionary(namespace) {
+            Ok(Some(current)) => return Ok(Some(current)),
+            Ok(None) => {}
+            // A damaged dictionary costs the namespace its dictionary, not its writes (verify
+            // reports it): values are stored without one, as on object storage, and the
+            // namespace may adopt a sound one later.
+            Err(e) if e.is_corruption() => self.dictionaries.set_current(namespace, None),
+            Err(e) => return Err(e),
         }
         let parts: Vec<&[u8]> = streams.iter().map(|(d, _)| *d).collect();
         if let Some(samples) = self.dictionaries.offer(namespace, &parts) {
@@ -922,11 +931,23 @@ impl Store {
     /// one write transaction, and readers holding an object open keep reading it.
     pub fn gc(&self) -> Result<GcReport> {
         let mut report = GcReport::default();
+        // gc removes files by the names it builds: a link in the layout would make it remove
+        // files elsewhere. Such a store is refused (and removal never follows one anyway).
+        for folder in ["objects", "tmp"] {
+            let path = self.root.join(folder);
+            if fs::symlink_metadata(&path).is_ok() && !kompakt_fs::is_real_folder(&path) {
+                return Err(Error::Store(format!(
+                    "{} is a symbolic link or not a folder: gc never removes files through one; \
+                     make it a folder of the store",
+                    path.display()
+                )));
+            }
+        }
         // Listed before taking the write lock (a large store has many files); a file renamed
         // in after this list was committed with its row under the lock, so it is kept below.
         let mut candidates = Vec::new();
         for dir in read_dir_sorted(&self.root.join("objects"))? {
-            if !dir.is_dir() {
+            if !kompakt_fs::is_real_folder(&dir) {
                 continue;
             }
             for file in read_dir_sorted(&dir)? {
@@ -947,7 +968,7 @@ impl Store {
                 report.objects += 1;
                 report.bytes += stored;
                 if !inline {
-                    remove_if_present(&objects::object_path(&self.root, hash))?;
+                    self.remove_if_present(&objects::object_path(&self.root, hash))?;
                     collected.insert(hash);
                 }
             }
@@ -955,7 +976,7 @@ impl Store {
                 if !collected.contains(&hash) && index::object_kind(&tx, hash)? != Some(false) {
                     report.orphan_files += 1;
                     report.bytes += fs::metadata(&file).map_or(0, |m| m.len());
-                    remove_if_present(&file)?;
+                    self.remove_if_present(&file)?;
                 }
             }
             for (_, bytes) in index::delete_unused_dictionaries(&tx)? {
@@ -971,10 +992,26 @@ impl Store {
         for file in read_dir_sorted(&self.root.join("tmp"))? {
             if kompakt_fs::abandoned(&file, TEMP_MIN_AGE) {
                 report.temp_files += 1;
-                remove_if_present(&file)?;
+                self.remove_if_present(&file)?;
             }
         }
         Ok(report)
+    }
+
+    /// Removes `path`, a file below the store's folder, following no symbolic link below it.
+    fn remove_if_present(&self, path: &Path) -> Result<()> {
+        let relative = path.strip_prefix(&self.root).map_err(|_| {
+            Error::Store(format!(
+                "{} is not inside the store {}",
+                path.display(),
+                self.root.display()
+            ))
+        })?;
+        match kompakt_fs::remove_file_beneath(&self.root, relative) {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::InvalidInput => Err(Error::Store(e.to_string())),
+            Err(e) => Err(io::Error::new(e.kind(), format!("removing {}: {e}", path.display())).into()),
+        }
     }
 
     /// Reads every object back (checksums and content hash) and checks every key.
@@ -1297,15 +1334,6 @@ fn create_config(root: &Path, config: &Config) -> Result<Config> {
 
 fn poisoned() -> Error {
     Error::Poisoned
-}
-
-fn remove_if_present(path: &Path) -> io::Result<()> {
-    match fs::remove_file(path) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => {
-            Err(io::Error::new(e.kind(), format!("removing {}: {e}", path.display())))
-        }
-        _ => Ok(()),
-    }
 }
 
 fn read_dir_sorted(dir: &Path) -> io::Result<Vec<PathBuf>> {

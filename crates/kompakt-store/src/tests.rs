@@ -229,6 +229,72 @@ fn gc_removes_orphans_and_dead_writers_temps_only() {
 }
 
 #[test]
+fn gc_never_removes_files_through_a_symbolic_link() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    let precious = |name: &str| {
+        let p = elsewhere.path().join(name);
+        fs::write(&p, b"precious").unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        p
+    };
+    let s = store(&dir);
+
+    // tmp/ a link to a folder of old files: the store is refused, nothing removed.
+    let in_tmp = precious("123.0.0.tmp");
+    fs::remove_dir(s.root().join("tmp")).unwrap();
+    symlink(elsewhere.path(), s.root().join("tmp")).unwrap();
+    let e = s.gc().unwrap_err();
+    assert!(
+        e.to_string().contains("symbolic link") && e.to_string().contains("tmp"),
+        "{e}"
+    );
+    assert!(in_tmp.exists());
+    fs::remove_file(s.root().join("tmp")).unwrap();
+    fs::create_dir(s.root().join("tmp")).unwrap();
+
+    // objects/ab a link, holding a file named like an orphan object: never listed or removed.
+    let hash = ContentHash((0xab << 120) | 7);
+    let object = objects::object_path(s.root(), hash);
+    let name = object.file_name().unwrap().to_str().unwrap().to_owned();
+    let orphan_lookalike = precious(&name);
+    fs::create_dir_all(s.root().join("objects")).unwrap();
+    symlink(elsewhere.path(), object.parent().unwrap()).unwrap();
+    assert!(object.exists(), "the link leads to the look-alike");
+    s.gc().unwrap();
+    assert!(orphan_lookalike.exists());
+
+    // A value whose object would be collected through the link: gc refuses, the file stays.
+    fs::remove_file(object.parent().unwrap()).unwrap();
+    let value = big(9, 1 << 20);
+    s.set_bytes("objects", "k", &value).unwrap();
+    let stored = s.info().unwrap();
+    assert_eq!(stored.file_objects, 1);
+    let path = fs::read_dir(s.root().join("objects"))
+        .unwrap()
+        .flat_map(|d| fs::read_dir(d.unwrap().path()).unwrap())
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let folder = path.parent().unwrap().to_path_buf();
+    let real = dir.path().join("moved");
+    fs::rename(&folder, &real).unwrap();
+    symlink(&real, &folder).unwrap();
+    assert!(s.delete("objects", "k").unwrap());
+    let e = s.gc().unwrap_err();
+    assert!(e.to_string().contains("symbolic link"), "{e}");
+    assert!(real.join(path.file_name().unwrap()).exists());
+}
+
+#[test]
 fn configuration_must_agree() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
@@ -962,6 +1028,9 @@ fn a_damaged_or_missing_dictionary_is_reported() {
         "{:?}",
         report.problems
     );
+    // New small values of the namespace are stored, without the damaged dictionary.
+    fresh.set_bytes("logs", "b", &log_record(2)).unwrap();
+    assert_eq!(fresh.get_bytes("logs", "b").unwrap().unwrap(), log_record(2));
     s.write().unwrap().execute("DELETE FROM dictionaries", []).unwrap();
     let fresh = Store::open(s.root(), StoreOptions::default()).unwrap();
     let err = fresh.get("logs", "a").unwrap_err().to_string();
@@ -969,6 +1038,22 @@ fn a_damaged_or_missing_dictionary_is_reported() {
     let report = fresh.verify(&mut |_| {}).unwrap();
     assert!(
         report.problems.iter().any(|p| p.contains("needs dictionary")),
+        "{:?}",
+        report.problems
+    );
+    // The namespace (still holding "b") names the dictionary: reported too, once no value
+    // needs it.
+    s.delete("logs", "a").unwrap();
+    s.gc().unwrap();
+    let report = Store::open(s.root(), StoreOptions::default())
+        .unwrap()
+        .verify(&mut |_| {})
+        .unwrap();
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("namespace 'logs' needs dictionary")),
         "{:?}",
         report.problems
     );
