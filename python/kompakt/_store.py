@@ -19,6 +19,7 @@ import marshal
 import os
 import pickle
 import threading
+import warnings
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from typing import Any, TypeVar, Union
@@ -307,8 +308,15 @@ class Store(MutableMapping[str, Any]):
 
     def gc(self) -> dict[str, int]:
         """Removes objects no key points at (and files of writers that died); returns
-        counts. Safe while other threads and processes use the store."""
-        return dict(self._core.gc())
+        counts. Safe while other threads and processes use the store. What it passed over
+        (a damaged key record on object storage) is counted as ``damaged_records`` and named in
+        a ``RuntimeWarning``; deleting such a key removes its record."""
+        report = dict(self._core.gc())
+        problems = report.pop("problems")
+        report["damaged_records"] = len(problems)
+        if problems:
+            warnings.warn(f"kompakt.Store.gc passed over: {'; '.join(problems)}", RuntimeWarning, stacklevel=2)
+        return report
 
     def reduce_size(self, max_bytes: int) -> dict[str, int]:
         """Drops the least recently used values (by when they were last written or read)

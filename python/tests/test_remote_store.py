@@ -386,6 +386,75 @@ def test_golden_stores_on_object_storage_stay_readable(s3, url, tmp_path, layout
         assert other.get_bytes(key, namespace=namespace) == value, (namespace, key)
 
 
+def test_an_object_replaced_on_the_server_is_damage_not_a_value(s3, url, tmp_path):
+    _, client = s3
+    writer = kompakt.Store(url, cache_dir=tmp_path / "w")
+    big = np.random.default_rng(5).integers(0, 1 << 40, 200_000)
+    writer["a"] = big
+    writer["b"] = {"small": "value"}
+    [path_a] = [o for o in objects_in(s3, url) if o.endswith(".kpk") and server_file_size(client, o) > 10_000]
+    # Another sound kompakt file (of another value) under a's object name.
+    other = tmp_path / "other.kpk"
+    kompakt.save(big * 2, other)
+    client.put_object(Bucket=BUCKET, Key=path_a, Body=other.read_bytes())
+    for trusted in (True, False):
+        reader = kompakt.Store(url, cache_dir=tmp_path / f"r{trusted}", trusted=trusted)
+        with pytest.raises(kompakt.CorruptError, match="hashes to"):
+            reader["a"]
+        assert reader["b"] == {"small": "value"}
+    problems = kompakt.Store(url, cache_dir=tmp_path / "v").verify()["problems"]
+    assert len(problems) == 1 and '"a"' in problems[0] and "hashes to" in problems[0], problems
+    # verify reads the server's copy, not the cache's: the writer's cache still holds the good one.
+    np.testing.assert_array_equal(writer["a"], big)
+    assert len(writer.verify()["problems"]) == 1
+    # A truncated object, and an empty one, are damage too (not an OSError).
+    for body in (b"", other.read_bytes()[:-1]):
+        client.put_object(Bucket=BUCKET, Key=path_a, Body=body)
+        with pytest.raises(kompakt.CorruptError):
+            kompakt.Store(url, cache_dir=tmp_path / f"t{len(body)}")["a"]
+
+
+def server_file_size(client, key: str) -> int:
+    return client.head_object(Bucket=BUCKET, Key=key)["ContentLength"]
+
+
+def test_a_damaged_key_record_stops_neither_gc_nor_its_delete(s3, url, tmp_path):
+    _, client = s3
+    store = kompakt.Store(url, cache_dir=tmp_path / "c", grace=0)
+    store["good"] = np.arange(100_000)
+    store["bad"] = np.arange(200_000)
+    prefix = url.removeprefix(f"s3://{BUCKET}/")
+    client.put_object(Bucket=BUCKET, Key=f"{prefix}/keys/nobjects/kbad", Body=b"{not json")
+    fresh = kompakt.Store(url, cache_dir=tmp_path / "f", grace=0)
+    with pytest.raises(kompakt.CorruptError):
+        fresh["bad"]
+    with pytest.warns(RuntimeWarning, match='key "bad"'):
+        report = fresh.gc()
+    assert report["damaged_records"] == 1
+    assert report["objects"] == 1  # bad's object: no sound record names it
+    np.testing.assert_array_equal(fresh["good"], np.arange(100_000))
+    del fresh["bad"]
+    assert "bad" not in fresh and server_file(s3, url, "keys/nobjects/kbad") is None
+    assert fresh.gc()["damaged_records"] == 0
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"format": "something else", "version": 1, "hash": "xxh3-128"},
+        {"format": "kompakt store on object storage", "version": 1, "hash": "sha256"},
+        {"version": 1},
+    ],
+    ids=["format", "hash", "neither"],
+)
+def test_a_layout_record_of_another_format_or_hash_is_refused(s3, url, tmp_path, record):
+    _, client = s3
+    key = url.removeprefix(f"s3://{BUCKET}/") + "/kompakt-store.json"
+    client.put_object(Bucket=BUCKET, Key=key, Body=json.dumps(record).encode())
+    with pytest.raises(kompakt.StoreError, match="not a kompakt store this version reads"):
+        kompakt.Store(url, cache_dir=tmp_path / "c")
+
+
 def test_a_store_of_a_newer_layout_is_refused(s3, url, tmp_path):
     _, client = s3
     key = url.removeprefix(f"s3://{BUCKET}/") + "/kompakt-store.json"

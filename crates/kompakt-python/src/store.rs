@@ -496,6 +496,7 @@ impl PyStore {
         d.set_item("orphan_files", r.orphan_files)?;
         d.set_item("temp_files", r.temp_files)?;
         d.set_item("dictionaries", r.dictionaries)?;
+        d.set_item("problems", r.problems)?;
         Ok(d)
     }
 

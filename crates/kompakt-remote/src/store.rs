@@ -315,15 +315,31 @@ impl RemoteStore {
     fn layout_of(&self, record: &[u8]) -> kompakt_store::Result<u64> {
         let v: serde_json::Value = serde_json::from_slice(record)
             .map_err(|e| kompakt_store::Error::corrupt("store layout record", 0, format!("{}: {e}", self.url)))?;
-        match v.get("version").and_then(|v| v.as_u64()) {
-            Some(version @ 1..=LAYOUT_VERSION) => Ok(version),
-            other => Err(kompakt_store::Error::Store(format!(
-                "{}: a store of layout version {}; this kompakt reads versions 1 to {LAYOUT_VERSION} \
-                 (a newer kompakt may have written it)",
-                self.url,
-                other.map_or_else(|| "(none given)".to_string(), |v| v.to_string())
-            ))),
+        let version = match v.get("version").and_then(|v| v.as_u64()) {
+            Some(version @ 1..=LAYOUT_VERSION) => version,
+            other => {
+                return Err(kompakt_store::Error::Store(format!(
+                    "{}: a store of layout version {}; this kompakt reads versions 1 to {LAYOUT_VERSION} \
+                     (a newer kompakt may have written it)",
+                    self.url,
+                    other.map_or_else(|| "(none given)".to_string(), |v| v.to_string())
+                )))
+            }
+        };
+        // Every layout this code reads says what it is and how its objects are named: a record
+        // that says otherwise is not one of ours, whatever its version.
+        for (field, want) in [("format", LAYOUT_FORMAT), ("hash", LAYOUT_HASH)] {
+            let found = v.get(field).and_then(|f| f.as_str());
+            if found != Some(want) {
+                return Err(kompakt_store::Error::Store(format!(
+                    "{}: kompakt-store.json gives {field} {}, not {want:?}: not a kompakt store this \
+                     version reads",
+                    self.url,
+                    found.map_or_else(|| "(none)".to_string(), |f| format!("{f:?}"))
+                )));
+            }
         }
+        Ok(version)
     }
 
     /// Raises the store to [`LAYOUT_VERSION_DICTIONARIES`] unless it is there: a put
@@ -892,36 +908,97 @@ impl RemoteStore {
                 None => return Ok(Err(format!("dictionary {id}"))),
             },
         };
-        let path = self.object_path(record.hash, record.dictionary);
         let opts = self.cache.write_options(None);
         let mut spill = self.cache.spill(&opts);
         // Written to the cache as it arrives: the object is never whole in memory, and the
         // disk works while the network does.
-        let mut write_error = None;
-        let fetched = self.run(async {
-            use futures::TryStreamExt;
-            let mut body = self.client.get(&path).await?.into_stream();
-            while let Some(chunk) = body.try_next().await? {
-                if let Err(e) = io::Write::write_all(&mut spill, &chunk) {
-                    write_error = Some(e);
-                    break;
-                }
-            }
-            Ok::<_, object_store::Error>(())
+        let found = self.download_checked(key, record, dictionary.clone(), |chunk| {
+            io::Write::write_all(&mut spill, chunk)
         })?;
-        match fetched {
-            Ok(()) => {}
-            Err(object_store::Error::NotFound { .. }) => return Ok(Err(format!("object {}", record.hash))),
-            Err(e) => return self.io(Err(e)),
-        }
-        if let Some(e) = write_error {
-            return Err(e.into());
+        if let Err(missing) = found {
+            return Ok(Err(missing));
         }
         let pending = PendingObject::new(spill, record.hash, record.raw_size)?.with_dictionary(dictionary);
         self.cache.commit(namespace, key, pending)?;
         let found = self.cache.get(namespace, key)?;
         self.cached(record.stored_size);
         Ok(Ok(found))
+    }
+
+    /// Downloads the object `record` names, handing its bytes to `sink` as they arrive, and
+    /// checks them as they arrive: decoded on a thread of their own (every block's checksum,
+    /// the footer) and hashed, so an object replaced on the server by another file, even a
+    /// sound kompakt file, is damage and never a key's value; the bytes are read once. `Err`
+    /// naming what the server lacks when it has not got the object.
+    fn download_checked(
+        &self,
+        key: &str,
+        record: KeyRecord,
+        dictionary: Option<Dictionary>,
+        mut sink: impl FnMut(&[u8]) -> io::Result<()> + Send,
+    ) -> kompakt_store::Result<Result<(), String>> {
+        let path = self.object_path(record.hash, record.dictionary);
+        let read_opts = self.cache.read_options();
+        let (fetched, sink_error, checked) = std::thread::scope(|scope| {
+            // A few chunks in flight: the decoder keeps up with the network or holds it back.
+            let (tx, rx) = std::sync::mpsc::sync_channel::<bytes::Bytes>(8);
+            let checker = scope.spawn(move || {
+                let input = ArrivingBytes {
+                    chunks: rx,
+                    current: bytes::Bytes::new(),
+                };
+                kompakt::stream::content_hash_sequential(input, &read_opts, &dictionary.into())
+            });
+            let fetched = self.run(async move {
+                use futures::TryStreamExt;
+                let mut sink_error = None;
+                let mut body = self.client.get(&path).await?.into_stream();
+                while let Some(chunk) = body.try_next().await? {
+                    if let Err(e) = sink(&chunk) {
+                        sink_error = Some(e);
+                        break;
+                    }
+                    if tx.send(chunk).is_err() {
+                        break; // the checker has its verdict (damage): no need for the rest
+                    }
+                }
+                Ok::<_, object_store::Error>(sink_error)
+            });
+            let checked = checker
+                .join()
+                .unwrap_or_else(|_| Err(kompakt::Error::Internal("the download checker panicked".into())));
+            match fetched {
+                Ok(Ok(sink_error)) => (Ok(Ok(())), sink_error, checked),
+                Ok(Err(e)) => (Ok(Err(e)), None, checked),
+                Err(e) => (Err(e), None, checked),
+            }
+        });
+        match fetched? {
+            Ok(()) => {}
+            Err(object_store::Error::NotFound { .. }) => return Ok(Err(format!("object {}", record.hash))),
+            Err(e) => return self.io(Err(e)),
+        }
+        if let Some(e) = sink_error {
+            return Err(e.into());
+        }
+        let damaged = |detail: String| {
+            Err(kompakt_store::Error::corrupt(
+                "store object",
+                0,
+                format!("{}: object {} of key {key:?}: {detail}", self.url, record.hash),
+            ))
+        };
+        match checked {
+            Err(e) => damaged(e.to_string()),
+            Ok((hash, _)) if hash != record.hash => damaged(format!(
+                "its content hashes to {hash}: the server holds another file under its name"
+            )),
+            Ok((_, raw)) if raw != record.raw_size => damaged(format!(
+                "it holds {raw} raw bytes, the key record says {}",
+                record.raw_size
+            )),
+            Ok(_) => Ok(Ok(())),
+        }
     }
 
     /// The content hash `key` points at.
@@ -936,7 +1013,12 @@ impl RemoteStore {
 
     /// Removes `key` (its object stays until `gc`); false if it did not exist.
     pub fn delete(&self, namespace: &str, key: &str) -> kompakt_store::Result<bool> {
-        let existed = self.record(namespace, key)?.is_some();
+        // A damaged record is there too, and deleting it is how a user gets rid of it.
+        let existed = match self.record(namespace, key) {
+            Ok(record) => record.is_some(),
+            Err(e) if e.is_corruption() => true,
+            Err(e) => return Err(e),
+        };
         let path = self.key_path(namespace, key);
         match self.run(self.client.delete(&path))? {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
@@ -1097,14 +1179,23 @@ impl RemoteStore {
         let mut live = HashSet::new();
         let mut live_dictionaries = HashSet::new();
         let mut with_keys = HashSet::new();
+        let mut report = GcReport::default();
         for (ns, key) in self.all_keys()? {
-            if let Some(record) = self.record(&ns, &key)? {
-                live.insert((record.hash, record.dictionary));
-                live_dictionaries.extend(record.dictionary);
+            match self.record(&ns, &key) {
+                Ok(Some(record)) => {
+                    live.insert((record.hash, record.dictionary));
+                    live_dictionaries.extend(record.dictionary);
+                }
+                Ok(None) => {}
+                // One damaged record does not stop the collection of the whole store: it is
+                // reported, and `delete` removes it.
+                Err(e) if e.is_corruption() => report.problems.push(format!(
+                    "key {key:?} (namespace {ns:?}): {e}; passed over (delete the key to remove it)"
+                )),
+                Err(e) => return Err(e),
             }
             with_keys.insert(ns);
         }
-        let mut report = GcReport::default();
         for (ns, meta, record) in self.listed_namespace_records()? {
             if with_keys.contains(&ns) || !self.remove_if_old(&meta.location, began)? {
                 live_dictionaries.extend(record.map(|r| r.dictionary));
@@ -1170,27 +1261,59 @@ impl RemoteStore {
                 Some(_) => {}
             }
         }
+        // The server's copy of every key's object, not the cache's: downloaded and checked as
+        // it arrives (checksums and content hash), nothing kept.
         for (ns, key) in self.all_keys()? {
             report.keys += 1;
-            let checked = self.get(&ns, &key).and_then(|found| {
-                let Some(object) = found else { return Ok(None) };
-                let (raw, stored) = (object.raw_size, object.stored_size);
-                let mut reader = kompakt::Reader::new(object.source, self.cache.read_options())?;
-                reader.set_dictionaries(object.dictionaries);
-                reader.verify(&mut |_| {})?;
-                Ok(Some((raw, stored)))
+            let checked = self.record(&ns, &key).and_then(|record| {
+                let Some(record) = record else { return Ok(Ok(None)) };
+                let dictionary = match record.dictionary {
+                    None => None,
+                    Some(id) => match self.load_dictionary(id)? {
+                        Some(d) => Some(d),
+                        None => return Ok(Err(format!("its dictionary {id} is missing"))),
+                    },
+                };
+                Ok(match self.download_checked(&key, record, dictionary, |_| Ok(()))? {
+                    Ok(()) => Ok(Some(record)),
+                    Err(missing) => Err(format!("{missing} is missing")),
+                })
             });
             match checked {
-                Ok(Some((raw, stored))) => {
+                Ok(Ok(Some(record))) => {
                     report.objects += 1;
-                    report.raw_bytes += raw;
-                    progress(stored);
+                    report.raw_bytes += record.raw_size;
+                    progress(record.stored_size);
                 }
-                Ok(None) => {}
+                Ok(Ok(None)) => {}
+                Ok(Err(problem)) => report
+                    .problems
+                    .push(format!("key {key:?} (namespace {ns:?}): {problem}")),
                 Err(e) => report.problems.push(format!("key {key:?} (namespace {ns:?}): {e}")),
             }
         }
         Ok(report)
+    }
+}
+
+/// The bytes of a download as they arrive, for a decoder on another thread: the end of the
+/// channel (the download finished or failed) is the end of the input.
+struct ArrivingBytes {
+    chunks: std::sync::mpsc::Receiver<bytes::Bytes>,
+    current: bytes::Bytes,
+}
+
+impl Read for ArrivingBytes {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.current.is_empty() {
+            match self.chunks.recv() {
+                Ok(chunk) => self.current = chunk,
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.current.len());
+        buf[..n].copy_from_slice(&self.current.split_to(n));
+        Ok(n)
     }
 }
 
@@ -1352,11 +1475,15 @@ impl AnyStore {
 }
 
 /// The layout record of a store of layout `version`.
+/// The `format` and `hash` of every layout record.
+const LAYOUT_FORMAT: &str = "kompakt store on object storage";
+const LAYOUT_HASH: &str = "xxh3-128";
+
 fn layout_record(version: u64) -> String {
     serde_json::json!({
-        "format": "kompakt store on object storage",
+        "format": LAYOUT_FORMAT,
         "version": version,
-        "hash": "xxh3-128",
+        "hash": LAYOUT_HASH,
     })
     .to_string()
 }

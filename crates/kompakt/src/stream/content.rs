@@ -102,22 +102,86 @@ impl ContentHasher {
 
     /// The hash of everything fed, with the file's metadata.
     pub fn finish(&self, metadata: &[u8]) -> ContentHash {
-        let mut summary = Vec::with_capacity(DOMAIN.len() + 4 + 24 * self.streams.len() + 8 + metadata.len());
-        summary.extend_from_slice(DOMAIN);
-        summary.extend_from_slice(&(self.streams.len() as u32).to_le_bytes());
-        for (len, h) in &self.streams {
-            summary.extend_from_slice(&len.to_le_bytes());
-            summary.extend_from_slice(&h.digest().to_le_bytes());
-        }
-        summary.extend_from_slice(&(metadata.len() as u64).to_le_bytes());
-        summary.extend_from_slice(metadata);
-        ContentHash(xxh3_128(&summary))
+        summarize(self.streams.iter().map(|(len, h)| (*len, h.digest())), metadata)
     }
+}
+
+/// The content hash of streams given as (raw length, XXH3-128 of their bytes), in id order.
+fn summarize(streams: impl ExactSizeIterator<Item = (u64, u128)>, metadata: &[u8]) -> ContentHash {
+    let mut summary = Vec::with_capacity(DOMAIN.len() + 4 + 24 * streams.len() + 8 + metadata.len());
+    summary.extend_from_slice(DOMAIN);
+    summary.extend_from_slice(&(streams.len() as u32).to_le_bytes());
+    for (len, digest) in streams {
+        summary.extend_from_slice(&len.to_le_bytes());
+        summary.extend_from_slice(&digest.to_le_bytes());
+    }
+    summary.extend_from_slice(&(metadata.len() as u64).to_le_bytes());
+    summary.extend_from_slice(metadata);
+    ContentHash(xxh3_128(&summary))
+}
+
+/// The content hash of a whole file read front to back from `input` (a download, a pipe),
+/// decoded as it arrives ([`decode_sequential_with`](super::decode_sequential_with): every
+/// block's checksum, then the footer against the blocks), and the raw bytes it holds. Memory:
+/// the decoder's blocks in flight and one hasher per stream that has data.
+pub fn content_hash_sequential<R: std::io::Read>(
+    input: R,
+    opts: &super::ReadOptions,
+    dictionaries: &crate::codec::Dictionaries,
+) -> crate::Result<(ContentHash, u64)> {
+    // By stream id as blocks arrive: streams may interleave, and an id is only checked against
+    // the footer at the end, so nothing is sized by one.
+    let mut streams: std::collections::BTreeMap<u32, (u64, Xxh3_128)> = Default::default();
+    let footer = super::decode_sequential_with(input, opts, dictionaries, |id, bytes| {
+        let (len, h) = streams.entry(id).or_insert_with(|| (0, Xxh3_128::new()));
+        *len += bytes.len() as u64;
+        h.update(bytes);
+        Ok(())
+    })?;
+    let empty = Xxh3_128::new().digest();
+    let count = footer.streams.len() as u32;
+    let digests = (0..count).map(|id| streams.get(&id).map_or((0, empty), |(len, h)| (*len, h.digest())));
+    let raw = streams.values().map(|(len, _)| len).sum();
+    Ok((summarize(digests, &footer.metadata), raw))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read_front_to_back_a_file_hashes_as_written() {
+        use crate::stream::{ReadOptions, WriteOptions, Writer};
+        let opts = WriteOptions {
+            block_size: crate::stream::MIN_BLOCK_SIZE,
+            ..WriteOptions::default()
+        };
+        let mut w = Writer::new(Vec::new(), opts).unwrap();
+        let a: Vec<u8> = (0..200_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect();
+        let s0 = w.add_stream(Default::default()).unwrap();
+        let s1 = w.add_stream(Default::default()).unwrap();
+        let _empty = w.add_stream(Default::default()).unwrap();
+        // Interleaved: blocks of stream 1 come before the rest of stream 0.
+        w.write(s0, &a[..100_000]).unwrap();
+        w.write(s1, b"second").unwrap();
+        w.write(s0, &a[100_000..]).unwrap();
+        w.set_metadata(b"meta".to_vec()).unwrap();
+        let file = w.finish().unwrap();
+        let (hash, raw) = content_hash_sequential(&file[..], &ReadOptions::default(), &Default::default()).unwrap();
+        assert_eq!(hash, ContentHash::of(&[&a, b"second", b""], b"meta"));
+        assert_eq!(raw, a.len() as u64 + 6);
+        // A flipped byte is caught (by a block checksum or the hash), truncation too.
+        let mut bad = file.clone();
+        let mid = bad.len() / 2;
+        bad[mid] ^= 1;
+        assert!(
+            content_hash_sequential(&bad[..], &ReadOptions::default(), &Default::default())
+                .map_or(true, |(h, _)| h != hash)
+        );
+        assert!(
+            content_hash_sequential(&file[..file.len() - 1], &ReadOptions::default(), &Default::default()).is_err()
+        );
+    }
 
     #[test]
     fn independent_of_how_bytes_arrive() {

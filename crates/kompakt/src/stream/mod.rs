@@ -21,7 +21,7 @@ mod source;
 mod writer;
 
 pub use block::{BlockDecoder, BlockEncoder, BlockSettings, EncodedBlock, Payload};
-pub use content::{ContentHash, ContentHasher};
+pub use content::{content_hash_sequential, ContentHash, ContentHasher};
 pub use format::{BlockEntry, BlockHeader, Footer, StreamInfo, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE};
 pub use pace::Pace;
 pub use parallel::{resolve_threads, MAX_THREADS};
