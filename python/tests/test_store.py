@@ -166,13 +166,25 @@ def test_plain_bytes_and_cli_interop(store: kompakt.Store, cli: Path) -> None:
     run("store", "get", store.path, "obj", "-o", str(obj_file))
     assert kompakt.load(obj_file) == {"from": "python"}
     assert run("store", "get", store.path, "raw", "--decompress").stdout == "plain data"
+    assert run("store", "get", store.path, "raw", "--decompress", "-o", "-").stdout == "plain data"
+    assert not (Path(store.path).parent / "-").exists()
+    # A value of several streams (a pickle and its out-of-band buffers) is refused, not cut to
+    # its first stream, and leaves no output.
+    store.set("array", np.arange(100_000))
+    out_file = Path(store.path).parent / "array.bin"
+    refused = subprocess.run(
+        [str(cli), "store", "get", store.path, "array", "--decompress", "-o", str(out_file)],
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode != 0 and "streams" in refused.stderr and not out_file.exists()
     src = Path(store.path).parent / "input.bin"
     src.write_bytes(incompressible(1000) * 300)
     run("store", "put", store.path, "from-cli", str(src), "-n", "cli")
     assert store.get_bytes("from-cli", namespace="cli") == src.read_bytes()
     assert "OK" in run("store", "verify", store.path).stdout
     info = json.loads(run("store", "info", store.path, "--json").stdout)
-    assert info["keys"] == 3 and info["namespaces"] == {"objects": 2, "cli": 1}
+    assert info["keys"] == 4 and info["namespaces"] == {"objects": 3, "cli": 1}
 
 
 # -- keys and values from hypothesis ---------------------------------------------------------

@@ -351,10 +351,11 @@ pub struct StoreGetArgs {
     /// Namespace (default: objects).
     #[arg(short, long, default_value = "objects")]
     pub namespace: String,
-    /// Output file (default: stdout). Written atomically.
+    /// Output file (default, or `-`: stdout). Written atomically.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
-    /// Write the data of stream 0, decompressed, instead of the kompakt file.
+    /// Write the value's data, decompressed, instead of the kompakt file. Only for values of
+    /// one stream (put from a file or stdin); a value saved from Python or R is refused.
     #[arg(short, long)]
     pub decompress: bool,
 }

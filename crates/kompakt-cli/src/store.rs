@@ -73,20 +73,37 @@ fn get(a: StoreGetArgs) -> CliResult {
             a.store.display()
         )));
     };
+    // Checked before any output is made: a refusal leaves nothing behind.
+    let mut decoded = None;
+    let mut stored = None;
+    if a.decompress {
+        let mut reader = Reader::new(object.source, store.local().read_options())?;
+        reader.set_dictionaries(object.dictionaries);
+        if reader.streams().len() > 1 {
+            return Err(CliError::new(format!(
+                "key {:?} holds {} streams (a value saved from Python or R: its pickle or R \
+                 serialization and its buffers), and --decompress writes the data of a one-stream \
+                 value; read it with kompakt.Store(...)[key] in Python or the store's R driver, or \
+                 get the kompakt file itself (without --decompress)",
+                a.key,
+                reader.streams().len()
+            )));
+        }
+        decoded = Some(reader);
+    } else {
+        stored = Some(object.source);
+    }
     let write = |out: &mut dyn Write| -> CliResult {
-        if a.decompress {
-            let mut reader = Reader::new(object.source, store.local().read_options())?;
-            reader.set_dictionaries(object.dictionaries);
+        if let Some(mut reader) = decoded {
             if !reader.streams().is_empty() {
                 io::copy(&mut reader.stream_reader(0)?, out)?;
             }
-        } else {
-            let mut source = object.source;
+        } else if let Some(mut source) = stored {
             io::copy(&mut source, out)?;
         }
         Ok(())
     };
-    match &a.output {
+    match a.output.as_deref().filter(|p| p.as_os_str() != "-") {
         Some(path) => {
             let mut file = AtomicFile::create(path).map_err(|e| CliError::from(e).context(path.display()))?;
             write(&mut file)?;
@@ -243,6 +260,9 @@ fn dictionary(a: StoreDictionaryArgs) -> CliResult {
 fn gc(a: StorePathArgs) -> CliResult {
     let store = open(&a.store, false)?;
     let r = store.gc()?;
+    for problem in &r.problems {
+        eprintln!("kompakt: warning: {problem}");
+    }
     writeln!(
         io::stdout().lock(),
         "removed {} unreferenced objects, {} orphan files, {} temporary files, {} unused dictionaries; freed {}",

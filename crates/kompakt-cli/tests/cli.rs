@@ -773,6 +773,34 @@ fn output_to_a_fifo_or_device_goes_into_it() {
 }
 
 #[test]
+fn output_to_dev_stdout_goes_where_stdout_goes() {
+    let d = Dir::new("devstdout");
+    fs::write(d.path("data.bin"), sample()).unwrap();
+    ok(&kompakt(&["compress", "data.bin", "-q"], &d.0, None));
+    // A pipe: /dev/stdout leads to `pipe:[…]`, which is no path.
+    for dev in ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"] {
+        let out = kompakt(&["decompress", "data.bin.kpk", "-o", dev, "-q"], &d.0, None);
+        assert!(ok(&out).stdout == sample(), "{dev}");
+    }
+    let out = kompakt(&["compress", "data.bin", "-o", "/dev/stdout", "-q"], &d.0, None);
+    assert!(ok(&out).stdout == fs::read(d.path("data.bin.kpk")).unwrap());
+    // A file opened to append (`>>`): what it held stays, the output follows, no --force.
+    let log = d.path("log");
+    fs::write(&log, b"before\n").unwrap();
+    let appended = fs::OpenOptions::new().append(true).open(&log).unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_kompakt"))
+        .args(["decompress", "data.bin.kpk", "-o", "/dev/stdout", "-q"])
+        .current_dir(&d.0)
+        .stdout(appended)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let back = fs::read(&log).unwrap();
+    assert!(back[..7] == *b"before\n" && back[7..] == sample());
+    assert!(!d.names().iter().any(|n| n.ends_with(".tmp")), "{:?}", d.names());
+}
+
+#[test]
 fn a_file_that_is_not_kompakt_is_called_so() {
     let d = Dir::new("not-kompakt");
     fs::write(

@@ -89,7 +89,31 @@ fn is_special(meta: &fs::Metadata) -> bool {
 /// replacing it: a device, a FIFO or a socket. Replacing a regular file needs the caller's
 /// consent; writing into a special file does not destroy it.
 pub fn is_special_file(path: &Path) -> bool {
-    fs::metadata(path).is_ok_and(|m| is_special(&m))
+    standard_stream(path).is_some() || fs::metadata(path).is_ok_and(|m| is_special(&m))
+}
+
+/// Which of the process's own standard output (1) or error (2) `path` names, if it is
+/// `/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1` or the same for 2. Output to such a path goes
+/// to that descriptor itself, wherever the shell pointed it (a pipe, a terminal, a file opened
+/// to append), as `-o -` does: its link leads to `pipe:[…]` for a pipe, which is no path, and
+/// opening it anew would write a redirected file from its start.
+fn standard_stream(path: &Path) -> Option<u8> {
+    match path.to_str()? {
+        "/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1" => Some(1),
+        "/dev/stderr" | "/dev/fd/2" | "/proc/self/fd/2" => Some(2),
+        _ => None,
+    }
+}
+
+/// A descriptor of its own for standard output (1) or error (2), sharing its open file.
+fn clone_standard_stream(which: u8) -> io::Result<fs::File> {
+    use std::os::fd::AsFd;
+    let owned = if which == 1 {
+        io::stdout().as_fd().try_clone_to_owned()?
+    } else {
+        io::stderr().as_fd().try_clone_to_owned()?
+    };
+    Ok(fs::File::from(owned))
 }
 
 impl AtomicFile {
@@ -112,7 +136,21 @@ impl AtomicFile {
     /// report there, for a writer that adapts to the disk (see [`WritebackFile::paced`]).
     pub fn with_progress(target: impl AsRef<Path>, progress: Option<Arc<WritebackProgress>>) -> io::Result<AtomicFile> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let target = resolve_links(target.as_ref())?;
+        if let Some(which) = standard_stream(target.as_ref()) {
+            return Ok(AtomicFile {
+                file: Some(WritebackFile::unsynced(clone_standard_stream(which)?)),
+                tmp: None,
+                target: target.as_ref().to_path_buf(),
+            });
+        }
+        // A special file (say /dev/fd/5, a pipe) is opened by the name given: its link may
+        // lead to no path.
+        let given = target.as_ref();
+        let target = if fs::metadata(given).is_ok_and(|m| is_special(&m)) {
+            given.to_path_buf()
+        } else {
+            resolve_links(given)?
+        };
         let existing = fs::metadata(&target).ok();
         if existing.as_ref().is_some_and(is_special) {
             let file = OpenOptions::new().write(true).open(&target)?;
