@@ -20,9 +20,9 @@ from typing import IO, Any, Union
 
 from kompakt import _core
 from kompakt._data import _object_metadata
-from kompakt._errors import CorruptError, LimitError, OptionError
+from kompakt._errors import CorruptError, KompaktError, LimitError, OptionError
 from kompakt._file import KompaktFile
-from kompakt._safe import RestrictedUnpickler
+from kompakt._safe import Refused, RestrictedUnpickler
 from kompakt.rebuild import datetime_array, ndarray_subclass
 
 Target = Union[str, "os.PathLike[str]", IO[bytes]]
@@ -327,10 +327,18 @@ def _read_object(reader: _core.FileReader, trusted: bool, max_size: int | None =
             return io.BytesIO(reader.read_stream(stream))
         return KompaktFile._over_reader(reader, stream, lengths[stream])
 
-    if not trusted:
-        _check_pickle_lengths(pickle_source())
-    unpickler = pickle.Unpickler if trusted else RestrictedUnpickler
-    return unpickler(pickle_source(), buffers=buffers()).load()
+    if trusted:
+        return pickle.Unpickler(pickle_source(), buffers=buffers()).load()
+    _check_pickle_lengths(pickle_source())
+    try:
+        return RestrictedUnpickler(pickle_source(), buffers=buffers()).load()
+    except (Refused, KompaktError, MemoryError, OSError, RecursionError):
+        raise
+    except Exception as e:  # noqa: BLE001 - a forged pickle fails in the unpickler or in the allowed types
+        # A pickle whose opcodes are well formed but whose arguments are not what the types
+        # it names take (a str where bytes go, an index past a tuple): the file is damaged,
+        # whatever the type or the unpickler raised.
+        raise CorruptError(f"the pickle in this object file is damaged: {type(e).__name__}: {e}") from None
 
 
 def _check_pickle_lengths(source: Any) -> None:
@@ -366,7 +374,8 @@ def load(file: Target | Any, *, trusted: bool = True, threads: int | None = None
 
     Loading runs pickle, which can execute code named in the file: load only files you trust.
     For others pass ``trusted=False``: only builtin data, datetime, numpy, pandas and pyarrow
-    types may then appear, anything else raises ``pickle.UnpicklingError``; and the object may
+    types may then appear, anything else raises ``pickle.UnpicklingError`` (a forged or damaged
+    pickle raises ``kompakt.CorruptError``, like any damaged file); and the object may
     decode to at most ``max_size`` bytes, by default 256 times the file's size (at least
     256 MiB), or ``kompakt.LimitError`` is raised before anything is decoded. Pass a larger
     ``max_size`` for files that really are that compressible (``max_size`` also limits trusted

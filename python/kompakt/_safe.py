@@ -177,6 +177,11 @@ def _allowed(module: str, name: str) -> bool:
     return _data_class(obj, family)
 
 
+class Refused(pickle.UnpicklingError):
+    """What an untrusted load refuses (a type that is not data): the one error of an untrusted
+    load that is not ``CorruptError``."""
+
+
 class RestrictedUnpickler(pickle.Unpickler):
     """``pickle.Unpickler`` that refuses every global outside a fixed set of data types."""
 
@@ -184,7 +189,7 @@ class RestrictedUnpickler(pickle.Unpickler):
         if (module, name) == ("builtins", "getattr"):
             return _restricted_getattr
         if not _allowed(module, name):
-            raise pickle.UnpicklingError(
+            raise Refused(
                 f"kompakt.load(trusted=False) refuses {module}.{name}: only builtin data, datetime, "
                 "numpy, pandas and pyarrow types may be loaded from an untrusted file "
                 "(use trusted=True only for files you trust)"
@@ -195,5 +200,5 @@ class RestrictedUnpickler(pickle.Unpickler):
 def _restricted_getattr(obj: Any, name: Any, *default: Any) -> Any:
     key = (getattr(obj, "__module__", None), getattr(obj, "__qualname__", None), name)
     if not isinstance(obj, type) or key not in _GETATTR:
-        raise pickle.UnpicklingError(f"kompakt.load(trusted=False) refuses getattr({obj!r}, {name!r})")
+        raise Refused(f"kompakt.load(trusted=False) refuses getattr({obj!r}, {name!r})")
     return getattr(obj, name)

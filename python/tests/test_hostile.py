@@ -4,6 +4,7 @@ more than their file's size. Each must give a clear error before the memory is a
 
 from __future__ import annotations
 
+import datetime
 import json
 import pickle
 import struct
@@ -15,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import kompakt
 from helpers import footer_metadata, forge_file, with_footer_metadata
@@ -214,6 +217,47 @@ def test_untrusted_pickles_cannot_size_the_unpicklers_allocations(pickled: bytes
     w.set_metadata(b'{"kompakt":"python-pickle","version":1,"pickle":{"stream":0,"protocol":5},"buffers":[]}')
     with pytest.raises(kompakt.CorruptError, match="pickle in this object file is damaged"):
         kompakt.loads(w.close(), trusted=False)
+
+
+def _object_file(pickled: bytes) -> bytes:
+    w = _core.FileWriter(None)
+    w.write(w.add_stream(), pickled)
+    w.set_metadata(b'{"kompakt":"python-pickle","version":1,"pickle":{"stream":0,"protocol":5},"buffers":[]}')
+    return w.close()
+
+
+class _Forged:
+    """Pickles as an allowed type called with arguments it does not take."""
+
+    def __init__(self, *args: object) -> None:
+        self.args = args
+
+    def __reduce__(self):
+        return (datetime.date, self.args)
+
+
+@pytest.mark.parametrize("args", [("x",), (2020, 13, 1), ()], ids=["str", "month13", "none"])
+def test_untrusted_forged_pickles_are_corrupt_files(args) -> None:
+    # Opcodes that are well formed, arguments the allowed type refuses (TypeError, ValueError).
+    with pytest.raises(kompakt.CorruptError, match="pickle in this object file is damaged"):
+        kompakt.loads(_object_file(pickle.dumps(_Forged(*args), protocol=5)), trusted=False)
+
+
+_PLAIN = pickle.dumps(
+    {"d": datetime.date(2020, 1, 2), "a": [1, "xyz", b"y", 2.5, None], "t": (1, (2, 3)), "s": {"k"}}, protocol=5
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(at=st.integers(0, len(_PLAIN) - 1), byte=st.integers(0, 255), cut=st.booleans())
+def test_untrusted_loads_of_damaged_pickles_raise_only_kompakt_errors(at: int, byte: int, cut: bool) -> None:
+    from kompakt._safe import Refused
+
+    forged = _PLAIN[:at] if cut else _PLAIN[:at] + bytes([byte]) + _PLAIN[at + 1 :]
+    try:
+        kompakt.loads(_object_file(forged), trusted=False)
+    except (kompakt.CorruptError, kompakt.LimitError, Refused):
+        pass
 
 
 def test_table_reads_are_limited_to_what_the_file_size_allows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
