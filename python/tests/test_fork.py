@@ -15,9 +15,9 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
-from s3server import s3_bucket
 
 import kompakt
+from s3server import s3_bucket
 
 CHILD_TIMEOUT = 120  # seconds: a hang, not a slow machine
 BUCKET = "kompakt-fork-tests"

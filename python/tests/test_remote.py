@@ -162,6 +162,16 @@ def test_damage_in_a_remote_file_is_a_corrupt_error(s3, table_file, tmp_path):
         kompakt.read_table(url, to="arrow")
 
 
+@pytest.mark.parametrize("body", [b"", b"KPK"], ids=["empty", "three-bytes"])
+def test_an_empty_or_tiny_object_is_a_corrupt_file(s3, tmp_path, body):
+    empty = tmp_path / "e.kpk"
+    empty.write_bytes(body)
+    url = upload(s3, empty)
+    for read in (kompakt.load, kompakt.read_table, kompakt.TableFile, kompakt.verify):
+        with pytest.raises(kompakt.CorruptError, match="truncated"):
+            read(url)
+
+
 def test_cli_reads_urls(s3, table_file, cli):
     server, _ = s3
     path, _ = table_file

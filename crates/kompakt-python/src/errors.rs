@@ -3,7 +3,9 @@
 //! The exception classes are defined in Python (`kompakt._errors`), where a class can have
 //! two bases: `CorruptError` is both a `KompaktError` and a `ValueError`.
 
-use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{
+    PyFileNotFoundError, PyOSError, PyPermissionError, PyRuntimeError, PyTimeoutError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
@@ -136,6 +138,7 @@ pub fn os_error(err: std::io::Error, path: &Path) -> PyErr {
             match kind {
                 std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
                 std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
+                std::io::ErrorKind::TimedOut => PyTimeoutError::new_err(message),
                 _ => PyOSError::new_err(message),
             }
         }

@@ -182,6 +182,8 @@ pub struct RemoteFile {
     path: ObjectPath,
     size: u64,
     e_tag: Option<String>,
+    /// What the object was when opened: every response must be of it (see [`Pin`]).
+    pin: Arc<Pin>,
     tail_start: u64,
     tail: Bytes,
     shared: Arc<Shared>,
@@ -226,6 +228,7 @@ impl RemoteFile {
             path,
             size: 0,
             e_tag: None,
+            pin: Arc::default(),
             tail_start: 0,
             tail: Bytes::new(),
             shared: Arc::default(),
@@ -243,14 +246,22 @@ impl RemoteFile {
                 Ok::<_, object_store::Error>((meta, range, result.bytes().await?))
             }
         };
-        let (fetched, head) =
-            block_on(async { futures::join!(get(GetRange::Suffix(TAIL_LEN)), get(GetRange::Bounded(0..HEAD_LEN))) })?;
+        let deadline = request_deadline(TAIL_LEN + HEAD_LEN);
+        let (fetched, head) = block_on(within(deadline, url, "its first bytes", async {
+            futures::join!(get(GetRange::Suffix(TAIL_LEN)), get(GetRange::Bounded(0..HEAD_LEN)))
+        }))??;
         let (meta, range, tail) = match fetched {
             Ok(got) => got,
-            // An empty object has no suffix to give (416): its metadata alone, then.
-            Err(e) if is_unsatisfiable(&e) => {
+            // An empty object has no suffix to give: servers answer 416, or (moto, some
+            // others) the whole empty object. Its metadata alone, then; the reader calls a file
+            // of no bytes what it is, a truncated one. A non-empty object answered whole is a
+            // server that ignores ranges.
+            Err(e) if is_unsatisfiable(&e) || is_whole_answer(&e) => {
                 let meta = block_on(file.store.head(&file.path))?.map_err(|e| describe(e, &file.url))?;
                 file.shared.traffic.add(1, 0);
+                if meta.size != 0 {
+                    return Err(describe(e, &file.url));
+                }
                 (meta, 0..0, Bytes::new())
             }
             Err(e @ object_store::Error::NotFound { .. }) if !e.to_string().contains("NoSuchBucket") => {
@@ -274,11 +285,26 @@ impl RemoteFile {
                 ),
             ));
         }
+        let pin = Pin::of(&meta);
+        // Nothing names this version of the object: two requests could see two versions, and
+        // block checksums cannot tell (a block of the same shape from the other version is
+        // sound). One answer is safe; more are refused.
+        if !pin.pins() && tail.len() as u64 != meta.size {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "{url}: the server sends neither an ETag nor a Last-Modified date, so a read of \
+                     this {} byte object in several requests could mix two versions of it; download \
+                     it whole and read the file",
+                    meta.size
+                ),
+            ));
+        }
         // The head counts only when it comes from the same version, and the tail lacks it.
         if let Ok((head_meta, head_range, head)) = head {
             file.shared.traffic.add(1, head.len() as u64);
             let whole = head_range.start == 0 && head.len() as u64 == head_range.end;
-            if whole && head_meta.e_tag == meta.e_tag && head_range.end < range.start {
+            if whole && pin.matches(&head_meta) && head_range.end < range.start {
                 file.lock().insert(0, head);
             }
         } else {
@@ -286,6 +312,7 @@ impl RemoteFile {
         }
         file.size = meta.size;
         file.e_tag = meta.e_tag;
+        file.pin = Arc::new(pin);
         file.tail_start = range.start;
         file.tail = tail;
         Ok(file)
@@ -309,23 +336,30 @@ impl RemoteFile {
         }
     }
 
+    /// A request for `range`, conditional on the version opened: its ETag, or without one its
+    /// Last-Modified date (a server may ignore either; every answer is checked too).
     fn get_options(&self, range: Range<u64>) -> GetOptions {
         GetOptions {
             range: Some(GetRange::Bounded(range)),
             if_match: self.e_tag.clone(),
+            if_unmodified_since: self.pin.last_modified.filter(|_| self.e_tag.is_none()),
             ..GetOptions::default()
         }
     }
 
-    /// Fetches `range` (one request), checked to be what was asked for.
+    /// Fetches `range` (one request), checked to be what was asked for, of the version opened.
     fn fetch(&self, range: Range<u64>) -> io::Result<Bytes> {
         let want = range.end - range.start;
         let options = self.get_options(range.clone());
-        let data = block_on(async {
+        let what = format!("bytes {}..{}", range.start, range.end);
+        let data = block_on(within(request_deadline(want), &self.url, &what, async {
             let result = self.store.get_opts(&self.path, options).await?;
-            result.bytes().await
-        })?
-        .map_err(|e| describe(e, &self.url))?;
+            if !self.pin.matches(&result.meta) {
+                return Ok(Err(changed(&self.url)));
+            }
+            result.bytes().await.map(Ok)
+        }))??
+        .map_err(|e| describe(e, &self.url))??;
         self.shared.traffic.add(1, data.len() as u64);
         self.check_len(&range, data.len() as u64, want)?;
         Ok(data)
@@ -429,6 +463,8 @@ impl ReadAt for RemoteFile {
         // pin the ETag).
         for range in merged {
             let (store, path, shared) = (Arc::clone(&self.store), self.path.clone(), Arc::clone(&self.shared));
+            let pin = Arc::clone(&self.pin);
+            let deadline = request_deadline(range.end - range.start);
             let options = self.get_options(range.clone());
             let unsent = range.clone();
             let request = async move {
@@ -439,8 +475,17 @@ impl ReadAt for RemoteFile {
                     range: Some(range),
                     data: None,
                 };
-                let got = async { store.get_opts(&path, options).await?.bytes().await }.await;
-                arrival.data = got.ok();
+                // An answer of another version, or one too slow, is dropped: the read that
+                // needs it asks again and reports what it finds.
+                let got = tokio::time::timeout(deadline, async {
+                    let result = store.get_opts(&path, options).await?;
+                    if !pin.matches(&result.meta) {
+                        return Ok(None);
+                    }
+                    result.bytes().await.map(Some)
+                })
+                .await;
+                arrival.data = got.ok().and_then(|r: object_store::Result<_>| r.ok()).flatten();
             };
             match spawn(request) {
                 Ok(handle) => {
@@ -475,6 +520,86 @@ pub fn merge_ranges(ranges: &[Range<u64>], gap: u64, max_len: u64) -> Vec<Range<
         }
     }
     merged
+}
+
+/// What names the version of an object a file was opened at: its size, its ETag and its
+/// Last-Modified date, each where the server gives one. Every response must agree with it,
+/// whatever the server made of the request's conditions.
+#[derive(Debug, Default)]
+struct Pin {
+    size: u64,
+    e_tag: Option<String>,
+    last_modified: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl Pin {
+    fn of(meta: &object_store::ObjectMeta) -> Pin {
+        Pin {
+            size: meta.size,
+            e_tag: meta.e_tag.clone(),
+            last_modified: known_date(meta),
+        }
+    }
+
+    /// Whether anything but the size names the version.
+    fn pins(&self) -> bool {
+        self.e_tag.is_some() || self.last_modified.is_some()
+    }
+
+    fn matches(&self, meta: &object_store::ObjectMeta) -> bool {
+        meta.size == self.size
+            && (self.e_tag.is_none() || meta.e_tag.is_none() || meta.e_tag == self.e_tag)
+            && (self.last_modified.is_none() || known_date(meta) == self.last_modified)
+    }
+}
+
+/// A response's Last-Modified date, `None` when it sent none (object_store gives the epoch).
+fn known_date(meta: &object_store::ObjectMeta) -> Option<chrono::DateTime<chrono::Utc>> {
+    Some(meta.last_modified).filter(|d| d.timestamp() != 0 || d.timestamp_subsec_nanos() != 0)
+}
+
+fn changed(url: &str) -> io::Error {
+    io::Error::other(format!(
+        "{url}: the object changed while it was read (its size, ETag or Last-Modified date is not \
+         what it was when opened); open it again"
+    ))
+}
+
+/// The longest a request for `bytes` may take, its answer included: 30 seconds, plus a second
+/// for every MiB past the first 30 (a server that sends less than 1 MiB/s is taken for one
+/// that stalls, or drips bytes to hold a reader). `KOMPAKT_REQUEST_TIMEOUT` (seconds) sets
+/// the 30.
+pub fn request_deadline(bytes: u64) -> std::time::Duration {
+    let base = std::env::var("KOMPAKT_REQUEST_TIMEOUT")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .unwrap_or(30.0);
+    std::time::Duration::from_secs_f64(base + (bytes >> 20) as f64)
+}
+
+/// `work` within `deadline`; a timed-out request is an error naming `what` of `url`.
+pub(crate) async fn within<T>(
+    deadline: std::time::Duration,
+    url: &str,
+    what: &str,
+    work: impl std::future::Future<Output = T>,
+) -> io::Result<T> {
+    tokio::time::timeout(deadline, work).await.map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!(
+                "{url}: {what} did not arrive within {:.0} s (a request may take 30 s plus 1 s per MiB; \
+                 KOMPAKT_REQUEST_TIMEOUT sets the 30): the server stalls or sends too slowly",
+                deadline.as_secs_f64()
+            ),
+        )
+    })
+}
+
+/// object_store's error for a 200 answer with the whole object to a range request.
+fn is_whole_answer(e: &object_store::Error) -> bool {
+    e.to_string().contains("non-partial response")
 }
 
 fn is_unsatisfiable(e: &object_store::Error) -> bool {

@@ -519,14 +519,19 @@ impl RemoteStore {
         path: &ObjectPath,
         opts: GetOptions,
     ) -> kompakt_store::Result<object_store::Result<(Option<String>, bytes::Bytes)>> {
-        let got = self.run(async {
-            let result = self.client.get_opts(path, opts).await?;
-            if result.meta.size > MAX_RECORD {
-                return Ok(Err(result.meta.size));
-            }
-            let e_tag = result.meta.e_tag.clone();
-            Ok(Ok((e_tag, result.bytes().await?)))
-        })?;
+        let got = self.run(crate::file::within(
+            crate::file::request_deadline(MAX_RECORD),
+            &self.url,
+            "a record",
+            async {
+                let result = self.client.get_opts(path, opts).await?;
+                if result.meta.size > MAX_RECORD {
+                    return Ok(Err(result.meta.size));
+                }
+                let e_tag = result.meta.e_tag.clone();
+                Ok(Ok((e_tag, result.bytes().await?)))
+            },
+        ))??;
         match got {
             Ok(Ok(found)) => Ok(Ok(found)),
             Ok(Err(size)) => Err(kompakt_store::Error::corrupt(
@@ -949,7 +954,9 @@ impl RemoteStore {
                 };
                 kompakt::stream::content_hash_sequential(input, &read_opts, &dictionary.into())
             });
-            let fetched = self.run(async move {
+            let deadline = crate::file::request_deadline(record.stored_size);
+            let what = format!("object {}", record.hash);
+            let fetched = self.run(crate::file::within(deadline, &self.url, &what, async move {
                 use futures::TryStreamExt;
                 let mut sink_error = None;
                 let mut body = self.client.get(&path).await?.into_stream();
@@ -963,13 +970,14 @@ impl RemoteStore {
                     }
                 }
                 Ok::<_, object_store::Error>(sink_error)
-            });
+            }));
             let checked = checker
                 .join()
                 .unwrap_or_else(|_| Err(kompakt::Error::Internal("the download checker panicked".into())));
             match fetched {
-                Ok(Ok(sink_error)) => (Ok(Ok(())), sink_error, checked),
-                Ok(Err(e)) => (Ok(Err(e)), None, checked),
+                Ok(Ok(Ok(sink_error))) => (Ok(Ok(())), sink_error, checked),
+                Ok(Ok(Err(e))) => (Ok(Err(e)), None, checked),
+                Ok(Err(timed_out)) => (Err(timed_out.into()), None, checked),
                 Err(e) => (Err(e), None, checked),
             }
         });
