@@ -57,6 +57,15 @@ def _store_get_sum(args) -> float:
     return float(kompakt.Store(folder)[key].sum())
 
 
+_PARENT_STORE: kompakt.Store | None = None
+
+
+def _parent_store_get_sum(key: str) -> float:
+    # The handle the parent opened, inherited: it reopens itself in the child.
+    assert _PARENT_STORE is not None
+    return float(_PARENT_STORE[key].sum())
+
+
 def _remote_read_sum(args) -> int:
     url, key, cache = args
     if key is None:
@@ -91,6 +100,12 @@ def test_children_read_a_store_after_the_parent_used_it(tmp_path):
     store["df"] = frame(50_000)
     assert np.array_equal(store["big"], data)
     assert in_forked_children(_store_get_sum, [(str(folder), "big")] * 2) == [float(data.sum())] * 2
+    global _PARENT_STORE
+    _PARENT_STORE = store
+    try:
+        assert in_forked_children(_parent_store_get_sum, ["big", "big"]) == [float(data.sum())] * 2
+    finally:
+        _PARENT_STORE = None
     # The parent's handle keeps working afterwards.
     store["after"] = data[:10]
     assert np.array_equal(store["after"], data[:10])
