@@ -6,7 +6,7 @@
 # usage: bash fuzz/smoke.sh [SECONDS_PER_TARGET]     (default 20)
 #
 # Environment:
-#   FUZZ_TARGETS    space-separated targets to run (default: all nine)
+#   FUZZ_TARGETS    space-separated targets to run (default: all ten)
 #   FUZZ_SANITIZER  cargo-fuzz sanitizer (default: none; the core crate's three audited
 #                   unsafe blocks are small and unit-tested, and the C codecs are not
 #                   instrumented by cargo-fuzz, so ASan mostly costs speed here; use

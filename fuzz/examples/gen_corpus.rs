@@ -319,5 +319,16 @@ fn main() {
         let segment = kompakt_remote::records::encode_segment('k', name);
         write(&root.join("remote_records"), &format!("segment-{i}"), segment.as_bytes());
     }
+    // R serialization streams written by R 4.2 (crates/kompakt-rserial/tests/data/make.R): data
+    // and code, in the three formats; the ones that fit a seed.
+    let streams = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/kompakt-rserial/tests/data");
+    for entry in fs::read_dir(&streams).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = fs::read(&path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.ends_with(".R") && bytes.len() <= MAX_SEED {
+            write(&root.join("rserial"), &name, &bytes);
+        }
+    }
     println!("seed corpus written to {}", root.display());
 }
