@@ -38,6 +38,8 @@ const HELD_OUT_EVERY: usize = 5;
 /// A trial that fails is tried again once 4x as many samples were seen, at most this often
 /// per process: values that do not share much stop costing training time.
 const MAX_TRIALS: u32 = 4;
+/// Values of a namespace after which a trial put off for another process's is due again.
+const DEFERRED_TRIAL_AFTER: u64 = 256;
 /// Namespaces sampled at once (each reservoir holds up to [`TRAIN_AFTER_BYTES`]).
 const MAX_RESERVOIRS: usize = 16;
 
@@ -93,6 +95,9 @@ struct Reservoir {
     trials: u32,
     /// A trial of this namespace is running (in this process).
     busy: bool,
+    /// A trial was put off (another process of the store was training): the next one is due
+    /// at `train_at`, not as soon as the reservoir is full.
+    deferred: bool,
     random: u64,
 }
 
@@ -105,6 +110,7 @@ impl Default for Reservoir {
             train_at: TRAIN_AFTER_SAMPLES,
             trials: 0,
             busy: false,
+            deferred: false,
             random: 0x9E37_79B9_7F4A_7C15,
         }
     }
@@ -134,7 +140,7 @@ impl Reservoir {
             }
         }
         let full = self.bytes + DICTIONARY_VALUE_MAX > TRAIN_AFTER_BYTES;
-        self.seen >= self.train_at || (full && self.trials == 0)
+        self.seen >= self.train_at || (full && self.trials == 0 && !self.deferred)
     }
 }
 
@@ -215,6 +221,18 @@ impl StoreDictionaries {
         reservoir.trials += 1;
         reservoir.train_at = reservoir.seen.saturating_mul(4);
         Some(reservoir.samples.clone())
+    }
+
+    /// Puts off a trial [`offer`](Self::offer) started, uncounted, because another process of
+    /// the store is training: due again after [`DEFERRED_TRIAL_AFTER`] more values, by when the
+    /// other may have adopted a dictionary this process then takes instead of training.
+    pub fn trial_deferred(&self, namespace: &str) {
+        if let Some(r) = self.lock().reservoirs.get_mut(namespace) {
+            r.busy = false;
+            r.deferred = true;
+            r.trials = r.trials.saturating_sub(1);
+            r.train_at = r.seen.saturating_add(DEFERRED_TRIAL_AFTER);
+        }
     }
 
     /// Ends a trial started by [`offer`](Self::offer). After the last trial a namespace gets,

@@ -492,10 +492,18 @@ impl Store {
         }
         let parts: Vec<&[u8]> = streams.iter().map(|(d, _)| *d).collect();
         if let Some(samples) = self.dictionaries.offer(namespace, &parts) {
-            // A trial is an optimisation: if it fails (say the index is busy), the value is
-            // stored without a dictionary, as it would have been.
-            let _ = self.adopt_if_it_pays(namespace, &samples, opts, self.dictionary_max_slowdown);
-            self.dictionaries.trial_done(namespace);
+            // One process of the store trains at a time: processes writing alike values reach
+            // their trials together, and eight trainings on two cores held sets for seconds.
+            // The others put theirs off, and take what it adopts.
+            match self.trial_lock() {
+                TrialLock::Busy => self.dictionaries.trial_deferred(namespace),
+                TrialLock::Held(_) | TrialLock::Unavailable => {
+                    // A trial is an optimisation: if it fails (say the index is busy), the
+                    // value is stored without a dictionary, as it would have been.
+                    let _ = self.adopt_if_it_pays(namespace, &samples, opts, self.dictionary_max_slowdown);
+                    self.dictionaries.trial_done(namespace);
+                }
+            }
         }
         Ok(self.dictionaries.cached_current(namespace).flatten())
     }
@@ -541,6 +549,20 @@ impl Store {
         self.adopt_if_it_pays(namespace, &samples, &opts, max_slowdown)
     }
 
+    /// The store's lock for dictionary trials (`tmp/dictionary-trial.lock`, an advisory
+    /// `flock`, gone with its holder).
+    fn trial_lock(&self) -> TrialLock {
+        let path = self.root.join("tmp").join(TRIAL_LOCK_FILE);
+        let Ok(file) = fs::OpenOptions::new().create(true).append(true).open(&path) else {
+            return TrialLock::Unavailable; // a read-only store, say: train as before
+        };
+        match file.try_lock() {
+            Ok(()) => TrialLock::Held(file),
+            Err(fs::TryLockError::WouldBlock) => TrialLock::Busy,
+            Err(fs::TryLockError::Error(_)) => TrialLock::Unavailable,
+        }
+    }
+
     fn adopt_if_it_pays(
         &self,
         namespace: &str,
@@ -548,6 +570,12 @@ impl Store {
         opts: &WriteOptions,
         max_slowdown: Option<f64>,
     ) -> Result<DictionaryTrial> {
+        // Another process may have adopted one since this one looked: asked of the index, not
+        // of this handle's cache.
+        if let Some((id, bytes)) = index::namespace_dictionary(&*self.read()?, namespace)? {
+            self.dictionaries
+                .set_current(namespace, Some(checked_dictionary(id, bytes)?));
+        }
         if let Some(current) = self.dictionary(namespace)? {
             return Err(Error::Store(format!(
                 "namespace {namespace:?} already has dictionary {}",
@@ -1330,6 +1358,18 @@ fn create_config(root: &Path, config: &Config) -> Result<Config> {
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The file whose lock lets one process of a store train a dictionary at a time.
+const TRIAL_LOCK_FILE: &str = "dictionary-trial.lock";
+
+enum TrialLock {
+    /// This process may train (the lock is released when the file is dropped).
+    Held(#[allow(dead_code)] fs::File),
+    /// Another process is training.
+    Busy,
+    /// No lock to be had (the folder is read-only, the file system has no locks).
+    Unavailable,
 }
 
 fn poisoned() -> Error {

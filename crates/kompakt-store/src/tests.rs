@@ -908,6 +908,36 @@ fn a_namespace_of_small_structured_values_adopts_a_dictionary() {
 }
 
 #[test]
+fn one_process_of_a_store_trains_at_a_time_and_the_others_take_its_dictionary() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = || StoreOptions {
+        dictionary_max_slowdown: None,
+        ..StoreOptions::default()
+    };
+    let a = Store::open(dir.path().join("s"), opts()).unwrap();
+    let b = Store::open(dir.path().join("s"), opts()).unwrap();
+    // Another process holds the trial lock: b's trials are put off, not run, not counted.
+    let other = fs::File::create(a.root().join("tmp").join(TRIAL_LOCK_FILE)).unwrap();
+    other.try_lock().unwrap();
+    for i in 0..2300 {
+        b.set_bytes("logs", &format!("b{i}"), &log_record(i)).unwrap();
+    }
+    assert!(b.dictionary("logs").unwrap().is_none(), "no trial while another trains");
+    drop(other);
+    // a trains and adopts; b, due again, takes a's dictionary without training its own.
+    for i in 0..2100 {
+        a.set_bytes("logs", &format!("a{i}"), &log_record(i)).unwrap();
+    }
+    let adopted = a.dictionary("logs").unwrap().expect("a adopted one");
+    for i in 2300..2600 {
+        b.set_bytes("logs", &format!("b{i}"), &log_record(i)).unwrap();
+    }
+    assert_eq!(b.dictionary("logs").unwrap().map(|d| d.id()), Some(adopted.id()));
+    assert_eq!(b.info().unwrap().dictionaries, 1, "b trained none of its own");
+    assert_eq!(b.get_bytes("logs", "b2599").unwrap().unwrap(), log_record(2599));
+}
+
+#[test]
 fn values_that_share_nothing_get_no_dictionary() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(&dir);
