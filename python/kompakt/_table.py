@@ -242,6 +242,9 @@ def read_table(
     ``max_size``: the most memory the columns read may take, in bytes (estimated from their
     types before anything is read): by default 256 times the file's size, at least 1 GiB;
     more raises ``kompakt.LimitError``.
+    The limit holds while decoding too: every buffer the read makes (values, string data,
+    offsets, list children at every level, validity) is counted against it before it is
+    allocated, so a small hostile file raises ``LimitError`` instead of taking the memory.
 
     >>> import pyarrow as pa, kompakt, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "t.kpk")
@@ -302,6 +305,7 @@ class TableFile:
         self._path = os.fspath(path)
         before = _identity(self._path)
         self._core = _core.Table(self._path)
+        self._set_limit()
         self._meta: Any = _UNSET
         self._column_names: list | None = None
         # pandas objects built from the file (a dictionary column's CategoricalDtype, column
@@ -409,6 +413,8 @@ class TableFile:
         from kompakt._data import verify
 
         verify(self._path, threads=threads)
+        # One limit for all the table's pages: what verifying decodes, and so its work.
+        self._set_limit()
         return int(self._core.verify_rows(threads=threads))
 
     def _positions(self, columns) -> list[int] | None:
@@ -510,6 +516,17 @@ class TableFile:
         self._check_size(positions, start, stop)
         return self._read_arrow(positions, start, stop, threads)
 
+    def _limit(self) -> int:
+        """The most bytes one read may take: ``max_size``, or the default for this file."""
+        return self._max_size if self._max_size is not None else max(TABLE_MIN_LIMIT, TABLE_RATIO * self.file_size)
+
+    def _set_limit(self) -> int:
+        """Hands the limit to the decoder, which counts every buffer a read makes against it
+        before allocating it (``LimitError`` when it does not fit); returns it."""
+        limit = self._limit()
+        self._core.set_max_size(limit)
+        return limit
+
     def _check_size(self, positions, start: int, stop: int) -> None:
         """Refuses a read whose columns take more memory than the table's limit (``max_size``,
         by default 256 times the file's size and at least 1 GiB): a small file can declare
@@ -517,7 +534,7 @@ class TableFile:
         schema = self.schema
         fields = range(len(schema)) if positions is None else positions
         need = int((stop - start) * sum(_row_bytes(schema.field(i).type) for i in fields))
-        limit = self._max_size if self._max_size is not None else max(TABLE_MIN_LIMIT, TABLE_RATIO * self.file_size)
+        limit = self._set_limit()
         if need > limit:
             how = "max_size" if self._max_size is not None else f"the default limit ({limit >> 20} MiB for this file)"
             raise LimitError(
@@ -672,11 +689,17 @@ class TableFile:
 
     def iter_batches(self, rows_per_batch: int | None = None, columns=None, *, threads: int | None = None) -> Iterator:
         """Yields the table as ``pyarrow.RecordBatch`` es, about ``rows_per_batch`` rows each
-        (default: 64 row groups), holding only one batch's worth of pages at a time."""
+        (default: 64 row groups), holding only one batch's worth of pages at a time.
+
+        Each batch is a read of its own under the table's limit (``max_size``, by default 256
+        times the file's size and at least 1 GiB): decoding one batch allocates at most that
+        much, or raises ``kompakt.LimitError`` before allocating more. The iteration as a whole
+        is not limited (that is what it is for: tables larger than memory)."""
         step = rows_per_batch or 64 * self.rows_per_group
         if step < 1:
             raise ValueError("rows_per_batch must be at least 1")
         positions = self._positions(columns)
+        self._set_limit()
         for start in range(0, self.num_rows, step):
             reader = self._core.read(positions, start, min(start + step, self.num_rows), threads)
             yield from reader

@@ -292,3 +292,187 @@ def test_untrusted_store_values_are_walked_before_unpickling(tmp_path: Path) -> 
     with pytest.raises(kompakt.CorruptError, match="pickle in this object file is damaged"):
         store.get("bomb")
     store.close()
+
+
+# Issue 52, item 2: the table read budget counts every byte a read allocates (string data, list
+# children, validity), before allocating it, in every read path (iter_batches and verify too).
+
+
+def _runs(width: int, value: int, n: int) -> bytes:
+    """A nested page of ``n`` ``width``-byte values, all ``value``: one run (run-length
+    encoding 5), the way a hostile page claims many rows or a huge length in a few bytes."""
+    bits = (n - 1).bit_length()
+    return b"\x05" + struct.pack("<I", 1) + value.to_bytes(width, "little") + bytes([bits]) + (n - 1).to_bytes(-(-bits // 8), "little")
+
+
+def _forged_table(path: Path, template, rows_per_group: int, num_rows: int, pages: list[bytes]) -> Path:
+    """A one-column table of ``template``'s schema whose row groups' pages are ``pages``
+    (stored raw, one after the other in the column's stream), written to ``path``."""
+    import pyarrow as pa
+
+    kompakt.write_table(pa.table(template), path, statistics=False)
+    meta = footer_metadata(path.read_bytes())
+    _, _, columns, schema_len = table_footer(meta)
+    assert columns == 1
+    header = meta[:8] + struct.pack("<QIII", num_rows, rows_per_group, 1, schema_len) + b"\0" * 4
+    entries, at = b"", 0
+    for p in pages:
+        entries += struct.pack("<QQ", at, at + len(p))
+        at += len(p)
+    summaries = bytes(p[1] if p[0] == 0 else 0 for p in pages)
+    forged = header + meta[32 : 32 + schema_len] + entries + summaries
+    path.write_bytes(forge_file([(0, 0, at, b"".join(pages))], forged))
+    return path
+
+
+def _strings_file(path: Path) -> Path:
+    """A page dictionary of one 64 KiB string and 32767 one-byte codes: 2.1 GB of large strings
+    from a file of about 100 KB."""
+    import pyarrow as pa
+
+    value = b"x" * (64 << 10)
+    n = 32_767
+    page = (
+        b"\x00\x02"  # every row valid; a page dictionary
+        + struct.pack("<I", 1)
+        + b"\x00" + struct.pack("<Q", len(value))  # its one length, plain
+        + struct.pack("<Q", len(value)) + value
+        + b"\x01" + bytes(n)  # one-byte codes, all 0
+    )
+    return _forged_table(path, {"s": pa.array(["a"], pa.large_string())}, n, n, [page])
+
+
+def _list_file(path: Path) -> Path:
+    """One row: a list of 2^28 int64 zeros (2 GiB), lengths and values each one run."""
+    import pyarrow as pa
+
+    page = b"\x00" + _runs(4, 1 << 28, 1) + b"\x00" + _runs(8, 0, 1 << 28)
+    return _forged_table(path, {"l": pa.array([[1]], pa.list_(pa.int64()))}, 1, 1, [page])
+
+
+def _runs_file(path: Path, groups: int = 64) -> Path:
+    """``groups`` row groups of 2^24 int64 rows, each one run: 128 MiB a group from 20 bytes."""
+    import pyarrow as pa
+
+    pages = [b"\x00" + _runs(8, g, 1 << 24) for g in range(groups)]
+    return _forged_table(path, {"x": pa.array([1], pa.int64())}, 1 << 24, groups << 24, pages)
+
+
+def test_small_files_cannot_make_a_table_read_allocate_gigabytes(tmp_path: Path) -> None:
+    import time
+
+    strings, lists = _strings_file(tmp_path / "s.kpk"), _list_file(tmp_path / "l.kpk")
+    assert strings.stat().st_size < 100_000 and lists.stat().st_size < 1000
+    for path in (strings, lists):
+        t = time.perf_counter()
+        for read in (
+            lambda: kompakt.read_table(path),
+            lambda: kompakt.read_table(path, to="arrow"),
+            lambda: kompakt.read_table(path, to="polars"),
+            lambda: kompakt.TableFile(path).take([0]),
+            lambda: list(kompakt.TableFile(path).iter_batches()),
+        ):
+            with pytest.raises(kompakt.LimitError, match=r"limit of 1073741824 bytes \(max_size\).*needs \d+ bytes"):
+                read()
+        assert time.perf_counter() - t < 5
+        # A larger max_size is honoured, and a smaller one too.
+        with pytest.raises(kompakt.LimitError, match="limit of 1000000 bytes"):
+            kompakt.read_table(path, max_size=1_000_000)
+    with pytest.raises(kompakt.LimitError):
+        kompakt.TableFile(strings).verify()
+
+
+def test_string_data_counts_against_max_size(tmp_path: Path) -> None:
+    # 2 MB strings, repeated or not (plain pages, which the codec shrinks): the offsets
+    # are 4 bytes a row, the data 2 MB a row; max_size bounds both.
+    big = "y" * 2_000_000
+    for name, values in {"repeated": [big] * 16, "distinct": [f"{i:02d}{big[2:]}" for i in range(16)]}.items():
+        path = tmp_path / f"{name}.kpk"
+        kompakt.write_table(pd.DataFrame({"s": values}), path, rows_per_group=2)
+        assert path.stat().st_size < 1 << 20, name
+        f = kompakt.TableFile(path, max_size=8 << 20)
+        for read in (
+            lambda: f.read(),
+            lambda: f.read(to="arrow"),
+            lambda: f.take([0, 5, 10, 15]),
+            lambda: f[0:16],
+            lambda: list(f.iter_batches(rows_per_batch=16)),
+        ):
+            with pytest.raises(kompakt.LimitError, match="max_size"):
+                read()
+        # Batches of a row group (2 rows, 4 MB) each fit: the limit is per batch.
+        assert sum(b.num_rows for b in f.iter_batches(rows_per_batch=2)) == 16
+        assert kompakt.read_table(path, max_size=64 << 20, to="arrow")["s"][15].as_py()[2:] == big[2:]
+
+
+def test_verify_of_a_run_length_bomb_stops_at_the_limit(tmp_path: Path) -> None:
+    import time
+
+    path = _runs_file(tmp_path / "runs.kpk")  # 8 GiB of rows in a 2 KB file
+    assert path.stat().st_size < 4096
+    t = time.perf_counter()
+    with pytest.raises(kompakt.LimitError, match="max_size"):
+        kompakt.TableFile(path).verify()
+    with pytest.raises(kompakt.LimitError):
+        next(iter(kompakt.TableFile(path).iter_batches()))
+    with pytest.raises(kompakt.LimitError):
+        kompakt.read_table(path)
+    assert time.perf_counter() - t < 20
+    # Within a limit that holds it, a part reads: the runs are real rows.
+    assert kompakt.read_table(path, rows=(5 << 24, (5 << 24) + 3), to="arrow")["x"].to_pylist() == [5, 5, 5]
+
+
+def test_cli_reports_over_limit_table_reads_with_its_usual_exit_codes(tmp_path: Path) -> None:
+    import os
+    import time
+
+    runs, lists = _runs_file(tmp_path / "runs.kpk"), _list_file(tmp_path / "l.kpk")
+    binary = os.environ.get("KOMPAKT_BIN")
+    command = [binary] if binary else [sys.executable, "-c", "import sys, kompakt._core as c; sys.exit(c.run_cli(['kompakt'] + sys.argv[1:]))"]
+    for args in (["verify", str(runs)], ["verify", str(lists)], ["head", str(lists)]):
+        t = time.perf_counter()
+        out = subprocess.run(command + args, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 2, (args, out.returncode, out.stderr)
+        said = out.stdout + out.stderr
+        assert "limit" in said and "abort" not in said.lower(), said
+        assert time.perf_counter() - t < 30
+
+
+def test_hostile_tables_under_a_memory_limit_give_limit_errors(tmp_path: Path) -> None:
+    """Under an address-space limit of 1.5 GiB more than the interpreter uses, tables that
+    claim 2 GiB of strings or list children (and 8 GiB of runs) are refused with ``LimitError``
+    in every read path: nothing is allocated beyond the default limit of 1 GiB (the headroom
+    above it is for the threads' stacks), and nothing aborts."""
+    _strings_file(tmp_path / "strings.kpk")
+    _list_file(tmp_path / "list.kpk")
+    _runs_file(tmp_path / "runs.kpk")
+    script = textwrap.dedent(
+        """
+        import json, resource, sys
+        import kompakt
+        from pathlib import Path
+        folder = Path(sys.argv[1])
+        size = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+        resource.setrlimit(resource.RLIMIT_AS, (size + (3 << 29), size + (3 << 29)))
+        results = {}
+        for name in ("strings", "list", "runs"):
+            path = folder / f"{name}.kpk"
+            cases = {
+                "read_table": lambda: kompakt.read_table(path),
+                "arrow": lambda: kompakt.read_table(path, to="arrow"),
+                "iter_batches": lambda: list(kompakt.TableFile(path).iter_batches()),
+                "verify": lambda: kompakt.TableFile(path).verify(),
+            }
+            for case, read in cases.items():
+                try:
+                    read()
+                    results[f"{name} {case}"] = "no error"
+                except Exception as e:
+                    results[f"{name} {case}"] = type(e).__name__
+        print(json.dumps(results))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    results = json.loads(out.stdout)
+    assert results == {k: "LimitError" for k in results} and len(results) == 12, results

@@ -23,8 +23,27 @@ use std::sync::Arc;
 fn io_or(err: kompakt::Error, path: &std::path::Path) -> PyErr {
     match err {
         kompakt::Error::Io(e) => os_error(e, path),
+        kompakt::Error::OutOfRange { detail } if detail.starts_with(kompakt_table::OVER_LIMIT) => limit_error(format!(
+            "{}: this read decodes to more than it may allocate, {detail}; pass a larger max_size= \
+                 (to read_table or TableFile), or read fewer rows or columns",
+            path.display()
+        )),
         e => to_py_at(e, Some(path)),
     }
+}
+
+/// A `kompakt.LimitError` with `message`.
+fn limit_error(message: String) -> PyErr {
+    Python::attach(|py| {
+        match py
+            .import("kompakt._errors")
+            .and_then(|m| m.getattr("LimitError"))
+            .and_then(|class| class.call1((message,)))
+        {
+            Ok(e) => PyErr::from_value(e),
+            Err(e) => e,
+        }
+    })
 }
 
 /// The keyword arguments `write_table` and `append_table` share (the table's own default
@@ -197,6 +216,18 @@ impl Table {
     #[getter]
     fn metadata(&self) -> HashMap<String, String> {
         self.inner.user_metadata().clone()
+    }
+
+    /// Sets the most bytes one read (each call of `read`, `read_groups`, `take`, `read_into`;
+    /// `verify_rows` as a whole) may allocate; more raises `kompakt.LimitError`.
+    fn set_max_size(&self, max_size: u64) {
+        self.inner.set_read_limit(max_size);
+    }
+
+    /// The most bytes one read may allocate.
+    #[getter]
+    fn max_size(&self) -> u64 {
+        self.inner.read_limit()
     }
 
     /// Decodes every page and checks the rows against the sort keys; returns the row count.

@@ -38,6 +38,7 @@
 
 mod append;
 mod bits;
+mod budget;
 mod dict;
 mod journal;
 pub mod meta;
@@ -54,6 +55,7 @@ mod writer;
 mod zeroed;
 
 pub use append::{append_journal_for_tests, append_table_file};
+pub use budget::{default_read_limit, is_over_limit, OVER_LIMIT};
 pub use journal::journal_path;
 pub use reader::{ColumnSummary, TableReader};
 pub use sort::SortKey;

@@ -1,8 +1,9 @@
 //! Reading table files: only the pages a column subset and row range cover are read, each
 //! with a positional read, and decoded in parallel.
 
+use crate::budget::Budget;
 use crate::meta::{group_count, TableMeta};
-use crate::page::{decode_page, decode_page_into, decode_page_rows_with, ColumnDict, WindowBits};
+use crate::page::{decode_page_into_within, decode_page_rows_within, ColumnDict, WindowBits};
 use crate::schema::{from_json, ParsedSchema};
 use crate::stats::{decode_section, ColumnStatistics};
 use crate::string_layout::StringLayout;
@@ -134,6 +135,8 @@ pub struct TableReader {
     column_dicts: Mutex<HashMap<usize, Arc<ColumnDict>>>,
     /// The statistics section, once read.
     statistics: Mutex<Option<Arc<Vec<Option<ColumnStatistics>>>>>,
+    /// The most bytes one read may allocate ([`TableReader::set_read_limit`]).
+    read_limit: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for TableReader {
@@ -188,7 +191,9 @@ impl TableReader {
             dictionaries: Mutex::new(HashMap::new()),
             column_dicts: Mutex::new(HashMap::new()),
             statistics: Mutex::new(None),
-        })
+            read_limit: std::sync::atomic::AtomicU64::new(u64::MAX),
+        }
+        .with_default_limit())
     }
 
     /// Like [`TableReader::open`], but a file this process opened before and has not changed
@@ -220,7 +225,41 @@ impl TableReader {
             dictionaries: Mutex::new(HashMap::new()),
             column_dicts: Mutex::new(HashMap::new()),
             statistics: Mutex::new(None),
-        })
+            read_limit: std::sync::atomic::AtomicU64::new(u64::MAX),
+        }
+        .with_default_limit())
+    }
+
+    fn with_default_limit(self) -> Self {
+        self.set_read_limit(crate::budget::default_read_limit(self.file_len()));
+        self
+    }
+
+    /// Sets the most bytes one read may allocate: every buffer it makes (values, string data,
+    /// offsets, views, validity, list children, a dictionary it loads) is counted before it is
+    /// allocated, and a read that would go over fails with an [`Error::OutOfRange`] that
+    /// [`crate::is_over_limit`] recognizes, naming the limit. Each call of [`read`],
+    /// [`read_columns`], [`take`] and [`read_column_into`] has the whole limit; [`verify_rows`]
+    /// has it once for the whole table, which also bounds its work. Default
+    /// [`crate::default_read_limit`] of the file's size: 256 times it, at least 1 GiB.
+    ///
+    /// [`read`]: Self::read
+    /// [`read_columns`]: Self::read_columns
+    /// [`take`]: Self::take
+    /// [`read_column_into`]: Self::read_column_into
+    /// [`verify_rows`]: Self::verify_rows
+    pub fn set_read_limit(&self, bytes: u64) {
+        self.read_limit.store(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The most bytes one read may allocate ([`set_read_limit`](Self::set_read_limit)).
+    pub fn read_limit(&self) -> u64 {
+        self.read_limit.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A fresh budget of one read.
+    fn budget(&self) -> Budget {
+        Budget::new(self.read_limit())
     }
 
     /// Whether block checksums are checked (default true).
@@ -272,10 +311,13 @@ impl TableReader {
         let r = u64::from(self.rows_per_group());
         let step = GROUPS_AT_ONCE * r;
         let stats = self.all_statistics()?;
+        // One budget for the whole table: what verifying a small file costs is bounded by the
+        // read limit, however many row groups it claims.
+        let budget = self.budget();
         let mut start = 0;
         while start < self.num_rows() {
             let end = start.saturating_add(step).min(self.num_rows());
-            let (_, batches) = self.read(None, start..end, threads)?;
+            let (_, batches) = self.read_within(None, start..end, threads, &budget)?;
             let mut row = start;
             // Per group of this round, per column: its rows, for checking the statistics.
             let mut pieces =
@@ -527,6 +569,8 @@ impl TableReader {
         if rows.is_empty() {
             return Ok(Vec::new());
         }
+        let budget = self.budget();
+        budget.charge(dst.len() as u64, "the values read")?;
         let window = |g: u64| self.window(g, &rows);
         let mut tasks = Vec::new();
         let mut rest = dst;
@@ -540,7 +584,7 @@ impl TableReader {
         let threads = self.threads_for(&[c], &groups, threads);
         map_tasks(threads, tasks, |(g, part)| {
             let rows = window(g);
-            let bits = self.read_page_into(c, g, rows.clone(), part)?;
+            let bits = self.read_page_into(c, g, rows.clone(), part, &budget)?;
             Ok((rows.len(), bits.validity))
         })?
         .into_iter()
@@ -593,12 +637,13 @@ impl TableReader {
         })?;
         let groups = self.groups_of(&rows);
         self.prefetch_pages(columns.iter().flat_map(|&c| groups.clone().map(move |g| (c, g))));
+        let budget = self.budget();
         // The pool is entered once for the whole read; the steps inside run on it directly (a
         // hand-off per step cost about 25 us each on the benchmark VM).
         match self.threads_for(&columns, &groups, threads) {
-            1 => self.decode_columns(&columns, schema, &rows, m, groups, 1, strings),
+            1 => self.decode_columns(&columns, schema, &rows, m, groups, 1, strings, &budget),
             threads => with_threads(threads, || {
-                self.decode_columns(&columns, schema, &rows, m, groups, 0, strings)
+                self.decode_columns(&columns, schema, &rows, m, groups, 0, strings, &budget)
             })?,
         }
     }
@@ -615,6 +660,7 @@ impl TableReader {
         groups: Range<u64>,
         threads: usize,
         strings: StringLayout,
+        budget: &Budget,
     ) -> Result<(SchemaRef, Vec<Vec<ArrayRef>>)> {
         let window = |g: u64| self.window(g, rows);
         // A part is a run of row groups of one column that becomes one array. A fixed-width,
@@ -641,6 +687,7 @@ impl TableReader {
             let len = width.checked_mul(m).ok_or_else(|| Error::OutOfRange {
                 detail: format!("{m} rows of {width} bytes"),
             })?;
+            budget.charge(len as u64, &format!("column {:?}", field.name()))?;
             parts.push(Part {
                 k,
                 c,
@@ -676,8 +723,8 @@ impl TableReader {
             }
         }
         let pieces: Vec<Result<Piece>> = map_tasks(threads, tasks, |(c, g, dst)| match dst {
-            Some(dst) => self.read_page_into(c, g, window(g), dst).map(Piece::Bits),
-            None => self.read_page_as(c, g, window(g), strings).map(Piece::Array),
+            Some(dst) => self.read_page_into(c, g, window(g), dst, budget).map(Piece::Bits),
+            None => self.read_page_as(c, g, window(g), strings, budget).map(Piece::Array),
         })?;
         let mut pieces = pieces.into_iter();
         let parts: Vec<(Part, Vec<Result<Piece>>)> = parts
@@ -693,7 +740,7 @@ impl TableReader {
             let array = match part.values {
                 Some(values) => {
                     let lens: Vec<usize> = part.groups.clone().map(|g| window(g).len()).collect();
-                    self.assemble(part.c, &lens, values, pieces)?
+                    self.assemble(part.c, &lens, values, pieces, budget)?
                 }
                 None => match pieces.into_iter().next() {
                     Some(Piece::Array(a)) => make_array(a),
@@ -711,7 +758,14 @@ impl TableReader {
     }
 
     /// Builds whole column `c` of `m` rows from its values and its pages' bitmaps.
-    fn assemble(&self, c: usize, lens: &[usize], values: ZeroedBuffer, pieces: Vec<Piece>) -> Result<ArrayRef> {
+    fn assemble(
+        &self,
+        c: usize,
+        lens: &[usize],
+        values: ZeroedBuffer,
+        pieces: Vec<Piece>,
+        budget: &Budget,
+    ) -> Result<ArrayRef> {
         let m: usize = lens.iter().sum();
         let field = self.parsed.schema.field(c);
         let bits: Vec<WindowBits> = pieces
@@ -722,7 +776,9 @@ impl TableReader {
             })
             .collect();
         let stitch = |pick: &dyn Fn(&WindowBits) -> Option<&Buffer>, ones: bool| -> Result<Buffer> {
-            let mut bitmap = ZeroedBuffer::new(arrow_buffer::bit_util::ceil(m, 8), "a column's bitmap")?;
+            let len = arrow_buffer::bit_util::ceil(m, 8);
+            budget.charge(len as u64, "a column's bitmap")?;
+            let mut bitmap = ZeroedBuffer::new(len, "a column's bitmap")?;
             let dst = bitmap.as_mut_slice();
             let mut at = 0;
             for (b, &len) in bits.iter().zip(lens) {
@@ -762,7 +818,7 @@ impl TableReader {
             .build()
             .map_err(|e| invalid(e.to_string()))?;
         match field.data_type() {
-            DataType::Dictionary(..) => dictionary_array(data, self.dictionary(c)?).map_err(invalid),
+            DataType::Dictionary(..) => dictionary_array(data, self.dictionary_within(c, budget)?).map_err(invalid),
             _ => Ok(make_array(data)),
         }
     }
@@ -774,6 +830,17 @@ impl TableReader {
         columns: Option<&[usize]>,
         rows: Range<u64>,
         threads: usize,
+    ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+        self.read_within(columns, rows, threads, &self.budget())
+    }
+
+    /// [`read`](Self::read) within `budget`.
+    fn read_within(
+        &self,
+        columns: Option<&[usize]>,
+        rows: Range<u64>,
+        threads: usize,
+        budget: &Budget,
     ) -> Result<(SchemaRef, Vec<RecordBatch>)> {
         let (columns, schema) = self.request(columns, &rows)?;
         let columns = &columns[..];
@@ -787,7 +854,7 @@ impl TableReader {
                         let keys = ArrayData::new_empty(key);
                         ArrayDataBuilder::new(dt.clone())
                             .add_buffer(keys.buffers()[0].clone())
-                            .add_child_data(self.dictionary(c)?)
+                            .add_child_data(self.dictionary_within(c, budget)?)
                             .build()
                             .map(make_array)
                             .map_err(|e| Error::corrupt("table dictionary", 0, e.to_string()))
@@ -818,7 +885,8 @@ impl TableReader {
         let window = |g: u64| self.window(g, &rows);
         self.prefetch_pages(tasks.iter().map(|&(g, c)| (c, g)));
         let threads = self.threads_for(columns, &groups, threads);
-        let pages: Vec<Result<ArrayData>> = map_tasks(threads, tasks, |(g, c)| self.read_page(c, g, window(g)))?;
+        let pages: Vec<Result<ArrayData>> =
+            map_tasks(threads, tasks, |(g, c)| self.read_page(c, g, window(g), budget))?;
         let mut pages = pages.into_iter();
         let mut batches = Vec::with_capacity((groups.end - groups.start) as usize);
         for g in groups {
@@ -877,9 +945,10 @@ impl TableReader {
             .collect();
         self.prefetch_pages(tasks.iter().map(|&(w, c)| (c, windows[w].0)));
         let threads = self.threads_for_pages(tasks.iter().map(|&(w, c)| (c, windows[w].0)), threads);
+        let budget = self.budget();
         let pages = map_tasks(threads, tasks, |(w, c)| {
             let (g, rows) = &windows[w];
-            self.read_page(c, *g, rows.clone()).map(make_array)
+            self.read_page(c, *g, rows.clone(), &budget).map(make_array)
         })?
         .into_iter()
         .collect::<Result<Vec<ArrayRef>>>()?;
@@ -906,8 +975,11 @@ impl TableReader {
                 // would append one copy of it per page, as values that differ.
                 use arrow_array::cast::AsArray;
                 let keys: Vec<&dyn arrow_array::Array> = parts.iter().map(|p| p.as_any_dictionary().keys()).collect();
-                dictionary_array(interleave(&keys)?.to_data(), self.dictionary(columns[k])?)
-                    .map_err(|e| Error::corrupt("table page", 0, format!("invalid dictionary keys: {e}")))
+                dictionary_array(
+                    interleave(&keys)?.to_data(),
+                    self.dictionary_within(columns[k], &budget)?,
+                )
+                .map_err(|e| Error::corrupt("table page", 0, format!("invalid dictionary keys: {e}")))
             })
             .collect::<Result<Vec<_>>>()?;
         let opts = RecordBatchOptions::new().with_row_count(Some(indices.len()));
@@ -1008,25 +1080,37 @@ impl TableReader {
     }
 
     /// Reads page `g` of column `c` and decodes its rows `rows` (positions within the group).
-    fn read_page(&self, c: usize, g: u64, rows: Range<usize>) -> Result<ArrayData> {
-        self.read_page_as(c, g, rows, StringLayout::AsStored)
+    fn read_page(&self, c: usize, g: u64, rows: Range<usize>, budget: &Budget) -> Result<ArrayData> {
+        self.read_page_as(c, g, rows, StringLayout::AsStored, budget)
     }
 
     /// [`read_page`](Self::read_page), a string or binary page as `strings` says.
-    fn read_page_as(&self, c: usize, g: u64, rows: Range<usize>, strings: StringLayout) -> Result<ArrayData> {
+    fn read_page_as(
+        &self,
+        c: usize,
+        g: u64,
+        rows: Range<usize>,
+        strings: StringLayout,
+        budget: &Budget,
+    ) -> Result<ArrayData> {
         let page = self.meta.pages[c][g as usize];
         let field = self.parsed.schema.field(c);
         let n = self.group_rows(g);
         let context = |e: Error| self.in_page(e, c, g);
         let leaf = leaf_type(field.data_type());
-        let dict = self.column_dict(c)?;
+        let dict = self.column_dict(c, budget)?;
+        // The page's bytes after the codec are a working buffer, kept for the next page once
+        // it is decoded: they must fit within the limit, but are not counted as kept.
+        budget
+            .check(page.end.saturating_sub(page.start), "a page's bytes")
+            .map_err(context)?;
         let decoded = self
             .with_raw(c as u32, page.start, page.end, |raw| {
-                decode_page_rows_with(leaf, strings, n, raw, rows, dict.as_deref())
+                decode_page_rows_within(leaf, strings, n, raw, rows, dict.as_deref(), budget)
             })
             .map_err(context)?;
         match field.data_type() {
-            DataType::Dictionary(..) => Ok(dictionary_array(decoded, self.dictionary(c)?)
+            DataType::Dictionary(..) => Ok(dictionary_array(decoded, self.dictionary_within(c, budget)?)
                 .map_err(|e| context(Error::corrupt("table page", 0, format!("invalid dictionary keys: {e}"))))?
                 .to_data()),
             _ => Ok(decoded),
@@ -1035,12 +1119,22 @@ impl TableReader {
 
     /// Reads page `g` of fixed-width or boolean column `c` (for a dictionary column, its keys)
     /// and decodes its rows `rows` into `dst`.
-    fn read_page_into(&self, c: usize, g: u64, rows: Range<usize>, dst: &mut [u8]) -> Result<WindowBits> {
+    fn read_page_into(
+        &self,
+        c: usize,
+        g: u64,
+        rows: Range<usize>,
+        dst: &mut [u8],
+        budget: &Budget,
+    ) -> Result<WindowBits> {
         let page = self.meta.pages[c][g as usize];
         let field = self.parsed.schema.field(c);
         let n = self.group_rows(g);
+        budget
+            .check(page.end.saturating_sub(page.start), "a page's bytes")
+            .map_err(|e| self.in_page(e, c, g))?;
         self.with_raw(c as u32, page.start, page.end, |raw| {
-            decode_page_into(leaf_type(field.data_type()), n, raw, rows, dst)
+            decode_page_into_within(leaf_type(field.data_type()), n, raw, rows, dst, budget)
         })
         .map_err(|e| self.in_page(e, c, g))
     }
@@ -1084,7 +1178,7 @@ impl TableReader {
 
     /// The dictionary the pages of string column `c` share, if it has one (read once, then
     /// cached).
-    fn column_dict(&self, c: usize) -> Result<Option<Arc<ColumnDict>>> {
+    fn column_dict(&self, c: usize, budget: &Budget) -> Result<Option<Arc<ColumnDict>>> {
         if self.parsed.layouts[c].dictionary_stream.is_none()
             || matches!(self.parsed.schema.field(c).data_type(), DataType::Dictionary(..))
         {
@@ -1094,7 +1188,7 @@ impl TableReader {
             return Ok(Some(d.clone()));
         }
         // Not kept as an array too: the pages gather from this form only.
-        let dict = Arc::new(ColumnDict::new(&self.load_dictionary(c)?)?);
+        let dict = Arc::new(ColumnDict::new(&self.load_dictionary(c, budget)?)?);
         self.column_dicts
             .lock()
             .expect("dictionary cache")
@@ -1105,10 +1199,15 @@ impl TableReader {
     /// The dictionary of column `c`, a dictionary column or a string column whose pages share
     /// one (read once, then cached).
     pub(crate) fn dictionary(&self, c: usize) -> Result<ArrayData> {
+        self.dictionary_within(c, &self.budget())
+    }
+
+    /// [`dictionary`](Self::dictionary), a load counted against `budget`.
+    fn dictionary_within(&self, c: usize, budget: &Budget) -> Result<ArrayData> {
         if let Some(d) = self.dictionaries.lock().expect("dictionary cache").get(&c) {
             return Ok(d.clone());
         }
-        let values = self.load_dictionary(c)?;
+        let values = self.load_dictionary(c, budget)?;
         self.dictionaries
             .lock()
             .expect("dictionary cache")
@@ -1117,7 +1216,7 @@ impl TableReader {
     }
 
     /// Reads and decodes the dictionary of column `c` (uncached).
-    fn load_dictionary(&self, c: usize) -> Result<ArrayData> {
+    fn load_dictionary(&self, c: usize, budget: &Budget) -> Result<ArrayData> {
         let layout = self.parsed.layouts[c];
         let stream = layout.dictionary_stream.expect("checked when the schema was parsed");
         let len = self.index.stream_len(stream)?;
@@ -1128,6 +1227,7 @@ impl TableReader {
             DataType::Dictionary(_, value) => value.as_ref(),
             strings => strings,
         };
+        budget.check(len - layout.dictionary_offset, "a dictionary's bytes")?;
         self.with_raw(stream, layout.dictionary_offset, len, |raw| {
             let bad = || Error::corrupt("table dictionary", 0, "shorter than its 8-byte count");
             let count = u64::from_le_bytes(raw.get(..8).ok_or_else(bad)?.try_into().expect("8 bytes"));
@@ -1136,7 +1236,8 @@ impl TableReader {
                 return Err(Error::corrupt("table dictionary", 0, format!("claims {count} values")));
             }
             let count = usize::try_from(count).map_err(|_| bad())?;
-            decode_page(value, count, &raw[8..])
+            let strings = StringLayout::AsStored;
+            decode_page_rows_within(value, strings, count, &raw[8..], 0..count, None, budget)
         })
     }
 

@@ -39,6 +39,33 @@ impl ZeroedBuffer {
     }
 }
 
+/// `len` copies of `value` in a vector allocated fallibly: an error naming `what`, not an
+/// abort, when the memory is not there. For the working buffers of decoding a page.
+pub(crate) fn try_vec<T: Clone>(len: usize, value: T, what: &str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| Error::OutOfRange {
+        detail: format!(
+            "{what} needs {} bytes, more than this machine can allocate",
+            len.saturating_mul(std::mem::size_of::<T>())
+        ),
+    })?;
+    v.resize(len, value);
+    Ok(v)
+}
+
+/// A copy of `bytes`, allocated fallibly ([`try_vec`]).
+pub(crate) fn try_copy(bytes: &[u8], what: &str) -> Result<Vec<u8>> {
+    let mut v = try_vec(0, 0u8, what)?;
+    v.try_reserve_exact(bytes.len()).map_err(|_| Error::OutOfRange {
+        detail: format!(
+            "{what} needs {} bytes, more than this machine can allocate",
+            bytes.len()
+        ),
+    })?;
+    v.extend_from_slice(bytes);
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,5 +86,9 @@ mod tests {
     fn impossible_sizes_are_errors() {
         assert!(ZeroedBuffer::new(usize::MAX - 100, "test").is_err());
         assert!(ZeroedBuffer::new(1 << 62, "test").is_err());
+        assert!(try_vec(1 << 62, 0u8, "test").is_err());
+        assert!(try_vec(1 << 60, 0u128, "test").is_err());
+        assert_eq!(try_vec(3, 7u16, "test").unwrap(), vec![7, 7, 7]);
+        assert_eq!(try_copy(b"abc", "test").unwrap(), b"abc");
     }
 }

@@ -36,15 +36,26 @@ impl ColumnDict {
             DataType::LargeUtf8 | DataType::LargeBinary => offsets::<8>(values),
             other => return Err(Error::Internal(format!("a column dictionary of {other}"))),
         };
-        let mut padded = Vec::with_capacity(data.len() + SLACK);
+        // Allocated fallibly: a dictionary too large for memory is an error, not an abort.
+        let mut padded = crate::zeroed::try_vec(0, 0u8, "a column dictionary")?;
+        padded
+            .try_reserve_exact(data.len() + SLACK)
+            .map_err(|_| no_memory(data.len() + SLACK))?;
         padded.extend_from_slice(data);
         padded.resize(data.len() + SLACK, 0);
         let bytes = Buffer::from_vec(padded);
-        let views = (data.len() <= i32::MAX as usize).then(|| {
-            (0..d)
-                .map(|i| arrow_array::builder::make_view(&bytes[starts[i]..starts[i + 1]], 0, starts[i] as u32))
-                .collect()
-        });
+        let views =
+            match data.len() <= i32::MAX as usize {
+                true => {
+                    let mut views = crate::zeroed::try_vec(0, 0u128, "a column dictionary")?;
+                    views.try_reserve_exact(d).map_err(|_| no_memory(d * 16))?;
+                    views.extend((0..d).map(|i| {
+                        arrow_array::builder::make_view(&bytes[starts[i]..starts[i + 1]], 0, starts[i] as u32)
+                    }));
+                    Some(views)
+                }
+                false => None,
+            };
         Ok(ColumnDict { starts, bytes, views })
     }
 
@@ -56,6 +67,12 @@ impl ColumnDict {
     /// Whether the dictionary has no values.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+fn no_memory(len: usize) -> Error {
+    Error::OutOfRange {
+        detail: format!("a column dictionary needs {len} bytes, more than this machine can allocate"),
     }
 }
 

@@ -9,8 +9,9 @@ use super::{
     decimal_value, encoding, load, slice_data, store, MAX_DECIMAL_EXP_F32, MAX_DECIMAL_EXP_F64, MAX_FIXED_DICT,
     MAX_PAGE_DATA, MAX_STRING_DICT, MAX_WIDE_DICT,
 };
+use crate::budget::Budget;
 use crate::string_layout::StringLayout;
-use crate::zeroed::ZeroedBuffer;
+use crate::zeroed::{try_copy, try_vec, ZeroedBuffer};
 use arrow_buffer::bit_mask::set_bits;
 use arrow_buffer::{bit_util, Buffer, MutableBuffer};
 use arrow_data::{ArrayData, ArrayDataBuilder};
@@ -26,6 +27,9 @@ struct Cursor<'a> {
     budget: u64,
     /// The column's shared dictionary, for top-level string pages coded against it.
     dict: Option<&'a ColumnDict>,
+    /// The budget of the read the page is part of: every buffer the page decodes to is counted
+    /// against it before it is allocated, copies of the page's own bytes included.
+    read: Option<&'a Budget>,
 }
 
 impl<'a> Cursor<'a> {
@@ -39,16 +43,33 @@ impl<'a> Cursor<'a> {
             pos: 0,
             budget,
             dict: None,
+            read: None,
         }
     }
 
-    /// Counts `len` decoded bytes against the page's budget.
+    /// Counts `len` decoded bytes against the page's budget (more than any valid page decodes
+    /// to: damage), then against the read's (more than the caller allows: a limit error).
     fn charge(&mut self, len: usize) -> Result<()> {
         self.budget = self
             .budget
             .checked_sub(len as u64)
             .ok_or_else(|| corrupt(format!("the page decodes to more than {} GiB", MAX_PAGE_DATA >> 30)))?;
-        Ok(())
+        self.charge_copy(len)
+    }
+
+    /// Counts `len` bytes copied from the page as they are (string data, bitmaps) against the
+    /// read's budget only: a copy expands nothing, so the page's own bound leaves it out.
+    fn charge_copy(&mut self, len: usize) -> Result<()> {
+        match self.read {
+            Some(read) => read.charge(len as u64, "a page's decoded data"),
+            None => Ok(()),
+        }
+    }
+
+    /// A copy of `bytes`, counted against the read's budget and allocated fallibly.
+    fn copy(&mut self, bytes: &[u8]) -> Result<Buffer> {
+        self.charge_copy(bytes.len())?;
+        Ok(Buffer::from_vec(try_copy(bytes, "a page's data")?))
     }
 
     /// `len` zero bytes of decoded values, counted against the page's budget; an error, not an
@@ -127,6 +148,20 @@ pub fn decode_page_rows_with(
     decode_rows_within(dt, strings, n, bytes, rows, MAX_PAGE_DATA, dict)
 }
 
+/// [`decode_page_rows_with`] as part of a read: every buffer the page decodes to is counted
+/// against `read` before it is allocated (a limit error when it does not fit).
+pub(crate) fn decode_page_rows_within(
+    dt: &DataType,
+    strings: StringLayout,
+    n: usize,
+    bytes: &[u8],
+    rows: std::ops::Range<usize>,
+    dict: Option<&ColumnDict>,
+    read: &Budget,
+) -> Result<ArrayData> {
+    decode_rows_budgeted(dt, strings, n, bytes, rows, MAX_PAGE_DATA, dict, Some(read))
+}
+
 /// [`decode_page_rows_with`] with `budget` bytes for all the page decodes to.
 pub(super) fn decode_rows_within(
     dt: &DataType,
@@ -137,6 +172,22 @@ pub(super) fn decode_rows_within(
     budget: u64,
     dict: Option<&ColumnDict>,
 ) -> Result<ArrayData> {
+    decode_rows_budgeted(dt, strings, n, bytes, rows, budget, dict, None)
+}
+
+/// [`decode_rows_within`], counting against the read's budget `read` too. The page's own
+/// budget is never more than what the read has left.
+#[allow(clippy::too_many_arguments)]
+fn decode_rows_budgeted(
+    dt: &DataType,
+    strings: StringLayout,
+    n: usize,
+    bytes: &[u8],
+    rows: std::ops::Range<usize>,
+    budget: u64,
+    dict: Option<&ColumnDict>,
+    read: Option<&Budget>,
+) -> Result<ArrayData> {
     if rows.start > rows.end || rows.end > n {
         return Err(Error::OutOfRange {
             detail: format!("rows {}..{} of a page of {n}", rows.start, rows.end),
@@ -144,6 +195,7 @@ pub(super) fn decode_rows_within(
     }
     let mut c = Cursor::with_budget(bytes, budget);
     c.dict = dict;
+    c.read = read;
     let windowed = *dt == DataType::Boolean || crate::schema::fixed_width(dt).is_some();
     let data = if windowed {
         decode_window(dt, n, rows.clone(), &mut c)?
@@ -180,6 +232,30 @@ pub fn decode_page_into(
     rows: std::ops::Range<usize>,
     dst: &mut [u8],
 ) -> Result<WindowBits> {
+    decode_page_into_budgeted(dt, n, bytes, rows, dst, None)
+}
+
+/// [`decode_page_into`] as part of a read: the bitmaps it makes are counted against `read`
+/// (the caller counted `dst`).
+pub(crate) fn decode_page_into_within(
+    dt: &DataType,
+    n: usize,
+    bytes: &[u8],
+    rows: std::ops::Range<usize>,
+    dst: &mut [u8],
+    read: &Budget,
+) -> Result<WindowBits> {
+    decode_page_into_budgeted(dt, n, bytes, rows, dst, Some(read))
+}
+
+fn decode_page_into_budgeted(
+    dt: &DataType,
+    n: usize,
+    bytes: &[u8],
+    rows: std::ops::Range<usize>,
+    dst: &mut [u8],
+    read: Option<&Budget>,
+) -> Result<WindowBits> {
     if rows.start > rows.end || rows.end > n {
         return Err(Error::OutOfRange {
             detail: format!("rows {}..{} of a page of {n}", rows.start, rows.end),
@@ -193,6 +269,7 @@ pub fn decode_page_into(
         )));
     }
     let mut c = Cursor::new(bytes);
+    c.read = read;
     let bits = decode_window_bits(dt, n, rows, &mut c, dst)?;
     if c.pos != bytes.len() {
         return Err(corrupt(format!("{} bytes after the page's data", bytes.len() - c.pos)));
@@ -221,17 +298,22 @@ fn decode_window_bits(
 ) -> Result<WindowBits> {
     let nbytes = bit_util::ceil(n, 8);
     let m = rows.len();
-    let window_bits = |bits: &[u8]| {
+    let window_bits = |bits: &[u8], c: &mut Cursor<'_>| -> Result<Buffer> {
         if rows.start == 0 && m == n {
-            return Buffer::from(bits);
+            return c.copy(bits);
         }
-        let mut out = vec![0u8; bit_util::ceil(m, 8)];
+        c.charge_copy(bit_util::ceil(m, 8))?;
+        let mut out = try_vec(bit_util::ceil(m, 8), 0u8, "a page's bitmap")?;
         set_bits(&mut out, bits, 0, rows.start, m);
-        Buffer::from_vec(out)
+        Ok(Buffer::from_vec(out))
     };
-    let validity = read_validity(n, c)?.map(|bits| window_bits(&bits));
+    let validity = match read_validity(n, c)? {
+        Some(bits) => Some(window_bits(&bits, c)?),
+        None => None,
+    };
     if *dt == DataType::Boolean {
-        let values = Some(window_bits(c.take(nbytes)?));
+        let bits = c.take(nbytes)?;
+        let values = Some(window_bits(bits, c)?);
         return Ok(WindowBits { validity, values });
     }
     let w = crate::schema::fixed_width(dt).ok_or_else(|| corrupt(format!("no page layout for {dt}")))?;
@@ -253,7 +335,7 @@ fn read_validity<'a>(n: usize, c: &mut Cursor<'a>) -> Result<Option<std::borrow:
             }
             c.charge(nbytes)?;
             let rows = decode_fixed(4, k, c)?;
-            let mut bits = vec![0xffu8; nbytes];
+            let mut bits = try_vec(nbytes, 0xffu8, "a page's validity")?;
             let mut next = 0usize;
             for r in rows.as_slice().as_chunks::<4>().0 {
                 let r = u32::from_le_bytes(*r) as usize;
@@ -279,15 +361,19 @@ fn decode_node_as(dt: &DataType, strings: StringLayout, n: usize, c: &mut Cursor
         return build(ArrayDataBuilder::new(DataType::Null).len(n));
     }
     let nbytes = bit_util::ceil(n, 8);
-    let validity = read_validity(n, c)?.map(|bits| match bits {
-        std::borrow::Cow::Borrowed(b) => Buffer::from(b),
-        std::borrow::Cow::Owned(v) => Buffer::from_vec(v),
-    });
+    let validity = match read_validity(n, c)? {
+        Some(std::borrow::Cow::Borrowed(b)) => Some(c.copy(b)?),
+        Some(std::borrow::Cow::Owned(v)) => Some(Buffer::from_vec(v)),
+        None => None,
+    };
     let builder = ArrayDataBuilder::new(dt.clone())
         .len(n)
         .null_bit_buffer(validity.clone());
     match dt {
-        DataType::Boolean => build(builder.add_buffer(Buffer::from(c.take(nbytes)?))),
+        DataType::Boolean => {
+            let bits = c.take(nbytes)?;
+            build(builder.add_buffer(c.copy(bits)?))
+        }
         // Only top-level columns share a dictionary: strings inside are on their own.
         DataType::Struct(fields) => {
             let dict = c.dict.take();
@@ -343,7 +429,8 @@ fn decode_node_as(dt: &DataType, strings: StringLayout, n: usize, c: &mut Cursor
         }
         DataType::FixedSizeBinary(w) => {
             let len = (*w as usize).checked_mul(n).ok_or_else(|| corrupt("page too large"))?;
-            build(builder.add_buffer(Buffer::from(c.take(len)?)))
+            let values = c.take(len)?;
+            build(builder.add_buffer(c.copy(values)?))
         }
         _ => {
             let w = crate::schema::fixed_width(dt).ok_or_else(|| corrupt(format!("no page layout for {dt}")))?;
@@ -566,7 +653,7 @@ fn decode_words<const W: usize>(
             let codes: &[u8] = if k == 1 {
                 &raw[lo..hi]
             } else {
-                let mut buf = vec![0u8; (hi - lo) * k];
+                let mut buf = try_vec((hi - lo) * k, 0u8, "a page's codes")?;
                 unshuffle_rows(k, n, raw, rows, &mut buf);
                 unshuffled = buf;
                 &unshuffled
@@ -642,12 +729,12 @@ fn decode_words<const W: usize>(
                     }
                 }
                 2 => {
-                    let mut table = vec![[0u8; W]; d];
+                    let mut table = try_vec(d, [0u8; W], "a page's dictionary")?;
                     unshuffle_into(raw, &mut table);
                     // Take the bytes before allocating: what a page claims is bounded by what it holds.
                     let len = n.checked_mul(2).ok_or_else(|| corrupt("page too large"))?;
                     let src = c.take(len)?;
-                    let mut codes = vec![0u8; (hi - lo) * 2];
+                    let mut codes = try_vec((hi - lo) * 2, 0u8, "a page's codes")?;
                     unshuffle_rows(2, n, src, rows, &mut codes);
                     let (codes, _) = codes.as_chunks::<2>();
                     if codes.iter().fold(0u16, |m, &x| m.max(u16::from_le_bytes(x))) as usize >= d {
@@ -677,9 +764,11 @@ fn decode_words<const W: usize>(
                 return Err(corrupt(format!("{bits}-bit run lengths")));
             }
             let packed = c.take((runs * bits).div_ceil(8))?;
-            let mut values = vec![[0u8; W]; runs];
+            let mut values = try_vec(runs, [0u8; W], "a page's runs")?;
             unshuffle_into(raw, &mut values);
-            let mut ends: Vec<u64> = Vec::with_capacity(runs);
+            let mut ends: Vec<u64> = try_vec(0, 0, "a page's runs")?;
+            ends.try_reserve_exact(runs)
+                .map_err(|_| no_memory(runs * 8, "a page's runs"))?;
             let mut end = 0u64;
             crate::bits::unpack(packed, 0..runs, bits, |_, codes| {
                 for &code in codes {
@@ -733,9 +822,10 @@ fn decode_strings<const SW: usize, const OW: usize>(n: usize, c: &mut Cursor<'_>
             if total != data_len {
                 return Err(corrupt("string lengths do not add up to the data"));
             }
-            // Not counted against the budget: a copy of bytes the page holds expands nothing.
-            let data = Buffer::from(c.take(usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?)?);
-            Ok((offsets, data))
+            // Counted against the read's budget only: a copy of bytes the page holds expands
+            // nothing.
+            let data = c.take(usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?)?;
+            Ok((offsets, c.copy(data)?))
         }
         encoding::SYMBOLS => {
             let (offsets, total) = offsets_from_lengths::<SW, OW>(n, c)?;
@@ -753,7 +843,10 @@ fn decode_strings<const SW: usize, const OW: usize>(n: usize, c: &mut Cursor<'_>
             let lengths = decode_fixed(SW, d, c)?;
             let data_len = c.u64()?;
             let data = c.take(usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?)?;
-            let mut starts = Vec::with_capacity(d + 1);
+            let mut starts = try_vec(0, 0usize, "a page's dictionary")?;
+            starts
+                .try_reserve_exact(d + 1)
+                .map_err(|_| no_memory(d * 8, "a page's dictionary"))?;
             let mut pos = 0u64;
             starts.push(0usize);
             for l in lengths.as_slice().as_chunks::<SW>().0 {
@@ -764,23 +857,33 @@ fn decode_strings<const SW: usize, const OW: usize>(n: usize, c: &mut Cursor<'_>
                 return Err(corrupt("dictionary lengths do not add up to its data"));
             }
             c.charge(n.saturating_mul(4))?;
-            let codes: Vec<u32> = match c.u8()? {
-                1 => c.take(n)?.iter().map(|&x| u32::from(x)).collect(),
+            let mut codes: Vec<u32> = try_vec(0, 0, "a page's codes")?;
+            match c.u8()? {
+                1 => {
+                    let src = c.take(n)?;
+                    codes
+                        .try_reserve_exact(n)
+                        .map_err(|_| no_memory(n * 4, "a page's codes"))?;
+                    codes.extend(src.iter().map(|&x| u32::from(x)));
+                }
                 2 => {
                     let src = c.take(n.checked_mul(2).ok_or_else(|| corrupt("page too large"))?)?;
-                    let mut b = vec![0u8; src.len()];
+                    let mut b = try_vec(src.len(), 0u8, "a page's codes")?;
                     unshuffle(2, src, &mut b);
-                    b.as_chunks::<2>()
-                        .0
-                        .iter()
-                        .map(|x| u32::from(u16::from_le_bytes(*x)))
-                        .collect()
+                    codes
+                        .try_reserve_exact(n)
+                        .map_err(|_| no_memory(n * 4, "a page's codes"))?;
+                    codes.extend(b.as_chunks::<2>().0.iter().map(|x| u32::from(u16::from_le_bytes(*x))));
                 }
                 k => return Err(corrupt(format!("{k}-byte dictionary codes"))),
-            };
+            }
             let total = coded_total::<SW>(&codes, &starts)?;
             c.charge(total.saturating_add((n + 1) * OW))?;
-            let mut padded = Vec::with_capacity(data.len() + SLACK);
+            c.charge_copy(data.len() + SLACK)?;
+            let mut padded = try_vec(0, 0u8, "a page's dictionary")?;
+            padded
+                .try_reserve_exact(data.len() + SLACK)
+                .map_err(|_| no_memory(data.len() + SLACK, "a page's dictionary"))?;
             padded.extend_from_slice(data);
             padded.resize(data.len() + SLACK, 0);
             let (offsets, data) = rebuild_strings::<OW>(&codes, &starts, &padded, total)?;
@@ -811,7 +914,8 @@ fn decode_string_views(n: usize, c: &mut Cursor<'_>, utf8: bool) -> Result<(Buff
             let buffer = if enc == encoding::SYMBOLS {
                 Buffer::from_vec(symbol_data(data_len, c)?)
             } else {
-                Buffer::from(c.take(usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?)?)
+                let data = c.take(usize::try_from(data_len).map_err(|_| corrupt("string data too large"))?)?;
+                c.copy(data)?
             };
             let data = buffer.as_slice();
             if data.len() > i32::MAX as usize {
@@ -851,7 +955,11 @@ fn decode_string_views(n: usize, c: &mut Cursor<'_>, utf8: bool) -> Result<(Buff
             if data.len() > i32::MAX as usize {
                 return Err(corrupt("lengths overflow the offsets"));
             }
-            let mut values = Vec::with_capacity(d);
+            c.charge(d * 16)?;
+            let mut values = try_vec(0, 0u128, "a page's dictionary")?;
+            values
+                .try_reserve_exact(d)
+                .map_err(|_| no_memory(d * 16, "a page's dictionary"))?;
             cut_values(
                 lengths.as_slice(),
                 data,
@@ -874,7 +982,7 @@ fn decode_string_views(n: usize, c: &mut Cursor<'_>, utf8: bool) -> Result<(Buff
                 }
                 2 => {
                     let src = c.take(n.checked_mul(2).ok_or_else(|| corrupt("page too large"))?)?;
-                    let mut codes = vec![0u8; src.len()];
+                    let mut codes = try_vec(src.len(), 0u8, "a page's codes")?;
                     unshuffle(2, src, &mut codes);
                     for x in codes.as_chunks::<2>().0 {
                         views.push(
@@ -887,7 +995,7 @@ fn decode_string_views(n: usize, c: &mut Cursor<'_>, utf8: bool) -> Result<(Buff
                 k => return Err(corrupt(format!("{k}-byte dictionary codes"))),
             }
             check_view_total(&views)?;
-            Ok((Buffer::from_vec(views), Buffer::from(data)))
+            Ok((Buffer::from_vec(views), c.copy(data)?))
         }
         encoding::COLUMN_DICT => {
             let dict = c.dict.ok_or_else(no_column_dict)?;
@@ -919,9 +1027,11 @@ fn symbol_data(total: u64, c: &mut Cursor<'_>) -> Result<Vec<u8>> {
     let total = usize::try_from(total).map_err(|_| corrupt("string data too large"))?;
     // `expand` bounds `total` by the codes (8 bytes each at most) before it allocates.
     c.charge(total)?;
-    table
-        .expand(codes, total)
-        .map_err(|e| corrupt(format!("symbol codes: {e}")))
+    match table.expand(codes, total) {
+        Ok(data) => Ok(data),
+        Err(super::symbols::ExpandError::NoMemory(len)) => Err(no_memory(len, "a page's strings")),
+        Err(super::symbols::ExpandError::Corrupt(e)) => Err(corrupt(format!("symbol codes: {e}"))),
+    }
 }
 
 /// The page as a file holds it must still fit 32-bit offsets once expanded (what a read as
@@ -944,13 +1054,11 @@ fn no_column_dict() -> Error {
 fn column_codes(n: usize, c: &mut Cursor<'_>) -> Result<Vec<u32>> {
     let d = c.dict.map_or(0, ColumnDict::len);
     let raw = decode_fixed(4, n, c)?;
-    let codes: Vec<u32> = raw
-        .as_slice()
-        .as_chunks::<4>()
-        .0
-        .iter()
-        .map(|x| u32::from_le_bytes(*x))
-        .collect();
+    let mut codes: Vec<u32> = try_vec(0, 0, "a page's codes")?;
+    codes
+        .try_reserve_exact(n)
+        .map_err(|_| no_memory(n * 4, "a page's codes"))?;
+    codes.extend(raw.as_slice().as_chunks::<4>().0.iter().map(|x| u32::from_le_bytes(*x)));
     if codes.iter().any(|&x| x as usize >= d) {
         return Err(corrupt(format!(
             "a dictionary code is not below the dictionary size {d}"
@@ -1009,10 +1117,17 @@ fn cut_values<'d>(
 fn view_buffer(n: usize, c: &mut Cursor<'_>) -> Result<Vec<u128>> {
     c.charge(n.checked_mul(16).ok_or_else(|| corrupt("page too large"))?)?;
     let mut views = Vec::new();
-    views.try_reserve_exact(n).map_err(|_| Error::OutOfRange {
-        detail: format!("no memory for {n} string views"),
-    })?;
+    views
+        .try_reserve_exact(n)
+        .map_err(|_| no_memory(n * 16, "a page's string views"))?;
     Ok(views)
+}
+
+/// The error of an allocation of `len` bytes of `what` that the allocator refused.
+fn no_memory(len: usize, what: &str) -> Error {
+    Error::OutOfRange {
+        detail: format!("{what} needs {len} bytes, more than this machine can allocate"),
+    }
 }
 
 /// A `Utf8View` (`utf8`) or `BinaryView` array of `n` rows from what [`decode_string_views`]
@@ -1107,7 +1222,7 @@ fn offsets_from_lengths<const SW: usize, const OW: usize>(n: usize, c: &mut Curs
         }
     } else {
         // n * SW <= (n + 1) * OW bytes, already counted against the budget above.
-        let mut lengths = vec![0u8; n * SW];
+        let mut lengths = try_vec(n * SW, 0u8, "a page's lengths")?;
         decode_fixed_rows_into(SW, n, 0..n, c, &mut lengths, Nest::INTEGERS)?;
         for (l, w) in lengths.as_chunks::<SW>().0.iter().zip(&mut words[1..]) {
             at = at.saturating_add(load::<SW>(l));

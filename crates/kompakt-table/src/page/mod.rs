@@ -27,6 +27,7 @@ pub use column_dict::ColumnDict;
 pub use decode::{
     decode_page, decode_page_into, decode_page_rows, decode_page_rows_as, decode_page_rows_with, WindowBits,
 };
+pub(crate) use decode::{decode_page_into_within, decode_page_rows_within};
 pub use encode::{encode_coded_strings, encode_dictionary_values, encode_page, encode_symbol_page};
 pub(crate) use encode::{encode_page_within, repeats_likely, trial_fraction, BuildFx};
 pub use symbols::SymbolTable;
@@ -117,7 +118,9 @@ const MAX_STRING_DICT: usize = 1 << 16;
 /// Most bytes a page may expand to beyond the bytes it holds, all its parts together: values
 /// and offsets decoded from encodings that can stand for many values in few bytes (runs,
 /// 0-bit codes, list lengths), and strings rebuilt from a dictionary. A bound on what a hostile
-/// page can make us allocate; string data copied as it is does not count.
+/// page can make us allocate; string data copied as it is does not count. Within a read, every
+/// buffer (copies included) is also counted against the read's budget (`budget.rs`), which is
+/// usually far smaller.
 const MAX_PAGE_DATA: u64 = 1 << 34;
 
 /// Rows `offset..offset + len` of `data`. Through Arrow's arrays, not `ArrayData::slice`:

@@ -178,16 +178,29 @@ impl Symbols {
         Ok(table)
     }
 
-    /// The `total` bytes `codes` stand for; an error unless they stand for exactly that many.
-    pub(super) fn expand(&self, codes: &[u8], total: usize) -> Result<Vec<u8>, String> {
+    /// The `total` bytes `codes` stand for; an error unless they stand for exactly that many
+    /// (or when the memory for them is not there).
+    pub(super) fn expand(&self, codes: &[u8], total: usize) -> Result<Vec<u8>, ExpandError> {
         // Every code stands for at most 8 bytes: what the codes can claim is bounded by them.
         if total > codes.len().saturating_mul(MAX_SYMBOL_LEN) {
-            return Err(format!("{} code bytes cannot stand for {total} bytes", codes.len()));
+            return Err(ExpandError::Corrupt(format!(
+                "{} code bytes cannot stand for {total} bytes",
+                codes.len()
+            )));
         }
-        let too_many = || format!("the codes stand for more than {total} bytes");
         // Each symbol is copied 8 bytes wide (one move) and the position moves by its length;
         // the slack past `total` takes the last symbols' spare bytes and is cut off at the end.
-        let mut out = vec![0u8; total + BLOCK * MAX_SYMBOL_LEN];
+        let len = total + BLOCK * MAX_SYMBOL_LEN;
+        let mut out = Vec::new();
+        out.try_reserve_exact(len).map_err(|_| ExpandError::NoMemory(len))?;
+        out.resize(len, 0u8);
+        self.expand_into(codes, total, &mut out).map_err(ExpandError::Corrupt)?;
+        Ok(out)
+    }
+
+    /// The body of [`expand`](Self::expand): `out` has room for `total` bytes and the slack.
+    fn expand_into(&self, codes: &[u8], total: usize, out: &mut Vec<u8>) -> Result<(), String> {
+        let too_many = || format!("the codes stand for more than {total} bytes");
         let (mut pos, mut i) = (0usize, 0usize);
         let mut unused = false;
         // Blocks of 8 codes without an escape, with room for 8 whole symbols checked once:
@@ -225,7 +238,7 @@ impl Symbols {
             return Err(format!("the codes stand for {pos} bytes, not {total}"));
         }
         out.truncate(total);
-        Ok(out)
+        Ok(())
     }
 
     /// Decodes the first code of `codes` (and the byte it escapes) into `dst`, which has room
@@ -241,6 +254,15 @@ impl Symbols {
         *unused |= len == 0;
         Ok((1, usize::from(len)))
     }
+}
+
+/// Why symbol codes could not be expanded.
+#[derive(Debug)]
+pub(super) enum ExpandError {
+    /// The codes do not stand for the bytes the page says.
+    Corrupt(String),
+    /// The allocator refused this many bytes for them.
+    NoMemory(usize),
 }
 
 /// Codes decoded 8 at a time.

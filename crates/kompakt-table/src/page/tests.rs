@@ -1,7 +1,7 @@
 //! Tests of page encoding and decoding: which encoding the data chooses, round trips of whole
 //! pages and of windows of rows, and hostile pages, which must be errors and never panics.
 
-use super::decode::{byte_array, decode_rows_within};
+use super::decode::{byte_array, decode_page_into_within, decode_page_rows_within, decode_rows_within};
 use super::encode::push_shuffled;
 use super::*;
 use crate::string_layout::StringLayout;
@@ -1339,5 +1339,208 @@ proptest::proptest! {
         round_trip_symbols(&BinaryArray::from(values.iter().map(|v| v.as_deref()).collect::<Vec<_>>()), &training);
         let text_training: Vec<&[u8]> = texts.iter().map(|t| t.as_bytes()).collect();
         round_trip_symbols(&StringArray::from(texts.clone()), &text_training);
+    }
+}
+
+// Issue 52: every buffer a read makes is counted against the read's budget before it is
+// allocated, whatever the page claims.
+
+/// A nested page of `n` 4- or 8-byte integers, all `value`: one run (what a hostile page uses
+/// to claim many rows, or a huge length, in a few bytes).
+fn one_run(w: usize, value: u64, n: u64) -> Vec<u8> {
+    let mut p = vec![encoding::RUNS];
+    p.extend_from_slice(&1u32.to_le_bytes());
+    p.extend_from_slice(&value.to_le_bytes()[..w]);
+    let bits = (64 - (n - 1).leading_zeros()) as u8;
+    p.push(bits);
+    crate::bits::pack(std::iter::once(n - 1), bits as usize, &mut p);
+    p
+}
+
+/// Decodes `page` (rows `0..n` of type `dt`, read as `strings`) within a read budget of
+/// `limit` bytes: the result, and the bytes the budget was charged.
+fn decode_within(
+    dt: &DataType,
+    strings: StringLayout,
+    n: usize,
+    page: &[u8],
+    limit: u64,
+) -> (kompakt::Result<arrow_data::ArrayData>, u64) {
+    let budget = crate::budget::Budget::new(limit);
+    let out = decode_page_rows_within(dt, strings, n, page, 0..n, None, &budget);
+    (out, limit - budget.left())
+}
+
+fn assert_over_limit(r: kompakt::Result<arrow_data::ArrayData>, why: &str) {
+    let e = r.expect_err(why);
+    assert!(crate::is_over_limit(&e), "{why}: {e}");
+}
+
+#[test]
+fn a_tiny_page_claiming_gigabytes_of_strings_is_refused_before_allocating() {
+    // 64 KiB strings in the column's dictionary, 32768 rows of code 0 as one run: 2 GiB of
+    // large strings from a page of a few bytes.
+    let value = "x".repeat(64 << 10);
+    let values = arrow_array::LargeStringArray::from(vec![value.as_str()]);
+    let dict = ColumnDict::new(&values.to_data()).unwrap();
+    let mut page = vec![validity::VALID, encoding::COLUMN_DICT];
+    page.extend(one_run(4, 0, 32_768));
+    assert!(page.len() < 20);
+    for strings in [StringLayout::AsStored, StringLayout::Large] {
+        let budget = crate::budget::Budget::new(64 << 20);
+        let t = std::time::Instant::now();
+        let r = decode_page_rows_within(
+            &DataType::LargeUtf8,
+            strings,
+            32_768,
+            &page,
+            0..32_768,
+            Some(&dict),
+            &budget,
+        );
+        assert_over_limit(r, "2 GiB of strings");
+        assert!(t.elapsed().as_millis() < 500);
+        assert_eq!(budget.left(), (64 << 20) - 32_768 * 4, "only the codes were made");
+    }
+    // Within a large enough budget a small version decodes, and is charged what it made.
+    let mut small = vec![validity::VALID, encoding::COLUMN_DICT];
+    small.extend(one_run(4, 0, 16));
+    let budget = crate::budget::Budget::new(1 << 30);
+    let out = decode_page_rows_within(
+        &DataType::LargeUtf8,
+        StringLayout::AsStored,
+        16,
+        &small,
+        0..16,
+        Some(&dict),
+        &budget,
+    )
+    .unwrap();
+    assert_eq!(out.len(), 16);
+    assert!((1 << 30) - budget.left() >= 16 * (64 << 10));
+}
+
+#[test]
+fn string_data_copied_from_a_page_counts_against_the_read() {
+    // 2 MB strings, repeated (a dictionary page) and distinct (plain or symbols): 16 MB each.
+    let big = "y".repeat(2_000_000);
+    let repeated = StringArray::from(vec![big.as_str(); 8]);
+    let distinct = StringArray::from_iter_values((0..8).map(|i| format!("{i}{}", &big[1..])));
+    for arr in [&repeated, &distinct] {
+        let mut page = Vec::new();
+        encode_page(
+            arr.data_type(),
+            &[arr.to_data()],
+            &mut page,
+            Some(kompakt::Codec::Zstd { level: 2 }),
+        )
+        .unwrap();
+        for strings in [StringLayout::AsStored, StringLayout::Large, StringLayout::View] {
+            let (r, _) = decode_within(&DataType::Utf8, strings, 8, &page, 8 << 20);
+            assert_over_limit(r, "16 MB of strings in 8 MB");
+            let (r, charged) = decode_within(&DataType::Utf8, strings, 8, &page, 64 << 20);
+            let back = arrow_array::make_array(r.unwrap());
+            assert_eq!(back.len(), 8);
+            assert!(charged >= 16_000_000, "{strings:?}: charged {charged}");
+        }
+    }
+}
+
+#[test]
+fn symbol_pages_are_charged_what_they_expand_to() {
+    // One 8-byte symbol; 1 M codes stand for 8 MB, in 1 MB of page.
+    let codes = vec![0u8; 1 << 20];
+    let page = symbol_page(&[8 << 20], 8 << 20, &[8], b"abcdefgh", &codes);
+    let (r, charged) = decode_within(&DataType::Utf8, StringLayout::AsStored, 1, &page, 4 << 20);
+    assert_over_limit(r, "8 MB of symbols in 4 MB");
+    assert!(charged < 1 << 10, "refused before expanding: {charged}");
+    let (r, charged) = decode_within(&DataType::Utf8, StringLayout::View, 1, &page, 16 << 20);
+    assert_eq!(r.unwrap().len(), 1);
+    assert!(charged >= 8 << 20);
+}
+
+#[test]
+fn list_children_count_against_the_read_at_every_level() {
+    use arrow_schema::Field;
+    use std::sync::Arc;
+    // One list of 2^27 int64 zeros (1 GiB) from a few bytes: lengths and values as runs.
+    let int_list = DataType::List(Arc::new(Field::new("item", DataType::Int64, true)));
+    let mut page = vec![validity::VALID];
+    page.extend(one_run(4, 1 << 27, 1));
+    page.push(validity::VALID);
+    page.extend(one_run(8, 0, 1 << 27));
+    let t = std::time::Instant::now();
+    let (r, charged) = decode_within(&int_list, StringLayout::AsStored, 1, &page, 64 << 20);
+    assert_over_limit(r, "1 GiB of list children");
+    assert!(charged < 1 << 10 && t.elapsed().as_millis() < 500);
+    // Lists of lists: 2^14 lists of 2^14 lists of 8 strings, each level a run.
+    let strings = DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)));
+    let nested = DataType::List(Arc::new(Field::new("item", strings, true)));
+    let mut page = vec![validity::VALID];
+    page.extend(one_run(4, 1 << 14, 1 << 14));
+    page.push(validity::VALID);
+    page.extend(one_run(4, 8, 1 << 28));
+    let (r, charged) = decode_within(&nested, StringLayout::AsStored, 1 << 14, &page, 256 << 20);
+    assert_over_limit(r, "2^28 inner lists");
+    assert!(charged <= 256 << 20);
+    // A struct's fields share the budget.
+    let pair = DataType::Struct(
+        vec![
+            Field::new("a", DataType::Int64, false),
+            Field::new("b", DataType::Int64, false),
+        ]
+        .into(),
+    );
+    let mut page = vec![validity::VALID, validity::VALID];
+    page.extend(one_run(8, 1, 1 << 20));
+    page.push(validity::VALID);
+    page.extend(one_run(8, 2, 1 << 20));
+    let (r, _) = decode_within(&pair, StringLayout::AsStored, 1 << 20, &page, 12 << 20);
+    assert_over_limit(r, "two 8 MiB fields in 12 MiB");
+    let (r, charged) = decode_within(&pair, StringLayout::AsStored, 1 << 20, &page, 16 << 20);
+    assert_eq!(r.unwrap().len(), 1 << 20);
+    assert_eq!(charged, 16 << 20);
+}
+
+#[test]
+fn run_pages_that_expand_past_the_budget_are_refused_before_the_work() {
+    // 2^28 rows of one int64 run: 2 GiB, refused at once rather than filled.
+    let page = [vec![validity::VALID], one_run(8, 7, 1 << 28)].concat();
+    let t = std::time::Instant::now();
+    let (r, charged) = decode_within(&DataType::Int64, StringLayout::AsStored, 1 << 28, &page, 1 << 30);
+    assert_over_limit(r, "2 GiB of runs");
+    assert_eq!(charged, 0);
+    assert!(t.elapsed().as_millis() < 200, "{:?}", t.elapsed());
+    // The same into a caller's buffer: its validity and values are within the read.
+    let budget = crate::budget::Budget::new(0);
+    let mut dst = vec![0u8; 8 * 1000];
+    let bits = decode_page_into_within(&DataType::Int64, 1 << 28, &page, 0..1000, &mut dst, &budget).unwrap();
+    assert!(bits.validity.is_none() && dst.chunks(8).all(|v| v == 7i64.to_le_bytes()));
+    let nulls = [vec![validity::BITMAP], vec![0xff; 1 << 12], one_run(8, 7, 1 << 15)].concat();
+    let r = decode_page_into_within(&DataType::Int64, 1 << 15, &nulls, 0..1000, &mut dst, &budget);
+    assert!(crate::is_over_limit(&r.unwrap_err()));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Whatever a page holds, decoding it within a budget either fits (and is charged at least
+    /// its buffers' bytes) or fails: it never charges more than the budget.
+    #[test]
+    fn a_read_budget_is_never_exceeded(
+        values in proptest::collection::vec(proptest::option::weighted(0.8, "[a-c]{0,30}"), 1..200),
+        limit in 0u64..20_000,
+    ) {
+        let arr = StringArray::from(values.clone());
+        let mut page = Vec::new();
+        encode_page(arr.data_type(), &[arr.to_data()], &mut page, None).unwrap();
+        for strings in [StringLayout::AsStored, StringLayout::Large, StringLayout::View] {
+            let (r, charged) = decode_within(&DataType::Utf8, strings, arr.len(), &page, limit);
+            proptest::prop_assert!(charged <= limit);
+            match r {
+                Ok(data) => proptest::prop_assert!(charged as usize >= data.buffers().iter().map(|b| b.len()).sum::<usize>()),
+                Err(e) => proptest::prop_assert!(crate::is_over_limit(&e), "{}", e),
+            }
+        }
     }
 }
