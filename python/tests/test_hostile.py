@@ -302,7 +302,8 @@ def _runs(width: int, value: int, n: int) -> bytes:
     """A nested page of ``n`` ``width``-byte values, all ``value``: one run (run-length
     encoding 5), the way a hostile page claims many rows or a huge length in a few bytes."""
     bits = (n - 1).bit_length()
-    return b"\x05" + struct.pack("<I", 1) + value.to_bytes(width, "little") + bytes([bits]) + (n - 1).to_bytes(-(-bits // 8), "little")
+    run = value.to_bytes(width, "little") + bytes([bits]) + (n - 1).to_bytes(-(-bits // 8), "little")
+    return b"\x05" + struct.pack("<I", 1) + run
 
 
 def _forged_table(path: Path, template, rows_per_group: int, num_rows: int, pages: list[bytes]) -> Path:
@@ -335,9 +336,12 @@ def _strings_file(path: Path) -> Path:
     page = (
         b"\x00\x02"  # every row valid; a page dictionary
         + struct.pack("<I", 1)
-        + b"\x00" + struct.pack("<Q", len(value))  # its one length, plain
-        + struct.pack("<Q", len(value)) + value
-        + b"\x01" + bytes(n)  # one-byte codes, all 0
+        + b"\x00"
+        + struct.pack("<Q", len(value))  # its one length, plain
+        + struct.pack("<Q", len(value))
+        + value
+        + b"\x01"
+        + bytes(n)  # one-byte codes, all 0
     )
     return _forged_table(path, {"s": pa.array(["a"], pa.large_string())}, n, n, [page])
 
@@ -366,11 +370,11 @@ def test_small_files_cannot_make_a_table_read_allocate_gigabytes(tmp_path: Path)
     for path in (strings, lists):
         t = time.perf_counter()
         for read in (
-            lambda: kompakt.read_table(path),
-            lambda: kompakt.read_table(path, to="arrow"),
-            lambda: kompakt.read_table(path, to="polars"),
-            lambda: kompakt.TableFile(path).take([0]),
-            lambda: list(kompakt.TableFile(path).iter_batches()),
+            lambda path=path: kompakt.read_table(path),
+            lambda path=path: kompakt.read_table(path, to="arrow"),
+            lambda path=path: kompakt.read_table(path, to="polars"),
+            lambda path=path: kompakt.TableFile(path).take([0]),
+            lambda path=path: list(kompakt.TableFile(path).iter_batches()),
         ):
             with pytest.raises(kompakt.LimitError, match=r"limit of 1073741824 bytes \(max_size\).*needs \d+ bytes"):
                 read()
@@ -392,11 +396,11 @@ def test_string_data_counts_against_max_size(tmp_path: Path) -> None:
         assert path.stat().st_size < 1 << 20, name
         f = kompakt.TableFile(path, max_size=8 << 20)
         for read in (
-            lambda: f.read(),
-            lambda: f.read(to="arrow"),
-            lambda: f.take([0, 5, 10, 15]),
-            lambda: f[0:16],
-            lambda: list(f.iter_batches(rows_per_batch=16)),
+            lambda f=f: f.read(),
+            lambda f=f: f.read(to="arrow"),
+            lambda f=f: f.take([0, 5, 10, 15]),
+            lambda f=f: f[0:16],
+            lambda f=f: list(f.iter_batches(rows_per_batch=16)),
         ):
             with pytest.raises(kompakt.LimitError, match="max_size"):
                 read()
@@ -428,7 +432,8 @@ def test_cli_reports_over_limit_table_reads_with_its_usual_exit_codes(tmp_path: 
 
     runs, lists = _runs_file(tmp_path / "runs.kpk"), _list_file(tmp_path / "l.kpk")
     binary = os.environ.get("KOMPAKT_BIN")
-    command = [binary] if binary else [sys.executable, "-c", "import sys, kompakt._core as c; sys.exit(c.run_cli(['kompakt'] + sys.argv[1:]))"]
+    in_python = "import sys, kompakt._core as c; sys.exit(c.run_cli(['kompakt'] + sys.argv[1:]))"
+    command = [binary] if binary else [sys.executable, "-c", in_python]
     for args in (["verify", str(runs)], ["verify", str(lists)], ["head", str(lists)]):
         t = time.perf_counter()
         out = subprocess.run(command + args, capture_output=True, text=True, timeout=120)
