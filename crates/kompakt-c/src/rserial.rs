@@ -107,12 +107,7 @@ mod tests {
     use super::*;
     use std::ptr::null_mut;
 
-    fn last_error() -> String {
-        // SAFETY: kpk_last_error returns a NUL-terminated string valid until the next call.
-        unsafe { CStr::from_ptr(kpk_last_error()) }
-            .to_string_lossy()
-            .into_owned()
-    }
+    use crate::tests::last_error;
 
     /// `serialize(list(1L), NULL, ascii = TRUE)` in R 4.2, and a promise (the shape of
     /// CVE-2024-27322: unbound value, code `q()`, global environment).

@@ -698,17 +698,12 @@ fn concat(chunks: Vec<ArrayRef>, dt: &DataType) -> Result<ArrayRef, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{kpk_last_error, KPK_ERROR_CORRUPT, KPK_ERROR_USAGE, KPK_OK};
+    use crate::{KPK_ERROR_CORRUPT, KPK_ERROR_USAGE, KPK_OK};
     use arrow_array::{DictionaryArray, Float64Array, Int32Array, StringArray};
-    use std::ffi::{CStr, CString};
+    use std::ffi::CString;
     use std::ptr::{null, null_mut};
 
-    fn last_error() -> String {
-        // SAFETY: kpk_last_error returns a NUL-terminated string valid until the next call.
-        unsafe { CStr::from_ptr(kpk_last_error()) }
-            .to_string_lossy()
-            .into_owned()
-    }
+    use crate::tests::last_error;
 
     /// Rows `start..start + n` of a table sorted by `x`.
     fn batch_at(start: usize, n: usize) -> RecordBatch {

@@ -4,7 +4,8 @@
 use super::*;
 use std::ptr::{null, null_mut};
 
-fn last_error() -> String {
+/// The last error's message on this thread (shared by every test module of the crate).
+pub(crate) fn last_error() -> String {
     // SAFETY: kpk_last_error returns a NUL-terminated string valid until the next call.
     unsafe { CStr::from_ptr(kpk_last_error()) }
         .to_string_lossy()
