@@ -1,5 +1,6 @@
 //! The store's error type: the format's errors, and what only a store can get wrong.
 
+use kompakt::ErrorKind;
 use std::io;
 
 /// Result alias of the store.
@@ -27,6 +28,17 @@ pub enum Error {
 }
 
 impl Error {
+    /// What kind of failure this is ([`kompakt::ErrorKind`]): the format's errors keep theirs;
+    /// a folder that is not a store, or a failing index, is [`ErrorKind::Store`]; a handle
+    /// poisoned by an earlier panic is [`ErrorKind::Internal`].
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Format(e) => e.kind(),
+            Error::Store(_) | Error::Index(_) => ErrorKind::Store,
+            Error::Poisoned => ErrorKind::Internal,
+        }
+    }
+
     /// True when the error says stored data is damaged (an object file, or the index).
     pub fn is_corruption(&self) -> bool {
         matches!(self, Error::Format(e) if e.is_corruption())

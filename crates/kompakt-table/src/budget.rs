@@ -22,7 +22,7 @@ pub fn default_read_limit(file_len: u64) -> u64 {
 /// Whether `e` is the error of a read that would have allocated more than its limit (as
 /// opposed to damage, or a bad request).
 pub fn is_over_limit(e: &Error) -> bool {
-    matches!(e, Error::OutOfRange { detail } if detail.starts_with(OVER_LIMIT))
+    matches!(e, Error::OverLimit(_))
 }
 
 /// Bytes one read may still allocate.
@@ -65,12 +65,10 @@ impl Budget {
     }
 
     fn over(&self, len: u64, left: u64, what: &str) -> Error {
-        Error::OutOfRange {
-            detail: format!(
-                "{OVER_LIMIT} of {} bytes (max_size): {what} needs {len} bytes, and {left} are left",
-                self.limit
-            ),
-        }
+        Error::OverLimit(format!(
+            "{OVER_LIMIT} of {} bytes (max_size): {what} needs {len} bytes, and {left} are left",
+            self.limit
+        ))
     }
 }
 

@@ -237,9 +237,9 @@ impl TableReader {
 
     /// Sets the most bytes one read may allocate: every buffer it makes (values, string data,
     /// offsets, views, validity, list children, a dictionary it loads) is counted before it is
-    /// allocated, and a read that would go over fails with an [`Error::OutOfRange`] that
-    /// [`crate::is_over_limit`] recognizes, naming the limit. Each call of [`read`],
-    /// [`read_columns`], [`take`] and [`read_column_into`] has the whole limit; [`verify_rows`]
+    /// allocated, and a read that would go over fails with an [`Error::OverLimit`] naming the
+    /// limit (kind [`kompakt::ErrorKind::Limit`]). Each call of [`read`], [`read_columns`],
+    /// [`take`] and [`read_column_into`] has the whole limit; [`verify_rows`]
     /// has it once for the whole table, which also bounds its work. Default
     /// [`crate::default_read_limit`] of the file's size: 256 times it, at least 1 GiB.
     ///
@@ -1334,9 +1334,8 @@ impl TableReader {
 /// Sets `buf`'s length to `len`, failing (not aborting) when the memory is not there.
 fn fit(buf: &mut Vec<u8>, len: usize) -> Result<()> {
     if len > buf.len() {
-        buf.try_reserve_exact(len - buf.len()).map_err(|_| Error::OutOfRange {
-            detail: format!("a page of {len} bytes does not fit in memory"),
-        })?;
+        buf.try_reserve_exact(len - buf.len())
+            .map_err(|_| Error::OverLimit(format!("a page of {len} bytes does not fit in memory")))?;
         buf.resize(len, 0);
     } else {
         buf.truncate(len);

@@ -19,9 +19,9 @@ impl ZeroedBuffer {
         // size it grants here and refuses a moment later is possible but not a hostile file's
         // doing: the file controls the size, not the machine's memory.)
         let mut probe = Vec::<u8>::new();
-        probe.try_reserve_exact(len).map_err(|_| Error::OutOfRange {
-            detail: format!("{what} needs {len} bytes, more than this machine can allocate"),
-        })?;
+        probe
+            .try_reserve_exact(len)
+            .map_err(|_| Error::OverLimit(format!("{what} needs {len} bytes, more than this machine can allocate")))?;
         drop(probe);
         Ok(Self(MutableBuffer::from_len_zeroed(len)))
     }

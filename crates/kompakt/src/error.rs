@@ -113,24 +113,108 @@ pub enum Error {
     #[error("usage error: {0}")]
     Usage(String),
 
+    /// A read would allocate more than its limit allows; the message names the limit and the
+    /// option that raises it.
+    #[error("{0}")]
+    OverLimit(String),
+
     /// A fault of kompakt itself, not of the data or the caller (a worker thread panicked).
     #[error("internal error: {0}")]
     Internal(String),
 }
 
+/// What kind of failure an error is: the one classification every front end maps (to a C
+/// status, an exit code, a Python exception class, an R condition class), each with one table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The operating system or a server refused (a missing file, a full disk, a timeout).
+    Io,
+    /// Not kompakt data, or damaged or truncated data.
+    Corrupt,
+    /// An option or a range that is not valid; the message names the valid ones.
+    Option,
+    /// A call the object does not allow now (a finished stream, a closed handle).
+    Usage,
+    /// The data needs a zstd dictionary that was not given.
+    Dictionary,
+    /// The data would decode to more than the read allows.
+    Limit,
+    /// A folder or prefix that is not a store, or a store that refused (its index, its setup).
+    Store,
+    /// The data holds what the call refuses to pass on (code, in an untrusted read).
+    Refused,
+    /// A fault of kompakt itself (a worker thread panicked).
+    Internal,
+}
+
+impl ErrorKind {
+    /// Every kind, in the order of their C status codes (1, 2, ...).
+    pub const ALL: [ErrorKind; 9] = [
+        ErrorKind::Io,
+        ErrorKind::Corrupt,
+        ErrorKind::Option,
+        ErrorKind::Usage,
+        ErrorKind::Internal,
+        ErrorKind::Store,
+        ErrorKind::Refused,
+        ErrorKind::Dictionary,
+        ErrorKind::Limit,
+    ];
+
+    /// The kind's name, as tests and bindings spell it: `"io"`, `"corrupt"`, `"option"`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Io => "io",
+            ErrorKind::Corrupt => "corrupt",
+            ErrorKind::Option => "option",
+            ErrorKind::Usage => "usage",
+            ErrorKind::Dictionary => "dictionary",
+            ErrorKind::Limit => "limit",
+            ErrorKind::Store => "store",
+            ErrorKind::Refused => "refused",
+            ErrorKind::Internal => "internal",
+        }
+    }
+
+    /// The kind an I/O error stands for: a kompakt error carried inside one (through `Read` or
+    /// `Write` adapters) keeps its own kind; anything else is [`ErrorKind::Io`].
+    pub fn of_io(err: &io::Error) -> ErrorKind {
+        err.get_ref()
+            .and_then(|inner| inner.downcast_ref::<Error>())
+            .map_or(ErrorKind::Io, Error::kind)
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl Error {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Io(e) => ErrorKind::of_io(e),
+            Error::BadMagic { .. }
+            | Error::UnsupportedVersion { .. }
+            | Error::Truncated { .. }
+            | Error::ChecksumMismatch { .. }
+            | Error::Corrupt { .. }
+            | Error::Codec { .. } => ErrorKind::Corrupt,
+            Error::InvalidOption { .. } | Error::OutOfRange { .. } => ErrorKind::Option,
+            Error::MissingDictionary { .. } => ErrorKind::Dictionary,
+            Error::OverLimit(_) => ErrorKind::Limit,
+            Error::Usage(_) => ErrorKind::Usage,
+            Error::Internal(_) => ErrorKind::Internal,
+        }
+    }
+
     /// True when the error says the data is damaged or not a kompakt file
     /// (as opposed to an I/O failure or a bad option).
     pub fn is_corruption(&self) -> bool {
-        matches!(
-            self,
-            Error::BadMagic { .. }
-                | Error::UnsupportedVersion { .. }
-                | Error::Truncated { .. }
-                | Error::ChecksumMismatch { .. }
-                | Error::Corrupt { .. }
-                | Error::Codec { .. }
-        )
+        !matches!(self, Error::Io(_)) && self.kind() == ErrorKind::Corrupt
     }
 
     /// A corrupt-file error.

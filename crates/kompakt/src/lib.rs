@@ -36,7 +36,7 @@ pub mod hash;
 pub mod stream;
 
 pub use codec::{Codec, CodecId, CodecSpec};
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use filter::{FilterSet, FilterSpec};
 pub use stream::{Encoder, ReadOptions, Reader, WriteOptions, Writer};
 
