@@ -75,14 +75,18 @@ impl SortCheck {
         for key in keys {
             let index = schema.index_of(&key.column).map_err(|_| {
                 let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-                Error::Usage(format!(
-                    "sort key {:?} is not a column of the table; columns: {}",
-                    key.column,
-                    names.join(", ")
-                ))
+                Error::invalid(
+                    "sort key",
+                    key.column.clone(),
+                    format!("a column of the table: {}", names.join(", ")),
+                )
             })?;
             if resolved.iter().any(|(i, _)| *i == index) {
-                return Err(Error::Usage(format!("sort key {:?} is given twice", key.column)));
+                return Err(Error::invalid(
+                    "sort key",
+                    key.column.clone(),
+                    "each column once, but it is given twice",
+                ));
             }
             let data_type = schema.field(index).data_type();
             let empty = new_empty_array(data_type);

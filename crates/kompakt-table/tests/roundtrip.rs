@@ -867,7 +867,7 @@ fn sort_keys_are_recorded_checked_and_kept_by_appends() {
     let err = write_table_file(&unsorted, more.schema(), [], bad_key)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("columns: day, price, city"), "{err}");
+    assert!(err.contains("a column of the table: day, price, city"), "{err}");
 }
 
 #[test]
