@@ -82,7 +82,7 @@ pub struct EncodeArgs {
     #[arg(short, long, value_name = "LEVEL", allow_negative_numbers = true)]
     pub level: Option<i64>,
     /// Element size of the data in bytes (8 for float64/int64): enables the shuffle filter.
-    #[arg(short, long, default_value_t = 1, value_name = "BYTES", value_parser = clap::value_parser!(u8).range(1..))]
+    #[arg(short, long, default_value_t = 1, value_name = "BYTES", allow_negative_numbers = true, value_parser = crate::typesize_arg)]
     pub typesize: u8,
     /// Filter for typed data: none, shuffle, delta (delta suits sorted integers), or auto (chosen per block).
     #[arg(long, default_value = "shuffle", value_name = "FILTER")]
@@ -102,7 +102,7 @@ pub struct CompressArgs {
     #[command(flatten)]
     pub encode: EncodeArgs,
     /// Threads (default: all cores); the output is identical for any thread count.
-    #[arg(short = 'T', long, default_value_t = 0)]
+    #[arg(short = 'T', long, default_value = "0", allow_negative_numbers = true, value_parser = crate::threads_arg)]
     pub threads: usize,
     /// Overwrite the output if it exists.
     #[arg(short, long)]
@@ -129,7 +129,7 @@ pub struct DecompressArgs {
     #[arg(short, long, default_value_t = 0)]
     pub stream: u32,
     /// Threads (default: all cores).
-    #[arg(short = 'T', long, default_value_t = 0)]
+    #[arg(short = 'T', long, default_value = "0", allow_negative_numbers = true, value_parser = crate::threads_arg)]
     pub threads: usize,
     /// Overwrite the output if it exists.
     #[arg(short, long)]
@@ -169,7 +169,7 @@ pub struct CatArgs {
     #[arg(short, long, default_value_t = 0)]
     pub stream: u32,
     /// Threads (default: all cores).
-    #[arg(short = 'T', long, default_value_t = 0)]
+    #[arg(short = 'T', long, default_value = "0", allow_negative_numbers = true, value_parser = crate::threads_arg)]
     pub threads: usize,
     /// A zstd dictionary the file was compressed with (repeat for several).
     #[arg(short = 'D', long, value_name = "DICT")]
@@ -210,7 +210,7 @@ pub struct VerifyArgs {
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Threads (default: all cores).
-    #[arg(short = 'T', long, default_value_t = 0)]
+    #[arg(short = 'T', long, default_value = "0", allow_negative_numbers = true, value_parser = crate::threads_arg)]
     pub threads: usize,
     /// A zstd dictionary the files were compressed with (repeat for several); without the
     /// one a file needs, it is reported as unreadable (exit 2), not damaged.
@@ -235,7 +235,7 @@ pub struct BenchArgs {
     #[arg(short = 'T', long, default_value = "1,0", value_name = "LIST")]
     pub threads: String,
     /// Element size hint, as for compress.
-    #[arg(short, long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..))]
+    #[arg(short, long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::typesize_arg)]
     pub typesize: u8,
     /// Filters, as for compress, comma-separated: each is measured.
     #[arg(long, default_value = "shuffle", value_name = "LIST")]

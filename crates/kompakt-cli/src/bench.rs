@@ -37,13 +37,7 @@ pub fn run(a: BenchArgs, quiet: bool) -> CliResult {
     let threads = a
         .threads
         .split(',')
-        .map(|t| {
-            t.trim().parse::<usize>().map(resolve_threads).map_err(|_| {
-                CliError::new(format!(
-                    "invalid thread count {t:?}: expected numbers like 1,2 (0 = all cores)"
-                ))
-            })
-        })
+        .map(|t| crate::threads_arg(t).map(resolve_threads).map_err(CliError::new))
         .collect::<CliResult<Vec<_>>>()?;
     if !(a.seconds.is_finite() && (0.0..=3600.0).contains(&a.seconds)) {
         return Err(CliError::new(format!(

@@ -111,17 +111,8 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 pub fn compress(a: CompressArgs, quiet: bool) -> CliResult {
-    let mut encode = a.encode.clone();
-    let dictionary = match &a.dictionary {
-        Some(path) => {
-            if encode.codec.is_none() && encode.level.is_none() {
-                encode.codec = Some(kompakt::codec::DICTIONARY_CODEC.to_string());
-            }
-            Some(load_dictionary(path)?)
-        }
-        None => None,
-    };
-    let opts = write_options(&encode, a.threads)?;
+    let dictionary = a.dictionary.as_deref().map(load_dictionary).transpose()?;
+    let opts = write_options(&a.encode, a.threads, dictionary.is_some())?;
     let output = match &a.output {
         Some(o) => o.clone(),
         None if is_std(&a.input) => PathBuf::from("-"),
@@ -342,13 +333,16 @@ fn read_options(threads: usize) -> ReadOptions {
 /// The CLI's one way to open a kompakt file, a path or a URL: through
 /// [`ReadAt`](kompakt::stream::ReadAt), the positional source every reader shares.
 pub fn open_reader(path: &Path, threads: usize) -> CliResult<Reader<SourceCursor<Arc<dyn ReadAt>>>> {
-    let source = crate::source::open_source(path).map_err(|e| {
-        // Errors of remote sources name their URL already.
-        let text = e.to_string();
-        match text.starts_with(&path.display().to_string()) {
-            true => CliError::new(format!("cannot open {text}")),
-            false => CliError::new(format!("cannot open {}: {text}", path.display())),
+    let source = crate::source::open_source(path).map_err(|e| match e {
+        kompakt::Error::Io(e) => {
+            // Errors of remote sources name their URL already.
+            let text = e.to_string();
+            match text.starts_with(&path.display().to_string()) {
+                true => CliError::new(format!("cannot open {text}")),
+                false => CliError::new(format!("cannot open {}: {text}", path.display())),
+            }
         }
+        e => CliError::from(e),
     })?;
     Reader::at(source, read_options(threads)).map_err(|e| CliError::from(e).context(path.display()))
 }

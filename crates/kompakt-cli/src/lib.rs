@@ -14,7 +14,7 @@ mod table;
 use args::{Cli, Command, EncodeArgs};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
-use kompakt::{CodecSpec, FilterSpec, WriteOptions};
+use kompakt::WriteOptions;
 use std::io;
 
 /// An error for the user: printed once, then the process exits with `code`
@@ -36,10 +36,10 @@ impl CliError {
         }
     }
 
-    /// Damaged or foreign data (exit code 1).
-    pub fn damaged(message: impl Into<String>) -> Self {
+    /// An error of `kind` with `message`, exiting with the kind's code.
+    fn of_kind(kind: kompakt::ErrorKind, message: String) -> Self {
         CliError {
-            code: 1,
+            code: exit_code(kind),
             ..CliError::new(message)
         }
     }
@@ -51,12 +51,21 @@ impl CliError {
     }
 }
 
+/// The exit code of each kind of error: the CLI's one table ([`kompakt::ErrorKind`]).
+/// Damaged or foreign data exits 1 (`kompakt verify`'s "bad"); every other failure 2.
+fn exit_code(kind: kompakt::ErrorKind) -> u8 {
+    use kompakt::ErrorKind as K;
+    match kind {
+        K::Corrupt => 1,
+        _ => 2,
+    }
+}
+
 impl From<kompakt::Error> for CliError {
     fn from(e: kompakt::Error) -> Self {
         match e {
             kompakt::Error::Io(io) => io.into(),
-            e if e.is_corruption() => CliError::damaged(e.to_string()),
-            e => CliError::new(e.to_string()),
+            e => CliError::of_kind(e.kind(), e.to_string()),
         }
     }
 }
@@ -65,7 +74,7 @@ impl From<kompakt_store::Error> for CliError {
     fn from(e: kompakt_store::Error) -> Self {
         match e {
             kompakt_store::Error::Format(e) => e.into(),
-            e => CliError::new(e.to_string()),
+            e => CliError::of_kind(e.kind(), e.to_string()),
         }
     }
 }
@@ -80,11 +89,7 @@ impl From<io::Error> for CliError {
         }
         // A typed kompakt error may travel inside an io::Error (from `Write` adapters).
         if let Some(k) = e.get_ref().and_then(|inner| inner.downcast_ref::<kompakt::Error>()) {
-            return if k.is_corruption() {
-                CliError::damaged(k.to_string())
-            } else {
-                CliError::new(k.to_string())
-            };
+            return CliError::of_kind(k.kind(), k.to_string());
         }
         CliError::new(format!("I/O error: {e}"))
     }
@@ -99,18 +104,38 @@ impl From<human::ParseSizeError> for CliError {
 /// Result of a command.
 pub(crate) type CliResult<T = ()> = Result<T, CliError>;
 
-/// Builds validated write options from the shared encoding flags.
-pub(crate) fn write_options(a: &EncodeArgs, threads: usize) -> CliResult<WriteOptions> {
-    let codec = CodecSpec::from_options(a.codec.as_deref(), a.level)?;
+/// Builds validated write options from the shared encoding flags, by the rules of every front
+/// end ([`kompakt_api::options`]); with a dictionary, zstd:3 unless a codec or level is given.
+pub(crate) fn write_options(a: &EncodeArgs, threads: usize, dictionary: bool) -> CliResult<WriteOptions> {
     let block_size = human::parse_size(&a.block_size)?;
-    let opts = WriteOptions::default()
-        .codec(codec)
-        .filter(a.filter.parse::<FilterSpec>()?)
-        .typesize(a.typesize)
-        .block_size(usize::try_from(block_size).unwrap_or(usize::MAX))
-        .threads(threads);
-    opts.validate()?;
-    Ok(opts)
+    let args = kompakt_api::options::WriteArgs {
+        codec: a.codec.as_deref(),
+        level: a.level,
+        threads: Some(i64::try_from(threads).unwrap_or(i64::MAX)),
+        typesize: Some(i64::from(a.typesize)),
+        filter: Some(&a.filter),
+        block_size: Some(i64::try_from(block_size).unwrap_or(i64::MAX)),
+        dictionary,
+    };
+    Ok(args.build()?)
+}
+
+/// clap's parser of `-T`/`--threads`: the one limit of every front end.
+pub(crate) fn threads_arg(text: &str) -> Result<usize, String> {
+    let n = text
+        .trim()
+        .parse::<i64>()
+        .map_err(|_| format!("invalid threads {text:?}: a whole number, 0 (all cores) to 256"))?;
+    kompakt_api::options::threads(n).map_err(|e| e.to_string())
+}
+
+/// clap's parser of `--typesize`.
+pub(crate) fn typesize_arg(text: &str) -> Result<u8, String> {
+    let n = text
+        .trim()
+        .parse::<i64>()
+        .map_err(|_| format!("invalid typesize {text:?}: an element size of 1-255 bytes"))?;
+    kompakt_api::options::typesize(n).map_err(|e| e.to_string())
 }
 
 /// A byte progress bar on stderr; hidden when stderr is not a terminal or with `--quiet`.

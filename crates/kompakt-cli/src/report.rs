@@ -170,7 +170,6 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> CliResult<u8> {
             // still checked.
             let bar = progress_bar(None, quiet, "verifying");
             let r = crate::source::open_source(path)
-                .map_err(kompakt::Error::Io)
                 .and_then(|file| Reader::at(file, opts))
                 .and_then(|mut r| {
                     r.set_dictionaries(dictionaries.clone());

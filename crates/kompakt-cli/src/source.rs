@@ -3,17 +3,16 @@
 //! command does not know which it got.
 
 use kompakt::stream::ReadAt;
-use kompakt_remote::Location;
+use kompakt_api::location::Location;
 use kompakt_table::TableReader;
-use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
 /// Where `path` (as typed) names a file: a URL of a scheme kompakt reads, or a path; another
-/// scheme is an error naming the supported ones.
-pub fn location(path: &Path) -> io::Result<Location> {
+/// scheme is an error naming the supported ones ([`kompakt_api::location::parse`]).
+pub fn location(path: &Path) -> kompakt::Result<Location> {
     match path.to_str() {
-        Some(s) => Location::parse(s).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string())),
+        Some(s) => kompakt_api::location::parse(s),
         None => Ok(Location::Local(path.to_path_buf())),
     }
 }
@@ -24,7 +23,7 @@ pub fn is_url(path: &Path) -> bool {
 }
 
 /// Opens `path` for positional reads: the file, or the object behind the URL.
-pub fn open_source(path: &Path) -> io::Result<Arc<dyn ReadAt>> {
+pub fn open_source(path: &Path) -> kompakt::Result<Arc<dyn ReadAt>> {
     match location(path)? {
         Location::Local(p) => Ok(Arc::new(kompakt_fs::open_for_reading(&p)?)),
         Location::Remote(url) => Ok(kompakt_remote::open(&url)?),
