@@ -296,5 +296,9 @@ def run_cli(args: list[str | os.PathLike[str]]) -> int:
     """Runs the ``kompakt`` command line on ``args`` (the program's name first); returns the
     exit code."""
 
+def file_kind(metadata: bytes) -> str:
+    """What a file with this footer metadata holds: "plain", "table", "python-object" or
+    "r-object" (JSON object descriptions read as JSON, as every front end reads them)."""
+
 def resolve_threads(threads: int | None = None) -> int:
     """The number of threads ``threads=`` means: None or 0 for all available cores, at most 256."""

@@ -117,7 +117,9 @@ def test_missing_objects_and_buckets_are_file_not_found_naming_the_url(s3):
 
 
 def test_unsupported_schemes_and_writes_to_urls_are_value_errors(s3, tmp_path):
-    with pytest.raises(ValueError, match=r"gs://b/x.kpk: the scheme gs:// is not supported; kompakt reads s3://"):
+    with pytest.raises(
+        ValueError, match=r"invalid URL \"gs://b/x.kpk\": the scheme gs:// is not supported; kompakt reads s3://"
+    ):
         kompakt.load("gs://b/x.kpk")
     with pytest.raises(ValueError, match="not supported"):
         kompakt.TableFile("hdfs://namenode/t.kpk")

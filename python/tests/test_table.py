@@ -602,7 +602,7 @@ def test_sort_keys_are_checked_recorded_and_kept(tmp_path, cli):
     assert kompakt.TableFile(path).sorted_by != []
     kompakt.write_table(df, tmp_path / "none.kpk")
     assert kompakt.TableFile(tmp_path / "none.kpk").sorted_by == []
-    with pytest.raises(ValueError, match="columns: day, price, city"):
+    with pytest.raises(ValueError, match="a column of the table: day, price, city"):
         kompakt.write_table(df, tmp_path / "bad.kpk", sorted_by="nope")
     with pytest.raises(ValueError, match="'ascending' or 'descending'"):
         kompakt.write_table(df, tmp_path / "bad.kpk", sorted_by=[("day", "up")])

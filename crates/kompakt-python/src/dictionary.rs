@@ -14,8 +14,6 @@ fn io_error(e: std::io::Error, path: &Path) -> PyErr {
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-pub use kompakt::codec::DICTIONARY_CODEC;
-
 /// A zstd dictionary, named by the hash of its bytes (``id``, 16 hex digits).
 ///
 /// ``Dictionary(data)`` wraps the bytes of one (a ``.kpkd`` file, or what ``zstd --train``

@@ -3,9 +3,8 @@
 //! The exception classes are defined in Python (`kompakt._errors`), where a class can have
 //! two bases: `CorruptError` is both a `KompaktError` and a `ValueError`.
 
-use pyo3::exceptions::{
-    PyFileNotFoundError, PyOSError, PyPermissionError, PyRuntimeError, PyTimeoutError, PyValueError,
-};
+use kompakt::ErrorKind;
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyRuntimeError, PyTimeoutError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
@@ -20,6 +19,7 @@ pub enum Kind {
     Store,
     Usage,
     Dictionary,
+    Limit,
 }
 
 impl Kind {
@@ -30,12 +30,13 @@ impl Kind {
             Kind::Store => "StoreError",
             Kind::Usage => "UsageError",
             Kind::Dictionary => "DictionaryError",
+            Kind::Limit => "LimitError",
         }
     }
 
     /// The class, imported once per kind.
     pub fn class(self, py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
-        static CLASSES: [PyOnceLock<Py<PyType>>; 5] = [const { PyOnceLock::new() }; 5];
+        static CLASSES: [PyOnceLock<Py<PyType>>; 6] = [const { PyOnceLock::new() }; 6];
         CLASSES[self as usize].import(py, "kompakt._errors", self.name())
     }
 
@@ -57,9 +58,27 @@ pub fn corrupt(message: impl Into<String>, path: Option<&Path>, what: Option<&st
     Kind::Corrupt.err((message.into(), path, what.map(str::to_string), offset))
 }
 
+/// The Python exception of each kind of error: the binding's one table
+/// ([`kompakt::ErrorKind`]). Every kind but I/O and kompakt's own faults is a `KompaktError`
+/// (and a `ValueError`); I/O errors are `OSError`s, built where the `io::Error` is at hand.
+pub fn exception(kind: ErrorKind, message: String) -> PyErr {
+    match kind {
+        ErrorKind::Corrupt => Kind::Corrupt.err((message,)),
+        ErrorKind::Option => Kind::Option.err((message,)),
+        ErrorKind::Usage => Kind::Usage.err((message,)),
+        ErrorKind::Dictionary => Kind::Dictionary.err((message,)),
+        ErrorKind::Limit => Kind::Limit.err((message,)),
+        ErrorKind::Store => Kind::Store.err((message,)),
+        // An untrusted load's refusal is raised by the Python layer (kompakt._safe.Refused).
+        ErrorKind::Refused => Kind::Corrupt.err((message,)),
+        ErrorKind::Internal => PyRuntimeError::new_err(message),
+        _ => PyOSError::new_err(message),
+    }
+}
+
 /// `Error::Io` becomes `OSError` (or, when it came from a Python file object, the exception
-/// that object raised); damage becomes `CorruptError`; bad options and ranges `OptionError`,
-/// misuse `UsageError` (all three `ValueError`s); a fault of kompakt's own `RuntimeError`.
+/// that object raised); every other error the exception of its kind ([`exception`]), with what
+/// is known of where for damage and the dictionary needed for a missing one.
 pub fn to_py(err: kompakt::Error) -> PyErr {
     to_py_at(err, None)
 }
@@ -75,22 +94,35 @@ pub fn to_py_at(err: kompakt::Error, path: Option<&Path>) -> PyErr {
         }
         E::Truncated { what, .. } | E::BadMagic { what, .. } => corrupt(message, path, Some(what), None),
         e if e.is_corruption() => corrupt(message, path, None, None),
-        E::InvalidOption { .. } | E::OutOfRange { .. } => Kind::Option.err((message,)),
-        E::Usage(_) => Kind::Usage.err((message,)),
         E::MissingDictionary { id, .. } => Kind::Dictionary.err((message, id.to_string())),
-        E::Internal(_) => PyRuntimeError::new_err(message),
-        _ => PyValueError::new_err(message),
+        e => exception(e.kind(), message),
     }
 }
 
-/// Store errors: the format's as above; a folder that is not a store, or a failing index,
-/// `StoreError`; a handle poisoned by an earlier panic, `RuntimeError`.
+/// Store errors: the format's as above; the others by their kind (a folder that is not a
+/// store, or a failing index, `StoreError`; a handle poisoned by an earlier panic,
+/// `RuntimeError`).
 pub fn store_to_py(err: kompakt_store::Error) -> PyErr {
     match err {
         kompakt_store::Error::Format(e) => to_py(e),
         kompakt_store::Error::Poisoned => poisoned(()),
-        e => Kind::Store.err((e.to_string(),)),
+        e => exception(e.kind(), e.to_string()),
     }
+}
+
+/// A `kompakt.OptionError`: an argument the binding itself checks is not valid.
+pub fn option_error(message: impl Into<String>) -> PyErr {
+    Kind::Option.err((message.into(),))
+}
+
+/// A `kompakt.UsageError`: a call the object does not allow now.
+pub fn usage_error(message: impl Into<String>) -> PyErr {
+    Kind::Usage.err((message.into(),))
+}
+
+/// A `kompakt.LimitError`: more memory than the read may have, or than this machine has.
+pub fn limit_error(message: impl Into<String>) -> PyErr {
+    Kind::Limit.err((message.into(),))
 }
 
 /// Extension for `kompakt::Result`.
@@ -116,7 +148,7 @@ pub fn poisoned<E>(_: E) -> PyErr {
 }
 
 pub fn closed() -> PyErr {
-    PyValueError::new_err("I/O operation on a closed kompakt file")
+    usage_error("I/O operation on a closed kompakt file")
 }
 
 /// An I/O error on `path` as Python raises it: `OSError(errno, strerror, filename)`, which

@@ -2,15 +2,11 @@
 //! `kompakt.bench` to make a DataFrame of.
 
 use crate::buffers::Buffer;
-use crate::errors::Kind;
+use crate::errors::{option_error, IntoPy};
 use kompakt::stream::resolve_threads;
 use kompakt::FilterSpec;
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
-
-fn option_error(message: impl Into<String>) -> PyErr {
-    Kind::Option.err((message.into(),))
-}
 
 /// Measures every codec x filter x block size x thread count on `data`; returns the rows (and,
 /// with `recommend`, the recommendations; with `disk`, the disk's measured speeds, which are
@@ -25,7 +21,7 @@ pub fn bench(
     codecs: &str,
     filters: Vec<String>,
     block_sizes: Vec<usize>,
-    threads: Vec<usize>,
+    threads: Vec<i64>,
     typesize: u8,
     seconds: f64,
     unverified: bool,
@@ -64,7 +60,11 @@ pub fn bench(
         codecs,
         filters,
         block_sizes,
-        threads: threads.into_iter().map(resolve_threads).collect(),
+        threads: threads
+            .into_iter()
+            .map(|t| kompakt_api::options::threads(t).map(resolve_threads))
+            .collect::<kompakt::Result<_>>()
+            .py_err()?,
         typesize: typesize.max(1),
         seconds,
         unverified,

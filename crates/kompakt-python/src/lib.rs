@@ -56,6 +56,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(oneshot::decompress, m)?)?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(file_kind, m)?)?;
     Ok(())
 }
 
@@ -65,6 +66,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyo3(signature = (threads=None))]
 fn resolve_threads(threads: Option<i64>) -> PyResult<usize> {
     Ok(kompakt::stream::resolve_threads(options::threads(threads)?))
+}
+
+/// What a file with footer metadata `metadata` holds, as every front end tells it
+/// ([`kompakt_api::FileKind`]): "plain", "table", "python-object" or "r-object".
+#[pyfunction]
+fn file_kind(metadata: &[u8]) -> &'static str {
+    kompakt_api::FileKind::of_metadata(metadata).name()
 }
 
 /// Runs the `kompakt` command line on `args` (the program's name first) and returns its exit

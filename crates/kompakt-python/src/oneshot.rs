@@ -1,11 +1,10 @@
 //! `compress` and `decompress` of in-memory data.
 
 use crate::buffers::Buffer;
-use crate::dictionary::{PyDictionary, DICTIONARY_CODEC};
+use crate::dictionary::PyDictionary;
 use crate::errors::IntoPy;
 use crate::options;
 use kompakt::{ReadOptions, Reader};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -27,12 +26,15 @@ pub fn compress<'py>(
     let buf = Buffer::get(data)?;
     // Default element size: the buffer's own (8 for a float64 array).
     let typesize = typesize.or(Some(buf.item_size().clamp(1, 255) as i64));
-    // With a dictionary, zstd at its default level unless told otherwise (as the CLI).
-    let codec = match (&dictionary, codec, level) {
-        (Some(_), None, None) => Some(DICTIONARY_CODEC),
-        _ => codec,
-    };
-    let opts = options::write_options(codec, level, threads, typesize, filter, block_size)?;
+    let opts = options::write_options(
+        codec,
+        level,
+        threads,
+        typesize,
+        filter,
+        block_size,
+        dictionary.is_some(),
+    )?;
     let buf = &buf;
     let dictionary = dictionary.map(|d| d.inner.clone());
     let packed = py
@@ -64,12 +66,12 @@ pub fn decompress<'py>(
         return Ok(PyBytes::new(py, b""));
     }
     if streams > 1 {
-        return Err(PyValueError::new_err(format!(
+        return Err(crate::errors::usage_error(format!(
             "this file has {streams} streams (a saved object? use kompakt.loads); decompress reads single-stream data"
         )));
     }
     let len = reader.stream_len(0).py_err()?;
-    let len = usize::try_from(len).map_err(|_| PyValueError::new_err("data too large for this machine"))?;
+    let len = usize::try_from(len).map_err(|_| crate::errors::limit_error("data too large for this machine"))?;
     let reader = &mut reader;
     PyBytes::new_with(py, len, |dst| py.detach(|| reader.read_stream_into(0, dst)).py_err())
 }

@@ -1,10 +1,11 @@
 //! Where bytes come from and go to: a path, a Python file object, or memory.
 
 use crate::buffers::Buffer;
+use crate::errors::IntoPy;
 use kompakt::stream::SourceCursor;
 use kompakt_fs::{AtomicFile, PacedOutput, WritebackProgress};
 use kompakt_remote::{Location, RemoteFile, Url};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use std::fs::File;
@@ -104,7 +105,7 @@ pub enum Target<'py> {
 pub fn location(obj: &Bound<'_, PyAny>) -> PyResult<Location> {
     if obj.is_instance_of::<PyString>() {
         if let Ok(s) = obj.extract::<&str>() {
-            return Location::parse(s).map_err(|e| PyValueError::new_err(e.to_string()));
+            return kompakt_api::location::parse(s).py_err();
         }
     }
     Ok(Location::Local(obj.extract::<PathBuf>()?))
@@ -119,10 +120,10 @@ pub fn local_path(obj: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
 }
 
 pub fn cannot_write(url: &Url) -> PyErr {
-    PyValueError::new_err(format!(
-        "{url}: kompakt reads URLs but writes only files on this machine; write a local file \
-         and upload it"
-    ))
+    match kompakt_api::location::for_writing(url.as_str()) {
+        Err(e) => crate::errors::to_py(e),
+        Ok(_) => crate::errors::to_py(kompakt::Error::Usage(format!("{url}: not a local file"))),
+    }
 }
 
 /// Opens the object at `url`, without the GIL; errors as `OSError`s naming the URL.

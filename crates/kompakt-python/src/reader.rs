@@ -7,7 +7,6 @@ use crate::options;
 use crate::pyfile::{Source, Target};
 use kompakt::stream::{BlockCache, StreamSummary};
 use kompakt::{ReadOptions, Reader};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
@@ -72,7 +71,7 @@ fn fill_at(st: &mut State, stream: u32, pos: u64, dst: &mut [u8]) -> kompakt::Re
 
 fn refuse_overlap(st: &State, dst: &[u8]) -> PyResult<()> {
     if st.reader.get_ref().overlaps(dst) {
-        return Err(PyValueError::new_err(
+        return Err(crate::errors::option_error(
             "the output buffer is the memory being read from; pass a separate buffer",
         ));
     }
@@ -149,7 +148,7 @@ impl FileReader {
     /// A whole stream as new `bytes`, decoded in parallel straight into them.
     fn read_stream<'py>(&self, py: Python<'py>, stream: u32) -> PyResult<Bound<'py, PyBytes>> {
         let len = self.stream_len(py, stream)?;
-        let len = usize::try_from(len).map_err(|_| PyValueError::new_err("stream too large for this machine"))?;
+        let len = usize::try_from(len).map_err(|_| crate::errors::limit_error("stream too large for this machine"))?;
         PyBytes::new_with(py, len, |dst| {
             self.with_state(py, |st| st.reader.read_stream_into(stream, dst))
         })
@@ -180,7 +179,7 @@ impl FileReader {
     fn read<'py>(&self, py: Python<'py>, stream: u32, pos: u64, size: u64) -> PyResult<Bound<'py, PyBytes>> {
         let len = self.stream_len(py, stream)?;
         let n = usize::try_from(size.min(len.saturating_sub(pos)))
-            .map_err(|_| PyValueError::new_err("read too large for this machine"))?;
+            .map_err(|_| crate::errors::limit_error("read too large for this machine"))?;
         let mut got = 0;
         let bytes = PyBytes::new_with(py, n, |dst| {
             got = self.with_state(py, |st| fill_at(st, stream, pos, dst))?;

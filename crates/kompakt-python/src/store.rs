@@ -13,7 +13,6 @@ use kompakt::stream::{ContentHasher, StreamOptions};
 use kompakt::{FilterSpec, ReadOptions, Reader};
 use kompakt_remote::{AnyStore, Location, RemoteStoreOptions};
 use kompakt_store::{PendingObject, StoreOptions};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::sync::Mutex;
@@ -47,7 +46,7 @@ impl Pending {
             .lock()
             .map_err(crate::errors::poisoned)?
             .take()
-            .ok_or_else(|| PyValueError::new_err("this object was already committed"))
+            .ok_or_else(|| crate::errors::usage_error("this object was already committed"))
     }
 }
 
@@ -131,7 +130,7 @@ impl PyStore {
         let remote_only =
             cache_dir.is_some() || grace.is_some() || cache_dir_limit.is_some() || multipart_threshold.is_some();
         if let (Location::Local(_), true) = (&location, remote_only) {
-            return Err(PyValueError::new_err(
+            return Err(crate::errors::option_error(
                 "cache_dir, cache_dir_limit, grace and multipart_threshold are options of stores on object \
                  storage (s3:// URLs)",
             ));
@@ -141,7 +140,7 @@ impl PyStore {
             Some(l) if l == f64::INFINITY => None,
             Some(l) if l.is_finite() && l >= 0.0 => Some(l as u64),
             Some(l) => {
-                return Err(PyValueError::new_err(format!(
+                return Err(crate::errors::option_error(format!(
                     "cache_dir_limit must be a number of bytes >= 0 (or float('inf') for no limit), got {l}"
                 )))
             }
@@ -150,7 +149,7 @@ impl PyStore {
             None => None,
             Some(g) if g.is_finite() && g >= 0.0 => Some(std::time::Duration::from_secs_f64(g)),
             Some(g) => {
-                return Err(PyValueError::new_err(format!(
+                return Err(crate::errors::option_error(format!(
                     "grace must be a number of seconds >= 0, got {g}"
                 )))
             }
@@ -309,7 +308,7 @@ impl PyStore {
     fn finish(&self, py: Python<'_>, writer: &FileWriter) -> PyResult<Pending> {
         let writer = writer
             .take_writer(py)?
-            .ok_or_else(|| PyValueError::new_err("this writer is already closed"))?;
+            .ok_or_else(|| crate::errors::usage_error("this writer is already closed"))?;
         let raw = writer.bytes_in();
         let object = py
             .detach(|| -> kompakt_store::Result<Option<PendingObject>> {
@@ -320,7 +319,7 @@ impl PyStore {
                 PendingObject::new(spill, hash, raw).map(Some)
             })
             .py_err()?
-            .ok_or_else(|| PyValueError::new_err("this writer was not made by the store's writer()"))?;
+            .ok_or_else(|| crate::errors::usage_error("this writer was not made by the store's writer()"))?;
         Ok(Pending::new(object))
     }
 

@@ -4,7 +4,7 @@
 //! layer (`kompakt/_table.py`) turns pandas and polars frames into Arrow and back.
 
 use crate::buffers::WritableBuffer;
-use crate::errors::{os_error, to_py, to_py_at, IntoPy};
+use crate::errors::{limit_error, option_error, os_error, to_py, to_py_at, IntoPy};
 use crate::options;
 use crate::pyfile::{local_path, location, open_remote};
 use arrow_array::ffi_stream::ArrowArrayStreamReader;
@@ -13,7 +13,7 @@ use arrow_pyarrow::PyArrowType;
 use arrow_schema::{Schema, SchemaRef};
 use kompakt_remote::Location;
 use kompakt_table::{append_table_file, write_table_file, SortKey, StringLayout, TableOptions, TableReader};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::collections::HashMap;
@@ -23,27 +23,13 @@ use std::sync::Arc;
 fn io_or(err: kompakt::Error, path: &std::path::Path) -> PyErr {
     match err {
         kompakt::Error::Io(e) => os_error(e, path),
-        kompakt::Error::OutOfRange { detail } if detail.starts_with(kompakt_table::OVER_LIMIT) => limit_error(format!(
+        kompakt::Error::OverLimit(detail) if detail.starts_with(kompakt_table::OVER_LIMIT) => limit_error(format!(
             "{}: this read decodes to more than it may allocate, {detail}; pass a larger max_size= \
                  (to read_table or TableFile), or read fewer rows or columns",
             path.display()
         )),
         e => to_py_at(e, Some(path)),
     }
-}
-
-/// A `kompakt.LimitError` with `message`.
-fn limit_error(message: String) -> PyErr {
-    Python::attach(|py| {
-        match py
-            .import("kompakt._errors")
-            .and_then(|m| m.getattr("LimitError"))
-            .and_then(|class| class.call1((message,)))
-        {
-            Ok(e) => PyErr::from_value(e),
-            Err(e) => e,
-        }
-    })
 }
 
 /// The keyword arguments `write_table` and `append_table` share (the table's own default
@@ -94,8 +80,7 @@ pub fn write_table(
         })
         .collect();
     if let Some(r) = rows_per_group {
-        opts.rows_per_group = u32::try_from(r)
-            .map_err(|_| PyValueError::new_err(format!("rows_per_group must be 1..=16777216, got {r}")))?;
+        opts.rows_per_group = kompakt_api::options::rows_per_group(r).py_err()?;
     }
     let reader = data.0;
     let schema = reader.schema();
@@ -130,12 +115,12 @@ pub fn append_table(
 /// pairs. `OSError`s name the URL (FileNotFoundError for a missing bucket).
 #[pyfunction]
 pub fn list_objects(py: Python<'_>, url: &str) -> PyResult<Vec<(String, u64)>> {
-    let parsed = match Location::parse(url).map_err(|e| PyValueError::new_err(e.to_string()))? {
+    let parsed = match kompakt_api::location::parse(url).py_err()? {
         Location::Remote(u) => u,
-        Location::Local(_) => return Err(PyValueError::new_err(format!("{url}: not a URL"))),
+        Location::Local(_) => return Err(option_error(format!("{url}: not a URL"))),
     };
     if !parsed.scheme().starts_with("s3") {
-        return Err(PyValueError::new_err(format!(
+        return Err(option_error(format!(
             "{url}: only s3:// URLs can be listed (HTTP servers have no listing); name the files"
         )));
     }
@@ -286,7 +271,7 @@ impl Table {
     ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
         let threads = options::threads(threads)?;
         if !indices.len().is_multiple_of(8) {
-            return Err(PyValueError::new_err("indices must be whole u64s (8 bytes each)"));
+            return Err(option_error("indices must be whole u64s (8 bytes each)"));
         }
         let indices: Vec<u64> = indices
             .chunks_exact(8)
@@ -323,7 +308,7 @@ impl Table {
         columns.extend(s.min.map(|a| ("min", a)));
         columns.extend(s.max.map(|a| ("max", a)));
         let batch = RecordBatch::try_from_iter_with_nullable(columns.into_iter().map(|(n, a)| (n, a, true)))
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            .map_err(|e| PyRuntimeError::new_err(format!("kompakt: the statistics do not make a batch: {e}")))?;
         let schema = batch.schema();
         let reader: Box<dyn RecordBatchReader + Send> =
             Box::new(RecordBatchIterator::new(std::iter::once(Ok(batch)), schema));
@@ -387,7 +372,7 @@ impl Table {
             "large" => StringLayout::Large,
             "view" => StringLayout::View,
             other => {
-                return Err(PyValueError::new_err(format!(
+                return Err(option_error(format!(
                     "strings must be 'stored', 'large' or 'view', got {other:?}"
                 )))
             }

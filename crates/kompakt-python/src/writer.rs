@@ -1,7 +1,7 @@
 //! `FileWriter`: a kompakt file being written, one or more streams.
 
 use crate::buffers::Buffer;
-use crate::dictionary::{PyDictionary, DICTIONARY_CODEC};
+use crate::dictionary::PyDictionary;
 use crate::errors::IntoPy;
 use crate::guard::Shared;
 use crate::options;
@@ -9,7 +9,7 @@ use crate::pyfile::{PyFile, Sink, Target};
 use kompakt::stream::StreamId;
 use kompakt::{WriteOptions, Writer};
 use kompakt_fs::AtomicFile;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -46,7 +46,7 @@ impl FileWriter {
 }
 
 fn needs_a_path() -> PyErr {
-    PyValueError::new_err("adapt=True paces the compressor by the disk and needs a path to write to")
+    crate::errors::option_error("adapt=True paces the compressor by the disk and needs a path to write to")
 }
 
 #[pymethods]
@@ -68,11 +68,15 @@ impl FileWriter {
         adapt: bool,
         dictionary: Option<PyRef<'_, PyDictionary>>,
     ) -> PyResult<Self> {
-        let codec = match (&dictionary, codec, level) {
-            (Some(_), None, None) => Some(DICTIONARY_CODEC),
-            _ => codec,
-        };
-        let opts = options::write_options(codec, level, threads, typesize, filter, block_size)?;
+        let opts = options::write_options(
+            codec,
+            level,
+            threads,
+            typesize,
+            filter,
+            block_size,
+            dictionary.is_some(),
+        )?;
         let dictionary = dictionary.map(|d| d.inner.clone());
         let sink = match target {
             None if adapt => return Err(needs_a_path()),
@@ -174,7 +178,7 @@ impl FileWriter {
                 Ok(None)
             }
             Sink::Memory(bytes) => Ok(Some(PyBytes::new(py, &bytes).unbind())),
-            Sink::Spill(_) => Err(pyo3::exceptions::PyValueError::new_err(
+            Sink::Spill(_) => Err(crate::errors::usage_error(
                 "a store object is completed by Store.finish, not close()",
             )),
         }
