@@ -9,6 +9,7 @@ from typing import IO, Any, Union
 
 from kompakt import _core
 from kompakt._data import DictionaryLike, _dictionaries, _dictionary
+from kompakt._errors import OptionError, UsageError
 
 Target = Union[str, "os.PathLike[str]", IO[bytes]]
 
@@ -41,7 +42,7 @@ class KompaktFile(io.BufferedIOBase):
     ) -> None:
         super().__init__()
         if mode not in ("rb", "wb"):
-            raise ValueError(f"invalid mode {mode!r}: KompaktFile takes 'rb' or 'wb' (kompakt.open also 'rt', 'wt')")
+            raise OptionError(f"invalid mode {mode!r}: KompaktFile takes 'rb' or 'wb' (kompakt.open also 'rt', 'wt')")
         self.mode = mode
         self.name = os.fspath(file) if isinstance(file, (str, os.PathLike)) else getattr(file, "name", None)
         self._pos = 0
@@ -50,7 +51,7 @@ class KompaktFile(io.BufferedIOBase):
         self._reader: _core.FileReader | None = None
         if mode == "wb":
             if isinstance(dictionary, (list, tuple)):
-                raise ValueError("writing takes one dictionary (a list of them is for reading)")
+                raise OptionError("writing takes one dictionary (a list of them is for reading)")
             self._writer = _core.FileWriter(
                 file,
                 codec=codec,
@@ -75,11 +76,11 @@ class KompaktFile(io.BufferedIOBase):
                 if v is not None
             ]
             if given:
-                raise ValueError(f"{', '.join(given)} only apply when writing (mode 'wb')")
+                raise OptionError(f"{', '.join(given)} only apply when writing (mode 'wb')")
             self._reader = _core.FileReader(file, threads=threads, dictionaries=_dictionaries(dictionary))
             lengths = self._reader.stream_lengths()
             if not 0 <= stream < max(len(lengths), 1):
-                raise ValueError(f"stream {stream} does not exist; the file has {len(lengths)} stream(s)")
+                raise OptionError(f"stream {stream} does not exist; the file has {len(lengths)} stream(s)")
             self._length = lengths[stream] if lengths else 0
 
     @classmethod
@@ -109,7 +110,8 @@ class KompaktFile(io.BufferedIOBase):
 
     def _check_open(self) -> None:
         if self.closed:
-            raise ValueError("I/O operation on closed file")
+            # (io's message; a UsageError is a ValueError, as io's own error for this is.)
+            raise UsageError("I/O operation on closed file")
 
     def _need_reader(self) -> _core.FileReader:
         self._check_open()
@@ -235,9 +237,9 @@ class KompaktFile(io.BufferedIOBase):
         elif whence == io.SEEK_END:
             target = self._length + offset
         else:
-            raise ValueError(f"invalid whence {whence!r}: use 0 (SEEK_SET), 1 (SEEK_CUR) or 2 (SEEK_END)")
+            raise OptionError(f"invalid whence {whence!r}: use 0 (SEEK_SET), 1 (SEEK_CUR) or 2 (SEEK_END)")
         if target < 0:
-            raise ValueError(f"negative seek position {target}")
+            raise OptionError(f"negative seek position {target}")
         self._pos = target
         return target
 
@@ -290,11 +292,11 @@ def open(
     b'line'
     """
     if mode not in _MODES:
-        raise ValueError(f"invalid mode {mode!r}: use one of {', '.join(repr(m) for m in _MODES)}")
+        raise OptionError(f"invalid mode {mode!r}: use one of {', '.join(repr(m) for m in _MODES)}")
     binary_mode = "wb" if mode.startswith("w") else "rb"
     text = "b" not in mode
     if not text and (encoding is not None or errors is not None or newline is not None):
-        raise ValueError("encoding, errors and newline apply to text modes ('rt', 'wt') only")
+        raise OptionError("encoding, errors and newline apply to text modes ('rt', 'wt') only")
     raw = KompaktFile(
         file,
         binary_mode,

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from kompakt import _core
+from kompakt._optional import require
 
 if TYPE_CHECKING:
     import pandas
@@ -78,8 +79,7 @@ def bench(
     >>> bool((df["ratio"] > 100).iloc[1:].all())
     True
     """
-    import pandas
-
+    pandas = require("pandas", "pandas", "kompakt.bench")
     if isinstance(data, (str, os.PathLike)):
         name = os.fspath(data)
         with open(name, "rb") as f:

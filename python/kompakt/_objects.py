@@ -15,13 +15,14 @@ import json
 import os
 import pickle
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any, Union
 
 from kompakt import _core
 from kompakt._data import _object_metadata
-from kompakt._errors import CorruptError, KompaktError, LimitError, OptionError
+from kompakt._errors import CorruptError, KompaktError, LimitError, OptionError, UsageError
 from kompakt._file import KompaktFile
+from kompakt._optional import check_data_package
 from kompakt._safe import Refused, RestrictedUnpickler
 from kompakt.rebuild import datetime_array, ndarray_subclass
 
@@ -29,10 +30,6 @@ Target = Union[str, "os.PathLike[str]", IO[bytes]]
 
 OBJECT_FORMAT = "python-pickle"
 OBJECT_VERSION = 1
-# What a table file's footer metadata starts with (docs/FORMAT.md, "Tables").
-TABLE_MAGIC = b"KTBL"
-# What the footer metadata of an R object (kompakt for R's kpk_save) holds.
-R_OBJECT_TAG = b'"kompakt":"r-serialize"'
 # Buffers smaller than this stay inside the pickle: a stream of its own costs an index entry
 # and compresses worse alone.
 OUT_OF_BAND_MIN = 64 * 1024
@@ -257,7 +254,9 @@ def _check_layout(meta: dict[str, Any], lengths: list[int]) -> tuple[int, list[i
     if not isinstance(version, int) or version < 1:
         raise bad(f"version {version!r}")
     if version > OBJECT_VERSION:
-        raise ValueError(
+        # A CorruptError, as the core's error for a newer format version is: damage as far as
+        # this reader can tell, and the message says what else it may be.
+        raise CorruptError(
             f"this object file has layout version {version}; this kompakt ({_core.__version__}) "
             f"reads up to {OBJECT_VERSION}: upgrade kompakt"
         )
@@ -268,7 +267,7 @@ def _check_layout(meta: dict[str, Any], lengths: list[int]) -> tuple[int, list[i
     except (KeyError, TypeError) as e:
         raise bad(f"missing {e}") from None
     if not isinstance(protocol, int) or protocol > pickle.HIGHEST_PROTOCOL:
-        raise ValueError(f"the object was pickled with protocol {protocol!r}, which this Python cannot read")
+        raise CorruptError(f"the object was pickled with protocol {protocol!r}, which this Python cannot read")
     streams = [stream, *buffer_streams]
     if any(not isinstance(s, int) or not 0 <= s < len(lengths) for s in streams) or len(set(streams)) != len(streams):
         shown = ", ".join(map(repr, streams[:8])) + (f", ... ({len(streams)} in all)" if len(streams) > 8 else "")
@@ -285,18 +284,21 @@ def untrusted_limit(file_size: int) -> int:
 def _read_object(reader: _core.FileReader, trusted: bool, max_size: int | None = None) -> Any:
     raw_meta = reader.metadata()
     meta = _object_metadata(raw_meta)
-    if meta is None and raw_meta.startswith(b"{") and R_OBJECT_TAG in raw_meta:
-        raise ValueError(
+    # A sound file of another kind was given to the wrong call: a UsageError, as an object file
+    # given to read_table is.
+    kind = _core.file_kind(raw_meta) if meta is None else "python-object"
+    if kind == "r-object":
+        raise UsageError(
             "this kompakt file holds an R object saved by kompakt for R (kpk_save): "
             "read it in R with kompakt::kpk_read()"
         )
-    if meta is None and raw_meta.startswith(TABLE_MAGIC):
-        raise ValueError(
+    if kind == "table":
+        raise UsageError(
             "this kompakt file holds a table, not a saved object: "
             "read it with kompakt.read_table(...) or kompakt.TableFile(...)"
         )
     if meta is None:
-        raise ValueError(
+        raise UsageError(
             "this kompakt file holds plain data, not a saved object: "
             "read it with kompakt.open(...) or kompakt.decompress(...)"
         )
@@ -327,18 +329,30 @@ def _read_object(reader: _core.FileReader, trusted: bool, max_size: int | None =
             return io.BytesIO(reader.read_stream(stream))
         return KompaktFile._over_reader(reader, stream, lengths[stream])
 
-    if trusted:
-        return pickle.Unpickler(pickle_source(), buffers=buffers()).load()
-    _check_pickle_lengths(pickle_source())
+    return _unpickle(pickle_source, trusted, buffers())
+
+
+def _unpickle(source: Callable[[], Any], trusted: bool, buffers: Any = None) -> Any:
+    """Unpickles ``source()`` (called again for each pass over the pickle): with pickle's own
+    unpickler when trusted, else with the restricted one once the opcodes were checked, a forged
+    pickle raising ``CorruptError``. An object that needs numpy, pandas, pyarrow or polars where
+    it is not installed says which extra installs it."""
     try:
-        return RestrictedUnpickler(pickle_source(), buffers=buffers()).load()
-    except (Refused, KompaktError, MemoryError, OSError, RecursionError):
+        if trusted:
+            return pickle.Unpickler(source(), buffers=buffers).load()
+        _check_pickle_lengths(source())
+        try:
+            return RestrictedUnpickler(source(), buffers=buffers).load()
+        except (Refused, KompaktError, MemoryError, OSError, RecursionError, ModuleNotFoundError):
+            raise
+        except Exception as e:  # noqa: BLE001 - a forged pickle fails in the unpickler or in the allowed types
+            # A pickle whose opcodes are well formed but whose arguments are not what the types
+            # it names take (a str where bytes go, an index past a tuple): the file is damaged,
+            # whatever the type or the unpickler raised.
+            raise CorruptError(f"the pickle in this object file is damaged: {type(e).__name__}: {e}") from None
+    except ModuleNotFoundError as e:
+        check_data_package(e, "loading this object")
         raise
-    except Exception as e:  # noqa: BLE001 - a forged pickle fails in the unpickler or in the allowed types
-        # A pickle whose opcodes are well formed but whose arguments are not what the types
-        # it names take (a str where bytes go, an index past a tuple): the file is damaged,
-        # whatever the type or the unpickler raised.
-        raise CorruptError(f"the pickle in this object file is damaged: {type(e).__name__}: {e}") from None
 
 
 def _check_pickle_lengths(source: Any) -> None:
@@ -353,7 +367,7 @@ def _check_pickle_lengths(source: Any) -> None:
     try:
         for count, (op, arg, _) in enumerate(pickletools.genops(source)):
             if op.name in ("PUT", "BINPUT", "LONG_BINPUT") and not (isinstance(arg, int) and 0 <= arg <= count):
-                raise ValueError(f"{op.name} {arg} names a memo slot beyond the {count} opcodes before it")
+                raise CorruptError(f"{op.name} {arg} names a memo slot beyond the {count} opcodes before it")
     except Exception as e:  # noqa: BLE001 - genops reports short and unknown data as several types
         raise CorruptError(f"the pickle in this object file is damaged: {e}") from None
 

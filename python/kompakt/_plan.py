@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kompakt._errors import OptionError
+from kompakt._optional import require
 from kompakt._table import TableFile
 
 OPS = ("==", "=", "!=", "<", "<=", ">", ">=", "in", "not in")
@@ -380,8 +381,8 @@ def read_batches(
     >>> kompakt.read_batches(path, ["x"], [("t", ">", 6)]).read_all().column("x").to_pylist()
     [7, 8, 9]
     """
-    import pyarrow as pa
-
+    pa = require("pyarrow", "arrow", "kompakt.read_batches")
+    require("numpy", "arrow", "kompakt.read_batches")  # (a filter's binary search reads rows by number)
     filters = check_filters(filters)
     files = expand_paths(paths)
     names = list(columns) if columns is not None else None

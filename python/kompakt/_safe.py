@@ -26,6 +26,8 @@ import importlib
 import pickle
 from typing import Any
 
+from kompakt._optional import missing_package
+
 _EXACT: dict[str, frozenset[str]] = {
     "builtins": frozenset(
         "bool bytearray bytes complex dict float frozenset int list range set slice str tuple".split()
@@ -169,6 +171,10 @@ def _allowed(module: str, name: str) -> bool:
         return False
     try:
         obj = getattr(importlib.import_module(module), name)
+    except ModuleNotFoundError as e:
+        if missing_package(e) is not None:
+            raise  # numpy (say) is not installed: not a refusal (the loader names the extra)
+        return False
     except (ImportError, AttributeError):
         return False
     if family == "pandas" and name.startswith("__pyx_unpickle_") and callable(obj):

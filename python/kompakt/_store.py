@@ -26,15 +26,15 @@ from typing import Any, TypeVar, Union
 
 from kompakt import _core
 from kompakt._data import _object_metadata
+from kompakt._errors import OptionError, UsageError
 from kompakt._objects import (
     PICKLE_ONLY_METADATA,
-    R_OBJECT_TAG,
     _check_layout,
-    _check_pickle_lengths,
     _ObjectEncoder,
     _read_object,
+    _unpickle,
 )
-from kompakt._safe import RestrictedUnpickler
+from kompakt._optional import check_data_package
 
 __all__ = ["DEFAULT_NAMESPACE", "Store", "memoize"]
 
@@ -153,7 +153,7 @@ class Store(MutableMapping[str, Any]):
         multipart_threshold: int | None = None,
     ) -> None:
         if not isinstance(cache_bytes, int) or cache_bytes < 0:
-            raise ValueError(f"cache_bytes must be 0 (no cache) or a positive number of bytes, got {cache_bytes!r}")
+            raise OptionError(f"cache_bytes must be 0 (no cache) or a positive number of bytes, got {cache_bytes!r}")
         adapt = None if adapt is None else bool(adapt)
         self._core: Any = _core.Store(
             os.fspath(path),
@@ -325,7 +325,7 @@ class Store(MutableMapping[str, Any]):
         server, and are fetched again when asked for). Returns the keys and objects removed,
         the bytes freed and the object files' bytes left (``file_bytes``)."""
         if not isinstance(max_bytes, int) or max_bytes < 0:
-            raise ValueError(f"max_bytes must be a number of bytes >= 0, got {max_bytes!r}")
+            raise OptionError(f"max_bytes must be a number of bytes >= 0, got {max_bytes!r}")
         return dict(self._core.reduce_size(max_bytes))
 
     def info(self) -> dict[str, Any]:
@@ -351,7 +351,7 @@ class Store(MutableMapping[str, Any]):
         reading them at most ``max_slowdown`` slower (a fraction; None: size alone decides,
         for when the disk rather than the CPU is short). Returns the trial: ``adopted``,
         ``reason`` when not, sizes (``stored_without``, ``stored_with``) and times in seconds.
-        A namespace that has a dictionary keeps it (``ValueError``). The store does this by
+        A namespace that has a dictionary keeps it (``kompakt.StoreError``). The store does this by
         itself as values come (``dictionaries=True``).
 
         >>> import kompakt, tempfile, os
@@ -377,7 +377,7 @@ class Store(MutableMapping[str, Any]):
 
     def close(self) -> None:
         """Closes the index (its write-ahead log is folded in and removed when the last
-        connection to it closes). Later calls raise ``ValueError``. Also done on ``with``
+        connection to it closes). Later calls raise ``kompakt.UsageError``. Also done on ``with``
         exit and garbage collection."""
         self._core = _CLOSED
         if self._cache is not None:
@@ -451,9 +451,12 @@ class Store(MutableMapping[str, Any]):
                     raise _not_an_object(key, meta)
                 _check_layout(layout, [len(data)])
             if self._trusted:
-                return pickle.loads(data), len(data)
-            _check_pickle_lengths(io.BytesIO(data))
-            return RestrictedUnpickler(io.BytesIO(data)).load(), len(data)
+                try:
+                    return pickle.loads(data), len(data)
+                except ModuleNotFoundError as e:
+                    check_data_package(e, "loading this object")
+                    raise
+            return _unpickle(lambda: io.BytesIO(data), False), len(data)
         reader = found[1]
         try:
             meta = reader.metadata()
@@ -464,15 +467,15 @@ class Store(MutableMapping[str, Any]):
             reader.close()
 
 
-def _not_an_object(key: str, meta: bytes) -> ValueError:
-    if meta.startswith(b"{") and R_OBJECT_TAG in meta:
-        return ValueError(f"key {key!r} holds an R object set by kompakt for R: get it in R (kpk_store()$get)")
-    return ValueError(f"key {key!r} holds plain data, not a saved object: read it with get_bytes()")
+def _not_an_object(key: str, meta: bytes) -> UsageError:
+    if _core.file_kind(meta) == "r-object":
+        return UsageError(f"key {key!r} holds an R object set by kompakt for R: get it in R (kpk_store()$get)")
+    return UsageError(f"key {key!r} holds plain data, not a saved object: read it with get_bytes()")
 
 
 class _Closed:
     def __getattr__(self, name: str) -> Any:
-        raise ValueError("operation on a closed kompakt.Store")
+        raise UsageError("operation on a closed kompakt.Store")
 
 
 _CLOSED = _Closed()
@@ -530,7 +533,7 @@ def _check_key(key: Any) -> str:
         try:
             key.encode("utf-8")
         except UnicodeEncodeError:
-            raise ValueError(f"store keys are Unicode text; {key!r} holds a lone surrogate") from None
+            raise OptionError(f"store keys are Unicode text; {key!r} holds a lone surrogate") from None
     return key
 
 
@@ -612,7 +615,7 @@ class _Memoized:
         self._ignore = ignore
         for arg in ignore:
             if arg not in self._signature.parameters:
-                raise ValueError(f"ignore names {arg!r}, which is not a parameter of {name}")
+                raise OptionError(f"ignore names {arg!r}, which is not a parameter of {name}")
         # Keys are "<function id>-<code version>:<arguments>": a namespace shared with other
         # functions or plain keys only loses this function's outdated entries.
         self._prefix = hash_value(name)[:12] + "-"

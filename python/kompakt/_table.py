@@ -10,20 +10,41 @@ from __future__ import annotations
 import collections
 import json
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kompakt import _core
 from kompakt._errors import CorruptError, LimitError, OptionError
+from kompakt._optional import require
 
 __all__ = ["TableFile", "append_table", "read_table", "write_table"]
 
 _TARGETS = ("pandas", "arrow", "polars")
+# The packages each ``to=`` needs (the extra of the same name installs them).
+_TARGET_MODULES = {"pandas": ("pandas", "pyarrow"), "arrow": ("pyarrow",), "polars": ("polars", "pyarrow")}
+
+
+def _check_target(to: Any, caller: str, numpy: bool = False) -> None:
+    """Checks ``to=`` of ``caller`` (``"kompakt.read_table"``), and that the packages it needs
+    (and numpy, for row numbers) are installed."""
+    if not isinstance(to, str) or to not in _TARGETS:
+        raise OptionError(f"to must be one of {', '.join(map(repr, _TARGETS))}, got {to!r}")
+    for module in _TARGET_MODULES[to] + (("numpy",) if numpy else ()):
+        if sys.modules.get(module) is None:  # (the message is built only when needed)
+            require(module, to, f"{caller}(to={to!r})")
+
+
+def _pyarrow_for(data: Any, caller: str):
+    """pyarrow, which writing ``data`` needs; a missing one names the extra for ``data``'s kind."""
+    module = type(data).__module__
+    extra = "pandas" if module.startswith("pandas") else "polars" if module.startswith("polars") else "arrow"
+    return require("pyarrow", extra, f"kompakt.{caller}")
 
 
 def _arrow_input(data: Any, preserve_index: bool | None, caller: str = "write_table"):
     """``data`` as something with ``__arrow_c_stream__`` (a pyarrow Table or reader)."""
-    import pyarrow as pa
+    pa = _pyarrow_for(data, caller)
 
     if isinstance(data, pa.Table) and data.num_rows == 0:
         # One empty batch rather than none: it carries the dictionaries (a Table's stream skips
@@ -46,7 +67,7 @@ def _arrow_input(data: Any, preserve_index: bool | None, caller: str = "write_ta
                 batch = pa.RecordBatch.from_pandas(data, preserve_index=preserve_index)
                 table = pa.RecordBatchReader.from_batches(batch.schema, [batch])
         except (pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowInvalid) as e:
-            raise ValueError(f"{caller}: {_unsupported_column(data, e)}") from None
+            raise OptionError(f"{caller}: {_unsupported_column(data, e)}") from None
     elif type(data).__module__.startswith("polars") and type(data).__name__ == "DataFrame":
         table = data.to_arrow()
     elif hasattr(data, "__arrow_c_stream__"):
@@ -120,9 +141,9 @@ def _sort_keys(sorted_by: SortKeys | None) -> list[tuple[str, bool, bool]] | Non
         order = spec[1] if len(spec) > 1 else "ascending"
         nulls = spec[2] if len(spec) > 2 else "last"
         if order not in _SORT_ORDERS:
-            raise ValueError(f"sort order of {name!r} must be 'ascending' or 'descending', got {order!r}")
+            raise OptionError(f"sort order of {name!r} must be 'ascending' or 'descending', got {order!r}")
         if nulls not in _NULL_PLACES:
-            raise ValueError(f"nulls of sort key {name!r} must go 'last' or 'first', got {nulls!r}")
+            raise OptionError(f"nulls of sort key {name!r} must go 'last' or 'first', got {nulls!r}")
         keys.append((name, _SORT_ORDERS[order], _NULL_PLACES[nulls]))
     return keys
 
@@ -156,7 +177,7 @@ def write_table(
     ``sorted_by`` records the columns the rows are sorted by (``TableFile.sorted_by``): a
     name, or a list of names and ``(name, "ascending"|"descending"[, "last"|"first"])``
     tuples; nulls go last unless said otherwise. Every row is checked as it is written, and
-    appends must keep the order: rows out of order raise ``ValueError`` naming them.
+    appends must keep the order: rows out of order raise ``kompakt.UsageError`` naming them.
 
     ``statistics`` (default True) keeps each row group's null counts and value bounds
     (``TableFile.statistics``), which let filtered reads skip row groups.
@@ -214,6 +235,7 @@ def append_table(
     [1, 2, 3]
     """
     _check_metadata(metadata)
+    _pyarrow_for(data, "append_table")
     if preserve_index is None and type(data).__name__ == "DataFrame" and type(data).__module__.startswith("pandas"):
         # Match the stored columns: keep the index only if the table stored one as a column.
         stored = TableFile(path).columns
@@ -253,6 +275,7 @@ def read_table(
     >>> kompakt.read_table(path, ["a"], rows=(50_000, 50_002), to="arrow").to_pydict()
     {'a': [50000, 50001]}
     """
+    _check_target(to, "kompakt.read_table", numpy=_are_row_numbers(rows))
     return TableFile(path, max_size=max_size).read(columns, rows, to=to, threads=threads)
 
 
@@ -320,6 +343,7 @@ class TableFile:
     @property
     def schema(self):
         """The Arrow schema (``pyarrow.Schema``), with pandas metadata if pandas wrote it."""
+        require("pyarrow", "arrow", "kompakt.TableFile.schema")
         return self._core.schema
 
     @property
@@ -333,6 +357,7 @@ class TableFile:
     def _names(self) -> list[str]:
         # Built once: the schema crosses from Rust on every `schema` access.
         if self._column_names is None:
+            require("pyarrow", "arrow", "kompakt.TableFile.columns")
             self._column_names = list(self._core.schema.names)
         return self._column_names
 
@@ -395,6 +420,7 @@ class TableFile:
         >>> kompakt.TableFile(path).statistics("a").to_pydict()
         {'null_count': [1, 0], 'min': [5, 2], 'max': [5, 9]}
         """
+        require("pyarrow", "arrow", "kompakt.TableFile.statistics")
         [position] = self._positions([column])
         reader = self._core.statistics(position)
         return None if reader is None else reader.read_all()
@@ -450,7 +476,7 @@ class TableFile:
             raise TypeError(f"rows must be a slice, (start, stop) or an int, got {rows!r}")
         start, stop, step = rows.indices(n)
         if step != 1:
-            raise ValueError("rows must be a contiguous range (step 1)")
+            raise OptionError(f"rows must be a contiguous range (step 1), got step {step}")
         return start, max(start, stop)
 
     def _exact_range(self, first, last) -> tuple[int, int]:
@@ -509,6 +535,7 @@ class TableFile:
 
     def read_arrow(self, columns=None, rows=None, *, threads: int | None = None):
         """Like :meth:`read` with ``to="arrow"``: a ``pyarrow.Table``."""
+        require("pyarrow", "arrow", "kompakt.TableFile.read_arrow")
         if _are_row_numbers(rows):
             return self.take(rows, columns, to="arrow", threads=threads)
         start, stop = self._range(rows)
@@ -562,8 +589,7 @@ class TableFile:
 
     def read(self, columns=None, rows=None, *, to: str = "pandas", threads: int | None = None):
         """Columns and rows as pandas (default), ``"arrow"`` or ``"polars"``; see read_table."""
-        if to not in _TARGETS:
-            raise ValueError(f"to must be one of {', '.join(map(repr, _TARGETS))}, got {to!r}")
+        _check_target(to, "kompakt.TableFile.read", numpy=_are_row_numbers(rows))
         if _are_row_numbers(rows):
             return self.take(rows, columns, to=to, threads=threads)
         start, stop = self._range(rows)
@@ -641,8 +667,7 @@ class TableFile:
         >>> kompakt.TableFile(path).take([99_999, 5, 5], to="arrow")["a"].to_pylist()
         [99999, 5, 5]
         """
-        if to not in _TARGETS:
-            raise ValueError(f"to must be one of {', '.join(map(repr, _TARGETS))}, got {to!r}")
+        _check_target(to, "kompakt.TableFile.take", numpy=True)
         rows = self._row_numbers(indices)
         positions = self._positions(columns)
         self._check_size(positions, 0, len(rows))
@@ -695,10 +720,18 @@ class TableFile:
         times the file's size and at least 1 GiB): decoding one batch allocates at most that
         much, or raises ``kompakt.LimitError`` before allocating more. The iteration as a whole
         is not limited (that is what it is for: tables larger than memory)."""
+        # Checked here, at the call, not at the first batch.
+        if rows_per_batch is not None:
+            if isinstance(rows_per_batch, bool) or not hasattr(rows_per_batch, "__index__"):
+                raise TypeError(f"rows_per_batch must be an int or None, got {type(rows_per_batch).__name__}")
+            rows_per_batch = rows_per_batch.__index__()
+            if rows_per_batch < 1:
+                raise OptionError(f"rows_per_batch must be at least 1 (or None: 64 row groups), got {rows_per_batch}")
+        require("pyarrow", "arrow", "kompakt.TableFile.iter_batches")
         step = rows_per_batch or 64 * self.rows_per_group
-        if step < 1:
-            raise ValueError("rows_per_batch must be at least 1")
-        positions = self._positions(columns)
+        return self._batches(step, self._positions(columns), threads)
+
+    def _batches(self, step: int, positions: list[int] | None, threads: int | None) -> Iterator:
         self._set_limit()
         for start in range(0, self.num_rows, step):
             reader = self._core.read(positions, start, min(start + step, self.num_rows), threads)

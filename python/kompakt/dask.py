@@ -21,6 +21,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from kompakt._optional import require
 from kompakt._plan import Part, apply_filters, check_filters, expand_paths, plan, with_needed
 from kompakt._table import TableFile, write_table
 
@@ -33,8 +34,7 @@ def _read_part(part: Part, columns: list[str] | None, filters: list, index: str 
     t = TableFile(part.path)
     frames = [t.read(names, slice(a, b)) for a, b in part.row_ranges()]
     if len(frames) > 1:
-        import pandas as pd
-
+        pd = require("pandas", "dask", "kompakt.dask.read_table")
         frame = pd.concat(frames)
     else:
         frame = frames[0]
@@ -68,8 +68,7 @@ def read_table(
     shuffle). Files are opened on the workers, by path or URL, so the cluster's machines must
     reach them.
     """
-    import dask.dataframe as dd
-
+    dd = require("dask.dataframe", "dask", "kompakt.dask.read_table")
     filters = check_filters(filters)
     parts = plan(paths, columns, filters, rows_per_part=rows_per_part, sort_key=index)
     names = list(columns) if columns is not None else None
@@ -102,8 +101,7 @@ def to_kompakt(ddf: Any, folder: str | os.PathLike, **options: Any) -> list[str]
     """Writes each partition of a Dask DataFrame to ``folder/part-NNNNN.kpk`` (in parallel, on
     the cluster), with ``write_table``'s ``options``; returns the paths in partition order.
     A pandas index that is not a plain range is kept, as ``write_table`` keeps it."""
-    import dask
-
+    dask = require("dask", "dask", "kompakt.dask.to_kompakt")
     folder = os.fspath(folder)
     os.makedirs(folder, exist_ok=True)
     paths = [os.path.join(folder, f"part-{i:05d}.kpk") for i in range(ddf.npartitions)]

@@ -20,6 +20,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from kompakt._optional import require
 from kompakt._plan import BATCH_ROWS, batch_ranges, check_filters, combine, expand_paths, plan, with_needed
 from kompakt._table import TableFile
 
@@ -154,7 +155,9 @@ def scan_table(
     anything is read: by binary search on a file's first sort key, and by the row-group
     statistics on any column. The whole predicate is then applied to the rows read.
     """
-    import polars as pl
+    pl = require("polars", "polars", "kompakt.polars.scan_table")
+    require("pyarrow", "polars", "kompakt.polars.scan_table")  # (tables are read as Arrow, then handed over)
+    require("numpy", "polars", "kompakt.polars.scan_table")  # (a filter's binary search reads rows by number)
     from polars.io.plugins import register_io_source
 
     filters = check_filters(filters)

@@ -21,6 +21,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from kompakt._optional import require
 from kompakt._plan import check_filters, expand_paths, plan, read_tables
 from kompakt._table import TableFile
 
@@ -30,6 +31,7 @@ __all__ = ["datasource", "read_table"]
 @functools.cache
 def _datasource_class() -> type:
     # Defined once ray is imported: kompakt does not need ray to import.
+    require("ray.data", "ray", "kompakt.ray.datasource")
     from ray.data import Datasource, ReadTask
     from ray.data.block import BlockMetadata
 
@@ -95,9 +97,8 @@ def read_table(
     ``ray.data.read_datasource`` (``override_num_blocks=``, ``ray_remote_args=``, ...). Files
     are opened by Ray's workers, by path or URL, so every machine of the cluster must reach
     them (and for ``s3://``, have the AWS settings)."""
-    import ray.data
-
-    return ray.data.read_datasource(datasource(paths, columns, filters, rows_per_part=rows_per_part), **read_args)
+    data = require("ray.data", "ray", "kompakt.ray.read_table")
+    return data.read_datasource(datasource(paths, columns, filters, rows_per_part=rows_per_part), **read_args)
 
 
 def datasource(
