@@ -1,6 +1,8 @@
 use super::*;
+use crate::setup::create_store;
 use kompakt::codec::CodecSpec;
 use kompakt_fs::PacedOutput;
+use std::collections::HashMap;
 
 fn store(dir: &tempfile::TempDir) -> Store {
     Store::open(dir.path().join("s"), StoreOptions::default()).unwrap()
