@@ -77,22 +77,42 @@ export PIP_CONSTRAINT="$PWD/python/constraints.txt"
 echo "setup: Python $("$PY" -c 'import platform; print(platform.python_version())') in $VENV"
 
 # --- R: the R package (r/kompakt), for test.sh and demo.sh ----------------------------------
-# Installs R and testthat from Debian when missing, then the package into $1/R-library (cargo's
-# target folder), building kompakt's C API with cargo. Afterwards $R_LIBRARY is that folder.
+# Installs R and the Debian packages the package and its tests use when missing, storr and
+# targets (from ../shared/vendor, when there) into a private library, $1/R-library (cargo's
+# target folder; KOMPAKT_R_LIBRARY chooses another, such as R's own user library, the first of
+# `Rscript -e '.libPaths()'`), then, unless $2 is "deps", the package from the checkout, built
+# by cargo in that target folder (nothing recompiles after `cargo build --release`).
+# Afterwards $R_LIBRARY is that library; R finds the package there with R_LIBS=$R_LIBRARY.
 kompakt_r_setup() {
-  # data.table, bit64 and tibble: the table tests' data.table keys, integer64 and tibbles.
-  if ! command -v Rscript >/dev/null 2>&1 ||
-    ! Rscript -e 'library(testthat); library(R6); library(digest); library(data.table); library(bit64); library(tibble)' >/dev/null 2>&1; then
-    kompakt_apt_install --no-install-recommends r-base-dev r-cran-testthat r-cran-r6 r-cran-digest \
-      r-cran-data.table r-cran-bit64 r-cran-tibble
+  local vendor=../shared/vendor storr targets
+  storr="$(ls "$vendor"/storr_*.tar.gz 2>/dev/null | head -n 1 || true)"
+  targets="$(ls "$vendor"/targets_*.tar.gz 2>/dev/null | head -n 1 || true)"
+  # data.table, bit64 and tibble: the table tests' data.table keys, integer64 and tibbles;
+  # withr: the tests' temporary folders; the rest: what targets imports beyond those.
+  local debs="r-base-dev r-cran-testthat r-cran-withr r-cran-r6 r-cran-digest r-cran-data.table r-cran-bit64 r-cran-tibble"
+  local libs="testthat withr R6 digest data.table bit64 tibble"
+  if [ -n "$targets" ]; then
+    debs="$debs r-cran-base64url r-cran-callr r-cran-cli r-cran-codetools r-cran-igraph r-cran-knitr"
+    debs="$debs r-cran-rlang r-cran-tidyselect r-cran-vctrs r-cran-yaml"
+    libs="$libs base64url callr cli codetools igraph knitr rlang tidyselect vctrs yaml"
   fi
-  R_LIBRARY="$1/R-library"
+  if ! command -v Rscript >/dev/null 2>&1 ||
+    ! Rscript -e "for (p in strsplit('$libs', ' ')[[1]]) library(p, character.only = TRUE)" >/dev/null 2>&1; then
+    # shellcheck disable=SC2086
+    kompakt_apt_install --no-install-recommends $debs
+  fi
+  R_LIBRARY="${KOMPAKT_R_LIBRARY:-$1/R-library}"
   mkdir -p "$R_LIBRARY"
-  # storr (for the storr driver's tests) is not in Debian: from ../shared/vendor when there.
-  local storr
-  storr="$(ls ../shared/vendor/storr_*.tar.gz 2>/dev/null | head -n 1 || true)"
+  R_LIBRARY="$(cd "$R_LIBRARY" && pwd)"
+  # storr (the storr driver's tests) and targets (a real pipeline) are not in Debian.
   if [ -n "$storr" ] && ! R_LIBS="$R_LIBRARY" Rscript -e 'library(storr)' >/dev/null 2>&1; then
     R CMD INSTALL -l "$R_LIBRARY" "$storr"
   fi
-  CARGO_TARGET_DIR="$1" R CMD INSTALL --preclean --no-multiarch -l "$R_LIBRARY" r/kompakt
+  if [ -n "$targets" ] && ! R_LIBS="$R_LIBRARY" Rscript -e 'library(targets)' >/dev/null 2>&1; then
+    R CMD INSTALL -l "$R_LIBRARY" "$targets"
+  fi
+  if [ "${2:-}" != deps ]; then
+    CARGO_TARGET_DIR="$1" R CMD INSTALL --preclean --no-multiarch -l "$R_LIBRARY" r/kompakt
+    echo "setup: kompakt for R is installed in $R_LIBRARY: run R with R_LIBS=$R_LIBRARY to use it"
+  fi
 }

@@ -33,14 +33,24 @@ bash crates/kompakt-c/tests/run_c_tests.sh "$TARGET_DIR"
 echo "== Python package: pip install .[test] (maturin builds the extension: minutes the first time), then pytest"
 "$PY" -m pip install -v ".[test]"
 KOMPAKT_BIN="$TARGET_DIR/release/kompakt" "$PY" -m pytest -q python/tests
-echo "== R package (r/kompakt): R from Debian when missing, then R CMD INSTALL and testthat"
+echo "== R package (r/kompakt): its source tarball (scripts/r_package.sh), installed into \$TARGET_DIR/R-library,"
+echo "   then R CMD check on it, which runs the testthat tests and examples against that install"
 echo "   (with the CLI and the Python package, for the tests of stores and tables shared by all three)"
-kompakt_r_setup "$TARGET_DIR"
-# storr's own driver specification runs on the storr driver: required when ../shared is there.
+kompakt_r_setup "$TARGET_DIR" deps
+# storr's own driver specification (storr driver) and a tar_make() pipeline (targets format):
+# required when ../shared has them.
 storr_required=""
+targets_required=""
 if ls ../shared/vendor/storr_*.tar.gz >/dev/null 2>&1; then storr_required=1; fi
-(cd r/kompakt/tests && R_LIBS="$R_LIBRARY" KOMPAKT_BIN="$TARGET_DIR/release/kompakt" KOMPAKT_PYTHON_BIN="$PY" \
-  KOMPAKT_REQUIRE_STORR="$storr_required" KOMPAKT_REQUIRE_SUGGESTS=1 Rscript testthat.R)
+if ls ../shared/vendor/targets_*.tar.gz >/dev/null 2>&1; then targets_required=1; fi
+# The tarball links the C library the C tests above built from the same sources
+# (KOMPAKT_C_LIB) instead of compiling every crate again from its vendored copies (about 12 CPU
+# minutes, measured in r/kompakt/README.md); `bash scripts/r_check.sh` alone does that.
+KOMPAKT_C_LIB="$TARGET_DIR/release/libkompakt_c.a" \
+  KOMPAKT_BIN="$TARGET_DIR/release/kompakt" KOMPAKT_PYTHON_BIN="$PY" KOMPAKT_GOLDEN_DIR="$PWD/tests/golden/v1" \
+  KOMPAKT_REQUIRE_STORR="$storr_required" KOMPAKT_REQUIRE_TARGETS="$targets_required" KOMPAKT_REQUIRE_SUGGESTS=1 \
+  bash scripts/r_check.sh "$TARGET_DIR" "$R_LIBRARY"
+echo "   kompakt for R is installed in $R_LIBRARY: run R with R_LIBS=$R_LIBRARY to use it"
 echo "== type stubs: python/kompakt/_core.pyi against the compiled module (mypy stubtest)"
 # MYPYPATH: the stubs of the source tree, not the copy installed with the package.
 MYPYPATH=python "$PY" -m mypy.stubtest --mypy-config-file pyproject.toml kompakt._core

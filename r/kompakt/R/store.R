@@ -1,55 +1,10 @@
-#' A kompakt object store
-#'
-#' `kpk_store(path)` opens (creating it when missing) a content-addressed store in a folder:
-#' each value is saved once per content, as `kpk_save()` saves it, and keys (any strings, in
-#' namespaces) point at values. It is the same folder format as Python's `kompakt.Store`, so one
-#' store can be used from R and Python at once (each language refuses the other's values with a
-#' message naming it), and `kompakt store ls/verify/gc` work on it. Many processes may use one
-#' store; every set is atomic and the last writer of a key wins.
-#'
-#' The store may live on object storage: `kpk_store("s3://bucket/prefix")` is the same store as
-#' Python's `kompakt.Store("s3://bucket/prefix")`, shared by every machine that reaches the bucket
-#' (credentials, region and endpoint from the AWS environment variables, such as
-#' `AWS_ENDPOINT_URL` for MinIO or Ceph). Values are built and kept in a local cache folder (under
-#' `$XDG_CACHE_HOME/kompakt/remote`, else `~/.cache`; at most 10 GiB, least recently used first
-#' out), so repeated gets do not go to the network.
-#'
-#' The store is an environment of functions:
-#' \describe{
-#'   \item{`$set(key, value, namespace)`}{saves `value` under `key`; returns its content hash, invisibly.}
-#'   \item{`$get(key, namespace, trusted)`}{the value; a missing key is an error of class
-#'     `KeyError`. `trusted` (default: the store's) as for [kpk_read()].}
-#'   \item{`$exists(key, namespace)`, `$del(key, namespace)`}{logical, one per key (vectorised).}
-#'   \item{`$mget(keys, namespace)`, `$mset(keys, values, namespace)`}{several keys.}
-#'   \item{`$list(namespace)`, `$list_namespaces()`}{sorted keys; namespaces that hold keys.}
-#'   \item{`$clear(namespace)`}{deletes every key of `namespace` (`NULL`: of all); returns how many.}
-#'   \item{`$gc()`}{removes the values no key points at (on S3, those older than an hour, so a
-#'     value another machine is committing stays); returns `c(objects, bytes)` removed.}
-#'   \item{`$close()`}{closes the store (also done when it is garbage collected).}
-#' }
-#'
-#' @param path The store's folder, or an `s3://bucket/prefix` URL.
-#' @param codec,level The default codec, recorded when the store is created (see
-#'   [kpk_save()]); an existing store opened with another is an error.
-#' @param threads Threads for large values; 0 (the default) uses all cores.
-#' @param namespace The namespace used when a call names none.
-#' @param trusted Whether values are unserialized as they are (`TRUE`, the default, as
-#'   Python's `kompakt.Store`) or checked first and refused when they hold code (`FALSE`; see
-#'   [kpk_read()], "Trusted and untrusted reads"): pass `FALSE` for a store others write to.
-#' @return A `kpk_store`.
-#' @examples
-#' st <- kpk_store(file.path(tempdir(), "cache"))
-#' st$set("model", lm(mpg ~ wt, mtcars))
-#' coef(st$get("model"))
-#' st$exists(c("model", "other"))
-#' st$list()
-#' st$close()
-#' @export
+# The object store: kpk_store(). Documented in man/kpk_store.Rd.
+
 kpk_store <- function(path, codec = NULL, level = NULL, threads = 0L, namespace = "objects",
                       trusted = TRUE) {
   .check_trusted(trusted)
   path <- .store_location(path)
-  ptr <- .Call(kpk_store_open_c, path, codec, level, threads)
+  ptr <- .Call(kpk_store_open_c, path, .write_options(codec, level, threads))
   self <- new.env(parent = emptyenv())
   self$path <- path
   self$default_namespace <- namespace
@@ -86,7 +41,6 @@ kpk_store <- function(path, codec = NULL, level = NULL, threads = 0L, namespace 
   self
 }
 
-#' @export
 print.kpk_store <- function(x, ...) {
   cat("<kpk_store> ", x$path, "\n", sep = "")
   invisible(x)

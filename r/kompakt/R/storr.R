@@ -1,39 +1,12 @@
-#' A storr driver on a kompakt store
-#'
-#' `driver_kompakt(path)` is a driver for the storr package (`storr::storr(driver_kompakt(path))`,
-#' or `storr_kompakt(path)`): a drop-in for `driver_rds()` that drake and storr users can switch
-#' to. storr serializes and hashes each value before a driver sees it; this driver takes those
-#' bytes as they are (storr's `accept = "raw"`), so R serializes once, and compresses them on
-#' all cores into a [kpk_store()] folder, read back by streaming them into R's unserializer.
-#' Keys point at hashes in the store's namespaces; objects live in the reserved namespace
-#' `"storr:objects"`, and the hash algorithm in `"storr:config"`.
-#'
-#' @param path The store's folder (created when missing), or an `s3://bucket/prefix` URL: a storr
-#'   shared by every machine that reaches the bucket, as [kpk_store()] describes. Its `destroy()`
-#'   deletes every key and collects the values older than an hour; younger ones go at a later
-#'   `gc` (another machine may be committing them).
-#' @param codec,level,threads As for [kpk_store()].
-#' @param hash_algorithm storr's hash algorithm, recorded when the store is created (default
-#'   `"xxhash64"`, as drake's caches; `"md5"` gives `driver_rds()`'s hashes); opening the store
-#'   with another is an error.
-#' @param default_namespace storr's default namespace.
-#' @param trusted `TRUE` (the default) unserializes objects as they are; `FALSE` checks each
-#'   one first and refuses it (an error) when it holds code, as [kpk_read()] describes: for a
-#'   store that others can write to.
-#' @return `driver_kompakt()`: a storr driver; `storr_kompakt()`: a storr.
-#' @examples
-#' if (requireNamespace("storr", quietly = TRUE)) {
-#'   st <- storr_kompakt(file.path(tempdir(), "drake-cache"))
-#'   st$set("fit", lm(mpg ~ wt, mtcars))
-#'   coef(st$get("fit"))
-#'   st$destroy()
-#' }
-#' @export
+# A storr driver on a kompakt store: driver_kompakt(), storr_kompakt(). Documented in
+# man/driver_kompakt.Rd. The driver implements storr's driver interface (see storr's
+# driver_rds), including the optional check_objects() and check_keys() behind storr's $check().
+
 driver_kompakt <- function(path, codec = NULL, level = NULL, threads = 0L, hash_algorithm = NULL,
                            trusted = TRUE) {
   .check_trusted(trusted)
   path <- .store_location(path)
-  ptr <- .Call(kpk_store_open_c, path, codec, level, threads)
+  ptr <- .Call(kpk_store_open_c, path, .write_options(codec, level, threads))
   objects <- "storr:objects"
   config <- "storr:config"
   reserved <- c(objects, config)
@@ -143,16 +116,41 @@ driver_kompakt <- function(path, codec = NULL, level = NULL, threads = 0L, hash_
     for (i in seq_along(hash)) self$set_object(hash[[i]], value[[i]])
     invisible(NULL)
   }
+  # storr's $check() and $repair(). Objects: each value opened and its description read, and
+  # with `full` every block decoded (each checksum verified); a value that is missing, damaged
+  # or not an R object is corrupt (`why` says what is wrong with it). Keys: a key whose hash is
+  # unreadable or not a hash is corrupt, one whose object is missing or corrupt is dangling
+  # (looked up in the store's index, so with `full = FALSE` too).
+  self$check_objects <- function(full, hash_length, progress) {
+    hashes <- self$list_hashes()
+    problems <- .Call(kpk_store_check_c, ptr, objects, hashes, isTRUE(full))
+    bad <- !is.na(problems)
+    list(corrupt = hashes[bad], why = structure(problems[bad], names = hashes[bad]))
+  }
+  self$check_keys <- function(full, hash_length, progress, invalid_hashes) {
+    pattern <- sprintf("^[[:xdigit:]]{%d}$", hash_length)
+    sound <- setdiff(self$list_hashes(), invalid_hashes)
+    namespaces <- self$list_namespaces()
+    found <- lapply(namespaces, function(ns) {
+      keys <- self$list_keys(ns)
+      hashes <- vapply(keys, function(k) {
+        tryCatch(get_hash(k, ns) %||% NA_character_, error = function(e) NA_character_)
+      }, "", USE.NAMES = FALSE)
+      corrupt <- is.na(hashes) | !grepl(pattern, hashes)
+      list(corrupt = keys[corrupt], dangling = keys[!corrupt & !(hashes %in% sound)])
+    })
+    collect <- function(what) {
+      keys <- lapply(found, `[[`, what)
+      cbind(namespace = rep(namespaces, lengths(keys)), key = unlist(keys, use.names = FALSE))
+    }
+    list(corrupt = collect("corrupt"), dangling = collect("dangling"))
+  }
   class(self) <- "driver_kompakt"
   self
 }
 
-#' @rdname driver_kompakt
-#' @export
 storr_kompakt <- function(path, codec = NULL, level = NULL, threads = 0L, hash_algorithm = NULL,
                           default_namespace = "objects", trusted = TRUE) {
   if (!requireNamespace("storr", quietly = TRUE)) stop("storr_kompakt needs the storr package")
   storr::storr(driver_kompakt(path, codec, level, threads, hash_algorithm, trusted), default_namespace)
 }
-
-`%||%` <- function(a, b) if (is.null(a)) b else a

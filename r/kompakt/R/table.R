@@ -1,9 +1,11 @@
 # Table files: data frames in kompakt's columnar format, the same files Python's
-# kompakt.write_table writes and kompakt.read_table reads. The C glue (src/table.c) converts
-# values; this file chooses each column's Arrow type and keeps R's attributes in the table's
-# metadata (key "r"), so every column comes back as it was.
+# kompakt.write_table writes and kompakt.read_table reads: write_kpk_table(), read_kpk_table(),
+# append_kpk_table(), kpk_table_info(), kpk_table(), documented in man/write_kpk_table.Rd. The
+# C glue (src/table_write.c, src/table_read.c) converts values; this file chooses each column's
+# Arrow type and keeps R's attributes in the table's metadata (key "r"), so every column comes
+# back as it was.
 
-# Column kinds, as src/table.c numbers them.
+# Column kinds, as src/table_write.c numbers them.
 .kind <- c(logical = 1L, integer = 2L, double = 3L, string = 4L, factor = 5L, date = 6L,
            timestamp = 7L, int64 = 8L, raw = 9L, list = 10L)
 
@@ -82,12 +84,13 @@
   # the same whatever the codec (R makes each one a CHARSXP: 20 s for 2e7 strings), so only
   # the file's size is left to choose, and zstd halves it (docs/DESIGN.md, "R tables").
   string_codec <- if (is.null(codec) && is.null(level)) "zstd:2" else NULL
-  list(codec, level, as.integer(threads), as.numeric(if (is.null(rows_per_group)) 0 else rows_per_group),
-       sorted_by, rep(FALSE, length(sorted_by)), rep(TRUE, length(sorted_by)),
-       names(metadata) %||% character(), unname(metadata), string_codec)
+  list(codec = codec, level = level, threads = threads,
+       rows_per_group = as.numeric(if (is.null(rows_per_group)) 0 else rows_per_group),
+       sort_columns = sorted_by, sort_descending = rep(FALSE, length(sorted_by)),
+       sort_nulls_first = rep(TRUE, length(sorted_by)),
+       metadata = structure(as.character(metadata), names = names(metadata) %||% character()),
+       string_codec = string_codec)
 }
-
-`%||%` <- function(a, b) if (is.null(a)) b else a
 
 .write_columns <- function(x, path, options, append) {
   if (!is.data.frame(x)) {
@@ -108,71 +111,10 @@
     tz <- attr(c, "tzone")
     if (inherits(c, "POSIXct") && length(tz) && !is.na(tz[[1]])) as.character(tz[[1]]) else ""
   }, "")
-  .Call(kpk_table_write_c, columns, kinds, tzones, as.numeric(nrow(x)), path, options, append)
+  frame <- list(columns = columns, kinds = kinds, tzones = tzones, rows = as.numeric(nrow(x)))
+  .Call(kpk_table_write_c, frame, path, options, append)
 }
 
-#' Data frames as kompakt tables: columns and row ranges read without reading the file
-#'
-#' `write_kpk_table()` writes a data frame (a `data.frame`, `data.table` or tibble) as a
-#' kompakt table file: column by column, in row groups, each page encoded and compressed on all
-#' cores, written atomically. `read_kpk_table()` reads all of it or only some columns and a
-#' range of rows, decoding only the pages that hold them. `append_kpk_table()` adds rows in
-#' place (an interrupted append is undone when the table is next opened), `kpk_table_info()`
-#' describes a table from its index alone, and `kpk_table()` opens a lazy handle indexed like a
-#' data frame: `t[1e6:2e6, c("a", "b")]`; rows that are not one range (`t[c(5, 1e6, 3), ]`) are
-#' taken by number, decoding only the row groups that hold them, each once.
-#'
-#' These are the same files as Python's `kompakt.write_table` / `kompakt.read_table` and the
-#' `kompakt head`, `inspect` and `verify` commands: a factor is a dictionary column
-#' (a pandas categorical), a `Date` a date32, a `POSIXct` a timestamp with its time zone.
-#'
-#' Every column type round trips exactly: logical, integer, double (`NA` and `NaN` kept apart),
-#' character (`NA`; stored as UTF-8, read back as UTF-8), factor and ordered factor, `Date`,
-#' `POSIXct` with its `tzone`, `difftime` with its units, `bit64::integer64`, raw, and any other
-#' attributes of a column (kept in the table's metadata). A `POSIXct` column is stored as a
-#' microsecond timestamp when every value is exact in microseconds, else as its doubles; a
-#' `Date` as date32 when every date is a whole day. A list column of plain vectors of one type
-#' (logical, integer, double, character) is an Arrow list; other list, matrix and `POSIXlt`
-#' columns are not supported yet (an error names the column). The frame's class (data.frame, tibble,
-#' data.table) and character row names come back too. A `data.table`'s key is recorded as the
-#' table's sort order (checked as rows are written) and restored on reading.
-#'
-#' The R attributes of the columns are kept in the table's metadata as an R serialization. It
-#' is data, whoever wrote the file: it reaches R's unserializer only when kompakt's checker
-#' passes it as untrusted (see [kpk_read()], "Trusted and untrusted reads"), so a table file
-#' never runs code. A refused metadata gives a warning naming what was refused, and the columns
-#' come back as their stored types (the table's data is still read).
-#'
-#' `codec` and `level` mean what they mean everywhere in kompakt; neither gives zstd level 2
-#' for every page, text included (kompakt's default elsewhere is LZ4 for text, which decodes
-#' faster, but reading strings into R takes as long either way, and zstd halves the file).
-#'
-#' @param x A data frame.
-#' @param path A path; `read_kpk_table()`, `kpk_table()` and `kpk_table_info()` also take a
-#'   raw vector holding a table file, or a URL (`s3://bucket/key`, `https://...`, as for
-#'   [kpk_read()]), of which they fetch only the index and the pages they read.
-#' @param codec,level `NULL` or a codec spec and level (see [kpk_save()]).
-#' @param threads Threads to encode or decode with; 0 (the default) uses all cores.
-#' @param sorted_by Columns the rows are sorted by (ascending, `NA` first), checked as they are
-#'   written; by default a `data.table`'s key.
-#' @param rows_per_group Rows per row group, the unit of random access (default 16384).
-#' @param columns Column names or positions; `NULL` for all.
-#' @param from,to First and last row to read (1-based, inclusive); `to = NULL` reads to the end.
-#' @param as.data.table Return a `data.table` (keyed by the table's sort order).
-#' @return `write_kpk_table()` and `append_kpk_table()` return `path` invisibly;
-#'   `read_kpk_table()` a data frame; `kpk_table_info()` a list (rows, columns with their types
-#'   and sizes, sort keys); `kpk_table()` a `kpk_table` handle.
-#' @examples
-#' path <- tempfile(fileext = ".kpk")
-#' df <- data.frame(id = 1:1000, x = runif(1000), g = factor(sample(letters[1:3], 1000, TRUE)))
-#' write_kpk_table(df, path)
-#' identical(read_kpk_table(path), df)
-#' read_kpk_table(path, columns = c("id", "g"), from = 10, to = 15)
-#' append_kpk_table(df, path)
-#' kpk_table_info(path)$rows
-#' t <- kpk_table(path)
-#' t[1500:1502, c("x", "g")]
-#' @export
 write_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L, sorted_by = NULL,
                             rows_per_group = NULL) {
   if (is.null(sorted_by) && inherits(x, "data.table")) sorted_by <- .key_as_sort_order(x)
@@ -198,8 +140,6 @@ write_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L, s
   key[seq_len(if (all(same)) length(key) else which(!same)[[1]] - 1L)]
 }
 
-#' @rdname write_kpk_table
-#' @export
 append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) {
   .write_columns(x, path, .table_options(codec, level, threads), append = TRUE)
   invisible(path)
@@ -213,8 +153,6 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
   }
   ptr <- .Call(kpk_table_open_c, path, as.integer(threads))
   info <- .Call(kpk_table_info_c, ptr)
-  names(info) <- c("rows", "names", "formats", "dictionaries", "ordered", "r", "sort_columns",
-                   "sort_descending", "sort_nulls_first", "file_size", "rows_per_group")
   meta <- if (!is.null(info$r)) .parse_r_metadata(info$r, info$names) else NULL
   t <- new.env(parent = emptyenv())
   t$ptr <- ptr
@@ -308,9 +246,11 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
   types <- if (is.null(meta)) rep(NA_character_, length(pos)) else unname(meta$types[names])
   attrs <- if (is.null(meta)) vector("list", length(pos)) else unname(meta$attributes[names])
   # Attributes are set in C, on vectors nothing else references yet: from R, each would copy.
-  cols <- .Call(kpk_table_read_c, t$ptr, as.integer(pos - 1L), names, as.numeric(lo), as.numeric(hi),
-                info$formats[pos], info$dictionaries[pos], info$ordered[pos], int64, types, attrs,
-                if (is.null(rows)) NULL else as.numeric(rows) - 1)
+  spec <- list(columns = as.integer(pos - 1L), names = names, formats = info$formats[pos],
+               dictionaries = info$dictionaries[pos], ordered = info$ordered[pos], int64 = int64,
+               types = types, attributes = attrs, from = as.numeric(lo), to = as.numeric(hi),
+               rows = if (is.null(rows)) NULL else as.numeric(rows) - 1)
+  cols <- .Call(kpk_table_read_c, t$ptr, spec)
   names(cols) <- names
   n <- if (is.null(rows)) hi - lo else length(rows)
   frame_class <- if (is.null(meta)) "data.frame" else meta$class
@@ -334,8 +274,6 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
   df
 }
 
-#' @rdname write_kpk_table
-#' @export
 read_kpk_table <- function(path, columns = NULL, from = 1, to = NULL, as.data.table = FALSE, threads = 0L) {
   t <- .open_table(path, threads)
   on.exit(.close_table(t))
@@ -360,8 +298,6 @@ read_kpk_table <- function(path, columns = NULL, from = 1, to = NULL, as.data.ta
   out
 }
 
-#' @rdname write_kpk_table
-#' @export
 kpk_table_info <- function(path) {
   t <- .open_table(path, 1L)
   on.exit(.close_table(t))
@@ -377,15 +313,14 @@ kpk_table_info <- function(path) {
     path = t$source,
     rows = info$rows,
     columns = data.frame(name = info$names, type = .type_names(info$formats, info$dictionaries),
-                         r_class = unname(r_class), stored_bytes = sizes[[1]],
-                         encoded_bytes = sizes[[2]], stringsAsFactors = FALSE),
+                         r_class = unname(r_class), stored_bytes = sizes$stored,
+                         encoded_bytes = sizes$encoded, stringsAsFactors = FALSE),
     sorted_by = info$sort_columns,
     rows_per_group = info$rows_per_group,
     file_size = info$file_size
   ), class = "kpk_table_info")
 }
 
-#' @export
 print.kpk_table_info <- function(x, ...) {
   cat(sprintf("kompakt table %s: %.0f rows x %d columns, %s\n", x$path, x$rows, nrow(x$columns),
               format(structure(x$file_size, class = "object_size"), units = "auto")))
@@ -394,8 +329,6 @@ print.kpk_table_info <- function(x, ...) {
   invisible(x)
 }
 
-#' @rdname write_kpk_table
-#' @export
 kpk_table <- function(path, threads = 0L) {
   t <- .open_table(path, threads)
   structure(list(handle = t), class = "kpk_table")
@@ -416,7 +349,6 @@ kpk_table <- function(path, threads = 0L) {
 # The handle's environment (not `x$handle`: `$` is the column accessor of a kpk_table).
 .handle <- function(x) .subset2(x, "handle")
 
-#' @export
 `[.kpk_table` <- function(x, i, j, drop = FALSE) {
   t <- .handle(x)
   if (nargs() - (!missing(drop)) == 2L) { # t["col"] or t[c(1, 3)]: columns, every row
@@ -444,29 +376,26 @@ kpk_table <- function(path, threads = 0L) {
   if (isTRUE(drop) && ncol(out) == 1L) out[[1]] else out
 }
 
-#' @export
 `[[.kpk_table` <- function(x, i) {
   t <- .handle(x)
   if (length(i) != 1L) stop("kompakt: [[ takes one column", call. = FALSE)
   .read_rows(t, .column_positions(t, i), 0, t$info$rows)[[1]]
 }
 
-#' @export
 `$.kpk_table` <- function(x, name) x[[name]]
 
-#' @export
 dim.kpk_table <- function(x) c(.handle(x)$info$rows, length(.handle(x)$info$names))
 
-#' @export
 dimnames.kpk_table <- function(x) list(NULL, .handle(x)$info$names)
 
-#' @export
 names.kpk_table <- function(x) .handle(x)$info$names
 
-#' @export
-as.data.frame.kpk_table <- function(x, ...) x[]
+as.data.frame.kpk_table <- function(x, row.names = NULL, optional = FALSE, ...) {
+  out <- x[]
+  if (!is.null(row.names)) row.names(out) <- row.names
+  out
+}
 
-#' @export
 print.kpk_table <- function(x, ...) {
   info <- .info_of(.handle(x))
   cat(sprintf("<kpk_table> %s: %.0f rows x %d columns\n", info$path, info$rows, nrow(info$columns)))

@@ -1,37 +1,23 @@
-#' A targets storage format that saves with kompakt
-#'
-#' `tar_format_kompakt()` gives the `format` argument of `targets::tar_target()` (or
-#' `tar_option_set()`): targets saves each target's value with [kpk_save()] and reads it back
-#' with [kpk_read()], on all cores, atomically. Its functions are self-contained, as
-#' `targets::tar_format()` requires: the options are written into their code.
-#'
-#' In `_targets.R`:
-#' \preformatted{
-#' library(targets)
-#' tar_option_set(format = kompakt::tar_format_kompakt(codec = "zstd", level = 3))
-#' list(tar_target(data, read.csv("data.csv")), tar_target(fit, lm(y ~ x, data)))
-#' }
-#'
-#' @param codec,level,threads As for [kpk_save()].
-#' @return With targets installed, the format string of `targets::tar_format()`; without it,
-#'   the list of its `read` and `write` functions (what the tests call).
-#' @examples
-#' fmt <- tar_format_kompakt(codec = "lz4")
-#' f <- if (is.list(fmt)) fmt else NULL
-#' if (!is.null(f)) {
-#'   path <- tempfile()
-#'   f$write(mtcars, path)
-#'   identical(f$read(path), mtcars)
-#' }
-#' @export
+# The targets storage format: tar_format_kompakt(). Documented in man/tar_format_kompakt.Rd.
+
 tar_format_kompakt <- function(codec = NULL, level = NULL, threads = 0L) {
+  if (!requireNamespace("targets", quietly = TRUE)) {
+    stop("kompakt: tar_format_kompakt() needs the targets package", call. = FALSE)
+  }
+  f <- .tar_format_functions(codec, level, threads)
+  targets::tar_format(read = f$read, write = f$write)
+}
+
+# The format's read and write functions. targets deparses them and evaluates them in another
+# process: they use nothing but their arguments and kompakt's exported functions, and the
+# options are written into their code.
+.tar_format_functions <- function(codec, level, threads) {
+  # Checked here, where they are given, rather than at the first target saved.
+  .Call(kpk_serialize_c, NULL, .write_options(codec, level, threads))
   read <- function(path) kompakt::kpk_read(path)
   write <- eval(bquote(function(object, path) {
     kompakt::kpk_save(object, path, codec = .(codec), level = .(level), threads = .(threads))
   }), baseenv())
   environment(read) <- baseenv()
-  if (requireNamespace("targets", quietly = TRUE)) {
-    return(targets::tar_format(read = read, write = write))
-  }
   list(read = read, write = write)
 }

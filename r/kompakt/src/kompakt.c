@@ -1,16 +1,17 @@
-/* The R package's glue: R's serializer streams into kompakt's C API and back.
+/* The R package's glue: R's serializer streams into kompakt's C API and back, and the object
+ * store.
  *
- * Only this file touches R. The Rust library behind kompakt.h never calls R, so an R error or
- * interrupt (a longjmp) never crosses Rust frames: every call into kompakt returns before R
- * code runs again. R_UnwindProtect makes sure that an R error in the middle of a save or a read
- * still aborts the writer (a file keeps what it held) or closes the reader. */
+ * Only the package's C files touch R. The Rust library behind kompakt.h never calls R, so an R
+ * error or interrupt (a longjmp) never crosses Rust frames: every call into kompakt returns
+ * before R code runs again. R_UnwindProtect makes sure that an R error in the middle of a save
+ * or a read still aborts the writer (a file keeps what it held) or closes the reader. */
 #include <R.h>
 #include <Rinternals.h>
-#include <R_ext/Rdynload.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "kompakt.h"
+#include "glue.h"
 
 /* R's serializer writes a few bytes at a time; gather them before crossing into kompakt. */
 #define OUT_BUFFER (64 * 1024) /* below malloc's mmap threshold: tiny values stay cheap */
@@ -18,61 +19,8 @@
 #define DIRECT_WRITE (16 * 1024)
 /* Reads refill this much at a time: whole blocks (1 MiB each by default), each decoded once. */
 #define IN_BUFFER (8 * 1024 * 1024)
-
-/* The footer metadata that marks a file as an R object (docs/FORMAT.md, "R objects"). */
-static const char R_OBJECT_META[] =
-    "{\"kompakt\":\"r-serialize\",\"version\":1,\"serialize\":{\"stream\":0,\"format\":\"binary\",\"version\":3}}";
-static const char R_OBJECT_TAG[] = "\"kompakt\":\"r-serialize\"";
-static const char PY_OBJECT_TAG[] = "\"kompakt\":\"python-pickle\"";
-
-/* Raises an R error with kompakt's last message (copied first: R's error formatting runs
- * before the longjmp, but the cleanup that follows may call kompakt again). */
-static void kompakt_error(const char *doing) {
-    char message[2048];
-    snprintf(message, sizeof message, "%s", kpk_last_error());
-    Rf_error("kompakt: %s: %s", doing, message);
-}
-
-/* ---- options ----------------------------------------------------------------------------- */
-
-static const char *codec_arg(SEXP codec) {
-    if (Rf_isNull(codec)) return NULL;
-    if (!Rf_isString(codec) || XLENGTH(codec) != 1 || STRING_ELT(codec, 0) == NA_STRING)
-        Rf_error("kompakt: codec must be NULL or one string such as \"zstd\", \"lz4\", \"zstd:3\" or \"60\"");
-    return Rf_translateCharUTF8(STRING_ELT(codec, 0));
-}
-
-static int32_t level_arg(SEXP level) {
-    if (Rf_isNull(level)) return KPK_LEVEL_DEFAULT;
-    if (!Rf_isNumeric(level) || XLENGTH(level) != 1)
-        Rf_error("kompakt: level must be NULL or one number (a unified level 0-100, or the codec's own)");
-    double v = Rf_asReal(level);
-    if (ISNAN(v) || v != (int32_t)v || v <= (double)KPK_LEVEL_DEFAULT)
-        Rf_error("kompakt: level must be a whole number, got %g", v);
-    return (int32_t)v;
-}
-
-static int32_t threads_arg(SEXP threads) {
-    if (!Rf_isNumeric(threads) || XLENGTH(threads) != 1)
-        Rf_error("kompakt: threads must be one number: 0 for all cores, or how many threads");
-    double v = Rf_asReal(threads);
-    if (ISNAN(v) || v < 0 || v > 1024 || v != (int32_t)v)
-        Rf_error("kompakt: threads must be 0 (all cores) to 1024, got %g", v);
-    return (int32_t)v;
-}
-
-/* TRUE or FALSE. */
-static int trusted_arg(SEXP trusted) {
-    if (!Rf_isLogical(trusted) || XLENGTH(trusted) != 1 || LOGICAL(trusted)[0] == NA_LOGICAL)
-        Rf_error("kompakt: trusted must be TRUE or FALSE");
-    return LOGICAL(trusted)[0];
-}
-
-static const char *path_arg(SEXP file) {
-    if (!Rf_isString(file) || XLENGTH(file) != 1 || STRING_ELT(file, 0) == NA_STRING)
-        Rf_error("kompakt: file must be one path (a string)");
-    return R_ExpandFileName(Rf_translateCharUTF8(STRING_ELT(file, 0)));
-}
+/* Store checks decode values this much at a time. */
+#define CHECK_BUFFER (1024 * 1024)
 
 /* ---- saving -------------------------------------------------------------------------------- */
 
@@ -100,7 +48,7 @@ typedef struct {
 static void add_stream(save_state *s, int small) {
     kpk_status status = small ? kpk_writer_add_stream(s->writer, &s->stream)
                               : kpk_writer_add_stream_typed(s->writer, 8, "auto", &s->stream);
-    if (status != KPK_OK) kompakt_error("cannot write");
+    if (status != KPK_OK) kpk_r_error("cannot write");
     s->stream_added = 1;
 }
 
@@ -110,7 +58,7 @@ static void flush_out(save_state *s) {
     R_CheckUserInterrupt();
     if (!s->stream_added) add_stream(s, 0);
     if (s->used > 0 && kpk_writer_write(s->writer, s->stream, s->buffer, s->used) != KPK_OK)
-        kompakt_error("cannot write");
+        kpk_r_error("cannot write");
     s->used = 0;
 }
 
@@ -121,7 +69,7 @@ static void out_bytes(R_outpstream_t stream, void *data, int length) {
         /* Large pieces (R writes vectors in 64 KB chunks) go straight in, one copy fewer,
          * after what the buffer holds. */
         flush_out(s); /* checks for an interrupt too */
-        if (kpk_writer_write(s->writer, s->stream, data, n) != KPK_OK) kompakt_error("cannot write");
+        if (kpk_writer_write(s->writer, s->stream, data, n) != KPK_OK) kpk_r_error("cannot write");
         return;
     }
     if (s->used + n > OUT_BUFFER) flush_out(s);
@@ -142,16 +90,16 @@ static SEXP save_body(void *data) {
     R_Serialize(s->object, &out);
     if (!s->stream_added) add_stream(s, s->used <= TYPED_MIN);
     flush_out(s);
-    if (kpk_writer_set_metadata(s->writer, R_OBJECT_META, strlen(R_OBJECT_META)) != KPK_OK)
-        kompakt_error("cannot write");
+    if (kpk_writer_set_metadata(s->writer, KPK_R_OBJECT_META, strlen(KPK_R_OBJECT_META)) != KPK_OK)
+        kpk_r_error("cannot write");
     kpk_writer *writer = s->writer;
     s->writer = NULL; /* finish and commit free it, whatever they return */
     if (s->store != NULL) {
-        if (kpk_store_commit(s->store, s->ns, s->key, writer, s->hash) != KPK_OK) kompakt_error("cannot set the key");
+        if (kpk_store_commit(s->store, s->ns, s->key, writer, s->hash) != KPK_OK) kpk_r_error("cannot set the key");
         s->result = Rf_mkString(s->hash);
         return R_NilValue;
     }
-    if (kpk_writer_finish(writer, &s->file) != KPK_OK) kompakt_error("cannot complete the file");
+    if (kpk_writer_finish(writer, &s->file) != KPK_OK) kpk_r_error("cannot complete the file");
     if (s->file.data != NULL || s->file.len > 0) {
         s->result = Rf_allocVector(RAWSXP, (R_xlen_t)s->file.len);
         memcpy(RAW(s->result), s->file.data, s->file.len);
@@ -192,23 +140,37 @@ static SEXP run_save(save_state *s, kpk_writer *writer) {
     return s->result;
 }
 
-SEXP kpk_save_c(SEXP object, SEXP file, SEXP codec, SEXP level, SEXP threads) {
-    const char *path = path_arg(file);
-    const char *c = codec_arg(codec);
-    int32_t l = level_arg(level), t = threads_arg(threads);
+/* The writer options R passes: list(codec, level, threads). */
+typedef struct {
+    const char *codec;
+    int32_t level, threads;
+} write_options;
+
+static write_options write_options_of(SEXP options) {
+    write_options o;
+    o.codec = kpk_r_codec(kpk_r_field(options, "codec"));
+    o.level = kpk_r_level(kpk_r_field(options, "level"));
+    o.threads = kpk_r_threads(kpk_r_field(options, "threads"));
+    return o;
+}
+
+/* kpk_save_c(object, file, list(codec, level, threads)) */
+SEXP kpk_save_c(SEXP object, SEXP file, SEXP options) {
+    write_options o = write_options_of(options);
+    const char *path = kpk_r_path(file);
     save_state *s = new_save_state(object, NULL, NULL, NULL);
     kpk_writer *writer = NULL;
-    if (kpk_writer_open_file(path, c, l, t, &writer) != KPK_OK) kompakt_error("cannot save");
+    if (kpk_writer_open_file(path, o.codec, o.level, o.threads, &writer) != KPK_OK) kpk_r_error("cannot save");
     run_save(s, writer);
     return R_NilValue;
 }
 
-SEXP kpk_serialize_c(SEXP object, SEXP codec, SEXP level, SEXP threads) {
-    const char *c = codec_arg(codec);
-    int32_t l = level_arg(level), t = threads_arg(threads);
+/* kpk_serialize_c(object, list(codec, level, threads)): the file, as a raw vector. */
+SEXP kpk_serialize_c(SEXP object, SEXP options) {
+    write_options o = write_options_of(options);
     save_state *s = new_save_state(object, NULL, NULL, NULL);
     kpk_writer *writer = NULL;
-    if (kpk_writer_open_memory(c, l, t, &writer) != KPK_OK) kompakt_error("cannot serialize");
+    if (kpk_writer_open_memory(o.codec, o.level, o.threads, &writer) != KPK_OK) kpk_r_error("cannot serialize");
     return run_save(s, writer);
 }
 
@@ -216,7 +178,8 @@ SEXP kpk_serialize_c(SEXP object, SEXP codec, SEXP level, SEXP threads) {
 
 typedef struct {
     kpk_reader *reader;
-    uint64_t pos, length;           /* in stream 0 */
+    uint32_t stream;                /* the stream holding the serialization (the metadata says) */
+    uint64_t pos, length;           /* in that stream */
     unsigned char *buffer;          /* from R_alloc at the first read: min(stream, IN_BUFFER) bytes */
     size_t capacity;
     size_t start, end;              /* the buffered bytes not yet read */
@@ -226,7 +189,7 @@ typedef struct {
 
 static void read_into(read_state *s, void *dst, size_t n) {
     size_t got = 0;
-    if (kpk_reader_read(s->reader, 0, s->pos, dst, n, &got) != KPK_OK) kompakt_error(s->name);
+    if (kpk_reader_read(s->reader, s->stream, s->pos, dst, n, &got) != KPK_OK) kpk_r_error(s->name);
     if (got != n) Rf_error("kompakt: %s: the serialized object ends early (the file is damaged)", s->name);
     s->pos += n;
 }
@@ -279,35 +242,41 @@ static void read_cleanup(void *data, Rboolean jump) {
     s->reader = NULL;
 }
 
-/* Whether `meta` (len bytes, not NUL-terminated) contains `tag`. */
-static int has_tag(const uint8_t *meta, size_t len, const char *tag) {
-    size_t t = strlen(tag);
-    for (size_t i = 0; i + t <= len; i++)
-        if (memcmp(meta + i, tag, t) == 0) return 1;
-    return 0;
+/* Why a file whose metadata is of `kind` is not an R object this package reads (NULL: it is). */
+static const char *not_r_object(kpk_meta_kind kind) {
+    switch (kind) {
+    case KPK_META_R_OBJECT: return NULL;
+    case KPK_META_R_NEWER: return "holds an R object of a newer layout than this kompakt reads: upgrade kompakt";
+    case KPK_META_R_DAMAGED: return "says it holds an R object, but its description (metadata) is not valid (the file is damaged)";
+    case KPK_META_PYTHON: return "holds a Python object saved by kompakt.save; load it in Python with kompakt.load()";
+    case KPK_META_TABLE: return "holds a table, not a saved R object; read it with read_kpk_table()";
+    default: return "holds plain data (made by kompakt compress), not a saved R object";
+    }
 }
 
-/* Checks that the reader holds an R object; closes it and raises an error otherwise. */
-static void check_r_object(kpk_reader *reader, const char *name) {
+/* What the reader's metadata says it holds; `stream` gets the serialization's stream. An R
+ * error (the reader closed first) when the metadata cannot be read. */
+static kpk_meta_kind reader_kind(kpk_reader *reader, const char *name, uint32_t *stream) {
     const uint8_t *meta = NULL;
     size_t len = 0;
     if (kpk_reader_metadata(reader, &meta, &len) != KPK_OK) {
+        char message[2048];
+        snprintf(message, sizeof message, "%s", kpk_last_error());
         kpk_reader_close(reader);
-        kompakt_error(name);
+        Rf_error("kompakt: %s: %s", name, message);
     }
-    const char *why = NULL;
-    if (len > 0 && meta[0] == '{' && has_tag(meta, len, R_OBJECT_TAG) && has_tag(meta, len, "\"version\":1,"))
-        return;
-    else if (len > 0 && meta[0] == '{' && has_tag(meta, len, R_OBJECT_TAG))
-        why = "holds an R object of a newer layout than this kompakt reads: upgrade kompakt";
-    else if (len > 0 && meta[0] == '{' && has_tag(meta, len, PY_OBJECT_TAG))
-        why = "holds a Python object saved by kompakt.save; load it in Python with kompakt.load()";
-    else if (len >= 4 && memcmp(meta, "KTBL", 4) == 0)
-        why = "holds a table, not a saved R object; read it with read_kpk_table()";
-    else
-        why = "holds plain data (made by kompakt compress), not a saved R object";
+    return kpk_r_meta_kind(meta, len, stream);
+}
+
+/* Checks that the reader holds an R object; closes it and raises an error otherwise. Returns
+ * the stream that holds the serialization. */
+static uint32_t check_r_object(kpk_reader *reader, const char *name) {
+    uint32_t stream = 0;
+    const char *why = not_r_object(reader_kind(reader, name, &stream));
+    if (why == NULL) return stream;
     kpk_reader_close(reader);
     Rf_error("kompakt: %s %s", name, why);
+    return 0; /* not reached */
 }
 
 /* The state of a read, allocated before its reader is opened (R_alloc may fail: an R error
@@ -322,8 +291,8 @@ static read_state *new_read_state(void) {
 /* An untrusted read: the stream is checked (decoded a piece at a time, kompakt-rserial)
  * before R's unserializer sees any of it; closes the reader and raises an error when the
  * check refuses it. */
-static void check_untrusted(kpk_reader *reader, const char *name) {
-    kpk_status status = kpk_reader_check_rserial(reader, 0, 0);
+static void check_untrusted(kpk_reader *reader, uint32_t stream, const char *name) {
+    kpk_status status = kpk_reader_check_rserial(reader, stream, 0);
     if (status == KPK_OK) return;
     char message[2048];
     snprintf(message, sizeof message, "%s", kpk_last_error());
@@ -335,42 +304,45 @@ static void check_untrusted(kpk_reader *reader, const char *name) {
 }
 
 static SEXP run_read(read_state *s, kpk_reader *reader, const char *name, int trusted) {
-    check_r_object(reader, name);
+    uint32_t stream = check_r_object(reader, name);
     s->reader = reader;
     s->name = name;
-    if (kpk_reader_stream_count(reader) < 1 || kpk_reader_stream_length(reader, 0, &s->length) != KPK_OK) {
+    s->stream = stream;
+    if (stream >= kpk_reader_stream_count(reader) || kpk_reader_stream_length(reader, stream, &s->length) != KPK_OK) {
         kpk_reader_close(reader);
         Rf_error("kompakt: %s: the file has no serialized object (it is damaged)", name);
     }
-    if (!trusted) check_untrusted(reader, name);
+    if (!trusted) check_untrusted(reader, stream, name);
     SEXP result = R_UnwindProtect(read_body, s, read_cleanup, s, s->cont);
     UNPROTECT(1); /* s->cont; nothing allocates before the caller protects the result */
     return result;
 }
 
-SEXP kpk_read_c(SEXP file, SEXP threads, SEXP trusted) {
-    const char *path = path_arg(file);
-    int32_t nthreads = threads_arg(threads);
-    int trust = trusted_arg(trusted);
+/* kpk_read_c(file, list(threads, trusted)) */
+SEXP kpk_read_c(SEXP file, SEXP options) {
+    int32_t nthreads = kpk_r_threads(kpk_r_field(options, "threads"));
+    int trust = kpk_r_flag(kpk_r_field(options, "trusted"), "trusted");
+    const char *path = kpk_r_path(file);
     /* The name outlives the reader: messages raised after it is closed still use it. */
     char *name = R_alloc(strlen(path) + 1, 1);
     strcpy(name, path);
     read_state *s = new_read_state();
     kpk_reader *reader = NULL;
-    if (kpk_reader_open_file(name, nthreads, &reader) != KPK_OK) kompakt_error("cannot read");
+    if (kpk_reader_open_file(name, nthreads, &reader) != KPK_OK) kpk_r_error("cannot read");
     return run_read(s, reader, name, trust);
 }
 
-SEXP kpk_unserialize_c(SEXP raw, SEXP threads, SEXP trusted) {
+/* kpk_unserialize_c(raw, list(threads, trusted)) */
+SEXP kpk_unserialize_c(SEXP raw, SEXP options) {
     if (TYPEOF(raw) != RAWSXP) Rf_error("kompakt: kpk_unserialize takes a raw vector (from kpk_serialize)");
-    int32_t nthreads = threads_arg(threads);
-    int trust = trusted_arg(trusted);
+    int32_t nthreads = kpk_r_threads(kpk_r_field(options, "threads"));
+    int trust = kpk_r_flag(kpk_r_field(options, "trusted"), "trusted");
     read_state *s = new_read_state();
     kpk_reader *reader = NULL;
     /* The raw vector is read where it lies: it is protected by the caller's frame until
      * run_read returns, and the reader is closed before that. */
     if (kpk_reader_open_memory(RAW(raw), (size_t)XLENGTH(raw), nthreads, &reader) != KPK_OK)
-        kompakt_error("cannot read the raw vector");
+        kpk_r_error("cannot read the raw vector");
     return run_read(s, reader, "the raw vector", trust);
 }
 
@@ -389,16 +361,12 @@ static kpk_store *store_of(SEXP ptr) {
     return store;
 }
 
-static const char *string_arg(SEXP x, const char *what) {
-    if (!Rf_isString(x) || XLENGTH(x) != 1 || STRING_ELT(x, 0) == NA_STRING)
-        Rf_error("kompakt: %s must be one string", what);
-    return Rf_translateCharUTF8(STRING_ELT(x, 0));
-}
-
-SEXP kpk_store_open_c(SEXP path, SEXP codec, SEXP level, SEXP threads) {
+/* kpk_store_open_c(path, list(codec, level, threads)) */
+SEXP kpk_store_open_c(SEXP path, SEXP options) {
+    write_options o = write_options_of(options);
     kpk_store *store = NULL;
-    if (kpk_store_open(path_arg(path), codec_arg(codec), level_arg(level), threads_arg(threads), &store) != KPK_OK)
-        kompakt_error("cannot open the store");
+    if (kpk_store_open(kpk_r_path(path), o.codec, o.level, o.threads, &store) != KPK_OK)
+        kpk_r_error("cannot open the store");
     SEXP ptr = PROTECT(R_MakeExternalPtr(store, R_NilValue, R_NilValue));
     R_RegisterCFinalizerEx(ptr, store_finalizer, TRUE);
     UNPROTECT(1);
@@ -412,24 +380,24 @@ SEXP kpk_store_close_c(SEXP ptr) {
 
 SEXP kpk_store_set_c(SEXP ptr, SEXP ns, SEXP key, SEXP value) {
     kpk_store *store = store_of(ptr);
-    const char *n = string_arg(ns, "namespace"), *k = string_arg(key, "key");
+    const char *n = kpk_r_string(ns, "namespace"), *k = kpk_r_string(key, "key");
     save_state *s = new_save_state(value, store, n, k);
     kpk_writer *writer = NULL;
-    if (kpk_store_writer(store, &writer) != KPK_OK) kompakt_error("cannot set the key");
+    if (kpk_store_writer(store, &writer) != KPK_OK) kpk_r_error("cannot set the key");
     return run_save(s, writer);
 }
 
 /* list(value) when the key exists, NULL when it does not. */
 SEXP kpk_store_get_c(SEXP ptr, SEXP ns, SEXP key, SEXP trusted) {
     kpk_store *store = store_of(ptr);
-    const char *n = string_arg(ns, "namespace"), *k = string_arg(key, "key");
-    int trust = trusted_arg(trusted);
+    const char *n = kpk_r_string(ns, "namespace"), *k = kpk_r_string(key, "key");
+    int trust = kpk_r_flag(trusted, "trusted");
     size_t len = strlen(k) + strlen(n) + 32;
     char *name = R_alloc(len, 1);
     snprintf(name, len, "key '%s' (namespace '%s')", k, n);
     read_state *s = new_read_state();
     kpk_reader *reader = NULL;
-    if (kpk_store_get(store, n, k, &reader) != KPK_OK) kompakt_error("cannot get the key");
+    if (kpk_store_get(store, n, k, &reader) != KPK_OK) kpk_r_error("cannot get the key");
     if (reader == NULL) {
         UNPROTECT(1); /* s->cont */
         return R_NilValue;
@@ -446,14 +414,14 @@ typedef kpk_status (*key_query)(const kpk_store *, const char *, const char *, i
 /* `query` for each of `keys`: a logical vector of its answers. */
 static SEXP per_key(SEXP ptr, SEXP ns, SEXP keys, key_query query, const char *doing) {
     kpk_store *store = store_of(ptr);
-    const char *n = string_arg(ns, "namespace");
+    const char *n = kpk_r_string(ns, "namespace");
     if (!Rf_isString(keys)) Rf_error("kompakt: keys must be strings");
     R_xlen_t count = XLENGTH(keys);
     SEXP out = PROTECT(Rf_allocVector(LGLSXP, count));
     for (R_xlen_t i = 0; i < count; i++) {
         int32_t answer = 0;
         if (STRING_ELT(keys, i) == NA_STRING) Rf_error("kompakt: a key is NA");
-        if (query(store, n, Rf_translateCharUTF8(STRING_ELT(keys, i)), &answer) != KPK_OK) kompakt_error(doing);
+        if (query(store, n, Rf_translateCharUTF8(STRING_ELT(keys, i)), &answer) != KPK_OK) kpk_r_error(doing);
         LOGICAL(out)[i] = answer;
     }
     UNPROTECT(1);
@@ -493,14 +461,14 @@ static SEXP strings_of(kpk_bytes *list) {
 SEXP kpk_store_keys_c(SEXP ptr, SEXP ns) {
     kpk_store *store = store_of(ptr);
     kpk_bytes list = {NULL, 0};
-    if (kpk_store_keys(store, string_arg(ns, "namespace"), &list) != KPK_OK) kompakt_error("cannot list the keys");
+    if (kpk_store_keys(store, kpk_r_string(ns, "namespace"), &list) != KPK_OK) kpk_r_error("cannot list the keys");
     return strings_of(&list);
 }
 
 SEXP kpk_store_namespaces_c(SEXP ptr) {
     kpk_store *store = store_of(ptr);
     kpk_bytes list = {NULL, 0};
-    if (kpk_store_namespaces(store, &list) != KPK_OK) kompakt_error("cannot list the namespaces");
+    if (kpk_store_namespaces(store, &list) != KPK_OK) kpk_r_error("cannot list the namespaces");
     return strings_of(&list);
 }
 
@@ -508,15 +476,15 @@ SEXP kpk_store_namespaces_c(SEXP ptr) {
  * storr) when `serialized` is TRUE, else as plain data. */
 SEXP kpk_store_set_raw_c(SEXP ptr, SEXP ns, SEXP key, SEXP raw, SEXP serialized) {
     kpk_store *store = store_of(ptr);
-    const char *n = string_arg(ns, "namespace"), *k = string_arg(key, "key");
+    const char *n = kpk_r_string(ns, "namespace"), *k = kpk_r_string(key, "key");
     if (TYPEOF(raw) != RAWSXP) Rf_error("kompakt: the value must be a raw vector");
     int as_object = Rf_asLogical(serialized) == TRUE;
     int typed = as_object && XLENGTH(raw) > TYPED_MIN;
     char hash[33];
     /* One call: a small value uses (or helps train) the namespace's zstd dictionary. */
     if (kpk_store_put(store, n, k, RAW(raw), (size_t)XLENGTH(raw), typed ? 8 : 1, typed ? "auto" : NULL,
-                      as_object ? R_OBJECT_META : NULL, as_object ? strlen(R_OBJECT_META) : 0, hash) != KPK_OK)
-        kompakt_error("cannot set the key");
+                      as_object ? KPK_R_OBJECT_META : NULL, as_object ? strlen(KPK_R_OBJECT_META) : 0, hash) != KPK_OK)
+        kpk_r_error("cannot set the key");
     return Rf_mkString(hash);
 }
 
@@ -531,7 +499,7 @@ static SEXP raw_read_body(void *data) {
     SEXP out = PROTECT(Rf_allocVector(RAWSXP, (R_xlen_t)r->len));
     size_t got = 0;
     if (r->len > 0 && kpk_reader_read(r->reader, 0, 0, RAW(out), (size_t)r->len, &got) != KPK_OK)
-        kompakt_error(r->key);
+        kpk_r_error(r->key);
     UNPROTECT(1);
     return out;
 }
@@ -546,10 +514,10 @@ static void raw_read_cleanup(void *data, Rboolean jump) {
 /* The bytes of stream 0 under `key` as a raw vector, or NULL when the key does not exist. */
 SEXP kpk_store_get_raw_c(SEXP ptr, SEXP ns, SEXP key) {
     kpk_store *store = store_of(ptr);
-    const char *n = string_arg(ns, "namespace"), *k = string_arg(key, "key");
+    const char *n = kpk_r_string(ns, "namespace"), *k = kpk_r_string(key, "key");
     raw_read *r = (raw_read *)R_alloc(1, sizeof(raw_read)); /* before the reader: R_alloc may fail */
     kpk_reader *reader = NULL;
-    if (kpk_store_get(store, n, k, &reader) != KPK_OK) kompakt_error("cannot get the key");
+    if (kpk_store_get(store, n, k, &reader) != KPK_OK) kpk_r_error("cannot get the key");
     if (reader == NULL) return R_NilValue;
     r->reader = reader;
     r->len = 0;
@@ -570,9 +538,9 @@ SEXP kpk_store_get_raw_c(SEXP ptr, SEXP ns, SEXP key) {
 /* Deletes the keys of namespace `ns` (NULL: of all namespaces); how many, as a double. */
 SEXP kpk_store_clear_c(SEXP ptr, SEXP ns) {
     kpk_store *store = store_of(ptr);
-    const char *n = Rf_isNull(ns) ? NULL : string_arg(ns, "namespace");
+    const char *n = Rf_isNull(ns) ? NULL : kpk_r_string(ns, "namespace");
     uint64_t removed = 0;
-    if (kpk_store_clear(store, n, &removed) != KPK_OK) kompakt_error("cannot clear the store");
+    if (kpk_store_clear(store, n, &removed) != KPK_OK) kpk_r_error("cannot clear the store");
     return Rf_ScalarReal((double)removed);
 }
 
@@ -580,7 +548,7 @@ SEXP kpk_store_clear_c(SEXP ptr, SEXP ns) {
 SEXP kpk_store_gc_c(SEXP ptr) {
     kpk_store *store = store_of(ptr);
     uint64_t objects = 0, bytes = 0;
-    if (kpk_store_gc(store, &objects, &bytes) != KPK_OK) kompakt_error("cannot collect the store's garbage");
+    if (kpk_store_gc(store, &objects, &bytes) != KPK_OK) kpk_r_error("cannot collect the store's garbage");
     SEXP out = PROTECT(Rf_allocVector(REALSXP, 2));
     REAL(out)[0] = (double)objects;
     REAL(out)[1] = (double)bytes;
@@ -592,6 +560,80 @@ SEXP kpk_store_gc_c(SEXP ptr) {
     return out;
 }
 
+/* Whether the value under `key` is a sound R object (1), else (0) what is wrong with it, in
+ * `problem`: missing, unreadable, not an R object, or (with `buffer`, a full check) a stream
+ * that does not decode or fails a block checksum. Nothing here raises an R error while the
+ * reader is open. */
+static int check_value(const kpk_store *store, const char *ns, const char *key, unsigned char *buffer,
+                       char *problem, size_t cap) {
+    kpk_reader *reader = NULL;
+    if (kpk_store_get(store, ns, key, &reader) != KPK_OK) {
+        snprintf(problem, cap, "%s", kpk_last_error());
+        return 0;
+    }
+    if (reader == NULL) {
+        snprintf(problem, cap, "missing (no such key)");
+        return 0;
+    }
+    const uint8_t *meta = NULL;
+    size_t len = 0;
+    uint32_t stream = 0, streams = kpk_reader_stream_count(reader);
+    int ok = kpk_reader_metadata(reader, &meta, &len) == KPK_OK;
+    if (!ok) {
+        snprintf(problem, cap, "%s", kpk_last_error());
+    } else {
+        const char *why = not_r_object(kpk_r_meta_kind(meta, len, &stream));
+        if (why != NULL) snprintf(problem, cap, "the value %s", why);
+        else if (stream >= streams) snprintf(problem, cap, "the value has no serialized object (it is damaged)");
+        ok = why == NULL && stream < streams;
+    }
+    for (uint32_t i = 0; ok && buffer != NULL && i < streams; i++) {
+        uint64_t length = 0;
+        if (kpk_reader_stream_length(reader, i, &length) != KPK_OK) {
+            snprintf(problem, cap, "%s", kpk_last_error());
+            ok = 0;
+        }
+        for (uint64_t pos = 0; ok && pos < length;) {
+            size_t want = length - pos < CHECK_BUFFER ? (size_t)(length - pos) : CHECK_BUFFER, got = 0;
+            if (kpk_reader_read(reader, i, pos, buffer, want, &got) != KPK_OK) {
+                snprintf(problem, cap, "%s", kpk_last_error());
+                ok = 0;
+            } else if (got != want) {
+                snprintf(problem, cap, "stream %u ends early (the value is damaged)", (unsigned)i);
+                ok = 0;
+            }
+            pos += got;
+        }
+    }
+    kpk_reader_close(reader);
+    return ok;
+}
+
+/* kpk_store_check_c(ptr, namespace, keys, full): for each key, NA when its value is a sound R
+ * object, else what is wrong with it (check_value). `full`: decode every block (each checksum
+ * verified), else only open each value and read its description. */
+SEXP kpk_store_check_c(SEXP ptr, SEXP ns, SEXP keys, SEXP full) {
+    kpk_store *store = store_of(ptr);
+    const char *n = kpk_r_string(ns, "namespace");
+    int whole = kpk_r_flag(full, "full");
+    if (!Rf_isString(keys)) Rf_error("kompakt: keys must be strings");
+    R_xlen_t count = XLENGTH(keys);
+    SEXP out = PROTECT(Rf_allocVector(STRSXP, count));
+    unsigned char *buffer = whole ? (unsigned char *)R_alloc(CHECK_BUFFER, 1) : NULL;
+    char problem[2048];
+    for (R_xlen_t i = 0; i < count; i++) {
+        R_CheckUserInterrupt(); /* between values: no reader is open */
+        if (STRING_ELT(keys, i) == NA_STRING) Rf_error("kompakt: a key is NA");
+        const void *vmax = vmaxget();
+        const char *key = Rf_translateCharUTF8(STRING_ELT(keys, i));
+        int sound = check_value(store, n, key, buffer, problem, sizeof problem);
+        vmaxset(vmax);
+        SET_STRING_ELT(out, i, sound ? NA_STRING : Rf_mkCharCE(problem, CE_UTF8));
+    }
+    UNPROTECT(1);
+    return out;
+}
+
 SEXP kpk_version_c(void) { return Rf_mkString(kpk_version()); }
 
 /* Whether the R serialization in a raw vector may be unserialized from an untrusted source:
@@ -600,46 +642,4 @@ SEXP kpk_rserial_check_c(SEXP raw) {
     if (TYPEOF(raw) != RAWSXP) Rf_error("kompakt: the serialization to check must be a raw vector");
     if (kpk_rserial_check(RAW(raw), (size_t)XLENGTH(raw), 0) == KPK_OK) return R_NilValue;
     return Rf_mkString(kpk_last_error());
-}
-
-/* Table files: table.c. */
-SEXP kpk_table_write_c(SEXP columns, SEXP kinds, SEXP tzones, SEXP nrow, SEXP file, SEXP options, SEXP append);
-SEXP kpk_table_open_c(SEXP source, SEXP threads);
-SEXP kpk_table_close_c(SEXP ptr);
-SEXP kpk_table_info_c(SEXP ptr);
-SEXP kpk_table_sizes_c(SEXP ptr);
-SEXP kpk_table_read_c(SEXP ptr, SEXP columns, SEXP names, SEXP from, SEXP to, SEXP formats, SEXP dicts,
-                      SEXP ordered, SEXP as_int64, SEXP types, SEXP attrs, SEXP rows);
-
-static const R_CallMethodDef call_methods[] = {
-    {"kpk_save_c", (DL_FUNC)&kpk_save_c, 5},
-    {"kpk_serialize_c", (DL_FUNC)&kpk_serialize_c, 4},
-    {"kpk_read_c", (DL_FUNC)&kpk_read_c, 3},
-    {"kpk_unserialize_c", (DL_FUNC)&kpk_unserialize_c, 3},
-    {"kpk_rserial_check_c", (DL_FUNC)&kpk_rserial_check_c, 1},
-    {"kpk_version_c", (DL_FUNC)&kpk_version_c, 0},
-    {"kpk_store_open_c", (DL_FUNC)&kpk_store_open_c, 4},
-    {"kpk_store_close_c", (DL_FUNC)&kpk_store_close_c, 1},
-    {"kpk_store_set_c", (DL_FUNC)&kpk_store_set_c, 4},
-    {"kpk_store_get_c", (DL_FUNC)&kpk_store_get_c, 4},
-    {"kpk_store_exists_c", (DL_FUNC)&kpk_store_exists_c, 3},
-    {"kpk_store_del_c", (DL_FUNC)&kpk_store_del_c, 3},
-    {"kpk_store_keys_c", (DL_FUNC)&kpk_store_keys_c, 2},
-    {"kpk_store_namespaces_c", (DL_FUNC)&kpk_store_namespaces_c, 1},
-    {"kpk_store_set_raw_c", (DL_FUNC)&kpk_store_set_raw_c, 5},
-    {"kpk_store_get_raw_c", (DL_FUNC)&kpk_store_get_raw_c, 3},
-    {"kpk_store_clear_c", (DL_FUNC)&kpk_store_clear_c, 2},
-    {"kpk_store_gc_c", (DL_FUNC)&kpk_store_gc_c, 1},
-    {"kpk_table_write_c", (DL_FUNC)&kpk_table_write_c, 7},
-    {"kpk_table_open_c", (DL_FUNC)&kpk_table_open_c, 2},
-    {"kpk_table_close_c", (DL_FUNC)&kpk_table_close_c, 1},
-    {"kpk_table_info_c", (DL_FUNC)&kpk_table_info_c, 1},
-    {"kpk_table_sizes_c", (DL_FUNC)&kpk_table_sizes_c, 1},
-    {"kpk_table_read_c", (DL_FUNC)&kpk_table_read_c, 12},
-    {NULL, NULL, 0}};
-
-void R_init_kompakt(DllInfo *dll) {
-    R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
-    R_useDynamicSymbols(dll, FALSE);
-    R_forceSymbols(dll, TRUE);
 }

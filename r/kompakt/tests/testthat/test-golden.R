@@ -1,9 +1,4 @@
-golden <- function(name) {
-  # The repository's golden files: r/kompakt/tests/testthat -> tests/golden/v1.
-  path <- file.path("..", "..", "..", "..", "tests", "golden", "v1", name)
-  if (!file.exists(path)) skip(paste("golden file not found:", path))
-  path
-}
+# golden(): helper-need.R.
 
 test_that("the golden R object file (written by kompakt for R 0.1.0) reads back", {
   x <- kpk_read(golden("r-object.kpk"))

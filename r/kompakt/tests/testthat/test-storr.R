@@ -26,3 +26,52 @@ test_that("a storr on kompakt is a drop-in for drake-style use", {
   expect_error(storr_kompakt(path, hash_algorithm = "sha1"), "existing: xxhash64", class = "ConfigError")
   expect_identical(st$driver$hash_algorithm, "xxhash64")
 })
+
+test_that("storr's check() finds damaged and missing objects, and repair() removes them", {
+  need_storr()
+  path <- tempfile("storr-check")
+  st <- storr_kompakt(path)
+  on.exit(st$destroy())
+  expect_true(st$check(quiet = TRUE)$healthy) # empty
+  set.seed(1)
+  # Large values live in files of their own (objects/), small ones in the store's index.
+  st$set("big1", runif(2e5))
+  st$set("big2", runif(2e5) + 1)
+  st$set("small", letters, namespace = "other")
+  res <- st$check(quiet = TRUE)
+  expect_s3_class(res, "storr_check")
+  expect_true(res$healthy)
+  expect_length(res$objects$corrupt, 0L)
+  expect_identical(nrow(res$keys$dangling), 0L)
+
+  files <- sort(list.files(file.path(path, "objects"), pattern = "[.]kpk$", recursive = TRUE, full.names = TRUE))
+  expect_length(files, 2L)
+  # One file damaged in the middle of its data (a block checksum fails), the other gone.
+  bytes <- readBin(files[[1]], "raw", file.size(files[[1]]))
+  at <- length(bytes) %/% 2
+  bytes[at:(at + 7)] <- as.raw(255L - as.integer(bytes[at:(at + 7)]))
+  writeBin(bytes, files[[1]])
+  unlink(files[[2]])
+  # A key whose hash is not a hash.
+  st$driver$set_hash("forged", "objects", "not a hash")
+
+  expected <- sort(c(st$get_hash("big1"), st$get_hash("big2")))
+  res <- st$check(quiet = TRUE)
+  expect_false(res$healthy)
+  expect_identical(sort(res$objects$corrupt), expected)
+  expect_true(all(nzchar(res$objects$why)))
+  expect_identical(sort(res$keys$dangling[, "key"]), c("big1", "big2"))
+  expect_identical(unname(res$keys$corrupt[, "key"]), "forged")
+  expect_identical(unname(res$keys$corrupt[, "namespace"]), "objects")
+  # Without `full`, values are opened but not decoded: the missing one is found all the same.
+  quick <- st$check(full = FALSE, quiet = TRUE)
+  expect_false(quick$healthy)
+  expect_true(all(quick$objects$corrupt %in% expected))
+  expect_gte(length(quick$objects$corrupt), 1L)
+  expect_message(st$check(), "found 2 corrupt objects")
+
+  expect_true(st$repair(force = TRUE, quiet = TRUE))
+  expect_true(st$check(quiet = TRUE)$healthy)
+  expect_false(st$exists("big1"))
+  expect_identical(st$get("small", namespace = "other"), letters)
+})

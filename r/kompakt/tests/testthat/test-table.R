@@ -1,10 +1,5 @@
-# Suggested packages are required when the project's test script runs (KOMPAKT_REQUIRE_SUGGESTS):
-# a missing one there is a failure, not a skip.
-need <- function(pkg) {
-  if (requireNamespace(pkg, quietly = TRUE)) return(invisible(TRUE))
-  if (nzchar(Sys.getenv("KOMPAKT_REQUIRE_SUGGESTS"))) stop(pkg, " is required by these tests")
-  skip(paste(pkg, "is not installed"))
-}
+# Suggested packages are required when the project's test script runs (helper-need.R).
+need <- need_package
 
 roundtrip <- function(df, ...) {
   path <- tempfile(fileext = ".kpk")

@@ -1,0 +1,530 @@
+/* The R package's glue for writing table files: R vectors to Arrow's C data interface.
+ *
+ * Each column becomes an ArrowArray whose buffers point into the R vector where its layout is
+ * Arrow's (integer, double, integer64, raw) and into buffers of the write where it is not
+ * (validity bitmaps, logical bits, factor keys, dates, timestamps, strings), freed when the
+ * write ends, after an R error too, so nothing leaks on a longjmp; the arrays are released
+ * inside kpk_table_write, before that.
+ *
+ * The R side (R/table.R) chooses each column's kind and keeps R's attributes in the table's
+ * metadata; this file converts values only. Reading is table_read.c. */
+#include <R.h>
+#include <Rinternals.h>
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+
+#include "glue.h"
+
+/* R builds packages with -O2, which leaves the per-row loops below scalar; they are most of a
+ * table's time on R's side. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3")
+#endif
+
+/* Column kinds, as R/table.R numbers them. */
+enum {
+    KIND_LOGICAL = 1,
+    KIND_INTEGER = 2,
+    KIND_DOUBLE = 3,
+    KIND_STRING = 4,
+    KIND_FACTOR = 5,
+    KIND_DATE = 6,      /* double or integer days; date32 when every value is a whole day */
+    KIND_TIMESTAMP = 7, /* POSIXct: timestamp[us] when every value is exact in microseconds */
+    KIND_INT64 = 8,     /* bit64::integer64 */
+    KIND_RAW = 9,
+    KIND_LIST = 10,     /* a list of plain atomic vectors of one type (NULL: a null row) */
+};
+
+/* ---- building Arrow arrays ---------------------------------------------------------------- */
+
+/* Release callbacks: the write owns the memory (big_alloc, R_alloc), so releasing only marks
+ * the struct. */
+static void release_array(struct ArrowArray *a) {
+    for (int64_t i = 0; i < a->n_children; i++)
+        if (a->children[i]->release) a->children[i]->release(a->children[i]);
+    if (a->dictionary && a->dictionary->release) a->dictionary->release(a->dictionary);
+    a->release = NULL;
+}
+
+static void release_schema(struct ArrowSchema *s) {
+    for (int64_t i = 0; i < s->n_children; i++)
+        if (s->children[i]->release) s->children[i]->release(s->children[i]);
+    if (s->dictionary && s->dictionary->release) s->dictionary->release(s->dictionary);
+    s->release = NULL;
+}
+
+static void *big_alloc(size_t size);
+
+/* `n` set bits (every value of a logical column TRUE). */
+static const uint8_t *all_set(R_xlen_t n) {
+    uint8_t *bits = (uint8_t *)big_alloc((size_t)(n / 8) + 1);
+    memset(bits, 0xff, (size_t)(n / 8) + 1);
+    return bits;
+}
+
+static void *zalloc(size_t n, size_t size) {
+    void *p = R_alloc(n ? n : 1, size);
+    memset(p, 0, (n ? n : 1) * size);
+    return p;
+}
+
+/* The large buffers of a write (bitmaps, keys, dates, strings): malloc'd, not R_alloc'd. R
+ * counts R_alloc memory towards its heap, and a large request sets off a full garbage
+ * collection, which on a frame of millions of strings costs seconds. They are freed when the
+ * write ends, after an R error too (R_UnwindProtect's cleanup in kpk_table_write_c). */
+typedef struct {
+    void **items;
+    size_t len, cap;
+} buffers;
+static buffers *write_buffers; /* the running write's (R calls into a package one at a time) */
+
+static void *big_alloc(size_t size) {
+    buffers *b = write_buffers;
+    if (b->len == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 64;
+        void **items = realloc(b->items, cap * sizeof(void *));
+        if (items == NULL) Rf_error("kompakt: out of memory");
+        b->items = items;
+        b->cap = cap;
+    }
+    void *p = malloc(size ? size : 1);
+    if (p == NULL) Rf_error("kompakt: out of memory (%.0f bytes)", (double)size);
+    b->items[b->len++] = p;
+    return p;
+}
+
+/* Grows a buffer big_alloc made. */
+static void *big_realloc(void *p, size_t size) {
+    buffers *b = write_buffers;
+    for (size_t i = b->len; i-- > 0;) {
+        if (b->items[i] != p) continue;
+        void *q = realloc(p, size ? size : 1);
+        if (q == NULL) Rf_error("kompakt: out of memory (%.0f bytes)", (double)size);
+        b->items[i] = q;
+        return q;
+    }
+    Rf_error("kompakt: internal error: growing a buffer that is not the write's");
+    return NULL;
+}
+
+static void free_buffers(buffers *b) {
+    for (size_t i = 0; i < b->len; i++) free(b->items[i]);
+    free(b->items);
+    memset(b, 0, sizeof *b);
+}
+
+static struct ArrowArray *new_array(int64_t length, int n_buffers) {
+    struct ArrowArray *a = zalloc(1, sizeof *a);
+    a->length = length;
+    a->n_buffers = n_buffers;
+    a->buffers = zalloc((size_t)n_buffers, sizeof(void *));
+    a->release = release_array;
+    return a;
+}
+
+static struct ArrowSchema *new_schema(const char *format, const char *name) {
+    struct ArrowSchema *s = zalloc(1, sizeof *s);
+    s->format = format;
+    s->name = name;
+    s->flags = ARROW_FLAG_NULLABLE;
+    s->release = release_schema;
+    return s;
+}
+
+static char *copy_text(const char *text) {
+    size_t n = strlen(text) + 1;
+    char *out = R_alloc(n, 1);
+    memcpy(out, text, n);
+    return out;
+}
+
+/* R's NA_real_ is one NaN payload (R_IsNA is a function call): NaN with low word 1954. */
+static inline int is_r_na(double d) {
+    if (!isnan(d)) return 0;
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    return (uint32_t)bits == 1954;
+}
+
+/* A validity bitmap for `n` rows, NULL when every row is valid: a counting pass, then (when
+ * some row is missing) the bits, eight rows to a byte. `v` is the vector's data, fetched once
+ * (INTEGER() and friends are function calls outside R itself); `is_valid` says whether row j
+ * holds a value. */
+#define VALIDITY(name, type, data, is_valid)                                                 \
+    static const uint8_t *name(SEXP x, R_xlen_t n, int64_t *nulls) {                        \
+        const type *v = data(x);                                                             \
+        R_xlen_t valid = 0;                                                                  \
+        for (R_xlen_t j = 0; j < n; j++) valid += (is_valid);                                \
+        *nulls = n - valid;                                                                  \
+        if (valid == n) return NULL;                                                         \
+        uint8_t *bits = (uint8_t *)big_alloc((size_t)(n / 8) + 1);                           \
+        R_xlen_t i = 0;                                                                      \
+        for (; i + 8 <= n; i += 8) {                                                         \
+            unsigned b = 0;                                                                  \
+            for (int k = 0; k < 8; k++) {                                                    \
+                R_xlen_t j = i + k;                                                          \
+                b |= (unsigned)(is_valid) << k;                                              \
+            }                                                                                \
+            bits[i >> 3] = (uint8_t)b;                                                       \
+        }                                                                                    \
+        unsigned b = 0;                                                                      \
+        for (R_xlen_t j = i; j < n; j++) b |= (unsigned)(is_valid) << (j - i);              \
+        bits[i >> 3] = (uint8_t)b;                                                           \
+        return bits;                                                                         \
+    }
+VALIDITY(int_validity, int, INTEGER, v[j] != NA_INTEGER)
+VALIDITY(real_validity, double, REAL, !is_r_na(v[j]))
+VALIDITY(string_validity, SEXP, STRING_PTR_RO, v[j] != NA_STRING)
+VALIDITY(int64_validity, int64_t, (const int64_t *)REAL, v[j] != INT64_MIN)
+/* A logical vector's values as bits (NA: 0; its validity says it is missing). */
+VALIDITY(true_bits, int, LOGICAL, v[j] != 0 && v[j] != NA_LOGICAL)
+
+/* A string's UTF-8 bytes: its own for ASCII and UTF-8 strings (no copy), else translated into
+ * R_alloc memory (the caller resets it with vmaxset). */
+static const char *utf8_of(SEXP s, size_t *len) {
+    const char *text = Rf_translateCharUTF8(s);
+    *len = text == CHAR(s) ? (size_t)LENGTH(s) : strlen(text);
+    return text;
+}
+
+/* Strings as Arrow utf8 (32-bit offsets), or large_utf8 when they need more: UTF-8 bytes,
+ * translated from each string's declared encoding, in one pass into a growing buffer. */
+static struct ArrowArray *string_array(SEXP x, const char **format, const char *column) {
+    (void)column;
+    R_xlen_t n = XLENGTH(x);
+    struct ArrowArray *a = new_array(n, 3);
+    a->buffers[0] = string_validity(x, n, &a->null_count);
+    const SEXP *strings = STRING_PTR_RO(x);
+    int64_t *offsets = (int64_t *)big_alloc(((size_t)n + 1) * sizeof(int64_t));
+    size_t cap = (size_t)n * 8 + 64, at = 0;
+    char *data = (char *)big_alloc(cap);
+    for (R_xlen_t i = 0; i < n; i++) {
+        offsets[i] = (int64_t)at;
+        SEXP s = strings[i];
+        if (s == NA_STRING) continue;
+        const void *vmax = vmaxget();
+        size_t len;
+        const char *text = utf8_of(s, &len);
+        if (at + len > cap) {
+            while (at + len > cap) cap *= 2;
+            data = (char *)big_realloc(data, cap);
+        }
+        memcpy(data + at, text, len);
+        at += len;
+        vmaxset(vmax);
+    }
+    offsets[n] = (int64_t)at;
+    if (at <= INT32_MAX) {
+        /* 32-bit offsets, narrowed in place (each lands at or before where it was read). */
+        int32_t *narrow = (int32_t *)offsets;
+        for (R_xlen_t i = 0; i <= n; i++) narrow[i] = (int32_t)offsets[i];
+        *format = "u";
+    } else {
+        *format = "U";
+    }
+    a->buffers[1] = offsets;
+    a->buffers[2] = data;
+    return a;
+}
+
+/* One column: its array and schema. A Date or POSIXct column that date32 or timestamp[us]
+ * cannot hold exactly goes as float64 (R restores its class from the metadata). */
+static void column_array(SEXP x, int kind, const char *name, const char *tz, SEXP keep, R_xlen_t slot,
+                         struct ArrowArray **out_a, struct ArrowSchema **out_s) {
+    R_xlen_t n = XLENGTH(x);
+    struct ArrowArray *a = NULL;
+    const char *format = NULL;
+    struct ArrowSchema *dictionary = NULL;
+    int64_t ordered = 0;
+    switch (kind) {
+    case KIND_LOGICAL: {
+        a = new_array(n, 2);
+        a->buffers[0] = int_validity(x, n, &a->null_count);
+        int64_t falses = 0;
+        const uint8_t *bits = true_bits(x, n, &falses);
+        a->buffers[1] = bits ? bits : all_set(n);
+        format = "b";
+        break;
+    }
+    case KIND_INTEGER:
+        a = new_array(n, 2);
+        a->buffers[0] = int_validity(x, n, &a->null_count);
+        a->buffers[1] = INTEGER(x);
+        format = "i";
+        break;
+    case KIND_DOUBLE:
+        a = new_array(n, 2);
+        a->buffers[0] = real_validity(x, n, &a->null_count);
+        a->buffers[1] = REAL(x);
+        format = "g";
+        break;
+    case KIND_INT64:
+        a = new_array(n, 2);
+        a->buffers[0] = int64_validity(x, n, &a->null_count);
+        a->buffers[1] = REAL(x);
+        format = "l";
+        break;
+    case KIND_RAW:
+        a = new_array(n, 2);
+        a->buffers[1] = RAW(x);
+        format = "C";
+        break;
+    case KIND_STRING:
+        a = string_array(x, &format, name);
+        break;
+    case KIND_FACTOR: {
+        SEXP levels = Rf_getAttrib(x, R_LevelsSymbol);
+        if (TYPEOF(x) != INTSXP || (levels != R_NilValue && TYPEOF(levels) != STRSXP))
+            Rf_error("kompakt: column '%s': a factor must be integer codes with character levels", name);
+        R_xlen_t nlevels = levels == R_NilValue ? 0 : XLENGTH(levels);
+        a = new_array(n, 2);
+        a->buffers[0] = int_validity(x, n, &a->null_count);
+        int32_t *keys = (int32_t *)big_alloc((size_t)n * sizeof(int32_t));
+        const int *codes = INTEGER(x);
+        unsigned bad = 0;
+        for (R_xlen_t i = 0; i < n; i++) {
+            int c = codes[i], missing = c == NA_INTEGER;
+            keys[i] = missing ? 0 : c - 1;
+            bad |= (unsigned)!missing & ((unsigned)(c - 1) >= (unsigned)nlevels);
+        }
+        for (R_xlen_t i = 0; bad && i < n; i++)
+            if (codes[i] != NA_INTEGER && (codes[i] < 1 || codes[i] > nlevels))
+                Rf_error("kompakt: column '%s': factor code %d has no level", name, codes[i]);
+        a->buffers[1] = keys;
+        const char *dict_format;
+        SEXP lv = levels == R_NilValue ? PROTECT(Rf_allocVector(STRSXP, 0)) : PROTECT(levels);
+        a->dictionary = string_array(lv, &dict_format, name);
+        UNPROTECT(1);
+        if (a->dictionary->null_count > 0) Rf_error("kompakt: column '%s': a factor level is NA", name);
+        dictionary = new_schema(dict_format, "");
+        dictionary->flags = 0;
+        ordered = Rf_inherits(x, "ordered") ? ARROW_FLAG_DICTIONARY_ORDERED : 0;
+        format = "i";
+        break;
+    }
+    case KIND_DATE: {
+        /* date32 when every day is whole and fits; else the doubles as they are. */
+        int whole = 1;
+        if (TYPEOF(x) == REALSXP) {
+            const double *v = REAL(x);
+            for (R_xlen_t i = 0; i < n && whole; i++)
+                whole = is_r_na(v[i]) || (isfinite(v[i]) && v[i] == floor(v[i]) && fabs(v[i]) <= INT32_MAX);
+        }
+        if (!whole) {
+            column_array(x, KIND_DOUBLE, name, tz, keep, slot, out_a, out_s);
+            return;
+        }
+        a = new_array(n, 2);
+        if (TYPEOF(x) == INTSXP) {
+            a->buffers[0] = int_validity(x, n, &a->null_count);
+            a->buffers[1] = INTEGER(x);
+        } else {
+            a->buffers[0] = real_validity(x, n, &a->null_count);
+            int32_t *days = (int32_t *)big_alloc((size_t)n * sizeof(int32_t));
+            const double *v = REAL(x);
+            for (R_xlen_t i = 0; i < n; i++) days[i] = is_r_na(v[i]) ? 0 : (int32_t)v[i];
+            a->buffers[1] = days;
+        }
+        format = "tdD";
+        break;
+    }
+    case KIND_TIMESTAMP: {
+        /* timestamp[us] when every instant is exact in microseconds (reading gives back the
+         * same double); else the doubles as they are. */
+        const double *v = REAL(x);
+        int64_t *micros = (int64_t *)big_alloc((size_t)n * sizeof(int64_t));
+        int exact = 1;
+        for (R_xlen_t i = 0; i < n && exact; i++) {
+            if (is_r_na(v[i])) { micros[i] = 0; continue; }
+            double us = nearbyint(v[i] * 1e6);
+            exact = isfinite(v[i]) && fabs(us) < 9.0e15 && (double)(int64_t)us / 1e6 == v[i];
+            micros[i] = exact ? (int64_t)us : 0;
+        }
+        if (!exact) {
+            column_array(x, KIND_DOUBLE, name, tz, keep, slot, out_a, out_s);
+            return;
+        }
+        a = new_array(n, 2);
+        a->buffers[0] = real_validity(x, n, &a->null_count);
+        a->buffers[1] = micros;
+        size_t len = strlen(tz) + 5;
+        char *f = R_alloc(len, 1);
+        snprintf(f, len, "tsu:%s", tz);
+        format = f;
+        break;
+    }
+    case KIND_LIST: {
+        /* Offsets over one vector of every element's values, which becomes the child array. */
+        R_xlen_t total = 0;
+        SEXPTYPE type = NILSXP;
+        for (R_xlen_t i = 0; i < n; i++) {
+            SEXP e = VECTOR_ELT(x, i);
+            if (e == R_NilValue) continue;
+            if (type == NILSXP) type = TYPEOF(e);
+            if ((SEXPTYPE)TYPEOF(e) != type)
+                Rf_error("kompakt: column '%s': list elements of types %s and %s; a list column holds one type",
+                         name, Rf_type2char(type), Rf_type2char(TYPEOF(e)));
+            total += XLENGTH(e);
+        }
+        if (type == NILSXP) type = LGLSXP;
+        int child_kind = type == LGLSXP ? KIND_LOGICAL : type == INTSXP ? KIND_INTEGER
+                       : type == REALSXP ? KIND_DOUBLE : type == STRSXP ? KIND_STRING : 0;
+        if (!child_kind)
+            Rf_error("kompakt: column '%s': list elements of type %s; list columns may hold logical, "
+                     "integer, double or character vectors", name, Rf_type2char(type));
+        int large = total > INT32_MAX;
+        SEXP values = PROTECT(Rf_allocVector(type, total));
+        void *offsets = big_alloc(((size_t)n + 1) * (large ? 8 : 4));
+        uint8_t *valid = (uint8_t *)big_alloc((size_t)(n + 7) / 8);
+        memset(valid, 0, (size_t)(n + 7) / 8);
+        a = new_array(n, 2);
+        R_xlen_t at = 0;
+        for (R_xlen_t i = 0; i <= n; i++) {
+            if (large) ((int64_t *)offsets)[i] = at;
+            else ((int32_t *)offsets)[i] = (int32_t)at;
+            if (i == n) break;
+            SEXP e = VECTOR_ELT(x, i);
+            if (e == R_NilValue) { a->null_count++; continue; }
+            valid[i >> 3] |= (uint8_t)(1u << (i & 7));
+            R_xlen_t m = XLENGTH(e);
+            switch (type) {
+            case LGLSXP: memcpy(LOGICAL(values) + at, LOGICAL(e), (size_t)m * sizeof(int)); break;
+            case INTSXP: memcpy(INTEGER(values) + at, INTEGER(e), (size_t)m * sizeof(int)); break;
+            case REALSXP: memcpy(REAL(values) + at, REAL(e), (size_t)m * sizeof(double)); break;
+            default: for (R_xlen_t k = 0; k < m; k++) SET_STRING_ELT(values, at + k, STRING_ELT(e, k));
+            }
+            at += m;
+        }
+        a->buffers[0] = a->null_count ? valid : NULL;
+        a->buffers[1] = offsets;
+        a->n_children = 1;
+        a->children = zalloc(1, sizeof(struct ArrowArray *));
+        struct ArrowSchema **child_schema = zalloc(1, sizeof(struct ArrowSchema *));
+        column_array(values, child_kind, "item", "", R_NilValue, 0, &a->children[0], &child_schema[0]);
+        /* The child's buffers may be `values` itself: the caller keeps it until the write ends. */
+        SET_VECTOR_ELT(keep, slot, values);
+        UNPROTECT(1);
+        struct ArrowSchema *s = new_schema(large ? "+L" : "+l", name);
+        s->n_children = 1;
+        s->children = child_schema;
+        *out_a = a;
+        *out_s = s;
+        return;
+    }
+    default:
+        Rf_error("kompakt: column '%s': unknown column kind %d", name, kind);
+    }
+    struct ArrowSchema *s = new_schema(format, name);
+    s->dictionary = dictionary;
+    s->flags |= ordered;
+    *out_a = a;
+    *out_s = s;
+}
+
+/* The options R passes, by name: codec, level, threads, rows_per_group (0: the default),
+ * sort_columns (character), sort_descending and sort_nulls_first (logical, one per sort
+ * column), metadata (a named character vector), string_codec (NULL or a codec). */
+static kpk_table_options table_options(SEXP o) {
+    kpk_table_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.codec = kpk_r_codec(kpk_r_field(o, "codec"));
+    opts.level = kpk_r_level(kpk_r_field(o, "level"));
+    opts.threads = kpk_r_threads(kpk_r_field(o, "threads"));
+    opts.rows_per_group = (uint32_t)Rf_asReal(kpk_r_field_of(o, "rows_per_group", REALSXP, 1));
+    SEXP sort = kpk_r_field_of(o, "sort_columns", STRSXP, -1);
+    opts.n_sort = (size_t)XLENGTH(sort);
+    SEXP desc = kpk_r_field_of(o, "sort_descending", LGLSXP, XLENGTH(sort));
+    SEXP nf = kpk_r_field_of(o, "sort_nulls_first", LGLSXP, XLENGTH(sort));
+    const char **names = (const char **)R_alloc(opts.n_sort + 1, sizeof(char *));
+    uint8_t *d = (uint8_t *)R_alloc(opts.n_sort + 1, 1), *f = (uint8_t *)R_alloc(opts.n_sort + 1, 1);
+    for (size_t i = 0; i < opts.n_sort; i++) {
+        names[i] = Rf_translateCharUTF8(STRING_ELT(sort, (R_xlen_t)i));
+        d[i] = (uint8_t)(LOGICAL(desc)[i] == TRUE);
+        f[i] = (uint8_t)(LOGICAL(nf)[i] == TRUE);
+    }
+    opts.sort_columns = names;
+    opts.sort_descending = d;
+    opts.sort_nulls_first = f;
+    SEXP values = kpk_r_field_of(o, "metadata", STRSXP, -1);
+    SEXP keys = Rf_getAttrib(values, R_NamesSymbol);
+    opts.n_metadata = (size_t)XLENGTH(values);
+    if (opts.n_metadata > 0 && TYPEOF(keys) != STRSXP) Rf_error("kompakt: internal error: metadata without names");
+    const char **k = (const char **)R_alloc(opts.n_metadata + 1, sizeof(char *));
+    const char **v = (const char **)R_alloc(opts.n_metadata + 1, sizeof(char *));
+    for (size_t i = 0; i < opts.n_metadata; i++) {
+        k[i] = Rf_translateCharUTF8(STRING_ELT(keys, (R_xlen_t)i));
+        v[i] = Rf_translateCharUTF8(STRING_ELT(values, (R_xlen_t)i));
+    }
+    opts.metadata_keys = k;
+    opts.metadata_values = v;
+    opts.string_codec = kpk_r_codec(kpk_r_field(o, "string_codec"));
+    return opts;
+}
+
+typedef struct {
+    SEXP frame, file, options, append;
+    buffers bufs;
+} write_job;
+
+static SEXP write_body(void *data) {
+    write_job *job = data;
+    kpk_table_options opts = table_options(job->options); /* checked before any work */
+    SEXP columns = kpk_r_field_of(job->frame, "columns", VECSXP, -1);
+    R_xlen_t ncol = XLENGTH(columns);
+    SEXP kinds = kpk_r_field_of(job->frame, "kinds", INTSXP, ncol);
+    SEXP tzones = kpk_r_field_of(job->frame, "tzones", STRSXP, ncol);
+    double rows = Rf_asReal(kpk_r_field_of(job->frame, "rows", REALSXP, 1));
+    SEXP names = Rf_getAttrib(columns, R_NamesSymbol);
+    if (ncol > 0 && TYPEOF(names) != STRSXP) Rf_error("kompakt: internal error: columns without names");
+    /* Vectors made for the write (a list column's values) that its arrays point into. */
+    SEXP keep = PROTECT(Rf_allocVector(VECSXP, ncol));
+    struct ArrowArray *batch = new_array((int64_t)rows, 1);
+    struct ArrowSchema *schema = new_schema("+s", "");
+    schema->flags = 0;
+    batch->n_children = schema->n_children = ncol;
+    batch->children = zalloc((size_t)ncol, sizeof(struct ArrowArray *));
+    schema->children = zalloc((size_t)ncol, sizeof(struct ArrowSchema *));
+    for (R_xlen_t j = 0; j < ncol; j++) {
+        SEXP x = VECTOR_ELT(columns, j);
+        const char *name = copy_text(Rf_translateCharUTF8(STRING_ELT(names, j)));
+        if ((double)XLENGTH(x) != rows)
+            Rf_error("kompakt: column '%s' has %.0f rows, the table %.0f", name, (double)XLENGTH(x), rows);
+        const char *tz = Rf_translateCharUTF8(STRING_ELT(tzones, j));
+        column_array(x, INTEGER(kinds)[j], name, tz, keep, j, &batch->children[j], &schema->children[j]);
+    }
+    const char *path = copy_text(kpk_r_path(job->file));
+    uint64_t appended = 0;
+    int append = kpk_r_flag(job->append, "append");
+    kpk_status status = append ? kpk_table_append(path, schema, batch, &opts, &appended)
+                               : kpk_table_write(path, schema, batch, &opts);
+    /* kompakt moved the batch in; the schema stays ours. */
+    if (batch->release) batch->release(batch);
+    schema->release(schema);
+    UNPROTECT(1);
+    if (status != KPK_OK) kpk_r_error_about(append ? "cannot append to" : "cannot write", path);
+    return Rf_ScalarReal((double)appended);
+}
+
+static void write_cleanup(void *data, Rboolean jump) {
+    (void)jump;
+    write_job *job = data;
+    free_buffers(&job->bufs);
+    write_buffers = NULL;
+}
+
+/* kpk_table_write_c(list(columns (named), kinds, tzones, rows), path, options (table_options),
+ * append): the rows appended (0 for a new table). */
+SEXP kpk_table_write_c(SEXP frame, SEXP file, SEXP options, SEXP append) {
+    write_job *job = (write_job *)R_alloc(1, sizeof(write_job));
+    memset(job, 0, sizeof *job);
+    job->frame = frame;
+    job->file = file;
+    job->options = options;
+    job->append = append;
+    SEXP cont = PROTECT(R_MakeUnwindCont());
+    write_buffers = &job->bufs;
+    SEXP out = R_UnwindProtect(write_body, job, write_cleanup, job, cont);
+    UNPROTECT(1);
+    return out;
+}
