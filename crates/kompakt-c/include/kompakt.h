@@ -1,8 +1,30 @@
 /*
  * kompakt.h: the C API of kompakt (compressed, checksummed, multi-threaded block-stream files).
  *
- * Link with the static library the crate `kompakt-c` builds (libkompakt_c.a) and, on Linux,
- * -lpthread -ldl -lm.
+ * Libraries (crates/kompakt-c; crates/kompakt-c/install.sh PREFIX installs them with this
+ * header and a pkg-config file, kompakt.pc):
+ *   libkompakt_c.a       static: link it with -lpthread -ldl -lm (pkg-config --static --libs kompakt)
+ *   libkompakt_c.so.2    shared: its SONAME carries the API version (pkg-config --libs kompakt),
+ *                        and it may be opened with dlopen(): every function below is a symbol.
+ *
+ * Versions. KPK_API_VERSION counts the changes that break callers: a function whose signature
+ * or meaning changes, a struct whose layout changes. A program built with this header needs a
+ * library whose kpk_api_version() returns the same number (check it at start-up, above all
+ * when loading the library with dlopen); the shared library's file name and SONAME end in it.
+ * New functions, new status codes and new fields at the end of a sized struct (below) do not
+ * change it: treat a status you do not know as an error (kpk_status_name says "unknown").
+ * API version 2 (kompakt 0.1): the options structs below replaced the (codec, level, threads)
+ * arguments of the writer and store open functions, level 0 became the default everywhere,
+ * store lists became kpk_strings, and kpk_api_version, kpk_status_name, kpk_reader_file_kind
+ * and the statuses KPK_ERROR_DICTIONARY and KPK_ERROR_LIMIT were added.
+ *
+ * Options structs (kpk_write_options, kpk_table_options) are safe when zero-initialized: 0 (or
+ * NULL) in any field means "the default", and a NULL pointer to the struct means every default.
+ * Their first field, `size`, lets them grow without breaking callers: set it to sizeof the
+ * struct (`kpk_write_options o = {.size = sizeof o};`), or leave it 0 (`= {0}`, memset), which
+ * means the struct as API version 2 defined it. A library given a struct from a newer header
+ * takes it as long as the fields it does not know are zero, and refuses it otherwise
+ * (KPK_ERROR_OPTION); a size no version has is KPK_ERROR_USAGE.
  *
  * Rules that hold for every function:
  *
@@ -11,13 +33,17 @@
  *   the valid choices where there are any, valid until the next call into kompakt on that
  *   thread. Nothing ever unwinds across this API and nothing aborts the process on bad input: a
  *   damaged or hostile file is KPK_ERROR_CORRUPT, a bug inside kompakt KPK_ERROR_INTERNAL.
+ *   The codes are the error kinds every front end shares (the command line's, Python's and R's
+ *   errors have the same kinds and messages for the same mistakes).
  * - Ownership. A kpk_writer is freed by kpk_writer_finish or kpk_store_commit (whatever they
  *   return) or by kpk_writer_abort; a kpk_reader by kpk_reader_close; a kpk_store by
- *   kpk_store_close; a kpk_table by kpk_table_close; kpk_bytes by kpk_bytes_free. Pointers
- *   the caller passes in are borrowed for the call only, except the memory given to
- *   kpk_reader_open_memory, which must stay valid and unchanged until kpk_reader_close.
- * - Threads. A handle may be used from any thread, by one thread at a time. Work inside a call
- *   runs on `threads` threads (0: all cores); output bytes never depend on the thread count.
+ *   kpk_store_close; a kpk_table by kpk_table_close; kpk_bytes by kpk_bytes_free; kpk_strings
+ *   by kpk_strings_free. Pointers the caller passes in are borrowed for the call only, except
+ *   the memory given to kpk_reader_open_memory and kpk_table_open_memory, which must stay
+ *   valid and unchanged until the handle is closed.
+ * - Threads. A handle may be used from any thread, by one thread at a time (a kpk_store by
+ *   several at once). Work inside a call runs on `threads` threads (0: all cores, at most
+ *   256); output bytes never depend on the thread count.
  * - Null. Passing NULL where a handle or an output pointer is required is KPK_ERROR_USAGE.
  */
 #ifndef KOMPAKT_H
@@ -30,47 +56,83 @@
 extern "C" {
 #endif
 
-#define KPK_API_VERSION 1
-
-typedef int32_t kpk_status;
-#define KPK_OK 0
-#define KPK_ERROR_IO 1       /* the operating system refused (a missing file, a full disk, ...) */
-#define KPK_ERROR_CORRUPT 2  /* not a kompakt file, damaged or truncated */
-#define KPK_ERROR_OPTION 3   /* an option or a range is not valid; the message names the valid ones */
-#define KPK_ERROR_USAGE 4    /* a call the object does not allow now (a NULL handle, a finished stream) */
-#define KPK_ERROR_INTERNAL 5 /* a bug in kompakt; the handle involved must not be used again */
-#define KPK_ERROR_STORE 6    /* a folder that is not a store, or a store that refused (its index) */
-#define KPK_ERROR_REFUSED 7  /* the data holds what the call refuses to pass on (R code, in an untrusted read) */
-
-/* `level` when no level is given: the codec's default, or the default codec (zstd:1). */
-#define KPK_LEVEL_DEFAULT INT32_MIN
-
-/* The message of this thread's last error ("" if none). */
-const char *kpk_last_error(void);
+/* The API version this header declares; kpk_api_version() is the library's. */
+#define KPK_API_VERSION 2
+uint32_t kpk_api_version(void);
 /* kompakt's version, such as "0.1.0". */
 const char *kpk_version(void);
 
-/* Bytes made by kompakt, owned by the caller once returned; free with kpk_bytes_free. */
+/* ---- statuses ------------------------------------------------------------------------------
+ * One per kind of error (kompakt::ErrorKind, in its order). */
+typedef int32_t kpk_status;
+#define KPK_OK 0
+#define KPK_ERROR_IO 1         /* the operating system or a server refused (a missing file, a full disk) */
+#define KPK_ERROR_CORRUPT 2    /* not a kompakt file, damaged or truncated */
+#define KPK_ERROR_OPTION 3     /* an option or a range is not valid; the message names the valid ones */
+#define KPK_ERROR_USAGE 4      /* a call the object does not allow now (a NULL handle, a finished stream) */
+#define KPK_ERROR_INTERNAL 5   /* a bug in kompakt; the handle involved must not be used again */
+#define KPK_ERROR_STORE 6      /* a folder that is not a store, or a store that refused (its index) */
+#define KPK_ERROR_REFUSED 7    /* the data holds what the call refuses to pass on (R code, in an untrusted read) */
+#define KPK_ERROR_DICTIONARY 8 /* the data needs a zstd dictionary that was not given (a store's value read alone) */
+#define KPK_ERROR_LIMIT 9      /* a read would allocate more than its limit, or than this machine has */
+
+/* The message of this thread's last error ("" if none). */
+const char *kpk_last_error(void);
+/* A status's name, static: "ok", "io", "corrupt", "option", "usage", "internal", "store",
+ * "refused", "dictionary", "limit" (the error kinds' names in every front end); "unknown" for
+ * any other number. */
+const char *kpk_status_name(kpk_status status);
+
+/* ---- memory kompakt hands over -------------------------------------------------------------- */
+
+/* Bytes made by kompakt, owned by the caller once returned; free with kpk_bytes_free (which
+ * empties the struct: a second free does nothing). */
 typedef struct {
     uint8_t *data;
     size_t len;
 } kpk_bytes;
 void kpk_bytes_free(kpk_bytes *bytes);
 
+/* Strings made by kompakt: `count` items, item i UTF-8 of lens[i] bytes followed by a NUL
+ * (items and lens are NULL when count is 0). Owned by the caller once returned; free with
+ * kpk_strings_free (which empties the struct). */
+typedef struct {
+    char **items;
+    size_t *lens;
+    size_t count;
+} kpk_strings;
+void kpk_strings_free(kpk_strings *list);
+
 /* ---- writing ------------------------------------------------------------------------------
- * codec and level mean what they mean in the command line and in Python: codec NULL and level
- * KPK_LEVEL_DEFAULT is the default; a level alone is a unified level 0-100; a codec alone is a
- * spec ("lz4", "zstd:3", "60", "auto", "none"); a bare codec name and a level is that codec's
- * own level. Writes may be of any size: small ones are buffered inside. */
+ * codec and level mean what they mean in the command line and in Python: neither given is the
+ * default (unified level 21, zstd level 1); a level alone is a unified level 1-100; a codec
+ * alone is a spec ("lz4", "zstd:3", "60", "auto", "none"); a bare codec name and a level is
+ * that codec's own level. The level 0 (raw storage) is spelled KPK_LEVEL_NONE, as 0 means
+ * "not given"; a codec's own level 0 is written in the spec ("gzip:0"). */
+#define KPK_LEVEL_DEFAULT 0
+#define KPK_LEVEL_NONE INT32_MAX
+
+/* How a file is written; zero-initialize it (see "Options structs" above) and set what you
+ * need. Every value is checked when the writer opens, with the messages of every front end. */
+typedef struct {
+    uint32_t size;       /* sizeof(kpk_write_options), or 0 */
+    int32_t level;       /* 0: the default; KPK_LEVEL_NONE: raw; see above */
+    int32_t threads;     /* compression threads; 0: all cores */
+    uint32_t typesize;   /* element size of the streams kpk_writer_add_stream adds, 1-255; 0: 1 */
+    int64_t block_size;  /* raw bytes per block, 65536 (64 KiB) to 67108864 (64 MiB); 0: 1 MiB */
+    const char *codec;   /* a codec spec, see above; NULL: the default */
+    const char *filter;  /* those streams' filter: "none", "shuffle", "delta", "auto"; NULL: shuffle
+                            when typesize is above 1 */
+} kpk_write_options;
+
 typedef struct kpk_writer kpk_writer;
 
 /* A file at `path` (UTF-8), written atomically: nothing appears there before kpk_writer_finish
- * succeeds, and an abort or a failure leaves what the path held before. */
-kpk_status kpk_writer_open_file(const char *path, const char *codec, int32_t level, int32_t threads,
-                                kpk_writer **out);
-/* A file built in memory, returned by kpk_writer_finish. */
-kpk_status kpk_writer_open_memory(const char *codec, int32_t level, int32_t threads, kpk_writer **out);
-/* A new stream; its id (0, 1, ...) goes to *stream. */
+ * succeeds, and an abort or a failure leaves what the path held before. `opts` may be NULL. */
+kpk_status kpk_writer_open_file(const char *path, const kpk_write_options *opts, kpk_writer **out);
+/* A file built in memory, returned by kpk_writer_finish. `opts` may be NULL. */
+kpk_status kpk_writer_open_memory(const kpk_write_options *opts, kpk_writer **out);
+/* A new stream, with the writer's options; its id (0, 1, ...) goes to *stream. */
 kpk_status kpk_writer_add_stream(kpk_writer *writer, uint32_t *stream);
 /* A new stream of elements of `typesize` bytes (1-255), with `filter` "none", "shuffle",
  * "delta" or "auto" (per block); NULL: byte shuffle when typesize is above 1. */
@@ -100,6 +162,14 @@ uint32_t kpk_reader_stream_count(const kpk_reader *reader);
 kpk_status kpk_reader_stream_length(const kpk_reader *reader, uint32_t stream, uint64_t *len);
 /* The footer's metadata, borrowed: valid until kpk_reader_close. */
 kpk_status kpk_reader_metadata(const kpk_reader *reader, const uint8_t **data, size_t *len);
+/* What a file holds, told by its metadata as every front end tells it (object descriptions are
+ * JSON, read as JSON). A file of a kind a later version adds is KPK_FILE_PLAIN here. */
+typedef int32_t kpk_file_kind;
+#define KPK_FILE_PLAIN 0         /* streams of bytes, with metadata that names no layout (or none) */
+#define KPK_FILE_TABLE 1         /* a table file: read it with kpk_table_open_* */
+#define KPK_FILE_PYTHON_OBJECT 2 /* an object saved by the Python package (kompakt.save) */
+#define KPK_FILE_R_OBJECT 3      /* an object saved by the R package (kpk_save) */
+kpk_status kpk_reader_file_kind(const kpk_reader *reader, kpk_file_kind *kind);
 /* Decodes up to `len` bytes of `stream` from position `pos` into `buffer`, decoding only the
  * blocks that cover them; the count goes to *read (less than `len` only at the stream's end). */
 kpk_status kpk_reader_read(kpk_reader *reader, uint32_t stream, uint64_t pos, void *buffer, size_t len,
@@ -118,11 +188,12 @@ void kpk_reader_close(kpk_reader *reader);
  * sees the others' keys. */
 typedef struct kpk_store kpk_store;
 
-/* Opens the store in folder (or at URL) `path`, creating it when missing. codec/level: the default codec
- * recorded for a new store (NULL and KPK_LEVEL_DEFAULT: the library's default, or the
- * store's); an existing store opened with another is KPK_ERROR_STORE. */
-kpk_status kpk_store_open(const char *path, const char *codec, int32_t level, int32_t threads,
-                          kpk_store **out);
+/* Opens the store in folder (or at URL) `path`, creating it when missing. `opts` (may be NULL):
+ * codec and level, the codec recorded for a new store (neither given: the library's default,
+ * or the store's own), an existing store opened with another being KPK_ERROR_STORE; threads.
+ * A store's values take its own block size, element size and filter: those fields stay 0 here
+ * (a value's element size and filter go to kpk_store_put or kpk_writer_add_stream_typed). */
+kpk_status kpk_store_open(const char *path, const kpk_write_options *opts, kpk_store **out);
 void kpk_store_close(kpk_store *store);
 /* A writer for a new value (add streams, write, set metadata), hashed as it is written;
  * complete it with kpk_store_commit, or discard it with kpk_writer_abort. */
@@ -145,9 +216,10 @@ kpk_status kpk_store_get(const kpk_store *store, const char *ns, const char *key
 kpk_status kpk_store_exists(const kpk_store *store, const char *ns, const char *key, int32_t *exists);
 /* *deleted (unless NULL) says whether the key existed. */
 kpk_status kpk_store_delete(const kpk_store *store, const char *ns, const char *key, int32_t *deleted);
-/* Sorted lists, as kpk_bytes: each item a little-endian uint32 length, then its UTF-8 bytes. */
-kpk_status kpk_store_keys(const kpk_store *store, const char *ns, kpk_bytes *keys);
-kpk_status kpk_store_namespaces(const kpk_store *store, kpk_bytes *namespaces);
+/* The keys of namespace `ns`, and the namespaces that hold keys: sorted lists, freed with
+ * kpk_strings_free. */
+kpk_status kpk_store_keys(const kpk_store *store, const char *ns, kpk_strings *keys);
+kpk_status kpk_store_namespaces(const kpk_store *store, kpk_strings *namespaces);
 /* Deletes every key of namespace `ns` (NULL: of all namespaces); *removed (unless NULL) gets how
  * many. Their values stay until kpk_store_gc. */
 kpk_status kpk_store_clear(const kpk_store *store, const char *ns, uint64_t *removed);
@@ -194,16 +266,19 @@ struct ArrowArray {
 
 typedef struct kpk_table kpk_table;
 
-/* How a table is written; zero-initialize it and set what you need. codec NULL and level
- * KPK_LEVEL_DEFAULT: the table's own defaults (zstd:2, LZ4 for plain strings); a codec or
- * level named is used for every page. string_codec (NULL: as just said) names the codec of the
- * pages of plain string and binary columns, whatever the rest take. Sort columns are checked
- * row by row as they are written. */
+/* How a table is written; zero-initialize it (see "Options structs" above) and set what you
+ * need. codec and level as for kpk_write_options; neither given: the table's own defaults
+ * (zstd:2, LZ4 for plain strings); a codec or level named is used for every page, and
+ * KPK_LEVEL_NONE stores every page raw. string_codec (NULL: as just said) names the codec of
+ * the pages of plain string and binary columns, whatever the rest take. Sort columns are
+ * checked row by row as they are written. */
 typedef struct {
-    const char *codec;
-    int32_t level;
-    int32_t threads;
-    uint32_t rows_per_group;           /* 0: the default, 16384 */
+    uint32_t size;                     /* sizeof(kpk_table_options), or 0 */
+    int32_t level;                     /* 0: the default; KPK_LEVEL_NONE: raw pages */
+    const char *codec;                 /* NULL: the table's defaults */
+    const char *string_codec;          /* e.g. "zstd:2"; NULL: as codec says */
+    int32_t threads;                   /* 0: all cores */
+    uint32_t rows_per_group;           /* 1 to 16777216; 0: the default, 16384 */
     const char *const *sort_columns;   /* most significant first */
     const uint8_t *sort_descending;    /* per sort column, nonzero = descending */
     const uint8_t *sort_nulls_first;   /* per sort column, nonzero = nulls first */
@@ -211,10 +286,9 @@ typedef struct {
     const char *const *metadata_keys;  /* user key-value metadata stored with the table */
     const char *const *metadata_values;
     size_t n_metadata;
-    const char *string_codec;          /* e.g. "zstd:2"; NULL: as codec says */
 } kpk_table_options;
 
-/* Writes a table file at `path` atomically from one record batch. */
+/* Writes a table file at `path` atomically from one record batch; `opts` may be NULL. */
 kpk_status kpk_table_write(const char *path, struct ArrowSchema *schema, struct ArrowArray *batch,
                            const kpk_table_options *opts);
 /* Appends a record batch (of the table's schema) in place; an interrupted append is undone at
@@ -225,7 +299,9 @@ kpk_status kpk_table_append(const char *path, struct ArrowSchema *schema, struct
 
 /* Opens a table file (or URL, as kpk_reader_open_file: only the pages read are fetched), or one
  * held in memory (which must stay valid and unchanged until kpk_table_close). `threads`:
- * decoding threads of the reads (0: all cores). */
+ * decoding threads of the reads (0: all cores). A read that would allocate more than the
+ * table's read limit (256 times the file's size, at least 1 GiB: a hostile file cannot make
+ * it allocate what its size does not justify) is KPK_ERROR_LIMIT. */
 kpk_status kpk_table_open_file(const char *path, int32_t threads, kpk_table **out);
 kpk_status kpk_table_open_memory(const void *data, size_t len, int32_t threads, kpk_table **out);
 void kpk_table_close(kpk_table *table);

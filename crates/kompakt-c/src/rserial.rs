@@ -1,12 +1,16 @@
 //! Checks of R serialization streams (`kompakt-rserial`): whether bytes may be handed to R's
 //! unserializer, in memory or straight from a stream of a kompakt file.
 
-use super::*;
+use crate::ffi::bytes;
+use crate::reader::{kpk_reader, reader_mut};
+use crate::status::{guard, kpk_status, Failure};
+use kompakt::stream::{ReadAt, SourceCursor};
+use kompakt::{ErrorKind, Reader};
 use kompakt_rserial::{check, Policy};
-use std::io::{BufReader, Read};
+use std::ffi::c_void;
+use std::io::{self, BufReader, Read};
+use std::sync::Arc;
 
-/// The stream holds something the check's policy refuses (R code, in an untrusted read).
-pub const KPK_ERROR_REFUSED: kpk_status = 7;
 /// `allow` bit: environments pass (active bindings and code in them are refused still).
 pub const KPK_RSERIAL_ENVIRONMENTS: u32 = 1;
 /// `allow` bit: external pointers and weak references pass.
@@ -18,10 +22,9 @@ const CHECK_BUFFER: usize = 1 << 20;
 fn policy(allow: u32) -> Result<Policy, Failure> {
     let known = KPK_RSERIAL_ENVIRONMENTS | KPK_RSERIAL_EXTERNAL_POINTERS;
     if allow & !known != 0 {
-        return Err(Failure(
-            KPK_ERROR_OPTION,
-            format!("allow must be a combination of KPK_RSERIAL_ENVIRONMENTS (1) and KPK_RSERIAL_EXTERNAL_POINTERS (2), got {allow}"),
-        ));
+        return Err(Failure::option(format!(
+            "allow must be a combination of KPK_RSERIAL_ENVIRONMENTS (1) and KPK_RSERIAL_EXTERNAL_POINTERS (2), got {allow}"
+        )));
     }
     Ok(Policy::untrusted()
         .environments(allow & KPK_RSERIAL_ENVIRONMENTS != 0)
@@ -31,14 +34,15 @@ fn policy(allow: u32) -> Result<Policy, Failure> {
 fn check_failure(e: kompakt_rserial::Error) -> Failure {
     use kompakt_rserial::Error as E;
     match e {
-        E::Refused { .. } => Failure(KPK_ERROR_REFUSED, e.to_string()),
-        // A failure of the kompakt reader under the check, as the reader reports it.
+        E::Refused { .. } => Failure::of(ErrorKind::Refused, e.to_string()),
+        // A failure of the kompakt reader under the check, as the reader reports it (its kind
+        // and message).
         E::Io(io) => match io.into_inner().map(|inner| inner.downcast::<kompakt::Error>()) {
             Some(Ok(e)) => (*e).into(),
-            Some(Err(other)) => Failure(KPK_ERROR_IO, other.to_string()),
-            None => Failure(KPK_ERROR_IO, "cannot read the stream".into()),
+            Some(Err(other)) => Failure::of(ErrorKind::Io, other.to_string()),
+            None => Failure::of(ErrorKind::Io, "cannot read the stream"),
         },
-        e => Failure(KPK_ERROR_CORRUPT, e.to_string()),
+        e => Failure::of(ErrorKind::Corrupt, e.to_string()),
     }
 }
 
@@ -85,8 +89,7 @@ pub unsafe extern "C" fn kpk_rserial_check(data: *const c_void, len: usize, allo
 pub unsafe extern "C" fn kpk_reader_check_rserial(reader: *mut kpk_reader, stream: u32, allow: u32) -> kpk_status {
     guard(|| {
         let policy = policy(allow)?;
-        // SAFETY: a live handle, used by one thread at a time (the header's contract).
-        let r = unsafe { reader.as_mut() }.ok_or_else(|| Failure::usage("the reader is NULL"))?;
+        let r = reader_mut(reader)?;
         let len = r.reader.stream_len(stream)?;
         let source = StreamRead {
             reader: &mut r.reader,
@@ -105,9 +108,11 @@ pub unsafe extern "C" fn kpk_reader_check_rserial(reader: *mut kpk_reader, strea
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ptr::null_mut;
-
     use crate::tests::last_error;
+    use crate::{kpk_bytes, kpk_bytes_free, kpk_reader_close, kpk_reader_open_memory};
+    use crate::{kpk_writer_add_stream, kpk_writer_finish, kpk_writer_open_memory, kpk_writer_write};
+    use crate::{KPK_ERROR_CORRUPT, KPK_ERROR_OPTION, KPK_ERROR_REFUSED, KPK_ERROR_USAGE, KPK_OK};
+    use std::ptr::null_mut;
 
     /// `serialize(list(1L), NULL, ascii = TRUE)` in R 4.2, and a promise (the shape of
     /// CVE-2024-27322: unbound value, code `q()`, global environment).
@@ -119,7 +124,7 @@ mod tests {
         let mut w = null_mut();
         // SAFETY: the pointers are live locals; the writer is finished once.
         unsafe {
-            assert_eq!(kpk_writer_open_memory(null(), KPK_LEVEL_DEFAULT, 1, &mut w), KPK_OK);
+            assert_eq!(kpk_writer_open_memory(null(), &mut w), KPK_OK);
             let mut s = 0;
             assert_eq!(kpk_writer_add_stream(w, &mut s), KPK_OK);
             assert_eq!(kpk_writer_write(w, s, data.as_ptr().cast(), data.len()), KPK_OK);

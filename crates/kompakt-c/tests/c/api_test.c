@@ -1,6 +1,8 @@
 /* The C API used from C, as a front end uses it: a file written in many small writes (as R's
  * serializer makes them), read back by ranges into the caller's memory; the same in memory;
- * errors with their codes and messages. Built and run by crates/kompakt-c/tests/run_c_tests.sh.
+ * errors with their codes, names and messages; a store and its lists; tables through Arrow's C
+ * data interface; R serialization checks. Built and run by crates/kompakt-c/tests/run_c_tests.sh,
+ * linked once with the static library and once with the shared one.
  *
  * usage: api_test FOLDER   (a writable folder for its files) */
 #include "kompakt.h"
@@ -30,8 +32,12 @@ static unsigned char *make_data(size_t n) {
 static kpk_status write_file(const char *path, const unsigned char *data, size_t n, size_t chunk,
                              kpk_bytes *out) {
     kpk_writer *w = NULL;
-    kpk_status s = path ? kpk_writer_open_file(path, "zstd", 3, 2, &w)
-                        : kpk_writer_open_memory(NULL, KPK_LEVEL_DEFAULT, 0, &w);
+    /* zstd's own level 3 on 2 threads; in memory, every default. */
+    kpk_write_options opts = {.size = sizeof opts};
+    opts.codec = "zstd";
+    opts.level = 3;
+    opts.threads = 2;
+    kpk_status s = path ? kpk_writer_open_file(path, &opts, &w) : kpk_writer_open_memory(NULL, &w);
     if (s != KPK_OK) return s;
     uint32_t stream = 99;
     CHECK(kpk_writer_add_stream(w, &stream) == KPK_OK && stream == 0);
@@ -104,8 +110,7 @@ static void check_tables(const char *folder) {
     char path[4096];
     snprintf(path, sizeof path, "%s/table.kpk", folder);
     kpk_table_options opts;
-    memset(&opts, 0, sizeof opts);
-    opts.level = KPK_LEVEL_DEFAULT;
+    memset(&opts, 0, sizeof opts); /* every default (size 0: the struct of API version 2) */
     opts.rows_per_group = 8192;
     CHECK(kpk_table_write(path, &schema, &batch, &opts) == KPK_OK);
     CHECK(batch.release == NULL && released == 3); /* moved in, released once with its columns */
@@ -152,7 +157,7 @@ static void check_rserial(void) {
     kpk_writer *w = NULL;
     uint32_t stream = 0;
     kpk_bytes file = {NULL, 0};
-    CHECK(kpk_writer_open_memory(NULL, KPK_LEVEL_DEFAULT, 1, &w) == KPK_OK);
+    CHECK(kpk_writer_open_memory(NULL, &w) == KPK_OK);
     CHECK(kpk_writer_add_stream(w, &stream) == KPK_OK);
     CHECK(kpk_writer_write(w, stream, promise, strlen(promise)) == KPK_OK);
     CHECK(kpk_writer_finish(w, &file) == KPK_OK);
@@ -164,10 +169,73 @@ static void check_rserial(void) {
     kpk_bytes_free(&file);
 }
 
+/* A store: values put in one call, listed as kpk_strings. */
+static void check_store(const char *folder) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/store", folder);
+    kpk_store *store = NULL;
+    kpk_write_options opts = {0};
+    opts.threads = 2;
+    CHECK(kpk_store_open(path, &opts, &store) == KPK_OK);
+    if (!store) return;
+    const char *keys[] = {"b", "a", "longer key"};
+    for (int i = 0; i < 3; i++)
+        CHECK(kpk_store_put(store, "objects", keys[i], "value", 5, 1, NULL, NULL, 0, NULL) == KPK_OK);
+    CHECK(kpk_store_put(store, "runs", "x", "value", 5, 1, NULL, NULL, 0, NULL) == KPK_OK);
+    kpk_strings list = {NULL, NULL, 0};
+    CHECK(kpk_store_keys(store, "objects", &list) == KPK_OK && list.count == 3);
+    if (list.count == 3) {
+        CHECK(strcmp(list.items[0], "a") == 0 && list.lens[0] == 1);
+        CHECK(strcmp(list.items[2], "longer key") == 0 && list.lens[2] == 10);
+    }
+    kpk_strings_free(&list);
+    CHECK(list.items == NULL && list.lens == NULL && list.count == 0);
+    kpk_strings_free(&list);
+    CHECK(kpk_store_namespaces(store, &list) == KPK_OK && list.count == 2);
+    if (list.count == 2) CHECK(strcmp(list.items[0], "objects") == 0 && strcmp(list.items[1], "runs") == 0);
+    kpk_strings_free(&list);
+    CHECK(kpk_store_keys(store, "none yet", &list) == KPK_OK && list.count == 0 && list.items == NULL);
+    kpk_strings_free(&list);
+    /* A store takes no element size: its values have their own. */
+    opts.typesize = 8;
+    kpk_store *other = NULL;
+    CHECK(kpk_store_open(path, &opts, &other) == KPK_ERROR_OPTION && other == NULL);
+    CHECK(strstr(kpk_last_error(), "typesize") != NULL);
+    kpk_store_close(store);
+}
+
+/* What a file holds, from its metadata. */
+static void check_file_kinds(void) {
+    static const char *const metadata[] = {
+        "", "plain words", "{\"kompakt\": \"r-serialize\", \"version\": 1, \"serialize\": {\"stream\": 0}}",
+        "{\"kompakt\":\"python-pickle\",\"version\":1}"};
+    static const kpk_file_kind want[] = {KPK_FILE_PLAIN, KPK_FILE_PLAIN, KPK_FILE_R_OBJECT, KPK_FILE_PYTHON_OBJECT};
+    for (int i = 0; i < 4; i++) {
+        kpk_writer *w = NULL;
+        uint32_t stream = 0;
+        kpk_bytes file = {NULL, 0};
+        CHECK(kpk_writer_open_memory(NULL, &w) == KPK_OK);
+        CHECK(kpk_writer_add_stream(w, &stream) == KPK_OK);
+        CHECK(kpk_writer_set_metadata(w, metadata[i], strlen(metadata[i])) == KPK_OK);
+        CHECK(kpk_writer_finish(w, &file) == KPK_OK);
+        kpk_reader *r = NULL;
+        kpk_file_kind kind = -1;
+        CHECK(kpk_reader_open_memory(file.data, file.len, 1, &r) == KPK_OK);
+        CHECK(kpk_reader_file_kind(r, &kind) == KPK_OK && kind == want[i]);
+        kpk_reader_close(r);
+        kpk_bytes_free(&file);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s FOLDER\n", argv[0]);
         return 2;
+    }
+    if (kpk_api_version() != KPK_API_VERSION) {
+        fprintf(stderr, "api_test: kompakt.h is API version %d, the library %u\n", KPK_API_VERSION,
+                (unsigned)kpk_api_version());
+        return 1;
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/from_c.kpk", argv[1]);
@@ -201,10 +269,15 @@ int main(int argc, char **argv) {
     kpk_bytes_free(&file);
     CHECK(file.data == NULL && file.len == 0);
 
-    /* Errors: codes and messages. */
+    /* Errors: codes, names and messages. */
     kpk_writer *w = NULL;
-    CHECK(kpk_writer_open_memory("brotli", KPK_LEVEL_DEFAULT, 0, &w) == KPK_ERROR_OPTION);
-    CHECK(strstr(kpk_last_error(), "lz4") != NULL);
+    kpk_write_options brotli = {0};
+    brotli.codec = "brotli";
+    CHECK(kpk_writer_open_memory(&brotli, &w) == KPK_ERROR_OPTION && w == NULL);
+    CHECK(strstr(kpk_last_error(), "invalid codec \"brotli\": one of: none, auto, lz4") != NULL);
+    CHECK(strcmp(kpk_status_name(KPK_ERROR_OPTION), "option") == 0);
+    CHECK(strcmp(kpk_status_name(KPK_ERROR_DICTIONARY), "dictionary") == 0);
+    CHECK(strcmp(kpk_status_name(-3), "unknown") == 0);
     char missing[4096];
     snprintf(missing, sizeof missing, "%s/missing.kpk", argv[1]);
     CHECK(kpk_reader_open_file(missing, 0, &r) == KPK_ERROR_IO);
@@ -213,6 +286,8 @@ int main(int argc, char **argv) {
 
     check_tables(argv[1]);
     check_rserial();
+    check_store(argv[1]);
+    check_file_kinds();
 
     free(data);
     free(all);
@@ -220,6 +295,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "api_test: %d check(s) failed\n", failures);
         return 1;
     }
-    printf("api_test: all checks passed (kompakt %s)\n", kpk_version());
+    printf("api_test: all checks passed (kompakt %s, C API version %u)\n", kpk_version(),
+           (unsigned)kpk_api_version());
     return 0;
 }

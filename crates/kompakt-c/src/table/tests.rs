@@ -1,0 +1,424 @@
+//! Tables through the C API, called as C calls it (raw pointers).
+
+use super::*;
+use crate::options::SizedStruct;
+use crate::tests::last_error;
+use crate::{kpk_bytes, kpk_bytes_free, KPK_ERROR_CORRUPT, KPK_ERROR_OPTION, KPK_ERROR_USAGE, KPK_LEVEL_NONE, KPK_OK};
+use arrow_array::ffi::{from_ffi, to_ffi, FFI_ArrowArray, FFI_ArrowSchema};
+use arrow_array::{Array, ArrayRef, DictionaryArray, Float64Array, Int32Array, RecordBatch, StringArray, StructArray};
+use kompakt_table::TableReader;
+use std::ffi::CString;
+use std::ptr::{null, null_mut};
+use std::sync::Arc;
+
+/// Rows `start..start + n` of a table sorted by `x`.
+fn batch_at(start: usize, n: usize) -> RecordBatch {
+    let rows = start..start + n;
+    let ints = Int32Array::from_iter(rows.clone().map(|i| (i % 5 != 0).then_some(i as i32)));
+    let reals = Float64Array::from_iter_values(rows.clone().map(|i| i as f64 / 8.0));
+    let text = StringArray::from_iter(rows.clone().map(|i| (i % 3 != 0).then(|| format!("row {i}"))));
+    let dict: DictionaryArray<arrow_array::types::Int32Type> = rows.map(|i| ["a", "b", "c"][i % 3]).collect();
+    RecordBatch::try_from_iter([
+        ("i", Arc::new(ints) as ArrayRef),
+        ("x", Arc::new(reals) as ArrayRef),
+        ("s", Arc::new(text) as ArrayRef),
+        ("d", Arc::new(dict) as ArrayRef),
+    ])
+    .unwrap()
+}
+
+fn batch(n: usize) -> RecordBatch {
+    batch_at(0, n)
+}
+
+/// Options that leave everything to the table's defaults: all zero.
+fn default_options() -> kpk_table_options {
+    kpk_table_options::zeroed()
+}
+
+/// The batch exported as a C caller would hand it over.
+fn exported(b: &RecordBatch) -> (FFI_ArrowSchema, FFI_ArrowArray) {
+    let (array, schema) = to_ffi(&StructArray::from(b.clone()).to_data()).unwrap();
+    (schema, array)
+}
+
+#[test]
+fn a_table_written_through_the_c_data_interface_reads_back_by_column_and_row_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = CString::new(dir.path().join("t.kpk").to_str().unwrap()).unwrap();
+    let b = batch(50_000);
+    let key = CString::new("r").unwrap();
+    let value = CString::new("{\"x\": 1}").unwrap();
+    let sort = CString::new("x").unwrap();
+    let (keys, values, sorts) = ([key.as_ptr()], [value.as_ptr()], [sort.as_ptr()]);
+    let zstd = CString::new("zstd:1").unwrap();
+    let opts = kpk_table_options {
+        size: std::mem::size_of::<kpk_table_options>() as u32,
+        threads: 2,
+        rows_per_group: 4096,
+        sort_columns: sorts.as_ptr(),
+        sort_descending: [0u8].as_ptr(),
+        sort_nulls_first: [1u8].as_ptr(),
+        n_sort: 1,
+        metadata_keys: keys.as_ptr(),
+        metadata_values: values.as_ptr(),
+        n_metadata: 1,
+        string_codec: zstd.as_ptr(),
+        ..default_options()
+    };
+    // SAFETY: every pointer passed is a live local (or NULL where the header allows it), and each handle is closed once.
+    unsafe {
+        let (mut schema, mut array) = exported(&b);
+        assert_eq!(
+            kpk_table_write(path.as_ptr(), &mut schema, &mut array, &opts),
+            KPK_OK,
+            "{}",
+            last_error()
+        );
+        assert!(array.is_released(), "the array is moved into the call");
+        // An append keeps the sort key: rows before the last are refused, the rest taken.
+        let (mut schema, mut array) = exported(&b.slice(0, 100));
+        let mut rows = 0;
+        assert_eq!(
+            kpk_table_append(path.as_ptr(), &mut schema, &mut array, null(), &mut rows),
+            KPK_ERROR_USAGE
+        );
+        assert!(last_error().contains("\"x\""), "{}", last_error());
+        let (mut schema, mut array) = exported(&batch_at(50_000, 100));
+        assert_eq!(
+            kpk_table_append(path.as_ptr(), &mut schema, &mut array, null(), &mut rows),
+            KPK_OK
+        );
+        assert_eq!(rows, 100);
+
+        let mut t = null_mut();
+        assert_eq!(
+            kpk_table_open_file(path.as_ptr(), 2, &mut t),
+            KPK_OK,
+            "{}",
+            last_error()
+        );
+        assert_eq!(kpk_table_num_rows(t), 50_100);
+        // The plain strings took the string codec (the appended rows, the default).
+        let codecs: Vec<Vec<String>> = TableReader::open(dir.path().join("t.kpk"))
+            .unwrap()
+            .summary()
+            .into_iter()
+            .map(|c| c.codecs.into_keys().collect())
+            .collect();
+        assert!(codecs[2].contains(&"zstd".to_string()), "{codecs:?}");
+        assert_eq!(kpk_table_rows_per_group(t), 4096);
+        assert_eq!(kpk_table_sort_key_count(t), 1);
+        let (mut name, mut desc, mut nulls_first) = (kpk_bytes::from_vec(Vec::new()), 9, 9);
+        assert_eq!(kpk_table_sort_key(t, 0, &mut name, &mut desc, &mut nulls_first), KPK_OK);
+        assert_eq!(
+            (std::slice::from_raw_parts(name.data, name.len), desc, nulls_first),
+            (&b"x"[..], 0, 1)
+        );
+        kpk_bytes_free(&mut name);
+        let (mut meta, mut found) = (kpk_bytes::from_vec(Vec::new()), 0);
+        assert_eq!(kpk_table_metadata(t, key.as_ptr(), &mut meta, &mut found), KPK_OK);
+        assert_eq!(
+            (std::slice::from_raw_parts(meta.data, meta.len), found),
+            (&b"{\"x\": 1}"[..], 1)
+        );
+        kpk_bytes_free(&mut meta);
+
+        // Fixed width straight into caller memory, with the validity of every row.
+        let mut ints = vec![0i32; 10_000];
+        let mut validity = vec![0u8; 10_000 / 8];
+        let mut has_nulls = 0;
+        assert_eq!(
+            kpk_table_read_into(
+                t,
+                0,
+                3000,
+                13_000,
+                ints.as_mut_ptr().cast(),
+                40_000,
+                validity.as_mut_ptr(),
+                &mut has_nulls
+            ),
+            KPK_OK
+        );
+        assert_eq!(has_nulls, 1);
+        for (k, &v) in ints.iter().enumerate() {
+            let i = 3000 + k as i32;
+            let valid = validity[k / 8] >> (k % 8) & 1 == 1;
+            assert_eq!(valid, i % 5 != 0, "row {i}");
+            if valid {
+                assert_eq!(v, i);
+            }
+        }
+        let mut reals = vec![0f64; 5];
+        assert_eq!(
+            kpk_table_read_into(
+                t,
+                1,
+                50_095,
+                50_100,
+                reals.as_mut_ptr().cast(),
+                40,
+                null_mut(),
+                &mut has_nulls
+            ),
+            KPK_OK
+        );
+        assert_eq!(
+            (reals, has_nulls),
+            ((50_095..50_100).map(|i| i as f64 / 8.0).collect(), 0)
+        );
+        // Strings and dictionaries through the C data interface: equal to slicing.
+        let (mut schema, mut array) = (FFI_ArrowSchema::empty(), FFI_ArrowArray::empty());
+        let cols = [3u32, 2];
+        assert_eq!(
+            kpk_table_read(t, cols.as_ptr(), 2, 4000, 9000, &mut schema, &mut array),
+            KPK_OK
+        );
+        let data = from_ffi(array, &schema).unwrap();
+        let got = StructArray::from(data);
+        assert_eq!(got.column(0).to_data(), b.column(3).slice(4000, 5000).to_data());
+        assert_eq!(got.column(1).to_data(), b.column(2).slice(4000, 5000).to_data());
+        kpk_table_close(t);
+    }
+}
+
+#[test]
+fn rows_by_number_through_the_c_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = CString::new(dir.path().join("t.kpk").to_str().unwrap()).unwrap();
+    let b = batch(20_000);
+    let opts = kpk_table_options {
+        threads: 2,
+        rows_per_group: 1000,
+        ..default_options()
+    };
+    let rows = [19_999u64, 5, 12_345, 5, 0, 10];
+    // SAFETY: every pointer passed is a live local (or NULL where the header allows it), and each handle is closed once.
+    unsafe {
+        let (mut schema, mut array) = exported(&b);
+        assert_eq!(kpk_table_write(path.as_ptr(), &mut schema, &mut array, &opts), KPK_OK);
+        let mut t = null_mut();
+        assert_eq!(kpk_table_open_file(path.as_ptr(), 2, &mut t), KPK_OK);
+        // Fixed width into caller memory, in the order asked, with validity.
+        let mut ints = [0i32; 6];
+        let mut validity = [0u8; 1];
+        let mut has_nulls = 0;
+        assert_eq!(
+            kpk_table_take_into(
+                t,
+                0,
+                rows.as_ptr(),
+                rows.len(),
+                ints.as_mut_ptr().cast(),
+                24,
+                validity.as_mut_ptr(),
+                &mut has_nulls
+            ),
+            KPK_OK,
+            "{}",
+            last_error()
+        );
+        assert_eq!(has_nulls, 1);
+        for (k, &r) in rows.iter().enumerate() {
+            let valid = validity[0] >> k & 1 == 1;
+            assert_eq!(valid, r % 5 != 0, "row {r}");
+            if valid {
+                assert_eq!(ints[k], r as i32);
+            }
+        }
+        // Every type as a struct array: equal to taking from the batch.
+        let (mut schema, mut array) = (FFI_ArrowSchema::empty(), FFI_ArrowArray::empty());
+        assert_eq!(
+            kpk_table_take(t, null(), 0, rows.as_ptr(), rows.len(), &mut schema, &mut array),
+            KPK_OK
+        );
+        let got = StructArray::from(from_ffi(array, &schema).unwrap());
+        let indices = arrow_array::UInt64Array::from(rows.to_vec());
+        for c in 0..4 {
+            let want = arrow_select::take::take(b.column(c).as_ref(), &indices, None).unwrap();
+            assert_eq!(got.column(c).as_ref(), want.as_ref(), "column {c}");
+        }
+        // No rows; a row past the end; a column that is not fixed-width; a short buffer.
+        let (mut schema, mut array) = (FFI_ArrowSchema::empty(), FFI_ArrowArray::empty());
+        assert_eq!(
+            kpk_table_take(t, [2u32].as_ptr(), 1, null(), 0, &mut schema, &mut array),
+            KPK_OK
+        );
+        assert_eq!(StructArray::from(from_ffi(array, &schema).unwrap()).len(), 0);
+        let past = [20_000u64];
+        assert_eq!(
+            kpk_table_take_into(
+                t,
+                0,
+                past.as_ptr(),
+                1,
+                ints.as_mut_ptr().cast(),
+                4,
+                null_mut(),
+                &mut has_nulls
+            ),
+            KPK_ERROR_OPTION
+        );
+        for (column, len) in [(2u32, 4usize), (3, 4), (0, 8), (9, 4)] {
+            assert_eq!(
+                kpk_table_take_into(
+                    t,
+                    column,
+                    rows.as_ptr(),
+                    1,
+                    ints.as_mut_ptr().cast(),
+                    len,
+                    null_mut(),
+                    &mut has_nulls
+                ),
+                KPK_ERROR_USAGE,
+                "column {column}, {len} bytes"
+            );
+        }
+        kpk_table_close(t);
+    }
+}
+
+#[test]
+fn bad_batches_handles_and_ranges_are_errors_with_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = CString::new(dir.path().join("t.kpk").to_str().unwrap()).unwrap();
+    // SAFETY: every pointer passed is a live local (or NULL where the header allows it), and each handle is closed once.
+    unsafe {
+        assert_eq!(
+            kpk_table_write(path.as_ptr(), null_mut(), null_mut(), null()),
+            KPK_ERROR_USAGE
+        );
+        // A plain array is not a batch of columns.
+        let (mut array, mut schema) = to_ffi(&Int32Array::from(vec![1, 2]).to_data()).unwrap();
+        assert_eq!(
+            kpk_table_write(path.as_ptr(), &mut schema, &mut array, null()),
+            KPK_ERROR_OPTION
+        );
+        assert!(last_error().contains("struct array"), "{}", last_error());
+        // A released array (moved already).
+        let (mut schema, mut array) = exported(&batch(10));
+        assert_eq!(kpk_table_write(path.as_ptr(), &mut schema, &mut array, null()), KPK_OK);
+        assert_eq!(
+            kpk_table_write(path.as_ptr(), &mut schema, &mut array, null()),
+            KPK_ERROR_USAGE
+        );
+        // A codec that does not exist names the valid ones.
+        let bad = CString::new("zip").unwrap();
+        let opts = kpk_table_options {
+            codec: bad.as_ptr(),
+            ..default_options()
+        };
+        let (mut schema, mut array) = exported(&batch(10));
+        assert_eq!(
+            kpk_table_write(path.as_ptr(), &mut schema, &mut array, &opts),
+            KPK_ERROR_OPTION
+        );
+        assert!(last_error().contains("zstd"), "{}", last_error());
+
+        let mut t = null_mut();
+        assert_eq!(kpk_table_open_file(path.as_ptr(), 0, &mut t), KPK_OK);
+        let mut v = [0i32; 4];
+        let mut has_nulls = 0;
+        assert_eq!(
+            kpk_table_read_into(t, 0, 5, 4, v.as_mut_ptr().cast(), 0, null_mut(), &mut has_nulls),
+            KPK_ERROR_OPTION
+        );
+        assert_eq!(
+            kpk_table_read_into(t, 0, 0, 4, v.as_mut_ptr().cast(), 8, null_mut(), &mut has_nulls),
+            KPK_ERROR_OPTION
+        );
+        assert_eq!(
+            kpk_table_read_into(t, 2, 0, 4, v.as_mut_ptr().cast(), 16, null_mut(), &mut has_nulls),
+            KPK_ERROR_OPTION
+        );
+        assert!(last_error().contains("fixed-width"), "{}", last_error());
+        // A prefetch hint is checked as a read is; on a file it does nothing else.
+        assert_eq!(kpk_table_prefetch(t, null(), 0, 0, 4), KPK_OK);
+        assert_eq!(kpk_table_prefetch(t, [9u32].as_ptr(), 1, 0, 4), KPK_ERROR_OPTION);
+        assert_eq!(kpk_table_prefetch(t, null(), 0, 3, 99), KPK_ERROR_OPTION);
+        assert_eq!(
+            kpk_table_read_into(t, 0, 0, 11, v.as_mut_ptr().cast(), 44, null_mut(), &mut has_nulls),
+            KPK_ERROR_OPTION
+        );
+        assert_eq!(kpk_table_num_columns(t), 4);
+        let (mut stored, mut encoded) = ([0u64; 4], [0u64; 4]);
+        assert_eq!(
+            kpk_table_column_sizes(t, stored.as_mut_ptr(), encoded.as_mut_ptr(), 3),
+            KPK_ERROR_OPTION
+        );
+        assert_eq!(
+            kpk_table_column_sizes(t, stored.as_mut_ptr(), encoded.as_mut_ptr(), 4),
+            KPK_OK
+        );
+        assert!(stored.iter().chain(&encoded).all(|&b| b > 0), "{stored:?} {encoded:?}");
+        kpk_table_close(t);
+        kpk_table_close(null_mut());
+        assert_eq!(kpk_table_num_rows(null()), 0);
+
+        // A damaged file in memory is refused, not read.
+        let mut bytes = std::fs::read(dir.path().join("t.kpk")).unwrap();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0x10;
+        let mut t = null_mut();
+        let status = kpk_table_open_memory(bytes.as_ptr().cast(), bytes.len(), 1, &mut t);
+        if status == KPK_OK {
+            let (mut schema, mut array) = (FFI_ArrowSchema::empty(), FFI_ArrowArray::empty());
+            assert_eq!(
+                kpk_table_read(t, null(), 0, 0, 10, &mut schema, &mut array),
+                KPK_ERROR_CORRUPT
+            );
+            kpk_table_close(t);
+        } else {
+            assert_eq!(status, KPK_ERROR_CORRUPT);
+        }
+    }
+}
+
+#[test]
+fn zero_options_are_the_tables_defaults_and_level_none_stores_raw_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = batch(20_000);
+    let codecs_with = |opts: *const kpk_table_options, name: &str| -> Vec<String> {
+        let path = dir.path().join(name);
+        let cpath = CString::new(path.to_str().unwrap()).unwrap();
+        let (mut schema, mut array) = exported(&b);
+        // SAFETY: live locals; the array is moved into the call.
+        let status = unsafe { kpk_table_write(cpath.as_ptr(), &mut schema, &mut array, opts) };
+        assert_eq!(status, KPK_OK, "{}", last_error());
+        let mut all: Vec<String> = TableReader::open(&path)
+            .unwrap()
+            .summary()
+            .into_iter()
+            .flat_map(|c| c.codecs.into_keys())
+            .collect();
+        all.sort();
+        all.dedup();
+        all
+    };
+    let zero = codecs_with(&default_options(), "zero.kpk");
+    assert_eq!(codecs_with(null(), "null.kpk"), zero);
+    assert!(zero.contains(&"zstd".to_string()), "{zero:?}");
+    let raw = kpk_table_options {
+        level: KPK_LEVEL_NONE,
+        ..default_options()
+    };
+    assert_eq!(codecs_with(&raw, "raw.kpk"), ["none"]);
+
+    // Rows per group through the front door: its message names the valid range and the file.
+    let path = CString::new(dir.path().join("bad.kpk").to_str().unwrap()).unwrap();
+    let too_many = kpk_table_options {
+        rows_per_group: 1 << 25,
+        ..default_options()
+    };
+    let (mut schema, mut array) = exported(&b);
+    // SAFETY: live locals; the array is moved into the call.
+    let status = unsafe { kpk_table_write(path.as_ptr(), &mut schema, &mut array, &too_many) };
+    assert_eq!(status, KPK_ERROR_OPTION);
+    assert!(
+        last_error().contains("invalid rows per group \"33554432\": 1..=16777216") && last_error().contains("bad.kpk"),
+        "{}",
+        last_error()
+    );
+}

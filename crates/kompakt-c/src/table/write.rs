@@ -1,0 +1,187 @@
+//! Writing table files: a record batch (a struct array of the columns) moved in through the C
+//! data interface, written to a new file or appended to one.
+
+use crate::ffi::{array_arg, path_arg, put_optional, required, text};
+use crate::options::{codec_arg, read_sized, threads, SizedStruct};
+use crate::status::{at, guard, kpk_status, Failure};
+use arrow_array::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
+use arrow_array::{Array, RecordBatch, StructArray};
+use arrow_schema::DataType;
+use kompakt_api::options as api;
+use kompakt_table::{append_table_file, write_table_file, SortKey, TableOptions};
+use std::collections::HashMap;
+use std::ffi::c_char;
+use std::mem::size_of;
+
+/// How a table is written (`kpk_table_options` in the header): zero is the default in every
+/// field.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct kpk_table_options {
+    /// `sizeof(kpk_table_options)` as the caller's header has it, or 0 for the first version.
+    pub size: u32,
+    /// 0: the table's defaults; `KPK_LEVEL_NONE`: raw pages; else as `kpk_write_options`.
+    pub level: i32,
+    /// A codec spec (`"zstd"`, `"lz4:3"`, ...) for every page; NULL: the table's defaults.
+    pub codec: *const c_char,
+    /// The codec of plain string and binary pages (a spec such as `"zstd:2"`); NULL: what
+    /// `codec` gives them.
+    pub string_codec: *const c_char,
+    /// Encoding threads; 0: all cores.
+    pub threads: i32,
+    /// Rows per row group; 0: the default (16384).
+    pub rows_per_group: u32,
+    /// Names of the columns the rows are sorted by, most significant first.
+    pub sort_columns: *const *const c_char,
+    /// Per sort column: nonzero = descending.
+    pub sort_descending: *const u8,
+    /// Per sort column: nonzero = nulls first.
+    pub sort_nulls_first: *const u8,
+    /// How many sort columns.
+    pub n_sort: usize,
+    /// Keys of the user metadata stored with the table.
+    pub metadata_keys: *const *const c_char,
+    /// Their values.
+    pub metadata_values: *const *const c_char,
+    /// How many metadata entries.
+    pub n_metadata: usize,
+}
+
+impl SizedStruct for kpk_table_options {
+    const NAME: &'static str = "kpk_table_options";
+    const SIZES: &'static [usize] = &[size_of::<kpk_table_options>()];
+
+    fn zeroed() -> Self {
+        use std::ptr::null;
+        kpk_table_options {
+            size: 0,
+            level: 0,
+            codec: null(),
+            string_codec: null(),
+            threads: 0,
+            rows_per_group: 0,
+            sort_columns: null(),
+            sort_descending: null(),
+            sort_nulls_first: null(),
+            n_sort: 0,
+            metadata_keys: null(),
+            metadata_values: null(),
+            n_metadata: 0,
+        }
+    }
+}
+
+/// The table's options from the caller's struct (NULL: every default), each checked by the
+/// front door.
+fn table_options(opts: *const kpk_table_options) -> Result<TableOptions, Failure> {
+    let mut out = TableOptions::default();
+    let o = read_sized(opts)?;
+    // A codec named by the caller is used for every page, strings included (as in Python).
+    if let Some(spec) = codec_arg(o.codec, o.level)? {
+        out = out.with_codec(spec);
+    }
+    if let Some(spec) = text(o.string_codec, "string_codec")? {
+        out.string_codec = Some(api::codec(Some(spec), None, false)?);
+    }
+    out.threads = threads(o.threads)?;
+    if o.rows_per_group != 0 {
+        out.rows_per_group = api::rows_per_group(i64::from(o.rows_per_group))?;
+    }
+    let names = array_arg(o.sort_columns, o.n_sort, "sort_columns")?;
+    let descending = array_arg(o.sort_descending, o.n_sort, "sort_descending")?;
+    let nulls_first = array_arg(o.sort_nulls_first, o.n_sort, "sort_nulls_first")?;
+    for i in 0..o.n_sort {
+        out.sorted_by.push(SortKey {
+            column: required(names[i], "a sort column")?.to_owned(),
+            descending: descending[i] != 0,
+            nulls_first: nulls_first[i] != 0,
+        });
+    }
+    let keys = array_arg(o.metadata_keys, o.n_metadata, "metadata_keys")?;
+    let values = array_arg(o.metadata_values, o.n_metadata, "metadata_values")?;
+    out.metadata = (0..o.n_metadata)
+        .map(|i| {
+            Ok((
+                required(keys[i], "a metadata key")?.to_owned(),
+                required(values[i], "a metadata value")?.to_owned(),
+            ))
+        })
+        .collect::<Result<HashMap<_, _>, Failure>>()?;
+    Ok(out)
+}
+
+/// Takes the caller's record batch: a struct array whose children are the columns, moved out
+/// of `array` (which is left released, as Arrow's C data interface moves arrays) and checked.
+fn import_batch(schema: *mut FFI_ArrowSchema, array: *mut FFI_ArrowArray) -> Result<RecordBatch, Failure> {
+    if schema.is_null() || array.is_null() {
+        return Err(Failure::usage("the ArrowSchema or ArrowArray is NULL"));
+    }
+    // SAFETY: both point at initialized C data interface structs (the header's contract); the
+    // array is moved out (its release callback now belongs to us and runs when the imported
+    // buffers are dropped), the schema only read and left to the caller.
+    let (array, schema) = unsafe { (FFI_ArrowArray::from_raw(array), &*schema) };
+    if array.is_released() {
+        return Err(Failure::usage("the ArrowArray is released"));
+    }
+    // SAFETY: the caller's buffers match the schema's types and lengths (the header's contract,
+    // that of every C data interface producer); validate_full below checks offsets, UTF-8,
+    // dictionary keys and lengths before any of it is used, so a producer's mistake becomes an
+    // error rather than an out-of-bounds read.
+    let data = unsafe { from_ffi(array, schema) }.map_err(|e| Failure::option(e.to_string()))?;
+    data.validate_full()
+        .map_err(|e| Failure::option(format!("the columns are not valid Arrow data: {e}")))?;
+    if !matches!(data.data_type(), DataType::Struct(_)) {
+        return Err(Failure::option(format!(
+            "a table is written from a struct array of its columns, got {}",
+            data.data_type()
+        )));
+    }
+    let columns = StructArray::from(data);
+    if columns.null_count() > 0 {
+        return Err(Failure::option("the struct array of the columns has null rows"));
+    }
+    Ok(RecordBatch::from(columns))
+}
+
+/// Writes a table file at `path` atomically from one record batch.
+///
+/// # Safety
+/// `path` is a NUL-terminated string; `schema` and `array` are initialized C data interface
+/// structs (the array is moved: released whatever the result); `opts` is NULL or readable.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_table_write(
+    path: *const c_char,
+    schema: *mut FFI_ArrowSchema,
+    array: *mut FFI_ArrowArray,
+    opts: *const kpk_table_options,
+) -> kpk_status {
+    guard(|| {
+        let batch = import_batch(schema, array)?;
+        let path = path_arg(path)?;
+        let opts = table_options(opts).map_err(at(&path))?;
+        write_table_file(&path, batch.schema(), [Ok(batch)], opts).map_err(at(&path))?;
+        Ok(())
+    })
+}
+
+/// Appends one record batch to the table file at `path` in place; `rows` (may be NULL) gets
+/// the rows appended.
+///
+/// # Safety
+/// As `kpk_table_write`; `rows` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_table_append(
+    path: *const c_char,
+    schema: *mut FFI_ArrowSchema,
+    array: *mut FFI_ArrowArray,
+    opts: *const kpk_table_options,
+    rows: *mut u64,
+) -> kpk_status {
+    guard(|| {
+        let batch = import_batch(schema, array)?;
+        let path = path_arg(path)?;
+        let opts = table_options(opts).map_err(at(&path))?;
+        let n = append_table_file(&path, [Ok(batch)], opts).map_err(at(&path))?;
+        put_optional(rows, n)
+    })
+}
