@@ -7,7 +7,7 @@
 # runs: a second run on the same machine compiles nothing) go to TARGET_DIR/r-package.
 # R_LIBRARY (default: TARGET_DIR/R-library) gets the package and must hold the packages it
 # suggests (scripts/setup.sh's kompakt_r_setup installs them there).
-# The tests read KOMPAKT_BIN, KOMPAKT_PYTHON_BIN, KOMPAKT_GOLDEN_DIR and KOMPAKT_REQUIRE_* from
+# The tests read KOMPAKT_BIN, KOMPAKT_PYTHON_BIN, KOMPAKT_GOLDEN_DIR, KOMPAKT_BAD_OPTIONS and KOMPAKT_REQUIRE_* from
 # the environment (scripts/test.sh sets them). Fails when the check has an ERROR or a WARNING;
 # its NOTEs are printed (r/kompakt/README.md says why each is there).
 set -euo pipefail

@@ -48,6 +48,7 @@ if ls ../shared/vendor/targets_*.tar.gz >/dev/null 2>&1; then targets_required=1
 # minutes, measured in r/kompakt/README.md); `bash scripts/r_check.sh` alone does that.
 KOMPAKT_C_LIB="$TARGET_DIR/release/libkompakt_c.a" \
   KOMPAKT_BIN="$TARGET_DIR/release/kompakt" KOMPAKT_PYTHON_BIN="$PY" KOMPAKT_GOLDEN_DIR="$PWD/tests/golden/v1" \
+  KOMPAKT_BAD_OPTIONS="$PWD/crates/kompakt-api/tests/bad_options.tsv" \
   KOMPAKT_REQUIRE_STORR="$storr_required" KOMPAKT_REQUIRE_TARGETS="$targets_required" KOMPAKT_REQUIRE_SUGGESTS=1 \
   bash scripts/r_check.sh "$TARGET_DIR" "$R_LIBRARY"
 echo "   kompakt for R is installed in $R_LIBRARY: run R with R_LIBS=$R_LIBRARY to use it"

@@ -3,6 +3,8 @@
 #include <Rinternals.h>
 #include <R_ext/Rdynload.h>
 
+#include "kompakt.h"
+
 /* kompakt.c: objects and the object store. */
 SEXP kpk_save_c(SEXP object, SEXP file, SEXP options);
 SEXP kpk_serialize_c(SEXP object, SEXP options);
@@ -65,6 +67,11 @@ static const R_CallMethodDef call_methods[] = {
     {NULL, NULL, 0}};
 
 void R_init_kompakt(DllInfo *dll) {
+    /* The library linked must speak the header's API: a library of another major version
+     * would read these calls' arguments differently. */
+    if (kpk_api_version() != KPK_API_VERSION)
+        Rf_error("kompakt: the C library speaks API version %u, this package was built for %d",
+                 (unsigned)kpk_api_version(), KPK_API_VERSION);
     R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
     R_useDynamicSymbols(dll, FALSE);
     R_forceSymbols(dll, TRUE);

@@ -7,6 +7,7 @@
  * or a read still aborts the writer (a file keeps what it held) or closes the reader. */
 #include <R.h>
 #include <Rinternals.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -140,14 +141,12 @@ static SEXP run_save(save_state *s, kpk_writer *writer) {
     return s->result;
 }
 
-/* The writer options R passes: list(codec, level, threads). */
-typedef struct {
-    const char *codec;
-    int32_t level, threads;
-} write_options;
-
-static write_options write_options_of(SEXP options) {
-    write_options o;
+/* The writer options R passes, list(codec, level, threads), as the C API takes them (every
+ * field not set is 0: the default). */
+static kpk_write_options write_options_of(SEXP options) {
+    kpk_write_options o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
     o.codec = kpk_r_codec(kpk_r_field(options, "codec"));
     o.level = kpk_r_level(kpk_r_field(options, "level"));
     o.threads = kpk_r_threads(kpk_r_field(options, "threads"));
@@ -156,21 +155,21 @@ static write_options write_options_of(SEXP options) {
 
 /* kpk_save_c(object, file, list(codec, level, threads)) */
 SEXP kpk_save_c(SEXP object, SEXP file, SEXP options) {
-    write_options o = write_options_of(options);
+    kpk_write_options o = write_options_of(options);
     const char *path = kpk_r_path(file);
     save_state *s = new_save_state(object, NULL, NULL, NULL);
     kpk_writer *writer = NULL;
-    if (kpk_writer_open_file(path, o.codec, o.level, o.threads, &writer) != KPK_OK) kpk_r_error("cannot save");
+    if (kpk_writer_open_file(path, &o, &writer) != KPK_OK) kpk_r_error("cannot save");
     run_save(s, writer);
     return R_NilValue;
 }
 
 /* kpk_serialize_c(object, list(codec, level, threads)): the file, as a raw vector. */
 SEXP kpk_serialize_c(SEXP object, SEXP options) {
-    write_options o = write_options_of(options);
+    kpk_write_options o = write_options_of(options);
     save_state *s = new_save_state(object, NULL, NULL, NULL);
     kpk_writer *writer = NULL;
-    if (kpk_writer_open_memory(o.codec, o.level, o.threads, &writer) != KPK_OK) kpk_r_error("cannot serialize");
+    if (kpk_writer_open_memory(&o, &writer) != KPK_OK) kpk_r_error("cannot serialize");
     return run_save(s, writer);
 }
 
@@ -363,9 +362,9 @@ static kpk_store *store_of(SEXP ptr) {
 
 /* kpk_store_open_c(path, list(codec, level, threads)) */
 SEXP kpk_store_open_c(SEXP path, SEXP options) {
-    write_options o = write_options_of(options);
+    kpk_write_options o = write_options_of(options);
     kpk_store *store = NULL;
-    if (kpk_store_open(kpk_r_path(path), o.codec, o.level, o.threads, &store) != KPK_OK)
+    if (kpk_store_open(kpk_r_path(path), &o, &store) != KPK_OK)
         kpk_r_error("cannot open the store");
     SEXP ptr = PROTECT(R_MakeExternalPtr(store, R_NilValue, R_NilValue));
     R_RegisterCFinalizerEx(ptr, store_finalizer, TRUE);
@@ -436,38 +435,31 @@ SEXP kpk_store_del_c(SEXP ptr, SEXP ns, SEXP keys) {
     return per_key(ptr, ns, keys, kpk_store_delete, "cannot delete the key");
 }
 
-/* A kompakt string list (u32 length, bytes; repeated) as a character vector; frees it. */
-static SEXP strings_of(kpk_bytes *list) {
-    R_xlen_t count = 0;
-    for (size_t at = 0; at + 4 <= list->len;) {
-        uint32_t n;
-        memcpy(&n, list->data + at, 4);
-        at += 4 + n;
-        count++;
+/* A kompakt string list as a character vector; frees it. */
+static SEXP strings_of(kpk_strings *list) {
+    SEXP out = PROTECT(Rf_allocVector(STRSXP, (R_xlen_t)list->count));
+    for (size_t i = 0; i < list->count; i++) {
+        if (list->lens[i] > INT_MAX) {
+            kpk_strings_free(list);
+            Rf_error("kompakt: a key of over 2 GiB");
+        }
+        SET_STRING_ELT(out, (R_xlen_t)i, Rf_mkCharLenCE(list->items[i], (int)list->lens[i], CE_UTF8));
     }
-    SEXP out = PROTECT(Rf_allocVector(STRSXP, count));
-    size_t at = 0;
-    for (R_xlen_t i = 0; i < count; i++) {
-        uint32_t n;
-        memcpy(&n, list->data + at, 4);
-        SET_STRING_ELT(out, i, Rf_mkCharLenCE((const char *)list->data + at + 4, (int)n, CE_UTF8));
-        at += 4 + n;
-    }
-    kpk_bytes_free(list);
+    kpk_strings_free(list);
     UNPROTECT(1);
     return out;
 }
 
 SEXP kpk_store_keys_c(SEXP ptr, SEXP ns) {
     kpk_store *store = store_of(ptr);
-    kpk_bytes list = {NULL, 0};
+    kpk_strings list = {NULL, NULL, 0};
     if (kpk_store_keys(store, kpk_r_string(ns, "namespace"), &list) != KPK_OK) kpk_r_error("cannot list the keys");
     return strings_of(&list);
 }
 
 SEXP kpk_store_namespaces_c(SEXP ptr) {
     kpk_store *store = store_of(ptr);
-    kpk_bytes list = {NULL, 0};
+    kpk_strings list = {NULL, NULL, 0};
     if (kpk_store_namespaces(store, &list) != KPK_OK) kpk_r_error("cannot list the namespaces");
     return strings_of(&list);
 }

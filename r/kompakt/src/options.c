@@ -60,23 +60,26 @@ const char *kpk_r_codec(SEXP codec) {
 
 /* R's `level`: NULL (none given) or a whole number, a unified level 0-100 (0: raw) or, with a
  * bare codec name, that codec's own level. This is the only function that knows how the C API
- * spells "no level" (KPK_LEVEL_DEFAULT) and "raw" (0 today). */
+ * spells "no level" (KPK_LEVEL_DEFAULT, 0) and "raw" (KPK_LEVEL_NONE). The range is the C
+ * API's to check, with the message of every front end. */
 int32_t kpk_r_level(SEXP level) {
     if (Rf_isNull(level)) return KPK_LEVEL_DEFAULT;
     if (!Rf_isNumeric(level) || Rf_isFactor(level) || XLENGTH(level) != 1)
         Rf_error("kompakt: level must be NULL or one whole number (a unified level 0-100, or the codec's own)");
     double v = Rf_asReal(level);
-    if (ISNAN(v) || v != floor(v) || v <= (double)KPK_LEVEL_DEFAULT || v > (double)INT32_MAX)
+    if (ISNAN(v) || v != floor(v) || v <= (double)INT32_MIN || v >= (double)KPK_LEVEL_NONE)
         Rf_error("kompakt: level must be NULL or one whole number, got %g", v);
-    return (int32_t)v;
+    return v == 0 ? KPK_LEVEL_NONE : (int32_t)v;
 }
 
+/* R's `threads`: one whole number, passed on; the C API checks the range (0 for all cores, at
+ * most 256) with the message of every front end. */
 int32_t kpk_r_threads(SEXP threads) {
     if (!Rf_isNumeric(threads) || Rf_isFactor(threads) || XLENGTH(threads) != 1)
         Rf_error("kompakt: threads must be one number: 0 for all cores, or how many threads");
     double v = Rf_asReal(threads);
-    if (ISNAN(v) || v < 0 || v > 1024 || v != floor(v))
-        Rf_error("kompakt: threads must be 0 (all cores) to 1024, got %g", v);
+    if (ISNAN(v) || v != floor(v) || v < (double)INT32_MIN || v > (double)INT32_MAX)
+        Rf_error("kompakt: threads must be one whole number, 0 (all cores) to 256, got %g", v);
     return (int32_t)v;
 }
 

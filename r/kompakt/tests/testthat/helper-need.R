@@ -25,3 +25,18 @@ golden <- function(name) {
   }
   path
 }
+
+# The table of bad options every front end checks (crates/kompakt-api/tests/bad_options.tsv):
+# from KOMPAKT_BAD_OPTIONS, else found from r/kompakt/tests/testthat in a checkout. Required with
+# KOMPAKT_REQUIRE_SUGGESTS.
+bad_options_table <- function() {
+  path <- Sys.getenv("KOMPAKT_BAD_OPTIONS",
+                     file.path("..", "..", "..", "..", "crates", "kompakt-api", "tests", "bad_options.tsv"))
+  if (!file.exists(path)) {
+    if (nzchar(Sys.getenv("KOMPAKT_REQUIRE_SUGGESTS"))) stop("bad options table not found: ", path, " (set KOMPAKT_BAD_OPTIONS)")
+    skip(paste("bad options table not found:", path))
+  }
+  rows <- utils::read.delim(path, header = FALSE, comment.char = "#", quote = "", sep = "\t",
+                            col.names = c("case", "options", "kind", "message"), stringsAsFactors = FALSE)
+  rows
+}
