@@ -71,8 +71,9 @@
   if (!is.null(level) && (!is.numeric(level) || length(level) != 1L || is.na(level) || level != round(level))) {
     stop("kompakt: level must be NULL or one whole number", call. = FALSE)
   }
-  if (!is.numeric(threads) || length(threads) != 1L || is.na(threads) || threads < 0 || threads > 1024) {
-    stop("kompakt: threads must be 0 (all cores) to 1024", call. = FALSE)
+  # The range (0 for all cores, at most 256) is the C API's to check, with every front end's message.
+  if (!is.numeric(threads) || length(threads) != 1L || is.na(threads) || threads != round(threads)) {
+    stop("kompakt: threads must be one whole number, 0 (all cores) to 256", call. = FALSE)
   }
   if (!is.null(rows_per_group) &&
       (!is.numeric(rows_per_group) || length(rows_per_group) != 1L || is.na(rows_per_group) ||
