@@ -202,6 +202,14 @@ pub struct HeadArgs {
     /// rows: only the pages holding them are decoded (e.g. `--take 17,3,9000000`).
     #[arg(long, value_delimiter = ',', conflicts_with = "rows")]
     pub take: Option<Vec<u64>>,
+    /// Print only the rows where COLUMN OP VALUE holds (repeat for several; all must hold).
+    /// OP: ==, =, !=, <, <=, >, >=, in, not in; VALUE in the column's type (integers, floats,
+    /// booleans, strings, decimals, dates as YYYY-MM-DD, timestamps as RFC 3339), a list
+    /// `(a, b, ...)` for in and not in, quoted ('...' or "...") to hold spaces or commas. On
+    /// the table's first sort key and through its row-group statistics, row groups no row of
+    /// which can pass are not read (e.g. `--where 'price>=10' --where 'city in (Oslo,Bergen)'`).
+    #[arg(long = "where", value_name = "FILTER", conflicts_with = "take")]
+    pub filters: Vec<String>,
 }
 
 #[derive(Debug, Args)]
