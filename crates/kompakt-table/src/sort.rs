@@ -351,7 +351,7 @@ mod tests {
         let err = SortCheck::new(&b.schema(), &[SortKey::ascending("zz")])
             .unwrap_err()
             .to_string();
-        assert!(err.contains("columns: a, b"), "{err}");
+        assert!(err.contains("a column of the table: a, b"), "{err}");
         assert!(SortCheck::new(&b.schema(), &[SortKey::ascending("a"), SortKey::descending("a")]).is_err());
         let nested = Schema::new(vec![
             Field::new(
