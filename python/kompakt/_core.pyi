@@ -31,6 +31,7 @@ __all__ = [
     "Dictionary",
     "train_dictionary",
     "resolve_threads",
+    "file_kind",
     "run_cli",
 ]
 
