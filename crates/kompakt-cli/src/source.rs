@@ -24,9 +24,10 @@ pub fn is_url(path: &Path) -> bool {
 
 /// Opens `path` for positional reads: the file, or the object behind the URL.
 pub fn open_source(path: &Path) -> kompakt::Result<Arc<dyn ReadAt>> {
-    match location(path)? {
-        Location::Local(p) => Ok(Arc::new(kompakt_fs::open_for_reading(&p)?)),
-        Location::Remote(url) => Ok(kompakt_remote::open(&url)?),
+    match path.to_str() {
+        Some(text) => Ok(kompakt_api::location::open_for_reading(text)?.file),
+        // Not UTF-8: no URL, a file of this machine.
+        None => Ok(Arc::new(kompakt_fs::open_for_reading(path)?)),
     }
 }
 
