@@ -136,6 +136,19 @@ impl Cache {
     }
 }
 
+// `open_cached` is here, not in `reader`, so that the dependency goes one way: the cache builds
+// on the reader (it keeps the `TableIndex` a reader parsed and opens readers from it), and the
+// reader knows nothing of the cache.
+impl TableReader {
+    /// Like [`TableReader::open`], but a file this process opened before and has not changed
+    /// since (same device, inode, size, modification and change times) is opened without
+    /// reading its footer again: what repeated small reads of one file cost most
+    /// ([`crate::open_cache`] says when an index is kept).
+    pub fn open_cached(path: impl AsRef<Path>) -> Result<Self> {
+        open(path.as_ref())
+    }
+}
+
 /// [`TableReader::open_cached`].
 pub(crate) fn open(path: &Path) -> Result<TableReader> {
     crate::journal::recover_if_needed(path)?;

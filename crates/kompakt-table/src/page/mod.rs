@@ -13,8 +13,8 @@
 //! codes into a symbol table (`symbols.rs`).
 //!
 //! What both directions share is here: the encoding tags, the page summary, the format's
-//! limits and little-endian word access. `encode.rs` holds [`encode_page`] and what it calls,
-//! `decode.rs` [`decode_page`] and its relatives, `tests.rs` the tests of both.
+//! limits and little-endian word access. `encode/` holds [`encode_page`] and what it calls,
+//! `decode/` [`decode_page`] and its relatives, `tests.rs` the tests of both.
 
 mod column_dict;
 mod decode;

@@ -1,0 +1,233 @@
+//! Encoding pages (docs/FORMAT.md, "Pages"): a fixed-width page chooses from its data between
+//! runs, plain, frame of reference, bit packing, delta, a dictionary, scaled integers and
+//! decimal floats (the last two choose again for what they hold); a string page between plain
+//! and a dictionary, or symbols when the writer asks for them.
+//!
+//! This file holds the entry points and what the encoders share (what a page may use, the kind
+//! of its values, byte shuffling). `node.rs` encodes a node by type, `validity.rs` its
+//! validity; `choose.rs` chooses an encoding for fixed-width values, written by `words.rs`
+//! (runs, frame of reference, bit packing, delta, dictionaries) or `nested.rs` (scaled and
+//! decimal pages), weighing the codec with `trials.rs`; `strings.rs` encodes string pages,
+//! `hash.rs` is the hasher of the writer's dictionaries.
+
+mod choose;
+mod hash;
+mod nested;
+mod node;
+mod strings;
+mod trials;
+mod validity;
+mod words;
+
+pub(crate) use hash::BuildFx;
+pub(crate) use strings::repeats_likely;
+pub(crate) use trials::trial_fraction;
+
+use super::symbols::SymbolTable;
+use super::{encoding, Encoded, SUMMARY_NULLS};
+use arrow_data::ArrayData;
+use arrow_schema::DataType;
+use choose::encode_words;
+use kompakt::filter::shuffle;
+use kompakt::{Error, Result};
+use node::encode_node;
+use validity::{gather_validity, push_validity};
+
+fn kind_of(dt: &DataType) -> Kind {
+    match dt {
+        DataType::Float32 | DataType::Float64 => Kind::Float,
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => Kind::Int { signed: true },
+        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => Kind::Int { signed: false },
+        DataType::Date32
+        | DataType::Date64
+        | DataType::Time32(_)
+        | DataType::Time64(_)
+        | DataType::Timestamp(_, _)
+        | DataType::Duration(_) => Kind::Int { signed: true },
+        _ => Kind::Other,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Int {
+        signed: bool,
+    },
+    /// float32 and float64, which may be decimals.
+    Float,
+    Other,
+}
+
+/// What the encoders of one page may use, and the table layout what they used needs.
+struct Ctx<'t> {
+    /// Runs (layout 2).
+    runs: bool,
+    /// Scaled and decimal pages (layout 3).
+    nest: bool,
+    /// Validity as the null rows' numbers (layout 4).
+    null_rows: bool,
+    /// The codec the page goes through, to weigh packed bits against bytes it compresses.
+    codec: Option<kompakt::Codec>,
+    /// The symbol table the page's strings are coded with (layout 5), taken by the string
+    /// node that uses it.
+    symbols: Option<&'t SymbolTable>,
+    layout: u16,
+}
+
+/// What [`choose_words`](choose::choose_words) may choose from.
+#[derive(Clone, Copy)]
+struct Choice {
+    runs: bool,
+    scaled: bool,
+    decimal: bool,
+    codec: Option<kompakt::Codec>,
+}
+
+/// Encodes `pieces` (arrays of type `dt`, `n` rows in all) as one page appended to `out`;
+/// `codec` is the one the page will go through (`None`: stored raw), which some choices weigh.
+pub fn encode_page(
+    dt: &DataType,
+    pieces: &[ArrayData],
+    out: &mut Vec<u8>,
+    codec: Option<kompakt::Codec>,
+) -> Result<Encoded> {
+    // A dictionary column's pages hold its keys (its values are stored once, on their own).
+    let dt = match dt {
+        DataType::Dictionary(key, _) => key.as_ref(),
+        other => other,
+    };
+    encode_top(dt, pieces, out, codec, None)
+}
+
+/// A page of `dt` with every encoding allowed, and `symbols` for its strings if given.
+fn encode_top(
+    dt: &DataType,
+    pieces: &[ArrayData],
+    out: &mut Vec<u8>,
+    codec: Option<kompakt::Codec>,
+    symbols: Option<&SymbolTable>,
+) -> Result<Encoded> {
+    let mut cx = Ctx {
+        runs: true,
+        nest: true,
+        null_rows: true,
+        codec,
+        symbols,
+        layout: 1,
+    };
+    let summary = encode_node(dt, pieces, out, &mut cx)?;
+    Ok(Encoded {
+        summary,
+        layout: cx.layout,
+    })
+}
+
+/// Encodes a page of a top-level string or binary column (of type `dt`) with its bytes coded
+/// by `table` (encoding [`SYMBOLS`](encoding::SYMBOLS), table layout 5); the page then goes
+/// through no codec. [`SymbolTable::beats`] tells when that pays.
+pub fn encode_symbol_page(
+    dt: &DataType,
+    pieces: &[ArrayData],
+    table: &SymbolTable,
+    out: &mut Vec<u8>,
+) -> Result<Encoded> {
+    if !crate::schema::is_byte_array(dt) {
+        return Err(Error::Internal(format!("a symbol table for a column of {dt}")));
+    }
+    encode_top(dt, pieces, out, None, Some(table))
+}
+
+/// Encodes a page of a string or binary column as `codes` into the dictionary its pages share
+/// (encoding [`COLUMN_DICT`](encoding::COLUMN_DICT), table layout 4): the validity of `pieces`
+/// (the page's rows), then the codes as a nested page of 4-byte values, which chooses its own
+/// encoding (bit-packed when a few values are common, runs, ...). Null rows' codes are the
+/// caller's choice. Returns the page's summary and layout, and the codes' encoding.
+pub fn encode_coded_strings(
+    pieces: &[ArrayData],
+    codes: &[u32],
+    out: &mut Vec<u8>,
+    codec: Option<kompakt::Codec>,
+) -> Result<(Encoded, u8)> {
+    let n: usize = pieces.iter().map(ArrayData::len).sum();
+    if n != codes.len() {
+        return Err(Error::Internal(format!("{} codes for a page of {n} rows", codes.len())));
+    }
+    let mut cx = Ctx {
+        runs: true,
+        nest: true,
+        null_rows: true,
+        codec,
+        symbols: None,
+        layout: 4,
+    };
+    let mut summary = encoding::COLUMN_DICT;
+    if let Some(bits) = gather_validity(pieces, n) {
+        push_validity(pieces, &bits, out, &mut cx);
+        summary |= SUMMARY_NULLS;
+    } else {
+        out.push(super::validity::VALID);
+    }
+    out.push(encoding::COLUMN_DICT);
+    let bytes: Vec<u8> = codes.iter().flat_map(|c| c.to_le_bytes()).collect();
+    let inner = encode_words::<4>(&bytes, Kind::Int { signed: false }, out, &mut cx);
+    Ok((
+        Encoded {
+            summary,
+            layout: cx.layout,
+        },
+        inner,
+    ))
+}
+
+/// Encodes `pieces` (of type `dt`) as one page using only encodings of table layouts up to
+/// `layout`: for pages a file's layout must not be raised for (its row-group statistics).
+pub(crate) fn encode_page_within(
+    dt: &DataType,
+    pieces: &[ArrayData],
+    out: &mut Vec<u8>,
+    layout: u16,
+) -> Result<Encoded> {
+    let mut cx = Ctx {
+        runs: layout >= 2,
+        nest: layout >= 3,
+        null_rows: layout >= 4,
+        codec: None,
+        symbols: None,
+        layout: 1,
+    };
+    let summary = encode_node(dt, pieces, out, &mut cx)?;
+    debug_assert!(cx.layout <= layout.max(1));
+    Ok(Encoded {
+        summary,
+        layout: cx.layout,
+    })
+}
+
+/// Encodes the values of a dictionary column as one page, without runs: a reader bounds the
+/// count a dictionary claims by its bytes (every value at least a bit), which runs would break.
+pub fn encode_dictionary_values(values: &ArrayData, out: &mut Vec<u8>) -> Result<Encoded> {
+    // Nor scaled or decimal pages: dictionaries are small, and their rule stays simple.
+    let mut cx = Ctx {
+        runs: false,
+        nest: false,
+        null_rows: false,
+        codec: None,
+        symbols: None,
+        layout: 1,
+    };
+    let summary = encode_node(values.data_type(), std::slice::from_ref(values), out, &mut cx)?;
+    Ok(Encoded {
+        summary,
+        layout: cx.layout,
+    })
+}
+
+pub(super) fn push_shuffled(w: usize, bytes: &[u8], out: &mut Vec<u8>) {
+    let start = out.len();
+    out.resize(start + bytes.len(), 0);
+    if w > 1 {
+        shuffle(w, bytes, &mut out[start..]);
+    } else {
+        out[start..].copy_from_slice(bytes);
+    }
+}

@@ -1,0 +1,232 @@
+//! Writing fixed-width values in the encodings that store the values themselves: runs, frame
+//! of reference, bit packing, delta, and dictionaries with one- or two-byte codes.
+
+use super::{push_shuffled, BuildFx};
+use crate::page::{encoding, load, store, MAX_FIXED_DICT, MAX_WIDE_DICT};
+
+/// Number of runs of equal values, if at most `limit` (stops counting past it).
+pub(super) fn count_runs<const W: usize>(words: &[[u8; W]], limit: usize) -> Option<usize> {
+    if words.is_empty() || limit == 0 {
+        return None;
+    }
+    let mut runs = 1;
+    for pair in words.windows(2) {
+        if pair[0] != pair[1] {
+            runs += 1;
+            if runs > limit {
+                return None;
+            }
+        }
+    }
+    Some(runs)
+}
+
+/// `runs` runs: the count, each run's value (byte-shuffled), then each run's length minus one,
+/// bit-packed.
+pub(super) fn encode_runs<const W: usize>(words: &[[u8; W]], runs: usize, out: &mut Vec<u8>) {
+    let mut values: Vec<u8> = Vec::with_capacity(runs * W);
+    let mut lengths: Vec<u64> = Vec::with_capacity(runs);
+    let mut start = 0;
+    values.extend_from_slice(&words[0]);
+    for (i, pair) in words.windows(2).enumerate() {
+        if pair[0] != pair[1] {
+            lengths.push((i + 1 - start) as u64);
+            start = i + 1;
+            values.extend_from_slice(&pair[1]);
+        }
+    }
+    lengths.push((words.len() - start) as u64);
+    debug_assert_eq!(lengths.len(), runs);
+    let longest = lengths.iter().copied().max().unwrap_or(1);
+    let bits = 64 - (longest - 1).leading_zeros() as usize;
+    out.push(encoding::RUNS);
+    out.extend_from_slice(&(runs as u32).to_le_bytes());
+    push_shuffled(W, &values, out);
+    out.push(bits as u8);
+    crate::bits::pack(lengths.iter().map(|&l| l - 1), bits, out);
+}
+
+/// Smallest and largest value, sign bit flipped by `flip` (so that unsigned order is signed
+/// order). Four independent minimums and maximums: one chain of compare-and-select per value is
+/// what limits a plain loop.
+pub(super) fn value_range<const W: usize>(words: &[[u8; W]], flip: u64) -> (u64, u64) {
+    const LANES: usize = 4;
+    let (mut lo, mut hi) = ([u64::MAX; LANES], [0u64; LANES]);
+    let (chunks, tail) = words.as_chunks::<LANES>();
+    for chunk in chunks {
+        for (k, w) in chunk.iter().enumerate() {
+            let v = load::<W>(w) ^ flip;
+            lo[k] = lo[k].min(v);
+            hi[k] = hi[k].max(v);
+        }
+    }
+    for w in tail {
+        let v = load::<W>(w) ^ flip;
+        lo[0] = lo[0].min(v);
+        hi[0] = hi[0].max(v);
+    }
+    (
+        lo.into_iter().min().expect("lanes"),
+        hi.into_iter().max().expect("lanes"),
+    )
+}
+
+/// Bits needed by the differences of consecutive values (mod 2^(8W)) as a frame of reference.
+pub(super) fn delta_width<const W: usize>(words: &[[u8; W]]) -> usize {
+    let mask = if W == 8 { u64::MAX } else { (1u64 << (8 * W)) - 1 };
+    let sign = 1u64 << (8 * W - 1);
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for pair in words.windows(2) {
+        let d = (load::<W>(&pair[1]).wrapping_sub(load::<W>(&pair[0])) & mask) ^ sign;
+        lo = lo.min(d);
+        hi = hi.max(d);
+    }
+    if lo > hi {
+        return 0;
+    }
+    64 - (hi - lo).leading_zeros() as usize
+}
+
+/// The first value, then the differences (mod 2^(8W)) as a bit-packed frame of reference.
+pub(super) fn encode_delta<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) {
+    let mask = if W == 8 { u64::MAX } else { (1u64 << (8 * W)) - 1 };
+    let sign = 1u64 << (8 * W - 1);
+    let deltas: Vec<u64> = words
+        .windows(2)
+        .map(|p| load::<W>(&p[1]).wrapping_sub(load::<W>(&p[0])) & mask)
+        .collect();
+    let lo = deltas.iter().map(|&d| d ^ sign).min().unwrap_or(sign) ^ sign;
+    let hi = deltas
+        .iter()
+        .map(|&d| (d ^ sign).wrapping_sub(lo ^ sign))
+        .max()
+        .unwrap_or(0);
+    let bits = 64 - hi.leading_zeros() as usize;
+    out.push(encoding::DELTA);
+    out.extend_from_slice(&words[0]);
+    out.extend_from_slice(&lo.to_le_bytes()[..W]);
+    out.push(bits as u8);
+    crate::bits::pack(deltas.iter().map(|&d| d.wrapping_sub(lo) & mask), bits, out);
+}
+
+pub(super) fn encode_bitpack<const W: usize>(words: &[[u8; W]], bits: usize, base: u64, out: &mut Vec<u8>) {
+    out.push(encoding::BITPACK);
+    out.push(bits as u8);
+    out.extend_from_slice(&base.to_le_bytes()[..W]);
+    // Codes are differences mod 2^(8W): a signed range across zero wraps in u64 arithmetic.
+    let mask = if W == 8 { u64::MAX } else { (1u64 << (8 * W)) - 1 };
+    crate::bits::pack(words.iter().map(|w| load::<W>(w).wrapping_sub(base) & mask), bits, out);
+}
+
+pub(super) fn encode_for<const W: usize>(words: &[[u8; W]], k: usize, base: u64, out: &mut Vec<u8>) {
+    out.push(encoding::FOR);
+    out.push(k as u8);
+    out.extend_from_slice(&base.to_le_bytes()[..W]);
+    let mut codes = vec![0u8; words.len() * k];
+    match k {
+        1 => narrow::<W, 1>(words, base, &mut codes),
+        2 => narrow::<W, 2>(words, base, &mut codes),
+        3 => narrow::<W, 3>(words, base, &mut codes),
+        4 => narrow::<W, 4>(words, base, &mut codes),
+        5 => narrow::<W, 5>(words, base, &mut codes),
+        6 => narrow::<W, 6>(words, base, &mut codes),
+        _ => narrow::<W, 7>(words, base, &mut codes),
+    }
+    push_shuffled(k, &codes, out);
+}
+
+fn narrow<const W: usize, const K: usize>(words: &[[u8; W]], base: u64, codes: &mut [u8]) {
+    let (codes, _) = codes.as_chunks_mut::<K>();
+    for (c, w) in codes.iter_mut().zip(words) {
+        store::<K>(load::<W>(w).wrapping_sub(base), c);
+    }
+}
+
+/// Dictionary of at most 256 distinct values with one-byte codes, if the values allow it.
+pub(super) fn encode_dict<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) -> bool {
+    const SLOTS: usize = 1024;
+    let mut keys = [0u64; SLOTS];
+    let mut ids = [u16::MAX; SLOTS];
+    let mut dict: Vec<u64> = Vec::new();
+    let mut codes = Vec::with_capacity(words.len());
+    for w in words {
+        let v = load::<W>(w);
+        let mut slot = (v.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize;
+        loop {
+            if ids[slot] == u16::MAX {
+                if dict.len() == MAX_FIXED_DICT {
+                    return false;
+                }
+                ids[slot] = dict.len() as u16;
+                keys[slot] = v;
+                dict.push(v);
+                break;
+            }
+            if keys[slot] == v {
+                break;
+            }
+            slot = (slot + 1) % SLOTS;
+        }
+        codes.push(ids[slot] as u8);
+    }
+    out.push(encoding::DICT);
+    out.extend_from_slice(&(dict.len() as u32).to_le_bytes());
+    let mut dict_bytes = vec![0u8; dict.len() * W];
+    for (d, v) in dict_bytes.as_chunks_mut::<W>().0.iter_mut().zip(&dict) {
+        store::<W>(*v, d);
+    }
+    push_shuffled(W, &dict_bytes, out);
+    out.push(1);
+    out.extend_from_slice(&codes);
+    true
+}
+
+/// Dictionary of 257 to `min(65536, n / 4)` distinct values with two-byte codes, if the values
+/// allow it and no prefix of 1024 rows or more is more than half distinct values (checked on
+/// the first 1024 first, so that pages without repeats stop after about 512 values).
+pub(super) fn encode_wide_dict<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) -> bool {
+    use std::collections::HashMap;
+    let n = words.len();
+    let limit = (n / 4).min(MAX_WIDE_DICT);
+    if limit <= MAX_FIXED_DICT {
+        return false;
+    }
+    let prefix = &words[..n.min(1024)];
+    let mut distinct: std::collections::HashSet<u64, BuildFx> =
+        std::collections::HashSet::with_capacity_and_hasher(prefix.len() / 2 + 1, BuildFx);
+    for w in prefix {
+        if distinct.insert(load::<W>(w)) && distinct.len() * 2 > prefix.len() {
+            return false;
+        }
+    }
+    let mut ids: HashMap<u64, u16, BuildFx> = HashMap::with_capacity_and_hasher(distinct.len() * 4, BuildFx);
+    let mut dict: Vec<u64> = Vec::new();
+    let mut codes: Vec<u8> = Vec::with_capacity(2 * n);
+    for (seen, w) in (1..).zip(words) {
+        let v = load::<W>(w);
+        let id = match ids.get(&v) {
+            Some(&id) => id,
+            None => {
+                // Past the prefix too, a page that turns mostly distinct stops early.
+                if dict.len() == limit || (seen > 1024 && dict.len() * 2 >= seen) {
+                    return false;
+                }
+                let id = dict.len() as u16; // below limit <= 65536
+                ids.insert(v, id);
+                dict.push(v);
+                id
+            }
+        };
+        codes.extend_from_slice(&id.to_le_bytes());
+    }
+    out.push(encoding::DICT);
+    out.extend_from_slice(&(dict.len() as u32).to_le_bytes());
+    let mut dict_bytes = vec![0u8; dict.len() * W];
+    for (d, v) in dict_bytes.as_chunks_mut::<W>().0.iter_mut().zip(&dict) {
+        store::<W>(*v, d);
+    }
+    push_shuffled(W, &dict_bytes, out);
+    out.push(2);
+    push_shuffled(2, &codes, out);
+    true
+}

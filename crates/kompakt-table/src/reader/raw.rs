@@ -1,0 +1,95 @@
+//! A stream's raw bytes: the blocks covering them read by position and decoded, into this
+//! thread's scratch buffers.
+
+use super::TableReader;
+use kompakt::stream::{BlockDecoder, BlockEntry, ReadAt};
+use kompakt::{Error, Result};
+use std::cell::RefCell;
+
+thread_local! {
+    static DECODER: RefCell<BlockDecoder> = RefCell::new(BlockDecoder::default());
+    /// A page's stored blocks and its decoded bytes, reused from page to page: fresh buffers
+    /// cost an allocation and a zero fill each.
+    static SCRATCH: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Scratch buffers larger than this are freed after use rather than kept by the thread.
+const SCRATCH_KEEP: usize = 8 << 20;
+
+impl TableReader {
+    /// Calls `f` with the raw (decoded) bytes `start..end` of a stream, read with positional
+    /// reads into this thread's scratch buffers.
+    pub(super) fn with_raw<T>(
+        &self,
+        stream: u32,
+        start: u64,
+        end: u64,
+        f: impl FnOnce(&[u8]) -> Result<T>,
+    ) -> Result<T> {
+        // Taken, not borrowed: `f` may read another stream (a dictionary) on this thread.
+        let (mut stored, mut raw) = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        let result = self
+            .read_raw_into(stream, start, end, &mut stored, &mut raw)
+            .and_then(|()| f(&raw));
+        for buf in [&mut stored, &mut raw] {
+            if buf.capacity() > SCRATCH_KEEP {
+                *buf = Vec::new();
+            }
+        }
+        SCRATCH.with(|s| *s.borrow_mut() = (stored, raw));
+        result
+    }
+
+    /// Reads raw bytes `start..end` of a stream into `out` (resized), through `stored`.
+    fn read_raw_into(&self, stream: u32, start: u64, end: u64, stored: &mut Vec<u8>, out: &mut Vec<u8>) -> Result<()> {
+        let len = usize::try_from(end.saturating_sub(start)).map_err(|_| Error::OutOfRange {
+            detail: "a page larger than memory".into(),
+        })?;
+        // Only bytes beyond what the buffer held before are zero-filled: all are overwritten.
+        fit(out, len)?;
+        if len == 0 {
+            return Ok(());
+        }
+        let blocks: Vec<BlockEntry> = self.index.covering_blocks(stream, start, end)?;
+        for b in blocks {
+            let lo = start.max(b.raw_offset);
+            let hi = end.min(b.raw_offset + u64::from(b.header.raw_len));
+            fit(
+                stored,
+                kompakt::stream::format::BLOCK_HEADER_LEN + b.header.stored_len as usize,
+            )?;
+            read_exact_at(self.source.as_ref(), stored, b.file_offset)?;
+            let dst = &mut out[(lo - start) as usize..(hi - start) as usize];
+            DECODER.with(|d| {
+                d.borrow_mut()
+                    .decode_entry(&b, stored, self.verify, (lo - b.raw_offset) as usize, dst)
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Sets `buf`'s length to `len`, failing (not aborting) when the memory is not there.
+fn fit(buf: &mut Vec<u8>, len: usize) -> Result<()> {
+    if len > buf.len() {
+        buf.try_reserve_exact(len - buf.len())
+            .map_err(|_| Error::OverLimit(format!("a page of {len} bytes does not fit in memory")))?;
+        buf.resize(len, 0);
+    } else {
+        buf.truncate(len);
+    }
+    Ok(())
+}
+
+/// The block at `offset` from `source`; a source that ends first is a damaged (or changed)
+/// file.
+fn read_exact_at(source: &dyn ReadAt, buf: &mut [u8], offset: u64) -> Result<()> {
+    source.read_exact_at(buf, offset).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => Error::corrupt(
+            "block",
+            offset,
+            "the file ends inside the block (was it truncated or changed while open?)",
+        ),
+        _ => e.into(),
+    })
+}
