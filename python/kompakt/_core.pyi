@@ -16,6 +16,7 @@ __all__ = [
     "FORMAT_VERSION",
     "DEFAULT_LEVEL",
     "DEFAULT_BLOCK_SIZE",
+    "FILTER_OPS",
     "FileWriter",
     "FileReader",
     "Store",
@@ -39,6 +40,7 @@ __version__: str
 FORMAT_VERSION: str
 DEFAULT_LEVEL: int
 DEFAULT_BLOCK_SIZE: int
+FILTER_OPS: tuple[str, ...]
 
 def compress(
     data: _Buffer,
@@ -292,6 +294,11 @@ class Table:
     def may_have_nulls(self, column: int, start: int, stop: int) -> bool: ...
     def read_into(self, column: int, start: int, stop: int, out: _Buffer, threads: int | None = None) -> bool: ...
     def summary(self) -> list[dict[str, Any]]: ...
+    def plan_rows(
+        self, filters: list[tuple[str, str, Any]], start: int = 0, stop: int | None = None
+    ) -> list[tuple[int, int]]:
+        """The row ranges of rows ``start:stop`` that can hold a row passing every filter
+        ``(column, op, values)``, the values a ``pyarrow.Array`` of the column's type."""
 
 def run_cli(args: list[str | os.PathLike[str]]) -> int:
     """Runs the ``kompakt`` command line on ``args`` (the program's name first); returns the

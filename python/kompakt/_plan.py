@@ -4,26 +4,32 @@ allow to skip, and size estimates. One plan feeds every engine (Dask, Polars), l
 A filter on a table's first sort key narrows each file to the rows that can match, found by
 binary search over its row groups (a few single-row reads of that column). Then the row-group
 statistics (null counts and bounds, when the file has them) drop the row groups no filter can
-match. Every filter is still applied to the rows read: skipping is only ever an optimization.
+match. Both are the Rust planner's (``kompakt_table::plan``, through ``_core.Table.plan_rows``),
+which every front end shares; this module gives it each filter's value in its column's Arrow
+type. Every filter is still applied to the rows read, by each engine as it compares
+(``apply_filters`` for pandas, ``arrow_condition`` for pyarrow, Polars' own expressions):
+skipping is only ever an optimization.
 """
 
 from __future__ import annotations
 
-import bisect
 import fnmatch
 import glob
 import math
+import numbers
 import os
 import re
+import struct
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kompakt import _core
 from kompakt._errors import OptionError
 from kompakt._optional import require
 from kompakt._table import TableFile
 
-OPS = ("==", "=", "!=", "<", "<=", ">", ">=", "in", "not in")
+OPS: tuple[str, ...] = _core.FILTER_OPS  # "==", "=", "!=", "<", "<=", ">", ">=", "in", "not in"
 BATCH_ROWS = 1 << 20  # rows a streaming read decodes at once
 
 
@@ -55,8 +61,6 @@ def _expand_url(url: str) -> list[str]:
     """An ``s3://`` URL ending in ``/`` (its ``*.kpk`` objects, as a folder), a glob of such
     URLs (``s3://b/data/*/part-*.kpk``: each segment matched as a local glob matches it), or
     one object's URL, as a sorted list of URLs."""
-    from kompakt import _core
-
     at = url.index("://") + 3
     if url.endswith("/"):
         return [u for u, _ in _core.list_objects(url) if u.endswith(".kpk") and "/" not in u[len(url) :]]
@@ -121,115 +125,128 @@ def check_filters(filters: Sequence[tuple[str, str, Any]] | None) -> list[tuple[
     return checked
 
 
-def _row_range(t: TableFile, column: str, filters: list[tuple[str, str, Any]]) -> tuple[int, int]:
-    """The rows of ``t`` (sorted ascending by ``column``, nulls last or first) that the filters
-    on ``column`` can select, by binary search over single rows."""
-    n = t.num_rows
-    nulls_first = any(k == column and nulls == "first" for k, _, nulls in t.sorted_by[:1])
-    cache: dict[int, Any] = {}
+def _planner_filters(t: TableFile, filters: list[tuple[str, str, Any]]) -> list[tuple[str, str, Any]]:
+    """``filters`` as the Rust planner takes them for the file ``t``: each value as a pyarrow
+    array of its column's type (a dictionary's value type). A number the type cannot hold
+    exactly becomes a bound the type holds (on integers, ``x > 1.5`` plans as ``x > 1``, and
+    ``x >= 1.5`` as ``x >= 1``: an engine may round 1.5 to 1 first); another value the type cannot hold
+    leaves its filter out (it then skips nothing; the engines still apply it to the rows read).
+    A filter on a column the file lacks goes as it is, for the planner's error."""
+    import pyarrow as pa
 
-    def value(i: int) -> Any:
-        if i not in cache:
-            v = t.take([i], [column], to="arrow").column(0)[0].as_py()
-            # NaN sorts after every number; as infinity the probes stay monotone, and a NaN row
-            # is kept by ">" (Polars keeps it; pandas drops it after the read).
-            cache[i] = math.inf if isinstance(v, float) and math.isnan(v) else v
-        return cache[i]
-
-    def first_row(pred: Callable[[Any], bool]) -> int:
-        # The first row whose (non-null) value satisfies a predicate monotone in the sort
-        # order; nulls sit at one end and never match a comparison.
-        class Rows:
-            def __len__(self) -> int:
-                return n
-
-            def __getitem__(self, i: int) -> bool:
-                v = value(i)
-                return (not nulls_first) if v is None else pred(v)
-
-        return bisect.bisect_left(Rows(), True)
-
-    lo, hi = 0, n
-    for _, op, v in filters:
-        if op in (">", ">="):
-            lo = max(lo, first_row(lambda x, v=v, op=op: x > v if op == ">" else x >= v))
-        elif op in ("<", "<="):
-            hi = min(hi, first_row(lambda x, v=v, op=op: x >= v if op == "<" else x > v))
-        elif op in ("==", "="):
-            lo = max(lo, first_row(lambda x, v=v: x >= v))
-            hi = min(hi, first_row(lambda x, v=v: x > v))
-    return lo, max(lo, hi)
+    schema = t.schema
+    out = []
+    for column, op, value in filters:
+        if column not in schema.names:
+            out.append((column, op, pa.nulls(0 if op in ("in", "not in") else 1)))
+            continue
+        typ = schema.field(column).type
+        if pa.types.is_dictionary(typ):
+            typ = typ.value_type
+        out.extend(_typed(column, op, value, typ))
+    return out
 
 
-def _may_match(op: str, value: Any, lo: Any, hi: Any, nulls: int, nans: int, rows: int) -> bool:
-    """Whether a row group whose values lie in ``[lo, hi]`` (None: unknown or no value) with
-    ``nulls`` null and ``nans`` NaN rows of ``rows`` may hold a row for which ``column op
-    value`` holds. When in doubt (incomparable types, NaN), yes."""
-    if op in ("!=", "not in"):
-        # Null and NaN rows may pass these (pandas keeps them), so only a group of one value,
-        # all of it excluded, is ruled out.
-        if nulls or nans or lo is None or hi is None:
-            return True
-        if isinstance(lo, float) and lo == 0:
-            # Bounds of zeros are -0.0 and +0.0, and engines disagree on whether -0.0 is "in"
-            # a list holding 0.0 (pyarrow's hashing says no).
-            return True
-        excluded = [value] if op == "!=" else list(value)
-        try:
-            return not (lo == hi and any(lo == v for v in excluded))
-        except TypeError:
-            return True
-    if nans:
-        return True
-    if lo is None or hi is None:
-        # No bounds: a group of nulls matches no comparison; otherwise nothing is known.
-        return nulls < rows
+def _typed(column: str, op: str, value: Any, typ: Any) -> list[tuple[str, str, Any]]:
+    """One filter with its values as an array of type ``typ`` (see ``_planner_filters``): no
+    filters, or some that every row of that type passes that passes the given one."""
+    import pyarrow as pa
+
+    listed = op in ("in", "not in")
+    values = list(value) if listed else [value]
+    if (pa.types.is_integer(typ) or pa.types.is_floating(typ)) and all(map(_is_number, values)):
+        kept = []
+        for v in values:
+            lo, hi = _neighbours(v, typ)
+            if (lo is not None and lo == hi) or (v != v and pa.types.is_floating(typ)):
+                kept.append(lo)
+            elif not listed:
+                return [(column, o, pa.array([x], typ)) for o, x in _between(op, lo, hi)]
+            elif op == "in":
+                kept += [x for x in (lo, hi) if x is not None]
+        return [(column, op, pa.array(kept, typ))]
     try:
-        if op in ("==", "="):
-            return bool(lo <= value <= hi)
-        if op == "<":
-            return bool(lo < value)
-        if op == "<=":
-            return bool(lo <= value)
-        if op == ">":
-            return bool(hi > value)
-        if op == ">=":
-            return bool(hi >= value)
-        return any(lo <= v <= hi for v in value)  # "in"
-    except TypeError:
-        return True
+        array = pa.array(values, typ)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return []
+    exact = [_same(a, v) for a, v in zip(array.to_pylist(), values)]
+    if all(exact):
+        return [(column, op, array)]
+    if op == "not in":
+        return [(column, op, array.filter(pa.array(exact)))]
+    return []
 
 
-def _unskipped(t: TableFile, filters: list[tuple[str, str, Any]], lo: int, hi: int) -> list[tuple[int, int]]:
-    """The row ranges of ``lo:hi`` (cut to whole row groups) left once the file's row-group
-    statistics rule out the groups that no row of can pass every filter."""
-    r = t.rows_per_group
-    first, last = lo // r, -(-hi // r)
-    keep = [True] * (last - first)
-    for column in dict.fromkeys(f[0] for f in filters):
-        if column not in t.columns:
-            continue
-        stats = t.statistics(column)
-        if stats is None:
-            continue
-        get = {name: stats.column(name).to_pylist()[first:last] for name in stats.column_names}
-        none = [None] * len(keep)
-        mins, maxs, nans = get.get("min", none), get.get("max", none), get.get("nan_count", [0] * len(keep))
-        for _, op, value in (f for f in filters if f[0] == column):
-            for i in range(len(keep)):
-                if keep[i]:
-                    rows = min(r, t.num_rows - (first + i) * r)
-                    keep[i] = _may_match(op, value, mins[i], maxs[i], get["null_count"][i], nans[i], rows)
-    ranges: list[tuple[int, int]] = []
-    for i, kept in enumerate(keep):
-        if not kept:
-            continue
-        a, b = max(lo, (first + i) * r), min(hi, (first + i + 1) * r)
-        if ranges and ranges[-1][1] == a:
-            ranges[-1] = (ranges[-1][0], b)
-        else:
-            ranges.append((a, b))
-    return ranges
+def _is_number(v: Any) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def _same(a: Any, v: Any) -> bool:
+    """Whether ``a`` (a value converted to Arrow and back) is ``v``, the value given."""
+    try:
+        return a is v or bool(a == v)
+    except (TypeError, ValueError):
+        return False
+
+
+def _neighbours(v: Any, typ: Any) -> tuple[Any, Any]:
+    """The greatest value of the numeric Arrow type ``typ`` at most the number ``v``, and the
+    least at least ``v``: None where there is none (past the type's range, or NaN)."""
+    import pyarrow as pa
+
+    if v != v:
+        return (math.nan, math.nan) if pa.types.is_floating(typ) else (None, None)
+    if pa.types.is_integer(typ):
+        least, most = _int_range(typ)
+        if v > most:
+            return most, None
+        if v < least:
+            return None, least
+        return math.floor(v), math.ceil(v)
+    fmt = _FLOATS[typ.bit_width][0]
+    try:
+        c = struct.unpack(fmt, struct.pack(fmt, float(v)))[0]  # the nearest
+    except OverflowError:
+        c = math.inf if v > 0 else -math.inf
+    if c == v:
+        return c, c
+    return (c, _next_float(c, typ, up=True)) if c < v else (_next_float(c, typ, up=False), c)
+
+
+_FLOATS = {16: ("<e", "<H"), 32: ("<f", "<I"), 64: ("<d", "<Q")}  # struct formats: float, its bits
+
+
+def _int_range(typ: Any) -> tuple[int, int]:
+    import pyarrow as pa
+
+    bits = typ.bit_width
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if pa.types.is_signed_integer(typ) else (0, (1 << bits) - 1)
+
+
+def _next_float(x: float, typ: Any, up: bool) -> float:
+    """The float of type ``typ`` next to ``x`` upwards or downwards (``x`` not NaN, nor an
+    infinity in that direction)."""
+    fmt, bits_fmt = _FLOATS[typ.bit_width]
+    if x == 0:
+        smallest = struct.unpack(fmt, struct.pack(bits_fmt, 1))[0]
+        return smallest if up else -smallest
+    bits = struct.unpack(bits_fmt, struct.pack(fmt, x))[0]
+    bits += 1 if (x > 0) == up else -1
+    return struct.unpack(fmt, struct.pack(bits_fmt, bits))[0]
+
+
+def _between(op: str, lo: Any, hi: Any) -> list[tuple[str, Any]]:
+    """``x op v`` for a number ``v`` that a numeric type does not hold, between its values
+    ``lo`` and ``hi`` (None past either end, or both for NaN), as comparisons with values of the
+    type that every row passing it passes, whether an engine compares ``v`` as it is or first
+    casts it to the column's type (Polars does; to ``lo`` or ``hi``, whichever it rounds to)."""
+    if lo is None and hi is None or op == "!=":
+        return []
+    if op in ("==", "="):
+        return [(o, x) for o, x in ((">=", lo), ("<=", hi)) if x is not None]
+    if op in (">", ">="):
+        return [] if lo is None else [(op, lo)]
+    return [] if hi is None else [(op, hi)]
 
 
 def batch_ranges(part: Part, rows_per_group: int, rows: int = BATCH_ROWS) -> Iterator[tuple[int, int]]:
@@ -276,12 +293,13 @@ def plan(
         t = TableFile(path)
         keys = t.sorted_by
         first = keys[0] if keys and keys[0][1] == "ascending" else None
-        lo, hi = 0, t.num_rows
-        if first is not None:
-            on_key = [f for f in filters if f[0] == first[0]]
-            if on_key:
-                lo, hi = _row_range(t, first[0], on_key)
-        if lo >= hi:
+        # The rows that can pass every filter (by binary search on the first sort key, then by
+        # the row-group statistics), found by the Rust planner (kompakt_table::plan).
+        if filters:
+            ranges = t._core.plan_rows(_planner_filters(t, filters))
+        else:
+            ranges = [(0, t.num_rows)] if t.num_rows else []
+        if not ranges:
             continue
         names = list(columns) if columns is not None else t.columns
         missing = [c for c in names if c not in t.columns]
@@ -293,7 +311,7 @@ def plan(
         # The rows left, cut where a part must end; boundaries fall on row groups, so no page
         # is read by two parts.
         pieces = []
-        for a, b in _unskipped(t, filters, lo, hi) if filters else [(lo, hi)]:
+        for a, b in ranges:
             start = a
             while start < b:
                 stop = min(b, (start // t.rows_per_group) * t.rows_per_group + step)
@@ -382,7 +400,6 @@ def read_batches(
     [7, 8, 9]
     """
     pa = require("pyarrow", "arrow", "kompakt.read_batches")
-    require("numpy", "arrow", "kompakt.read_batches")  # (a filter's binary search reads rows by number)
     filters = check_filters(filters)
     files = expand_paths(paths)
     names = list(columns) if columns is not None else None

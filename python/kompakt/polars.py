@@ -157,7 +157,6 @@ def scan_table(
     """
     pl = require("polars", "polars", "kompakt.polars.scan_table")
     require("pyarrow", "polars", "kompakt.polars.scan_table")  # (tables are read as Arrow, then handed over)
-    require("numpy", "polars", "kompakt.polars.scan_table")  # (a filter's binary search reads rows by number)
     from polars.io.plugins import register_io_source
 
     filters = check_filters(filters)

@@ -39,6 +39,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FORMAT_VERSION", format!("{major}.{minor}"))?;
     m.add("DEFAULT_LEVEL", kompakt::codec::DEFAULT_LEVEL)?;
     m.add("DEFAULT_BLOCK_SIZE", kompakt::stream::DEFAULT_BLOCK_SIZE)?;
+    // The ops of table filters, as pyarrow spells them ([`kompakt_table::plan::Op`]).
+    m.add(
+        "FILTER_OPS",
+        pyo3::types::PyTuple::new(py, kompakt_table::plan::OP_NAMES)?,
+    )?;
     m.add_class::<writer::FileWriter>()?;
     m.add_class::<reader::FileReader>()?;
     m.add_class::<store::PyStore>()?;

@@ -1,4 +1,5 @@
-//! Where bytes come from and go to: a path, a Python file object, or memory.
+//! Where bytes come from and go to: a path, a Python file object, or memory. The readers
+//! and writers build on this module, never the other way round.
 
 use crate::buffers::Buffer;
 use crate::errors::IntoPy;
@@ -147,7 +148,7 @@ impl<'py> Target<'py> {
     }
 }
 
-/// Output of a [`FileWriter`](crate::writer::FileWriter).
+/// Output of a file being written (`FileWriter`, a store's objects).
 pub enum Sink {
     /// A new file that replaces the target only when complete.
     Atomic(AtomicFile),
@@ -236,7 +237,7 @@ impl Seek for MemoryFile {
     }
 }
 
-/// Input of a [`FileReader`](crate::reader::FileReader).
+/// Input of a file being read (`FileReader`, a store's objects).
 pub enum Source {
     File(File),
     Python(PyFile),

@@ -8,10 +8,14 @@ use crate::errors::{limit_error, option_error, os_error, to_py, to_py_at, IntoPy
 use crate::options;
 use crate::pyfile::{local_path, location, open_remote};
 use arrow_array::ffi_stream::ArrowArrayStreamReader;
-use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchIterator, RecordBatchOptions, RecordBatchReader};
+use arrow_array::{
+    make_array, Array, ArrayRef, RecordBatch, RecordBatchIterator, RecordBatchOptions, RecordBatchReader,
+};
+use arrow_data::ArrayData;
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::{Schema, SchemaRef};
 use kompakt_remote::Location;
+use kompakt_table::plan::{plan_rows, Filter, Op};
 use kompakt_table::{append_table_file, write_table_file, SortKey, StringLayout, TableOptions, TableReader};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -392,6 +396,32 @@ impl Table {
             .map(|(positions, reader)| (positions, PyArrowType(reader)))
             .collect();
         Ok((schema, groups))
+    }
+
+    /// The row ranges of rows `start..stop` (`None`: to the end), in order, that can hold a
+    /// row passing every filter: `(column, op, values)`, the values a `pyarrow.Array` of the
+    /// column's type (one value; a list for `in` and `not in`). Found by binary search on an
+    /// ascending first sort key and by the row-group statistics, before any page of the rows
+    /// is read ([`kompakt_table::plan`]); the caller still applies the filters to the rows.
+    /// A filter the planner refuses (column, op, value type) is a `kompakt.OptionError`.
+    #[pyo3(signature = (filters, start=0, stop=None))]
+    fn plan_rows(
+        &self,
+        py: Python<'_>,
+        filters: Vec<(String, String, PyArrowType<ArrayData>)>,
+        start: u64,
+        stop: Option<u64>,
+    ) -> PyResult<Vec<(u64, u64)>> {
+        let filters = filters
+            .into_iter()
+            .map(|(column, op, values)| Ok(Filter::new(column, op.parse::<Op>()?, make_array(values.0))))
+            .collect::<kompakt::Result<Vec<Filter>>>()
+            .map_err(to_py)?;
+        let stop = stop.unwrap_or(self.inner.num_rows());
+        let ranges = py
+            .detach(|| plan_rows(&self.inner, &filters, start..stop))
+            .map_err(|e| io_or(e, &self.path))?;
+        Ok(ranges.into_iter().map(|r| (r.start, r.end)).collect())
     }
 
     /// Per-column storage: encodings, encoded and stored bytes, codecs.
