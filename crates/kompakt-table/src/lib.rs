@@ -27,10 +27,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-// Three `unsafe` blocks skip Arrow's second check of what the decoder already guarantees:
-// string offsets and ASCII string data (`page/decode/strings.rs`), and dictionary keys whose
-// largest is in range (`reader/dictionary.rs`). Each is allowed where it stands, with its proof and a test comparing
-// it with the checked constructor. The AVX2 bit-unpacking kernel (`bits.rs`, module `avx2`)
+// Four `unsafe` blocks skip Arrow's second check of what the decoder already guarantees:
+// string offsets and ASCII string data (`page/decode/strings.rs`), string views made by
+// Arrow's own `make_view` (`page/decode/views.rs`), and dictionary keys whose largest is in
+// range (`reader/dictionary.rs`). Each is allowed where it stands, with its proof and a test
+// comparing it with the checked constructor. The AVX2 bit-unpacking kernel (`bits.rs`, module `avx2`)
 // loads and stores vectors through arrays of their exact size and runs only on CPUs with AVX2;
 // a test compares it with the scalar kernel at every width. Everything else stays safe.
 #![deny(unsafe_code)]
