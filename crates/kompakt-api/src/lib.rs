@@ -19,6 +19,7 @@
 mod kind;
 pub mod location;
 pub mod options;
+pub mod table;
 #[doc(hidden)]
 pub mod testing;
 

@@ -346,6 +346,34 @@ kpk_status kpk_table_take_into(const kpk_table *table, uint32_t column, const ui
 kpk_status kpk_table_take(const kpk_table *table, const uint32_t *columns, size_t ncolumns, const uint64_t *rows,
                           size_t nrows, struct ArrowSchema *schema, struct ArrowArray *array);
 
+/* One filter of a filtered read: the rows where `column op values` holds. `op` is one of "==" (or
+ * "="), "!=", "<", "<=", ">", ">=" (one value), "in", "not in" (a list of any length). The values
+ * are an Arrow array of the column's type (for a dictionary column, its value type or the
+ * dictionary type; a timestamp may carry another time zone): `values_schema` is read and left to
+ * the caller, `values` is moved into the call (released by kompakt whatever the call returns, as
+ * the batches of kpk_table_write are). Rows compare as pyarrow's filters compare them: a null
+ * row passes no comparison (nor "!="), NaN is neither less than, equal to nor greater than
+ * anything, -0.0 equals 0.0; a null in an "in" list matches the null rows, and "not in" passes
+ * what "in" does not. Not a sized struct: an array of them is passed with its count. */
+typedef struct {
+    const char *column;                /* the column's name, UTF-8 */
+    const char *op;                    /* see above */
+    struct ArrowSchema *values_schema; /* the values' type (borrowed) */
+    struct ArrowArray *values;         /* the values (moved in) */
+} kpk_filter;
+/* Reads the rows of [from, to) that pass every one of the `nfilters` filters (0: every row) of
+ * `columns` (positions; NULL: all), in table order, as one struct array of the columns exported
+ * into `schema` and `array` (the caller releases both), as kpk_table_read does for a range. The
+ * filters' columns need not be among `columns`. Only the rows that can pass are read: a filter
+ * on the table's first sort key (ascending) narrows the rows by binary search, and the row
+ * groups whose statistics rule a filter out are skipped. An unknown column, an op not listed
+ * above, values of another type, or a count of values an op does not take is KPK_ERROR_OPTION,
+ * the message naming what is valid (as the command line's `head --where` and Python's filters
+ * say it); a NULL string or values is KPK_ERROR_USAGE. */
+kpk_status kpk_table_read_where(const kpk_table *table, const uint32_t *columns, size_t ncolumns, uint64_t from,
+                                uint64_t to, const kpk_filter *filters, size_t nfilters, struct ArrowSchema *schema,
+                                struct ArrowArray *array);
+
 /* ---- R serialization checks -----------------------------------------------------------------
  * Whether an R serialization stream (serialize()/saveRDS()/kpk_save bytes; formats 2 and 3,
  * XDR, native binary or ascii) may be handed to R's unserializer when it comes from anywhere:

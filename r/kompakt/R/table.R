@@ -237,8 +237,9 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
 
 # Rows [lo, hi) (0-based) of the columns at `pos`, as a data frame of their R types; or, when
 # `rows` is given, the rows at those positions (1-based, any order, repeats allowed), each row
-# group holding any of them decoded once.
-.read_rows <- function(t, pos, lo, hi, as.data.table = FALSE, rows = NULL) {
+# group holding any of them decoded once; or, when `filters` is given (.filter_spec), the rows
+# of [lo, hi) that pass them, reading only the row groups that can hold one.
+.read_rows <- function(t, pos, lo, hi, as.data.table = FALSE, rows = NULL, filters = NULL) {
   info <- t$info
   meta <- t$meta
   names <- info$names[pos]
@@ -250,12 +251,14 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
   spec <- list(columns = as.integer(pos - 1L), names = names, formats = info$formats[pos],
                dictionaries = info$dictionaries[pos], ordered = info$ordered[pos], int64 = int64,
                types = types, attributes = attrs, from = as.numeric(lo), to = as.numeric(hi),
-               rows = if (is.null(rows)) NULL else as.numeric(rows) - 1)
+               rows = if (is.null(rows)) NULL else as.numeric(rows) - 1, filters = filters)
   cols <- .Call(kpk_table_read_c, t$ptr, spec)
+  n <- if (!is.null(filters)) attr(cols, "rows") else if (is.null(rows)) hi - lo else length(rows)
+  attributes(cols) <- NULL
   names(cols) <- names
-  n <- if (is.null(rows)) hi - lo else length(rows)
   frame_class <- if (is.null(meta)) "data.frame" else meta$class
-  rn <- if (!is.null(meta$row.names) && length(meta$row.names) == info$rows) {
+  # Filtered rows are numbered anew (which rows passed is not returned).
+  rn <- if (is.null(filters) && !is.null(meta$row.names) && length(meta$row.names) == info$rows) {
     # Repeated rows get unique names, as `[.data.frame` gives them ("a", "a.1").
     if (is.null(rows)) meta$row.names[(lo + 1):hi] else make.unique(meta$row.names[rows])
   }
@@ -275,12 +278,151 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
   df
 }
 
-read_kpk_table <- function(path, columns = NULL, from = 1, to = NULL, as.data.table = FALSE, threads = 0L) {
+read_kpk_table <- function(path, columns = NULL, from = 1, to = NULL, as.data.table = FALSE, threads = 0L,
+                           filters = NULL) {
   t <- .open_table(path, threads)
   on.exit(.close_table(t))
   pos <- .column_positions(t, columns)
   rows <- .row_range(t, from, to)
-  .read_rows(t, pos, rows[[1]], rows[[2]], as.data.table)
+  .read_rows(t, pos, rows[[1]], rows[[2]], as.data.table, filters = .filter_spec(t, filters))
+}
+
+# ---- filters --------------------------------------------------------------------------------
+# A filter is list(column, op, value): kompakt's ops ("==", "=", "!=", "<", "<=", ">", ">=",
+# "in", "not in"), pyarrow's and the command line's. The C API takes the values as an Arrow array
+# of the column's type: here they become what that type holds (whole numbers for an integer
+# column, ticks for a timestamp, text for a string or factor column), and src/table_filter.c
+# packs them. A value of another kind keeps its own type, and kompakt refuses it with the message
+# every front end gives; an unknown column or op is kompakt's to refuse too.
+
+# Every integer format's range: [lo, hi], as doubles that convert exactly.
+.int_ranges <- list(c = c(-128, 127), C = c(0, 255), s = c(-32768, 32767), S = c(0, 65535),
+                    i = c(-2147483648, 2147483647), I = c(0, 4294967295),
+                    l = c(-2^63, 2^63 - 1024), L = c(0, 2^64 - 2048))
+
+.filter_spec <- function(t, filters) {
+  if (is.null(filters)) return(NULL)
+  if (!is.list(filters)) {
+    stop("kompakt: filters must be a list of filters, each list(column, op, value), such as ",
+         "list(list(\"price\", \">=\", 10), list(\"city\", \"in\", c(\"Oslo\", \"Bergen\")))", call. = FALSE)
+  }
+  # One filter given alone: list("price", ">=", 10).
+  if (length(filters) == 3L && is.character(filters[[1]]) && is.character(filters[[2]])) filters <- list(filters)
+  lapply(seq_along(filters), function(k) .one_filter(t, filters[[k]], k))
+}
+
+.one_filter <- function(t, f, k) {
+  nm <- names(f)
+  if (is.list(f) && length(f) == 3L && !is.null(nm) && setequal(nm, c("column", "op", "value"))) {
+    f <- f[c("column", "op", "value")]
+  }
+  one_string <- function(x) is.character(x) && length(x) == 1L && !is.na(x)
+  if (!is.list(f) || length(f) != 3L || !one_string(f[[1]]) || !one_string(f[[2]])) {
+    stop(sprintf(paste0("kompakt: filter %d must be list(column, op, value): a column name, an op ",
+                        "(==, !=, <, <=, >, >=, in, not in) and the value(s), such as list(\"price\", \">=\", 10)"), k),
+         call. = FALSE)
+  }
+  column <- f[[1]]
+  op <- f[[2]]
+  value <- f[[3]]
+  if (is.factor(value)) value <- as.character(value)
+  j <- match(column, t$info$names)
+  format <- if (is.na(j)) NA_character_ else
+    if (is.na(t$info$dictionaries[[j]])) t$info$formats[[j]] else t$info$dictionaries[[j]]
+  # A Date, POSIXct or difftime column R stored as plain numbers: a value of its class as those
+  # numbers (days, seconds, the column's units).
+  r_attrs <- if (is.na(j)) NULL else t$meta$attributes[[column]]
+  if (!is.na(format) && format %in% c("f", "g", names(.int_ranges)) && !is.null(r_attrs$class)) {
+    if (inherits(value, "difftime") && "difftime" %in% r_attrs$class) {
+      if (!is.null(r_attrs$units)) units(value) <- r_attrs$units
+      value <- as.numeric(value)
+    } else if (inherits(value, c("Date", "POSIXct")) && "Date" %in% r_attrs$class) {
+      value <- as.numeric(as.Date(value))
+    } else if (inherits(value, c("Date", "POSIXct")) && "POSIXct" %in% r_attrs$class) {
+      value <- as.numeric(as.POSIXct(value))
+    }
+  }
+  v <- .filter_values(value, op, format, column)
+  list(column = column, op = v$op, values = v$values, format = v$format)
+}
+
+# `value` as values of Arrow type `format` (a column's; NA: unknown), with the op that keeps
+# the filter's meaning: list(op, values, format).
+.filter_values <- function(value, op, format, column) {
+  is_time <- inherits(value, c("Date", "POSIXct", "difftime"))
+  number <- is.numeric(value) && !is_time
+  if (is.logical(value) && length(value) && all(is.na(value)) && !is.na(format) && format != "b") {
+    value <- if (format %in% c("u", "U")) as.character(value) else as.double(value) # NA: a null
+    number <- !format %in% c("u", "U")
+  }
+  if (!is.na(format)) {
+    if (format == "b" && is.logical(value)) return(list(op = op, values = value, format = format))
+    if (format %in% names(.int_ranges) && number) {
+      if (inherits(value, "integer64") && format %in% c("l", "L")) return(list(op = op, values = value, format = format))
+      return(c(.whole_filter(as.double(value), op, .int_ranges[[format]]), format = format))
+    }
+    if (format %in% c("f", "g") && number) return(list(op = op, values = as.double(value), format = format))
+    if (format %in% c("u", "U") && is.character(value)) return(list(op = op, values = value, format = format))
+    if (format %in% c("tdD", "tdm") && (inherits(value, "Date") || is.character(value))) {
+      days <- if (inherits(value, "Date")) as.numeric(value) else
+        tryCatch(as.numeric(as.Date(value)), error = function(e) rep(NA_real_, length(value)))
+      if (any(is.na(days) & !is.na(value))) {
+        stop(sprintf("kompakt: filter on '%s': %s is not a date", column,
+                     paste(value[is.na(days) & !is.na(value)][1], collapse = "")), call. = FALSE)
+      }
+      if (format == "tdD") return(c(.whole_filter(days, op, .int_ranges$i), format = format))
+      return(c(.whole_filter(days * 86400000, op, .int_ranges$l), format = format))
+    }
+    per_second <- unname(c(s = 1, m = 1e3, u = 1e6, n = 1e9)[substr(format, 3, 3)])
+    if (startsWith(format, "ts") && inherits(value, c("POSIXct", "Date"))) {
+      ticks <- as.numeric(as.POSIXct(value)) * per_second
+      return(c(.whole_filter(ticks, op, .int_ranges$l), format = format))
+    }
+    if (startsWith(format, "tD") && (inherits(value, "difftime") || number)) {
+      secs <- if (inherits(value, "difftime")) as.numeric(value, units = "secs") else as.double(value)
+      return(c(.whole_filter(secs * per_second, op, .int_ranges$l), format = format))
+    }
+  }
+  # Another kind of value (or an unknown column): its own type, which kompakt refuses by name.
+  own <- if (is.logical(value)) list(values = value, format = "b") else
+    if (inherits(value, "integer64")) list(values = value, format = "l") else
+    if (inherits(value, "Date")) list(values = floor(as.numeric(value)), format = "tdD") else
+    if (inherits(value, "POSIXct")) list(values = round(as.numeric(value) * 1e6), format = "tsu:") else
+    if (is.integer(value)) list(values = value, format = "i") else
+    if (is.double(value) && !is_time) list(values = value, format = "g") else
+    if (is.character(value)) list(values = value, format = "u") else
+    stop(sprintf(paste0("kompakt: filter on '%s': the value must be logical, numeric, character, factor, ",
+                        "Date or POSIXct, not %s"), column, paste(class(value), collapse = "/")), call. = FALSE)
+  # Only its type matters (kompakt refuses it): values past what the type holds become NA.
+  if (own$format == "tdD") own$values[abs(own$values) > 2^31 - 1] <- NA
+  if (own$format == "tsu:") own$values[abs(own$values) > 2^62] <- NA
+  c(list(op = op), own)
+}
+
+# Numbers `v` compared with an integer column of range `r`: a value that is not whole or out of
+# range becomes the bound that means the same (`x >= 2.5` is `x >= 3`; `x < 1e12` on int32
+# passes every value), and the values an `in` list cannot match are dropped.
+.whole_filter <- function(v, op, r) {
+  ok <- is.na(v) | (v == floor(v) & v >= r[[1]] & v <= r[[2]])
+  if (all(ok)) return(list(op = op, values = v))
+  if (op %in% c("in", "not in")) return(list(op = op, values = v[ok]))
+  clamp <- function(x) pmin(pmax(trunc(x), r[[1]]), r[[2]])
+  if (length(v) != 1L || !op %in% c("==", "=", "!=", "<", "<=", ">", ">=")) {
+    return(list(op = op, values = clamp(v))) # kompakt refuses the count or the op
+  }
+  none <- list(op = "in", values = v[0])
+  every <- list(op = ">=", values = r[[1]]) # every row that is not null
+  switch(op,
+    "==" = , "=" = none,
+    "!=" = every,
+    ">" = , ">=" = {
+      lo <- if (op == ">") floor(v) + 1 else ceiling(v)
+      if (lo > r[[2]]) none else if (lo < r[[1]]) every else list(op = ">=", values = lo)
+    },
+    "<" = , "<=" = {
+      hi <- if (op == "<") ceiling(v) - 1 else floor(v)
+      if (hi < r[[1]]) none else if (hi > r[[2]]) every else list(op = "<=", values = hi)
+    })
 }
 
 # Readable names of the Arrow types of a table's columns.
@@ -350,8 +492,18 @@ kpk_table <- function(path, threads = 0L) {
 # The handle's environment (not `x$handle`: `$` is the column accessor of a kpk_table).
 .handle <- function(x) .subset2(x, "handle")
 
-`[.kpk_table` <- function(x, i, j, drop = FALSE) {
+`[.kpk_table` <- function(x, i, j, drop = FALSE, filters = NULL) {
   t <- .handle(x)
+  if (!is.null(filters)) {
+    # t[filters = f], t["col", filters = f], t[, c("a", "b"), filters = f]: the rows that pass.
+    index <- nargs() - (!missing(drop)) - 1L
+    if (index == 3L && !missing(i)) {
+      stop("kompakt: rows are chosen by filters or by i, not both: t[, columns, filters = ...]", call. = FALSE)
+    }
+    cols <- if (index == 2L && !missing(i)) i else if (index == 3L && !missing(j)) j else NULL
+    out <- .read_rows(t, .column_positions(t, cols), 0, t$info$rows, filters = .filter_spec(t, filters))
+    return(if (isTRUE(drop) && ncol(out) == 1L) out[[1]] else out)
+  }
   if (nargs() - (!missing(drop)) == 2L) { # t["col"] or t[c(1, 3)]: columns, every row
     if (missing(i)) return(.read_rows(t, seq_along(t$info$names), 0, t$info$rows))
     return(.read_rows(t, .column_positions(t, i), 0, t$info$rows))

@@ -7,6 +7,7 @@
 #include <R.h>
 #include <Rinternals.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <math.h>
 
@@ -138,12 +139,37 @@ SEXP kpk_table_sizes_c(SEXP ptr) {
 }
 
 /* The rows a read takes: [from, to), or, when `rows` is not NULL, the `n` 0-based positions
- * it holds (in that order, repeats allowed: a take, which decodes each row group once). */
+ * it holds (in that order, repeats allowed: a take, which decodes each row group once); or,
+ * when `arrow` is not NULL, the rows of a filtered read already made: the column being
+ * converted is that Arrow array (`arrow_schema` its type), `n` rows. */
 typedef struct {
     uint64_t from, to;
     const uint64_t *rows;
     R_xlen_t n;
+    const struct ArrowArray *arrow;
+    const struct ArrowSchema *arrow_schema;
 } row_selection;
+
+/* A filtered read's column (`sel->arrow`) copied into `dst` as kpk_table_read_into decodes a
+ * range: the values, the validity bits of the rows (when some are null) and *has_nulls. */
+static void copy_arrow_into(const row_selection *sel, void *dst, size_t width, uint8_t *validity, int32_t *has_nulls,
+                            const char *name) {
+    const struct ArrowArray *a = sel->arrow;
+    size_t n = (size_t)sel->n;
+    if (a->length != (int64_t)n || a->n_buffers < 2)
+        Rf_error("kompakt: internal error: column '%s' of the filtered read has %.0f rows, not %.0f", name,
+                 (double)a->length, (double)n);
+    if (n > 0) memcpy(dst, (const uint8_t *)a->buffers[1] + (size_t)a->offset * width, n * width);
+    const uint8_t *bits = a->null_count != 0 ? a->buffers[0] : NULL;
+    *has_nulls = 0;
+    if (bits == NULL) return;
+    memset(validity, 0, (n + 7) / 8);
+    for (size_t i = 0; i < n; i++) {
+        size_t k = i + (size_t)a->offset;
+        if ((bits[k >> 3] >> (k & 7)) & 1) validity[i >> 3] |= (uint8_t)(1u << (i & 7));
+        else *has_nulls = 1;
+    }
+}
 
 /* Reads a fixed-width column's rows into `dst`; returns the validity bitmap (R_alloc) or NULL
  * when every row is valid. */
@@ -152,6 +178,10 @@ static const uint8_t *read_into(kpk_table *t, uint32_t col, const row_selection 
     size_t n = (size_t)sel->n;
     uint8_t *validity = (uint8_t *)R_alloc((n + 7) / 8 + 1, 1);
     int32_t has_nulls = 0;
+    if (sel->arrow) {
+        copy_arrow_into(sel, dst, width, validity, &has_nulls, name);
+        return has_nulls ? validity : NULL;
+    }
     kpk_status status = sel->rows
         ? kpk_table_take_into(t, col, sel->rows, n, dst, n * width, validity, &has_nulls)
         : kpk_table_read_into(t, col, sel->from, sel->to, dst, n * width, validity, &has_nulls);
@@ -437,6 +467,16 @@ static SEXP convert_chunk(void *data) {
     return R_NilValue;
 }
 
+/* A dictionary column's codes become a factor (ordered when its dictionary is). */
+static void set_factor_class(SEXP out, const char *dict_format, int ordered) {
+    if (dict_format == NULL) return;
+    SEXP cls = PROTECT(Rf_allocVector(STRSXP, ordered ? 2 : 1));
+    if (ordered) SET_STRING_ELT(cls, 0, Rf_mkChar("ordered"));
+    SET_STRING_ELT(cls, ordered ? 1 : 0, Rf_mkChar("factor"));
+    Rf_setAttrib(out, R_ClassSymbol, cls);
+    UNPROTECT(1);
+}
+
 /* The R vector of a logical, string, binary or dictionary column, a chunk of rows at a time. */
 static SEXP read_arrow(kpk_table *t, uint32_t col, const row_selection *sel, const char *format,
                        const char *dict_format, int ordered, const char *name, uint32_t rows_per_group) {
@@ -448,6 +488,22 @@ static SEXP read_arrow(kpk_table *t, uint32_t col, const row_selection *sel, con
     else if (dict_format != NULL) type = INTSXP;
     else Rf_error("kompakt: column '%s' has Arrow type '%s', which R cannot hold yet; " "read the other columns with columns =", name, format);
     SEXP out = PROTECT(Rf_allocVector(type, n));
+    if (sel->arrow) {
+        /* A filtered read's column: converted as it is (the read owns and releases it). */
+        arrow_chunk view;
+        memset(&view, 0, sizeof view);
+        struct ArrowArray *child = (struct ArrowArray *)sel->arrow;
+        struct ArrowSchema *child_schema = (struct ArrowSchema *)sel->arrow_schema;
+        view.array.n_children = view.schema.n_children = 1;
+        view.array.children = &child;
+        view.schema.children = &child_schema;
+        view.array.length = child->length;
+        convert_job job = {&view, out, 0, format, name};
+        convert_chunk(&job);
+        set_factor_class(out, dict_format, ordered);
+        UNPROTECT(1);
+        return out;
+    }
     uint64_t step = READ_CHUNK_ROWS;
     if (rows_per_group > 0) step = (step / rows_per_group + 1) * rows_per_group;
     /* Read in chunks: a table at a URL fetches the whole range's pages at once instead of a
@@ -467,13 +523,7 @@ static SEXP read_arrow(kpk_table *t, uint32_t col, const row_selection *sel, con
         R_CheckUserInterrupt();
         if (n == 0) break;
     }
-    if (dict_format != NULL) {
-        SEXP cls = PROTECT(Rf_allocVector(STRSXP, ordered ? 2 : 1));
-        if (ordered) SET_STRING_ELT(cls, 0, Rf_mkChar("ordered"));
-        SET_STRING_ELT(cls, ordered ? 1 : 0, Rf_mkChar("factor"));
-        Rf_setAttrib(out, R_ClassSymbol, cls);
-        UNPROTECT(1);
-    }
+    set_factor_class(out, dict_format, ordered);
     UNPROTECT(2);
     return out;
 }
@@ -492,11 +542,27 @@ static void restore_attributes(SEXP x, SEXP attrs) {
     UNPROTECT(1);
 }
 
+/* table_filter.c: the filters R/table.R made, as the C API's (R_alloc'd). */
+kpk_filter *kpk_r_filters(SEXP filters, size_t *n);
+
+/* The struct array of a filtered read, released by its holder's finalizer (after an R error
+ * too) or at once by release_result. */
+static void release_result(SEXP holder) {
+    arrow_chunk *c = R_ExternalPtrAddr(holder);
+    if (c == NULL) return;
+    if (c->array.release) c->array.release(&c->array);
+    if (c->schema.release) c->schema.release(&c->schema);
+    free(c);
+    R_ClearExternalPtr(holder);
+}
+
 /* kpk_table_read_c(ptr, spec): the columns' R vectors, a list. `spec` names, per column read:
  * columns (0-based positions), names, formats, dictionaries (NA: none), ordered, int64 (read
  * 64-bit integers as integer64), types (the R type to give, NA: the natural one), attributes
  * (R's, or NULL); and the rows: from and to (0-based, [from, to)), or rows (NULL, else 0-based
- * positions as doubles, taken in that order). */
+ * positions as doubles, taken in that order); filters (NULL, else a list of list(column, op,
+ * values, format): the rows of [from, to) that pass them all, and the list has an attribute
+ * "rows", their count). */
 SEXP kpk_table_read_c(SEXP ptr, SEXP spec) {
     kpk_table *t = table_of(ptr);
     SEXP columns = kpk_r_field_of(spec, "columns", INTSXP, -1);
@@ -509,8 +575,9 @@ SEXP kpk_table_read_c(SEXP ptr, SEXP spec) {
     SEXP types = kpk_r_field_of(spec, "types", STRSXP, ncol);
     SEXP attrs = kpk_r_field_of(spec, "attributes", VECSXP, ncol);
     SEXP rows = kpk_r_field(spec, "rows");
+    SEXP filters = kpk_r_field(spec, "filters");
     row_selection sel = {(uint64_t)Rf_asReal(kpk_r_field_of(spec, "from", REALSXP, 1)),
-                         (uint64_t)Rf_asReal(kpk_r_field_of(spec, "to", REALSXP, 1)), NULL, 0};
+                         (uint64_t)Rf_asReal(kpk_r_field_of(spec, "to", REALSXP, 1)), NULL, 0, NULL, NULL};
     if (sel.to < sel.from) Rf_error("kompakt: internal error: rows from %.0f to %.0f", (double)sel.from, (double)sel.to);
     sel.n = (R_xlen_t)(sel.to - sel.from);
     if (rows != R_NilValue) {
@@ -521,10 +588,33 @@ SEXP kpk_table_read_c(SEXP ptr, SEXP spec) {
         for (R_xlen_t i = 0; i < sel.n; i++) positions[i] = (uint64_t)REAL(rows)[i];
         sel.rows = positions;
     }
+    arrow_chunk *result = NULL;
+    SEXP holder = PROTECT(R_MakeExternalPtr(NULL, R_NilValue, R_NilValue));
+    if (filters != R_NilValue) {
+        size_t nfilters = 0;
+        kpk_filter *f = kpk_r_filters(filters, &nfilters);
+        uint32_t *cols = (uint32_t *)R_alloc((size_t)ncol + 1, sizeof(uint32_t));
+        for (R_xlen_t j = 0; j < ncol; j++) cols[j] = (uint32_t)INTEGER(columns)[j];
+        result = calloc(1, sizeof *result);
+        if (result == NULL) Rf_error("kompakt: out of memory");
+        R_SetExternalPtrAddr(holder, result);
+        R_RegisterCFinalizerEx(holder, release_result, TRUE);
+        if (kpk_table_read_where(t, cols, (size_t)ncol, sel.from, sel.to, f, nfilters, &result->schema,
+                                 &result->array) != KPK_OK)
+            kpk_r_error("cannot read the rows that pass the filters");
+        if (result->array.n_children != ncol)
+            Rf_error("kompakt: internal error: a filtered read of %.0f columns gave %.0f", (double)ncol,
+                     (double)result->array.n_children);
+        sel.n = (R_xlen_t)result->array.length;
+    }
     uint32_t rpg = kpk_table_rows_per_group(t);
     SEXP out = PROTECT(Rf_allocVector(VECSXP, ncol));
     for (R_xlen_t j = 0; j < ncol; j++) {
         uint32_t col = (uint32_t)INTEGER(columns)[j];
+        if (result) {
+            sel.arrow = result->array.children[j];
+            sel.arrow_schema = result->schema.children[j];
+        }
         const char *format = CHAR(STRING_ELT(formats, j));
         const char *dict = STRING_ELT(dicts, j) == NA_STRING ? NULL : CHAR(STRING_ELT(dicts, j));
         const char *name = Rf_translateCharUTF8(STRING_ELT(names, j));
@@ -541,6 +631,10 @@ SEXP kpk_table_read_c(SEXP ptr, SEXP spec) {
         }
         if (VECTOR_ELT(attrs, j) != R_NilValue) restore_attributes(x, VECTOR_ELT(attrs, j));
     }
-    UNPROTECT(1);
+    if (result) {
+        Rf_setAttrib(out, Rf_install("rows"), Rf_ScalarReal((double)sel.n));
+        release_result(holder);
+    }
+    UNPROTECT(2);
     return out;
 }

@@ -3,11 +3,13 @@
 //! decoded straight into the caller's memory (`kpk_table_read_into`).
 //!
 //! [`write`] takes a record batch into a new file or an append; [`read`] opens a table and
-//! reads rows of it, by range or by number.
+//! reads rows of it, by range or by number; [`filter`] reads the rows that pass filters.
 
+mod filter;
 mod read;
 mod write;
 
+pub use filter::*;
 pub use read::*;
 pub use write::*;
 

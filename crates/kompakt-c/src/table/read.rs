@@ -15,7 +15,7 @@ use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
 /// The column positions a read asks for: `None` (all) when `columns` is NULL.
-fn column_positions(columns: *const u32, ncolumns: usize) -> Result<Option<Vec<usize>>, Failure> {
+pub(super) fn column_positions(columns: *const u32, ncolumns: usize) -> Result<Option<Vec<usize>>, Failure> {
     if columns.is_null() {
         return Ok(None);
     }
@@ -49,13 +49,13 @@ unsafe fn export_validity(validity: *mut u8, bits: &arrow_buffer::BooleanBuffer)
 
 /// A table file open for reading.
 pub struct kpk_table {
-    reader: TableReader,
+    pub(super) reader: TableReader,
     /// The path or URL, for messages (None in memory).
-    path: Option<String>,
-    threads: usize,
+    pub(super) path: Option<String>,
+    pub(super) threads: usize,
 }
 
-fn table_ref<'a>(t: *const kpk_table) -> Result<&'a kpk_table, Failure> {
+pub(super) fn table_ref<'a>(t: *const kpk_table) -> Result<&'a kpk_table, Failure> {
     // SAFETY: a non-NULL handle came from kpk_table_open_* and is not closed yet.
     unsafe { t.as_ref() }.ok_or_else(|| Failure::usage("the table is NULL"))
 }
@@ -284,7 +284,7 @@ pub unsafe extern "C" fn kpk_table_file_size(table: *const kpk_table) -> u64 {
     table_ref(table).map_or(0, |t| t.reader.file_len())
 }
 
-fn row_range(from: u64, to: u64) -> Result<std::ops::Range<u64>, Failure> {
+pub(super) fn row_range(from: u64, to: u64) -> Result<std::ops::Range<u64>, Failure> {
     if from > to {
         return Err(Failure::option(format!("rows {from}..{to}: the start is past the end")));
     }

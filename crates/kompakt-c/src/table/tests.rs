@@ -422,3 +422,208 @@ fn zero_options_are_the_tables_defaults_and_level_none_stores_raw_pages() {
         last_error()
     );
 }
+
+/// A filter's values exported as a C caller hands them over.
+fn values(a: ArrayRef) -> (FFI_ArrowSchema, FFI_ArrowArray) {
+    let (array, schema) = to_ffi(&a.to_data()).unwrap();
+    (schema, array)
+}
+
+#[test]
+fn filtered_reads_through_the_c_api_equal_a_brute_force_filter() {
+    use kompakt_table::plan::matches;
+    use kompakt_table::{Filter, Op};
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.kpk");
+    let path = CString::new(file.to_str().unwrap()).unwrap();
+    let b = batch(20_000);
+    let sort = CString::new("x").unwrap();
+    let sorts = [sort.as_ptr()];
+    let opts = kpk_table_options {
+        rows_per_group: 1000,
+        sort_columns: sorts.as_ptr(),
+        sort_descending: [0u8].as_ptr(),
+        sort_nulls_first: [1u8].as_ptr(),
+        n_sort: 1,
+        ..default_options()
+    };
+    let (x, s, ge, lt, isin) = (
+        CString::new("x").unwrap(),
+        CString::new("s").unwrap(),
+        CString::new(">=").unwrap(),
+        CString::new("<").unwrap(),
+        CString::new("in").unwrap(),
+    );
+    let low: ArrayRef = Arc::new(Float64Array::from(vec![1000.0]));
+    let high: ArrayRef = Arc::new(Float64Array::from(vec![1500.0]));
+    let listed: ArrayRef = Arc::new(StringArray::from(vec!["row 8001", "row 8002", "row 9000", "row 11999"]));
+    // SAFETY: every pointer passed is a live local (or NULL where the header allows it), and each handle is closed once.
+    unsafe {
+        let (mut schema, mut array) = exported(&b);
+        assert_eq!(kpk_table_write(path.as_ptr(), &mut schema, &mut array, &opts), KPK_OK);
+        let mut t = null_mut();
+        assert_eq!(kpk_table_open_file(path.as_ptr(), 2, &mut t), KPK_OK);
+        let (mut s1, mut a1) = values(low.clone());
+        let (mut s2, mut a2) = values(high.clone());
+        let (mut s3, mut a3) = values(listed.clone());
+        let filters = [
+            kpk_filter {
+                column: x.as_ptr(),
+                op: ge.as_ptr(),
+                values_schema: &mut s1,
+                values: &mut a1,
+            },
+            kpk_filter {
+                column: x.as_ptr(),
+                op: lt.as_ptr(),
+                values_schema: &mut s2,
+                values: &mut a2,
+            },
+            kpk_filter {
+                column: s.as_ptr(),
+                op: isin.as_ptr(),
+                values_schema: &mut s3,
+                values: &mut a3,
+            },
+        ];
+        // Only the dictionary column: the filters' columns are read for them and dropped.
+        let cols = [3u32, 0];
+        let (mut schema, mut array) = (FFI_ArrowSchema::empty(), FFI_ArrowArray::empty());
+        assert_eq!(
+            kpk_table_read_where(
+                t,
+                cols.as_ptr(),
+                2,
+                0,
+                20_000,
+                filters.as_ptr(),
+                3,
+                &mut schema,
+                &mut array
+            ),
+            KPK_OK,
+            "{}",
+            last_error()
+        );
+        assert!(
+            a1.is_released() && a2.is_released() && a3.is_released(),
+            "the values are moved in"
+        );
+        let got = StructArray::from(from_ffi(array, &schema).unwrap());
+        let rust_filters = [
+            Filter::new("x", Op::Ge, low.clone()),
+            Filter::new("x", Op::Lt, high.clone()),
+            Filter::new("s", Op::In, listed.clone()),
+        ];
+        let pass = matches(&b, &rust_filters).unwrap();
+        let want = arrow_select::filter::filter_record_batch(&b.project(&[3, 0]).unwrap(), &pass).unwrap();
+        assert_eq!(
+            got.len(),
+            2,
+            "rows 8002 and 11999 (the strings of 8001 and 9000 are null)"
+        );
+        assert_eq!(got.len(), want.num_rows());
+        assert_eq!(got.column(1).as_ref(), want.column(1).as_ref());
+        let keys = |a: &ArrayRef| {
+            a.as_any()
+                .downcast_ref::<DictionaryArray<arrow_array::types::Int32Type>>()
+                .unwrap()
+                .keys()
+                .clone()
+        };
+        assert_eq!(keys(got.column(0)), keys(want.column(0)));
+        assert_eq!(got.column(0).data_type(), want.column(0).data_type());
+
+        // No filters: the plain read; no column positions: all columns.
+        let (mut schema, mut array) = (FFI_ArrowSchema::empty(), FFI_ArrowArray::empty());
+        assert_eq!(
+            kpk_table_read_where(t, null(), 0, 100, 200, null(), 0, &mut schema, &mut array),
+            KPK_OK
+        );
+        let got = StructArray::from(from_ffi(array, &schema).unwrap());
+        assert_eq!((got.len(), got.num_columns()), (100, 4));
+        assert_eq!(got.column(1).to_data(), b.column(1).slice(100, 100).to_data());
+        kpk_table_close(t);
+    }
+}
+
+#[test]
+fn bad_filters_are_option_errors_and_their_values_are_released_still() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.kpk");
+    let path = CString::new(file.to_str().unwrap()).unwrap();
+    let b = batch(1000);
+    let c = |s: &str| CString::new(s).unwrap();
+    let (x, nope, eq, tilde) = (c("x"), c("nope"), c("=="), c("~"));
+    let one = || -> ArrayRef { Arc::new(Float64Array::from(vec![1.0])) };
+    // SAFETY: every pointer passed is a live local (or NULL where the header allows it), and each handle is closed once.
+    unsafe {
+        let (mut schema, mut array) = exported(&b);
+        assert_eq!(kpk_table_write(path.as_ptr(), &mut schema, &mut array, null()), KPK_OK);
+        let mut t = null_mut();
+        assert_eq!(kpk_table_open_file(path.as_ptr(), 1, &mut t), KPK_OK);
+        let read = |column: &CString, op: &CString, v: ArrayRef| {
+            let (mut vs, mut va) = values(v);
+            let f = [kpk_filter {
+                column: column.as_ptr(),
+                op: op.as_ptr(),
+                values_schema: &mut vs,
+                values: &mut va,
+            }];
+            let (mut schema, mut array) = (FFI_ArrowSchema::empty(), FFI_ArrowArray::empty());
+            let status = kpk_table_read_where(t, null(), 0, 0, 1000, f.as_ptr(), 1, &mut schema, &mut array);
+            assert!(va.is_released(), "released whatever the call returns");
+            (status, last_error())
+        };
+        let (status, message) = read(&x, &tilde, one());
+        assert_eq!(status, KPK_ERROR_OPTION);
+        assert!(message.contains("filter op") && message.contains("not in"), "{message}");
+        let (status, message) = read(&nope, &eq, one());
+        assert_eq!(status, KPK_ERROR_OPTION);
+        assert!(message.contains("\"nope\"") && message.contains("t.kpk"), "{message}");
+        let (status, message) = read(&x, &eq, Arc::new(Int32Array::from(vec![1])));
+        assert_eq!(status, KPK_ERROR_OPTION);
+        assert!(message.contains("Float64"), "{message}");
+        let (status, _) = read(&x, &eq, Arc::new(Float64Array::from(vec![1.0, 2.0])));
+        assert_eq!(status, KPK_ERROR_OPTION);
+        // NULL values, a NULL table: usage errors; the other filters' values are still released.
+        let (mut vs, mut va) = values(one());
+        let f = [
+            kpk_filter {
+                column: x.as_ptr(),
+                op: eq.as_ptr(),
+                values_schema: &mut vs,
+                values: &mut va,
+            },
+            kpk_filter {
+                column: x.as_ptr(),
+                op: eq.as_ptr(),
+                values_schema: null_mut(),
+                values: null_mut(),
+            },
+        ];
+        let (mut schema, mut array) = (FFI_ArrowSchema::empty(), FFI_ArrowArray::empty());
+        assert_eq!(
+            kpk_table_read_where(t, null(), 0, 0, 1000, f.as_ptr(), 2, &mut schema, &mut array),
+            KPK_ERROR_USAGE
+        );
+        assert!(va.is_released());
+        let (mut vs, mut va) = values(one());
+        let f = [kpk_filter {
+            column: x.as_ptr(),
+            op: eq.as_ptr(),
+            values_schema: &mut vs,
+            values: &mut va,
+        }];
+        assert_eq!(
+            kpk_table_read_where(null(), null(), 0, 0, 1, f.as_ptr(), 1, &mut schema, &mut array),
+            KPK_ERROR_USAGE
+        );
+        assert!(va.is_released());
+        assert_eq!(
+            kpk_table_read_where(t, null(), 0, 0, 1001, null(), 0, &mut schema, &mut array),
+            KPK_ERROR_OPTION
+        );
+        kpk_table_close(t);
+    }
+}

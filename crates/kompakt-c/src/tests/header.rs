@@ -393,6 +393,7 @@ fn structs_and_constants_are_laid_out_as_the_compiled_header_has_them() {
                 n_metadata
             ]
         ),
+        ("kpk_filter", kpk_filter, [column, op, values_schema, values]),
         ("struct ArrowSchema", FFI_ArrowSchema, []),
         ("struct ArrowArray", FFI_ArrowArray, []),
     ];

@@ -143,6 +143,51 @@ static void check_tables(const char *folder) {
     kpk_table_close(t);
 }
 
+/* A filtered read of the table check_tables wrote (n = 3i, null when i % 10 == 0; s = i % 1000
+ * as text): the rows where s == "42" and n < 30000, of column n only. */
+static void check_filtered_read(const char *folder) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/table.kpk", folder);
+    kpk_table *t = NULL;
+    CHECK(kpk_table_open_file(path, 0, &t) == KPK_OK);
+    int32_t limit = 30000;
+    const void *limit_buffers[2] = {NULL, &limit};
+    struct ArrowArray limit_values = {1, 0, 0, 2, 0, limit_buffers, NULL, NULL, release_array, NULL};
+    struct ArrowSchema limit_schema = {"i", "", NULL, ARROW_FLAG_NULLABLE, 0, NULL, NULL, release_schema, NULL};
+    int32_t text_offsets[2] = {0, 2};
+    const void *text_buffers[3] = {NULL, text_offsets, "42"};
+    struct ArrowArray text_values = {1, 0, 0, 3, 0, text_buffers, NULL, NULL, release_array, NULL};
+    struct ArrowSchema text_schema = {"u", "", NULL, ARROW_FLAG_NULLABLE, 0, NULL, NULL, release_schema, NULL};
+    kpk_filter filters[2] = {{"s", "==", &text_schema, &text_values}, {"n", "<", &limit_schema, &limit_values}};
+    uint32_t column = 0;
+    struct ArrowSchema out_schema;
+    struct ArrowArray out;
+    int before = released;
+    CHECK(kpk_table_read_where(t, &column, 1, 0, kpk_table_num_rows(t), filters, 2, &out_schema, &out) == KPK_OK);
+    CHECK(released == before + 2 && text_values.release == NULL && limit_values.release == NULL);
+    CHECK(out.length == 10 && out.n_children == 1 && strcmp(out_schema.children[0]->format, "i") == 0);
+    if (out.length == 10) {
+        const struct ArrowArray *n = out.children[0];
+        const int32_t *v = n->buffers[1];
+        int ok = n->null_count == 0;
+        for (int k = 0; k < 10; k++) ok &= v[n->offset + k] == 3 * (1000 * k + 42);
+        CHECK(ok);
+    }
+    out.release(&out);
+    out_schema.release(&out_schema);
+    /* A bad op: KPK_ERROR_OPTION, naming the ops; the values are released all the same. */
+    struct ArrowArray again = {1, 0, 0, 2, 0, limit_buffers, NULL, NULL, release_array, NULL};
+    kpk_filter bad = {"n", "=>", &limit_schema, &again};
+    CHECK(kpk_table_read_where(t, NULL, 0, 0, 10, &bad, 1, &out_schema, &out) == KPK_ERROR_OPTION);
+    CHECK(strstr(kpk_last_error(), "invalid filter op \"=>\"") != NULL && again.release == NULL);
+    /* An unknown column. */
+    struct ArrowArray third = {1, 0, 0, 2, 0, limit_buffers, NULL, NULL, release_array, NULL};
+    kpk_filter unknown = {"missing", "==", &limit_schema, &third};
+    CHECK(kpk_table_read_where(t, NULL, 0, 0, 10, &unknown, 1, &out_schema, &out) == KPK_ERROR_OPTION);
+    CHECK(strstr(kpk_last_error(), "\"missing\"") != NULL);
+    kpk_table_close(t);
+}
+
 /* R serialization checks: a plain list passes, a promise (CVE-2024-27322's shape) is refused
  * with its name, in memory and from a stream of a file. */
 static void check_rserial(void) {
@@ -285,6 +330,7 @@ int main(int argc, char **argv) {
     CHECK(kpk_writer_write(NULL, 0, "x", 1) == KPK_ERROR_USAGE);
 
     check_tables(argv[1]);
+    check_filtered_read(argv[1]);
     check_rserial();
     check_store(argv[1]);
     check_file_kinds();
