@@ -123,7 +123,7 @@ def test_the_cache_folder_keeps_within_its_limit_dropping_the_least_recently_use
     assert kompakt.Store(tmp_path / "writer").info()["file_bytes"] > 12_000_000
     report = writer.reduce_size(4_500_000)
     assert report["keys"] == 4 and report["file_bytes"] <= 4_500_000
-    with pytest.raises(ValueError, match="cache_dir_limit"):
+    with pytest.raises(kompakt.OptionError, match="cache limit"):
         kompakt.Store(url, cache_dir=tmp_path / "x", cache_dir_limit=-1)
     with pytest.raises(ValueError, match="object storage"):
         kompakt.Store(tmp_path / "local", cache_dir_limit=10)
@@ -150,6 +150,36 @@ def test_gc_frees_unreferenced_objects_after_the_grace_period(s3, url, tmp_path)
     assert len(objects_in(s3, url)) == 1
     np.testing.assert_array_equal(store["k"], np.zeros(100_000))
     assert eager.verify()["problems"] == []
+
+
+def test_the_cli_takes_the_options_of_stores_on_object_storage(s3, url, tmp_path, cli):
+    server, _ = s3
+    store = kompakt.Store(url, cache_dir=tmp_path / "py")
+    store["k"] = np.ones(100_000)
+    store["k"] = np.zeros(100_000)
+    env = {**os.environ, **server.env, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(cli), "store", *args], capture_output=True, env=env, text=True)
+
+    out = run("gc", url)
+    assert out.returncode == 0 and "removed 0 unreferenced" in out.stdout, out
+    out = run("--grace", "0", "--cache-dir", str(tmp_path / "cli"), "gc", url)
+    assert out.returncode == 0 and "removed 1 unreferenced" in out.stdout, out
+    out = run("info", url, "--json", "--cache-dir", str(tmp_path / "cli"), "--cache-limit", "none")
+    info = json.loads(out.stdout)
+    assert info["cache_dir"] == str(tmp_path / "cli") and info["objects"] == 1, info
+    # The same checks and messages as Python's.
+    out = run("ls", str(tmp_path / "py"), "--grace", "1")
+    assert out.returncode == 2 and "options of stores on object storage" in out.stderr, out
+    with pytest.raises(kompakt.OptionError, match="options of stores on object storage"):
+        kompakt.Store(tmp_path / "py", grace=1)
+    out = run("ls", url, "--grace=-1")
+    assert out.returncode == 2 and 'invalid grace "-1"' in out.stderr, out
+    with pytest.raises(kompakt.OptionError, match='invalid grace "-1"'):
+        kompakt.Store(url, grace=-1)
+    out = run("ls", url, "--cache-limit", "lots")
+    assert out.returncode == 2 and "--cache-limit" in out.stderr, out
 
 
 def test_damage_and_missing_objects_are_reported_by_verify(s3, url, tmp_path):

@@ -8,6 +8,8 @@
 //! - [`options`]: codec, level, threads, block size, element size, filter and the dictionary
 //!   rule, validated into the format's [`WriteOptions`](kompakt::WriteOptions);
 //! - [`location`]: a path or a URL, opened for reading or refused for writing;
+//! - [`store`]: a folder or an `s3://` URL opened as one
+//!   [`ContentStore`](kompakt_store::ContentStore), with the options of both kinds checked;
 //! - [`FileKind`]: what a file holds (plain data, a table, a Python or an R object), read from
 //!   its metadata;
 //! - errors: every library's error has a [`kompakt::ErrorKind`]; each front end maps the kinds
@@ -19,6 +21,7 @@
 mod kind;
 pub mod location;
 pub mod options;
+pub mod store;
 pub mod table;
 #[doc(hidden)]
 pub mod testing;

@@ -18,8 +18,9 @@
  * store lists became kpk_strings, and kpk_api_version, kpk_status_name, kpk_reader_file_kind
  * and the statuses KPK_ERROR_DICTIONARY and KPK_ERROR_LIMIT were added.
  *
- * Options structs (kpk_write_options, kpk_table_options) are safe when zero-initialized: 0 (or
- * NULL) in any field means "the default", and a NULL pointer to the struct means every default.
+ * Options structs (kpk_write_options, kpk_table_options, kpk_store_options) are safe when
+ * zero-initialized: 0 (or NULL) in any field means "the default", and a NULL pointer to the
+ * struct means every default.
  * Their first field, `size`, lets them grow without breaking callers: set it to sizeof the
  * struct (`kpk_write_options o = {.size = sizeof o};`), or leave it 0 (`= {0}`, memset), which
  * means the struct as API version 2 defined it. A library given a struct from a newer header
@@ -194,6 +195,32 @@ typedef struct kpk_store kpk_store;
  * A store's values take its own block size, element size and filter: those fields stay 0 here
  * (a value's element size and filter go to kpk_store_put or kpk_writer_add_stream_typed). */
 kpk_status kpk_store_open(const char *path, const kpk_write_options *opts, kpk_store **out);
+
+/* How kpk_store_open_with opens a store; zero-initialized, every default (the `size` field as in
+ * kpk_write_options). The cache_* fields, grace_seconds and multipart_threshold are options of
+ * stores on object storage: given for a folder, they are KPK_ERROR_OPTION. */
+typedef struct {
+    uint32_t size;               /* sizeof(kpk_store_options), or 0 */
+    int32_t level;               /* as kpk_write_options: 0 the default */
+    int32_t threads;             /* threads for large values; 0: all cores */
+    int32_t durable;             /* nonzero: fsync every index commit (default: a crash of the
+                                    process loses nothing, a power loss may undo the last commits) */
+    int32_t must_exist;          /* nonzero: KPK_ERROR_STORE when `path` holds no store (default:
+                                    create one) */
+    const char *codec;           /* a codec spec; NULL: the default (the store's own, for an
+                                    existing store) */
+    const char *cache_dir;       /* the local cache folder; NULL: one per URL under
+                                    $XDG_CACHE_HOME/kompakt/remote (else ~/.cache) */
+    double cache_limit;          /* bytes the cache's objects may hold; 0: 10 GiB; INFINITY (from
+                                    math.h): no limit */
+    double grace_seconds;        /* how long gc keeps objects no key points at; 0: an hour;
+                                    -INFINITY: not at all */
+    int64_t multipart_threshold; /* objects of at least this many bytes upload in parts; 0: 128 MiB */
+} kpk_store_options;
+
+/* Opens the store at `path` (a folder or an s3:// URL) with `opts` (may be NULL: every default,
+ * as kpk_store_open with NULL). */
+kpk_status kpk_store_open_with(const char *path, const kpk_store_options *opts, kpk_store **out);
 void kpk_store_close(kpk_store *store);
 /* A writer for a new value (add streams, write, set metadata), hashed as it is written;
  * complete it with kpk_store_commit, or discard it with kpk_writer_abort. */

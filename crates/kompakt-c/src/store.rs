@@ -3,18 +3,19 @@
 //! cache.
 
 use crate::ffi::{bytes, kpk_strings, location_arg, put, put_optional, required, text};
-use crate::options::{codec_arg, kpk_write_options, read_sized, threads, typed_stream};
+use crate::options::{kpk_write_options, level_arg, read_sized, typed_stream};
 use crate::reader::{kpk_reader, open_reader};
 use crate::status::{about, guard, kpk_status, Failure};
 use crate::writer::{kpk_writer, Output};
 use kompakt::stream::ReadAt;
-use kompakt_remote::{AnyStore, Location, RemoteStoreOptions};
+use kompakt_remote::Location;
+use kompakt_store::ContentStore;
 use std::ffi::{c_char, c_void, CString};
 use std::sync::Arc;
 
 /// A store open for use, by any number of threads at once.
 pub struct kpk_store {
-    store: AnyStore,
+    store: Box<dyn ContentStore>,
 }
 
 fn store_ref<'a>(s: *const kpk_store) -> Result<&'a kpk_store, Failure> {
@@ -65,16 +66,106 @@ pub unsafe extern "C" fn kpk_store_open(
                 .map_err(about(&name));
             }
         }
-        let local = kompakt_store::StoreOptions {
-            codec: codec_arg(o.codec, o.level).map_err(about(&name))?,
-            threads: threads(o.threads).map_err(about(&name))?,
+        let args = kompakt_api::store::StoreArgs {
+            codec: text(o.codec, "codec").map_err(about(&name))?,
+            level: level_arg(o.level).map_err(about(&name))?,
+            threads: Some(i64::from(o.threads)),
             ..Default::default()
         };
-        let opts = RemoteStoreOptions {
-            local,
-            ..Default::default()
+        let store = kompakt_api::store::open(&location, &args).map_err(about(&name))?;
+        put(out, Box::into_raw(Box::new(kpk_store { store })))
+    })
+}
+
+/// How a store is opened (`kpk_store_options` in the header); zero is every default.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct kpk_store_options {
+    /// `sizeof(kpk_store_options)` as the caller's header has it, or 0 for the first version.
+    pub size: u32,
+    /// As in `kpk_write_options`: 0 the default (a new store's, or the one it recorded).
+    pub level: i32,
+    /// Threads for large values; 0: all cores.
+    pub threads: i32,
+    /// Nonzero: fsync every index commit.
+    pub durable: i32,
+    /// Nonzero: fail when the location holds no store (default: create one).
+    pub must_exist: i32,
+    /// A codec spec; NULL: the default.
+    pub codec: *const c_char,
+    /// Object storage only: the local cache folder; NULL: one per URL under the user's cache.
+    pub cache_dir: *const c_char,
+    /// Object storage only: bytes the cache's objects may hold; 0: 10 GiB; `INFINITY`: no
+    /// limit.
+    pub cache_limit: f64,
+    /// Object storage only: seconds an unreferenced object is kept before `gc` removes it;
+    /// 0: an hour; `-INFINITY`: not at all (0 cannot say it: it is the default).
+    pub grace_seconds: f64,
+    /// Object storage only: objects of at least this many bytes are uploaded in parts; 0: 128 MiB.
+    pub multipart_threshold: i64,
+}
+
+impl crate::options::SizedStruct for kpk_store_options {
+    const NAME: &'static str = "kpk_store_options";
+    const SIZES: &'static [usize] = &[std::mem::size_of::<kpk_store_options>()];
+
+    fn zeroed() -> Self {
+        kpk_store_options {
+            size: 0,
+            level: 0,
+            threads: 0,
+            durable: 0,
+            must_exist: 0,
+            codec: std::ptr::null(),
+            cache_dir: std::ptr::null(),
+            cache_limit: 0.0,
+            grace_seconds: 0.0,
+            multipart_threshold: 0,
+        }
+    }
+}
+
+/// The front door's arguments from the caller's struct: C's zeros are "not given"; a grace of
+/// `-INFINITY` is none, the value a zero cannot say.
+fn store_args<'a>(o: &kpk_store_options) -> Result<kompakt_api::store::StoreArgs<'a>, Failure> {
+    let given = |value: f64| (value != 0.0).then_some(value);
+    Ok(kompakt_api::store::StoreArgs {
+        codec: text(o.codec, "codec")?,
+        level: level_arg(o.level)?,
+        threads: Some(i64::from(o.threads)),
+        create: Some(o.must_exist == 0),
+        durable: o.durable != 0,
+        cache_dir: text(o.cache_dir, "cache_dir")?.map(std::path::PathBuf::from),
+        cache_limit: given(o.cache_limit),
+        grace_seconds: given(o.grace_seconds).map(|g| if g == f64::NEG_INFINITY { 0.0 } else { g }),
+        multipart_threshold: (o.multipart_threshold != 0).then_some(o.multipart_threshold),
+        ..Default::default()
+    })
+}
+
+/// Opens a store (a folder, or an `s3://` URL) with every option of `kpk_store_options`;
+/// options of stores on object storage given for a folder are `KPK_ERROR_OPTION`.
+///
+/// # Safety
+/// `path` is a NUL-terminated string; `opts` NULL or a readable `kpk_store_options` of the
+/// size its `size` field says; `out` a writable pointer.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_store_open_with(
+    path: *const c_char,
+    opts: *const kpk_store_options,
+    out: *mut *mut kpk_store,
+) -> kpk_status {
+    guard(|| {
+        if out.is_null() {
+            return Err(Failure::usage("the output pointer for the store is NULL"));
+        }
+        let location = location_arg(path)?;
+        let name = match &location {
+            Location::Local(path) => Some(path.display().to_string()),
+            Location::Remote(_) => None,
         };
-        let store = AnyStore::open(&location, opts).map_err(about(&name))?;
+        let args = read_sized(opts).and_then(|o| store_args(&o)).map_err(about(&name))?;
+        let store = kompakt_api::store::open(&location, &args).map_err(about(&name))?;
         put(out, Box::into_raw(Box::new(kpk_store { store })))
     })
 }

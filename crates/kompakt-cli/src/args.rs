@@ -296,6 +296,26 @@ pub struct BenchArgs {
 pub struct StoreArgs {
     #[command(subcommand)]
     pub command: StoreCommand,
+    #[command(flatten)]
+    pub remote: RemoteStoreFlags,
+}
+
+/// Options of stores on object storage (`s3://` URLs); refused for a folder.
+#[derive(Debug, Args, Default)]
+pub struct RemoteStoreFlags {
+    /// The local cache folder of a store on object storage (default: one per URL under
+    /// $XDG_CACHE_HOME or ~/.cache).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// What the cache's objects may hold (e.g. 20GB; `none` for no limit; default 10 GiB).
+    #[arg(long, global = true, value_name = "SIZE")]
+    pub cache_limit: Option<String>,
+    /// Seconds an object no key points at is kept before `gc` removes it (default 3600).
+    #[arg(long, global = true, value_name = "SECONDS")]
+    pub grace: Option<f64>,
+    /// Objects of at least this size are uploaded in parts (e.g. 100MB; default 128 MiB).
+    #[arg(long, global = true, value_name = "SIZE")]
+    pub multipart_threshold: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -1,50 +1,72 @@
 //! `kompakt store ...`: a `kompakt.Store` (a folder, or an `s3://` URL) from the command line.
 
 use crate::args::{
-    StoreArgs, StoreCommand, StoreDictionaryArgs, StoreGetArgs, StoreInfoArgs, StoreLsArgs, StorePathArgs, StorePutArgs,
+    RemoteStoreFlags, StoreArgs, StoreCommand, StoreDictionaryArgs, StoreGetArgs, StoreInfoArgs, StoreLsArgs,
+    StorePathArgs, StorePutArgs,
 };
 use crate::human::format_size;
 use crate::{progress_bar, CliError, CliResult};
 use kompakt::Reader;
 use kompakt_fs::AtomicFile;
-use kompakt_remote::{AnyStore, RemoteStoreOptions};
-use kompakt_store::StoreOptions;
+use kompakt_store::ContentStore;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
 pub fn run(a: StoreArgs, quiet: bool) -> CliResult<u8> {
+    let flags = &a.remote;
     match a.command {
-        StoreCommand::Ls(a) => ls(a).map(|_| 0),
-        StoreCommand::Get(a) => get(a).map(|_| 0),
-        StoreCommand::Put(a) => put(a, quiet).map(|_| 0),
-        StoreCommand::Info(a) => info(a).map(|_| 0),
-        StoreCommand::Gc(a) => gc(a).map(|_| 0),
-        StoreCommand::Verify(a) => verify(a, quiet),
-        StoreCommand::Dictionary(a) => dictionary(a).map(|_| 0),
+        StoreCommand::Ls(a) => ls(a, flags).map(|_| 0),
+        StoreCommand::Get(a) => get(a, flags).map(|_| 0),
+        StoreCommand::Put(a) => put(a, flags, quiet).map(|_| 0),
+        StoreCommand::Info(a) => info(a, flags).map(|_| 0),
+        StoreCommand::Gc(a) => gc(a, flags).map(|_| 0),
+        StoreCommand::Verify(a) => verify(a, flags, quiet),
+        StoreCommand::Dictionary(a) => dictionary(a, flags).map(|_| 0),
     }
 }
 
-fn open(path: &Path, create: bool) -> CliResult<AnyStore> {
+/// Opens an existing store at `path` (a folder or a URL).
+fn open(path: &Path, flags: &RemoteStoreFlags) -> CliResult<Box<dyn ContentStore>> {
     open_with(
         path,
-        StoreOptions {
-            create,
-            ..StoreOptions::default()
+        flags,
+        kompakt_api::store::StoreArgs {
+            create: Some(false),
+            ..Default::default()
         },
     )
 }
 
-fn open_with(path: &Path, opts: StoreOptions) -> CliResult<AnyStore> {
-    let location = crate::source::location(path).map_err(CliError::from)?;
-    let opts = RemoteStoreOptions {
-        local: opts,
-        ..RemoteStoreOptions::default()
+/// Opens the store at `path` with `args` and the flags of stores on object storage; every
+/// option is checked by kompakt-api, as for Python, C and R.
+fn open_with(
+    path: &Path,
+    flags: &RemoteStoreFlags,
+    args: kompakt_api::store::StoreArgs<'_>,
+) -> CliResult<Box<dyn ContentStore>> {
+    let in_store = |e: CliError| e.context(path.display());
+    let size = |flag: &str, text: &Option<String>| -> CliResult<Option<f64>> {
+        match text.as_deref() {
+            None => Ok(None),
+            Some("none") => Ok(Some(f64::INFINITY)),
+            Some(t) => crate::human::parse_size(t)
+                .map(|n| Some(n as f64))
+                .map_err(|e| CliError::new(format!("--{flag}: {e}"))),
+        }
     };
-    AnyStore::open(&location, opts).map_err(|e| CliError::from(e).context(path.display()))
+    let args = kompakt_api::store::StoreArgs {
+        cache_dir: flags.cache_dir.clone(),
+        cache_limit: size("cache-limit", &flags.cache_limit)?,
+        grace_seconds: flags.grace,
+        multipart_threshold: size("multipart-threshold", &flags.multipart_threshold)?.map(|n| n as i64),
+        ..args
+    };
+    let location = crate::source::location(path).map_err(|e| in_store(e.into()))?;
+    kompakt_api::store::open(&location, &args).map_err(|e| in_store(e.into()))
 }
 
-fn ls(a: StoreLsArgs) -> CliResult {
-    let store = open(&a.store, false)?;
+fn ls(a: StoreLsArgs, flags: &RemoteStoreFlags) -> CliResult {
+    let store = open(&a.store, flags)?;
     let namespace = (!a.all).then_some(a.namespace.as_str());
     let mut out = io::stdout().lock();
     for e in store.entries(namespace)? {
@@ -63,8 +85,8 @@ fn ls(a: StoreLsArgs) -> CliResult {
     Ok(())
 }
 
-fn get(a: StoreGetArgs) -> CliResult {
-    let store = open(&a.store, false)?;
+fn get(a: StoreGetArgs, flags: &RemoteStoreFlags) -> CliResult {
+    let store = open(&a.store, flags)?;
     let Some(object) = store.get(&a.namespace, &a.key)? else {
         return Err(CliError::new(format!(
             "no key {:?} in namespace {:?} of {}",
@@ -118,17 +140,20 @@ fn get(a: StoreGetArgs) -> CliResult {
     Ok(())
 }
 
-fn put(a: StorePutArgs, quiet: bool) -> CliResult {
-    let opts = StoreOptions {
-        create: true,
-        adapt: match (a.adapt, a.no_adapt) {
-            (true, _) => Some(true),
-            (_, true) => Some(false),
-            _ => None,
-        },
-        ..StoreOptions::default()
+fn put(a: StorePutArgs, flags: &RemoteStoreFlags, quiet: bool) -> CliResult {
+    let adapt = match (a.adapt, a.no_adapt) {
+        (true, _) => Some(true),
+        (_, true) => Some(false),
+        _ => None,
     };
-    let store = open_with(&a.store, opts)?;
+    let store = open_with(
+        &a.store,
+        flags,
+        kompakt_api::store::StoreArgs {
+            adapt,
+            ..Default::default()
+        },
+    )?;
     let (mut input, len): (Box<dyn Read>, Option<u64>) = if a.input.as_os_str() == "-" {
         (Box::new(io::stdin().lock()), None)
     } else {
@@ -173,77 +198,108 @@ fn put(a: StorePutArgs, quiet: bool) -> CliResult {
     Ok(())
 }
 
-fn info(a: StoreInfoArgs) -> CliResult {
-    let store = match open(&a.store, false)? {
-        AnyStore::Local(store) => store,
-        AnyStore::Remote(remote) => return remote_info(&a, &remote),
+fn info(a: StoreInfoArgs, flags: &RemoteStoreFlags) -> CliResult {
+    let store = open(&a.store, flags)?;
+    let summary = store.summary()?;
+    let config = store.local().config();
+    let keys = summary.keys();
+    // A folder is named as given; a URL as the store spells it.
+    let name = match &summary.local {
+        Some(_) => a.store.display().to_string(),
+        None => summary.location.clone(),
     };
-    let info = store.info()?;
-    let config = store.config();
-    let keys: u64 = info.namespaces.iter().map(|(_, n)| n).sum();
-    let stored = info.inline_bytes + info.file_bytes;
     let mut out = io::stdout().lock();
     if a.json {
-        let namespaces: serde_json::Map<String, serde_json::Value> =
-            info.namespaces.iter().map(|(n, c)| (n.clone(), (*c).into())).collect();
-        let v = serde_json::json!({
-            "path": a.store,
-            "version": config.version,
-            "hash": config.hash,
-            "key_encoding": config.key_encoding,
+        let namespaces: serde_json::Map<String, serde_json::Value> = summary
+            .namespaces
+            .iter()
+            .map(|(n, c)| (n.clone(), (*c).into()))
+            .collect();
+        let mut v = serde_json::json!({
+            "path": name,
+            "version": summary.layout_version,
             "codec": config.codec.to_string(),
             "namespaces": namespaces,
             "keys": keys,
-            "objects": info.inline_objects + info.file_objects,
-            "inline_objects": info.inline_objects,
-            "inline_bytes": info.inline_bytes,
-            "file_objects": info.file_objects,
-            "file_bytes": info.file_bytes,
-            "stored_bytes": stored,
-            "raw_bytes": info.raw_bytes,
-            "index_bytes": info.index_bytes,
-            "dictionaries": info.dictionaries,
-            "dictionary_bytes": info.dictionary_bytes,
+            "objects": summary.objects,
+            "stored_bytes": summary.stored_bytes,
+            "dictionaries": summary.dictionaries,
+            "dictionary_bytes": summary.dictionary_bytes,
         });
+        if let Some(dir) = &summary.cache_dir {
+            v["cache_dir"] = serde_json::json!(dir);
+        }
+        if let Some(info) = &summary.local {
+            for (field, value) in [
+                ("hash", serde_json::json!(config.hash)),
+                ("key_encoding", serde_json::json!(config.key_encoding)),
+                ("inline_objects", info.inline_objects.into()),
+                ("inline_bytes", info.inline_bytes.into()),
+                ("file_objects", info.file_objects.into()),
+                ("file_bytes", info.file_bytes.into()),
+                ("raw_bytes", info.raw_bytes.into()),
+                ("index_bytes", info.index_bytes.into()),
+            ] {
+                v[field] = value;
+            }
+        }
         writeln!(out, "{}", serde_json::to_string_pretty(&v).expect("JSON value"))?;
         return Ok(());
     }
-    writeln!(out, "store:     {}", a.store.display())?;
-    writeln!(
-        out,
-        "layout:    version {}, objects addressed by {}, default codec {}",
-        config.version, config.hash, config.codec
-    )?;
-    writeln!(out, "keys:      {keys} in {} namespaces", info.namespaces.len())?;
-    for (ns, n) in &info.namespaces {
+    writeln!(out, "store:     {name}")?;
+    match &summary.cache_dir {
+        Some(dir) => writeln!(
+            out,
+            "layout:    version {} on object storage, local cache {}",
+            summary.layout_version,
+            dir.display()
+        )?,
+        None => writeln!(
+            out,
+            "layout:    version {}, objects addressed by {}, default codec {}",
+            summary.layout_version, config.hash, config.codec
+        )?,
+    }
+    writeln!(out, "keys:      {keys} in {} namespaces", summary.namespaces.len())?;
+    for (ns, n) in &summary.namespaces {
         writeln!(out, "  {ns}: {n}")?;
     }
-    let ratio = if stored == 0 {
-        1.0
-    } else {
-        info.raw_bytes as f64 / stored as f64
-    };
-    writeln!(
-        out,
-        "objects:   {} ({} in the index, {}; {} files, {})",
-        info.inline_objects + info.file_objects,
-        info.inline_objects,
-        format_size(info.inline_bytes),
-        info.file_objects,
-        format_size(info.file_bytes)
-    )?;
-    writeln!(
-        out,
-        "size:      {} stored, {} raw, ratio {ratio:.2}; index files {}",
-        format_size(stored),
-        format_size(info.raw_bytes),
-        format_size(info.index_bytes)
-    )?;
-    dictionaries_line(&mut out, info.dictionaries, info.dictionary_bytes)
+    match &summary.local {
+        None => writeln!(
+            out,
+            "objects:   {} ({} stored)",
+            summary.objects,
+            format_size(summary.stored_bytes)
+        )?,
+        Some(info) => {
+            let ratio = if summary.stored_bytes == 0 {
+                1.0
+            } else {
+                info.raw_bytes as f64 / summary.stored_bytes as f64
+            };
+            writeln!(
+                out,
+                "objects:   {} ({} in the index, {}; {} files, {})",
+                summary.objects,
+                info.inline_objects,
+                format_size(info.inline_bytes),
+                info.file_objects,
+                format_size(info.file_bytes)
+            )?;
+            writeln!(
+                out,
+                "size:      {} stored, {} raw, ratio {ratio:.2}; index files {}",
+                format_size(summary.stored_bytes),
+                format_size(info.raw_bytes),
+                format_size(info.index_bytes)
+            )?;
+        }
+    }
+    dictionaries_line(&mut out, summary.dictionaries, summary.dictionary_bytes)
 }
 
-fn dictionary(a: StoreDictionaryArgs) -> CliResult {
-    let store = open(&a.store, false)?;
+fn dictionary(a: StoreDictionaryArgs, flags: &RemoteStoreFlags) -> CliResult {
+    let store = open(&a.store, flags)?;
     let Some(dictionary) = store.dictionary(&a.namespace)? else {
         return Err(CliError::new(format!(
             "namespace {:?} of {} has no dictionary (a store adopts one when its small values gain from it)",
@@ -257,8 +313,8 @@ fn dictionary(a: StoreDictionaryArgs) -> CliResult {
     Ok(())
 }
 
-fn gc(a: StorePathArgs) -> CliResult {
-    let store = open(&a.store, false)?;
+fn gc(a: StorePathArgs, flags: &RemoteStoreFlags) -> CliResult {
+    let store = open(&a.store, flags)?;
     let r = store.gc()?;
     for problem in &r.problems {
         eprintln!("kompakt: warning: {problem}");
@@ -275,12 +331,13 @@ fn gc(a: StorePathArgs) -> CliResult {
     Ok(())
 }
 
-fn verify(a: StorePathArgs, quiet: bool) -> CliResult<u8> {
-    let store = open(&a.store, false)?;
-    let total = match &store {
-        AnyStore::Local(s) => s.info().map(|i| i.inline_bytes + i.file_bytes).ok(),
-        AnyStore::Remote(_) => None,
-    };
+fn verify(a: StorePathArgs, flags: &RemoteStoreFlags, quiet: bool) -> CliResult<u8> {
+    let store = open(&a.store, flags)?;
+    let total = store
+        .summary()
+        .ok()
+        .and_then(|s| s.local)
+        .map(|i| i.inline_bytes + i.file_bytes);
     let bar = progress_bar(total, quiet, "verifying");
     let report = store.verify(&mut |n| bar.inc(n))?;
     bar.finish_and_clear();
@@ -301,48 +358,6 @@ fn verify(a: StorePathArgs, quiet: bool) -> CliResult<u8> {
 }
 
 /// `kompakt store info` of a store on object storage: keys, objects, bytes on the server.
-fn remote_info(a: &StoreInfoArgs, remote: &kompakt_remote::RemoteStore) -> CliResult {
-    let info = remote.info()?;
-    let keys: u64 = info.namespaces.iter().map(|(_, n)| n).sum();
-    let mut out = io::stdout().lock();
-    if a.json {
-        let namespaces: serde_json::Map<String, serde_json::Value> =
-            info.namespaces.iter().map(|(n, c)| (n.clone(), (*c).into())).collect();
-        let v = serde_json::json!({
-            "path": remote.url(),
-            "version": remote.layout_version(),
-            "cache_dir": remote.cache().root(),
-            "codec": remote.cache().config().codec.to_string(),
-            "namespaces": namespaces,
-            "keys": keys,
-            "objects": info.objects,
-            "stored_bytes": info.object_bytes,
-            "dictionaries": info.dictionaries,
-            "dictionary_bytes": info.dictionary_bytes,
-        });
-        writeln!(out, "{}", serde_json::to_string_pretty(&v).expect("JSON value"))?;
-        return Ok(());
-    }
-    writeln!(out, "store:     {}", remote.url())?;
-    writeln!(
-        out,
-        "layout:    version {} on object storage, local cache {}",
-        remote.layout_version(),
-        remote.cache().root().display()
-    )?;
-    writeln!(out, "keys:      {keys} in {} namespaces", info.namespaces.len())?;
-    for (ns, n) in &info.namespaces {
-        writeln!(out, "  {ns}: {n}")?;
-    }
-    writeln!(
-        out,
-        "objects:   {} ({} stored)",
-        info.objects,
-        format_size(info.object_bytes)
-    )?;
-    dictionaries_line(&mut out, info.dictionaries, info.dictionary_bytes)
-}
-
 /// `kompakt store info`'s line on dictionaries, when the store holds any.
 fn dictionaries_line(out: &mut impl Write, count: u64, bytes: u64) -> CliResult {
     if count > 0 {

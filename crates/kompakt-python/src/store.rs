@@ -11,8 +11,8 @@ use crate::reader::FileReader;
 use crate::writer::FileWriter;
 use kompakt::stream::{ContentHasher, StreamOptions};
 use kompakt::{FilterSpec, ReadOptions, Reader};
-use kompakt_remote::{AnyStore, Location, RemoteStoreOptions};
-use kompakt_store::{PendingObject, StoreOptions};
+use kompakt_remote::Location;
+use kompakt_store::{ContentStore, PendingObject};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::sync::Mutex;
@@ -53,7 +53,7 @@ impl Pending {
 /// The store at a folder or on object storage: see `kompakt.Store` for the user-facing class.
 #[pyclass(module = "kompakt._core", frozen, name = "Store")]
 pub struct PyStore {
-    store: AnyStore,
+    store: Box<dyn ContentStore>,
 }
 
 fn codec_override(codec: Option<&str>, level: Option<i64>) -> PyResult<Option<kompakt::CodecSpec>> {
@@ -117,58 +117,28 @@ impl PyStore {
         cache_dir_limit: Option<f64>,
         multipart_threshold: Option<u64>,
     ) -> PyResult<Self> {
-        let opts = StoreOptions {
-            codec: codec_override(codec, level)?,
-            create,
-            durable,
-            threads: options::threads(threads)?,
-            adapt,
-            dictionaries,
-            dictionary_max_slowdown,
-        };
         let location = crate::pyfile::location(&path)?;
-        let remote_only =
-            cache_dir.is_some() || grace.is_some() || cache_dir_limit.is_some() || multipart_threshold.is_some();
-        if let (Location::Local(_), true) = (&location, remote_only) {
-            return Err(crate::errors::option_error(
-                "cache_dir, cache_dir_limit, grace and multipart_threshold are options of stores on object \
-                 storage (s3:// URLs)",
-            ));
-        }
-        let cache_limit = match cache_dir_limit {
-            None => Some(kompakt_remote::DEFAULT_CACHE_LIMIT),
-            Some(l) if l == f64::INFINITY => None,
-            Some(l) if l.is_finite() && l >= 0.0 => Some(l as u64),
-            Some(l) => {
-                return Err(crate::errors::option_error(format!(
-                    "cache_dir_limit must be a number of bytes >= 0 (or float('inf') for no limit), got {l}"
-                )))
-            }
-        };
-        let grace = match grace {
-            None => None,
-            Some(g) if g.is_finite() && g >= 0.0 => Some(std::time::Duration::from_secs_f64(g)),
-            Some(g) => {
-                return Err(crate::errors::option_error(format!(
-                    "grace must be a number of seconds >= 0, got {g}"
-                )))
-            }
+        let args = kompakt_api::store::StoreArgs {
+            codec,
+            level,
+            threads,
+            create: Some(create),
+            durable,
+            adapt,
+            dictionaries: Some(dictionaries),
+            // Python's None adopts a dictionary on size alone.
+            dictionary_max_slowdown: Some(dictionary_max_slowdown.unwrap_or(f64::INFINITY)),
+            cache_dir,
+            cache_limit: cache_dir_limit,
+            grace_seconds: grace,
+            multipart_threshold: multipart_threshold.map(|t| t.min(i64::MAX as u64) as i64),
         };
         let name = match &location {
             Location::Local(path) => path.clone(),
             Location::Remote(url) => std::path::PathBuf::from(url.as_str()),
         };
         let store = py
-            .detach(|| {
-                let opts = RemoteStoreOptions {
-                    cache: cache_dir,
-                    cache_limit,
-                    multipart_threshold: multipart_threshold.unwrap_or(kompakt_remote::DEFAULT_MULTIPART_THRESHOLD),
-                    local: opts,
-                    grace: grace.unwrap_or(kompakt_remote::DEFAULT_GRACE),
-                };
-                AnyStore::open(&location, opts)
-            })
+            .detach(|| kompakt_api::store::open(&location, &args))
             .map_err(|e| match e {
                 kompakt_store::Error::Format(kompakt::Error::Io(io)) => crate::errors::os_error(io, &name),
                 e => crate::errors::store_to_py(e),
@@ -179,19 +149,16 @@ impl PyStore {
     /// The store's folder, or its URL (a `str`: a URL is no path).
     #[getter]
     fn path<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        match &self.store {
-            AnyStore::Local(s) => s.root().into_pyobject(py).map(|p| p.into_any()),
-            AnyStore::Remote(r) => Ok(r.url().into_pyobject(py)?.into_any()),
+        match self.store.cache_dir() {
+            None => self.store.local().root().into_pyobject(py).map(|p| p.into_any()),
+            Some(_) => Ok(self.store.location().into_pyobject(py)?.into_any()),
         }
     }
 
     /// The local cache folder of a store on object storage (None for a local store).
     #[getter]
     fn cache_dir(&self) -> Option<std::path::PathBuf> {
-        match &self.store {
-            AnyStore::Local(_) => None,
-            AnyStore::Remote(r) => Some(r.cache().root().to_path_buf()),
-        }
+        self.store.cache_dir().map(|dir| dir.to_path_buf())
     }
 
     /// The default codec new objects are written with.
@@ -429,38 +396,32 @@ impl PyStore {
         let d = PyDict::new(py);
         let config = self.store.local().config();
         d.set_item("codec", config.codec.to_string())?;
-        let namespaces = match &self.store {
-            AnyStore::Local(store) => {
-                let info = py.detach(|| store.info()).py_err()?;
-                d.set_item("path", store.root().to_string_lossy())?;
-                d.set_item("version", config.version)?;
-                d.set_item("hash", config.hash)?;
+        let summary = py.detach(|| self.store.summary()).py_err()?;
+        d.set_item("version", summary.layout_version)?;
+        d.set_item("hash", config.hash)?;
+        d.set_item("objects", summary.objects)?;
+        d.set_item("stored_bytes", summary.stored_bytes)?;
+        d.set_item("dictionaries", summary.dictionaries)?;
+        d.set_item("dictionary_bytes", summary.dictionary_bytes)?;
+        match (&summary.local, &summary.cache_dir) {
+            (Some(info), _) => {
+                d.set_item("path", self.store.local().root().to_string_lossy())?;
                 d.set_item("key_encoding", config.key_encoding)?;
-                d.set_item("objects", info.inline_objects + info.file_objects)?;
                 d.set_item("inline_objects", info.inline_objects)?;
                 d.set_item("inline_bytes", info.inline_bytes)?;
                 d.set_item("file_objects", info.file_objects)?;
                 d.set_item("file_bytes", info.file_bytes)?;
-                d.set_item("stored_bytes", info.inline_bytes + info.file_bytes)?;
                 d.set_item("raw_bytes", info.raw_bytes)?;
                 d.set_item("index_bytes", info.index_bytes)?;
-                d.set_item("dictionaries", info.dictionaries)?;
-                d.set_item("dictionary_bytes", info.dictionary_bytes)?;
-                info.namespaces
             }
-            AnyStore::Remote(remote) => {
-                let info = py.detach(|| remote.info()).py_err()?;
-                d.set_item("path", remote.url())?;
-                d.set_item("version", remote.layout_version())?;
-                d.set_item("hash", config.hash)?;
-                d.set_item("cache_dir", remote.cache().root().to_string_lossy())?;
-                d.set_item("objects", info.objects)?;
-                d.set_item("stored_bytes", info.object_bytes)?;
-                d.set_item("dictionaries", info.dictionaries)?;
-                d.set_item("dictionary_bytes", info.dictionary_bytes)?;
-                info.namespaces
+            (None, cache_dir) => {
+                d.set_item("path", &summary.location)?;
+                if let Some(dir) = cache_dir {
+                    d.set_item("cache_dir", dir.to_string_lossy())?;
+                }
             }
-        };
+        }
+        let namespaces = summary.namespaces;
         let ns = PyDict::new(py);
         for (name, count) in &namespaces {
             ns.set_item(name, count)?;
@@ -473,11 +434,7 @@ impl PyStore {
     /// Drops the least recently used objects until the object files hold at most
     /// `max_bytes` (a remote store's: of its cache folder); returns what it removed.
     fn reduce_size<'py>(&self, py: Python<'py>, max_bytes: u64) -> PyResult<Bound<'py, PyDict>> {
-        let cache = match &self.store {
-            AnyStore::Local(s) => s,
-            AnyStore::Remote(r) => r.cache(),
-        };
-        let r = py.detach(|| cache.reduce_size(max_bytes)).py_err()?;
+        let r = py.detach(|| self.store.local().reduce_size(max_bytes)).py_err()?;
         let d = PyDict::new(py);
         d.set_item("keys", r.keys)?;
         d.set_item("objects", r.gc.objects)?;

@@ -34,8 +34,8 @@ pub use file::{merge_ranges, RemoteFile, Traffic, HEAD_LEN, MAX_REQUEST, MIN_REQ
 pub use listing::{list, Listed};
 #[cfg(feature = "network")]
 pub use store::{
-    AnyStore, RemoteStore, RemoteStoreInfo, RemoteStoreOptions, DEFAULT_CACHE_LIMIT, DEFAULT_GRACE,
-    DEFAULT_MULTIPART_THRESHOLD, LAYOUT_VERSION,
+    RemoteStore, RemoteStoreInfo, RemoteStoreOptions, DEFAULT_CACHE_LIMIT, DEFAULT_GRACE, DEFAULT_MULTIPART_THRESHOLD,
+    LAYOUT_VERSION,
 };
 
 /// Opens the object at `url` for reading by byte ranges.

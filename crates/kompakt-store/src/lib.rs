@@ -29,6 +29,7 @@
 //! ```
 
 mod config;
+mod content_store;
 mod dictionaries;
 mod error;
 mod index;
@@ -37,6 +38,7 @@ mod objects;
 mod setup;
 
 pub use config::{Config, CONFIG_FILE, HASH_ALGORITHM, KEY_ENCODING, STORE_VERSION};
+pub use content_store::{ContentStore, StoreSummary};
 pub use dictionaries::{DictionaryTrial, DICTIONARY_VALUE_MAX, MAX_SLOWDOWN, MIN_GAIN};
 pub use error::{Error, Result};
 pub use index::{Entry, INDEX_FILE, INDEX_VERSION, INDEX_VERSION_DICTIONARIES};

@@ -1,10 +1,12 @@
 # The object store: kpk_store(). Documented in man/kpk_store.Rd.
 
 kpk_store <- function(path, codec = NULL, level = NULL, threads = 0L, namespace = "objects",
-                      trusted = TRUE) {
+                      trusted = TRUE, cache_dir = NULL, cache_limit = NULL, grace = NULL,
+                      multipart_threshold = NULL) {
   .check_trusted(trusted)
   path <- .store_location(path)
-  ptr <- .Call(kpk_store_open_c, path, .write_options(codec, level, threads))
+  ptr <- .Call(kpk_store_open_c, path, .store_options(codec, level, threads, cache_dir, cache_limit, grace,
+                                                      multipart_threshold))
   self <- new.env(parent = emptyenv())
   self$path <- path
   self$default_namespace <- namespace
@@ -58,6 +60,13 @@ print.kpk_store <- function(x, ...) {
   if (!is.logical(trusted) || length(trusted) != 1L || is.na(trusted)) {
     stop("kompakt: trusted must be TRUE or FALSE", call. = FALSE)
   }
+}
+
+# The options of kpk_store_open_with; those of stores on object storage are refused for a folder
+# by the library, with the message every front end gives.
+.store_options <- function(codec, level, threads, cache_dir, cache_limit, grace, multipart_threshold) {
+  list(codec = codec, level = level, threads = threads, cache_dir = cache_dir, cache_limit = cache_limit,
+       grace = grace, multipart_threshold = multipart_threshold)
 }
 
 .is_url <- function(x) grepl("^[A-Za-z][A-Za-z0-9+.-]*://", x)

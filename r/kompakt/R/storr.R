@@ -3,10 +3,12 @@
 # driver_rds), including the optional check_objects() and check_keys() behind storr's $check().
 
 driver_kompakt <- function(path, codec = NULL, level = NULL, threads = 0L, hash_algorithm = NULL,
-                           trusted = TRUE) {
+                           trusted = TRUE, cache_dir = NULL, cache_limit = NULL, grace = NULL,
+                           multipart_threshold = NULL) {
   .check_trusted(trusted)
   path <- .store_location(path)
-  ptr <- .Call(kpk_store_open_c, path, .write_options(codec, level, threads))
+  ptr <- .Call(kpk_store_open_c, path, .store_options(codec, level, threads, cache_dir, cache_limit, grace,
+                                                      multipart_threshold))
   objects <- "storr:objects"
   config <- "storr:config"
   reserved <- c(objects, config)
@@ -150,7 +152,7 @@ driver_kompakt <- function(path, codec = NULL, level = NULL, threads = 0L, hash_
 }
 
 storr_kompakt <- function(path, codec = NULL, level = NULL, threads = 0L, hash_algorithm = NULL,
-                          default_namespace = "objects", trusted = TRUE) {
+                          default_namespace = "objects", trusted = TRUE, ...) {
   if (!requireNamespace("storr", quietly = TRUE)) stop("storr_kompakt needs the storr package")
-  storr::storr(driver_kompakt(path, codec, level, threads, hash_algorithm, trusted), default_namespace)
+  storr::storr(driver_kompakt(path, codec, level, threads, hash_algorithm, trusted, ...), default_namespace)
 }

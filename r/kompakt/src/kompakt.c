@@ -360,11 +360,38 @@ static kpk_store *store_of(SEXP ptr) {
     return store;
 }
 
-/* kpk_store_open_c(path, list(codec, level, threads)) */
+/* A number of a store's options: NULL (not given) is 0, the C API's "the default". Its range
+ * is checked by the library, with the messages of every front end. */
+static double store_number(SEXP x, const char *what) {
+    if (Rf_isNull(x)) return 0;
+    if (!Rf_isNumeric(x) || XLENGTH(x) != 1 || ISNAN(Rf_asReal(x)))
+        Rf_error("kompakt: %s must be one number", what);
+    return Rf_asReal(x);
+}
+
+/* kpk_store_open_c(path, list(codec, level, threads, cache_dir, cache_limit, grace,
+ * multipart_threshold)) */
 SEXP kpk_store_open_c(SEXP path, SEXP options) {
-    kpk_write_options o = write_options_of(options);
+    kpk_store_options o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.codec = kpk_r_codec(kpk_r_field(options, "codec"));
+    o.level = kpk_r_level(kpk_r_field(options, "level"));
+    o.threads = kpk_r_threads(kpk_r_field(options, "threads"));
+    SEXP cache_dir = kpk_r_field(options, "cache_dir");
+    if (!Rf_isNull(cache_dir)) o.cache_dir = kpk_r_path(cache_dir);
+    o.cache_limit = store_number(kpk_r_field(options, "cache_limit"), "cache_limit");
+    SEXP grace = kpk_r_field(options, "grace");
+    if (!Rf_isNull(grace)) {
+        double g = store_number(grace, "grace");
+        /* R's 0 is "no grace"; the C API's 0 is the default, and -Inf says none. */
+        o.grace_seconds = g == 0 ? R_NegInf : g;
+    }
+    double parts = store_number(kpk_r_field(options, "multipart_threshold"), "multipart_threshold");
+    if (parts >= 9.2e18) parts = 9.2e18;
+    o.multipart_threshold = parts < 0 && parts > -1 ? -1 : (int64_t)parts;
     kpk_store *store = NULL;
-    if (kpk_store_open(kpk_r_path(path), &o, &store) != KPK_OK)
+    if (kpk_store_open_with(kpk_r_path(path), &o, &store) != KPK_OK)
         kpk_r_error("cannot open the store");
     SEXP ptr = PROTECT(R_MakeExternalPtr(store, R_NilValue, R_NilValue));
     R_RegisterCFinalizerEx(ptr, store_finalizer, TRUE);

@@ -95,6 +95,7 @@ fn rust_type(c: &str) -> String {
         "int64_t" => "i64".into(),
         "uint64_t" => "u64".into(),
         "uint8_t" => "u8".into(),
+        "double" => "f64".into(),
         "size_t" => "usize".into(),
         "struct ArrowSchema" => "FFI_ArrowSchema".into(),
         "struct ArrowArray" => "FFI_ArrowArray".into(),
@@ -394,6 +395,22 @@ fn structs_and_constants_are_laid_out_as_the_compiled_header_has_them() {
             ]
         ),
         ("kpk_filter", kpk_filter, [column, op, values_schema, values]),
+        (
+            "kpk_store_options",
+            kpk_store_options,
+            [
+                size,
+                level,
+                threads,
+                durable,
+                must_exist,
+                codec,
+                cache_dir,
+                cache_limit,
+                grace_seconds,
+                multipart_threshold
+            ]
+        ),
         ("struct ArrowSchema", FFI_ArrowSchema, []),
         ("struct ArrowArray", FFI_ArrowArray, []),
     ];

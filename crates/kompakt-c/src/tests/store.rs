@@ -269,3 +269,74 @@ fn put_stores_a_value_in_one_call_with_the_namespaces_dictionary() {
     let object = store.get("logs", "r5").unwrap().unwrap();
     assert_eq!(object.dictionaries.ids().len(), 1);
 }
+
+#[test]
+fn store_options_zeroed_are_the_defaults_and_remote_options_are_refused_for_a_folder() {
+    let dir = std::env::temp_dir().join(format!("kompakt-c-store-options-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cdir = c(dir.to_str().unwrap());
+    let zeroed = <kpk_store_options as crate::options::SizedStruct>::zeroed();
+    // SAFETY: every pointer passed is a live local (or NULL where the header allows it), and
+    // each handle is closed once.
+    unsafe {
+        let mut store = null_mut();
+        let must_exist = kpk_store_options {
+            must_exist: 1,
+            ..zeroed
+        };
+        assert_eq!(
+            kpk_store_open_with(cdir.as_ptr(), &must_exist, &mut store),
+            KPK_ERROR_STORE
+        );
+        assert!(store.is_null() && !dir.exists(), "nothing created");
+
+        assert_eq!(
+            kpk_store_open_with(cdir.as_ptr(), &zeroed, &mut store),
+            KPK_OK,
+            "{}",
+            last_error()
+        );
+        kpk_store_close(store);
+        store = null_mut();
+        assert_eq!(
+            kpk_store_open_with(cdir.as_ptr(), null(), &mut store),
+            KPK_OK,
+            "{}",
+            last_error()
+        );
+        kpk_store_close(store);
+
+        for remote_only in [
+            kpk_store_options {
+                grace_seconds: f64::NEG_INFINITY,
+                ..zeroed
+            },
+            kpk_store_options {
+                cache_limit: 1e9,
+                ..zeroed
+            },
+            kpk_store_options {
+                multipart_threshold: 1 << 20,
+                ..zeroed
+            },
+        ] {
+            store = null_mut();
+            assert_eq!(
+                kpk_store_open_with(cdir.as_ptr(), &remote_only, &mut store),
+                KPK_ERROR_OPTION
+            );
+            assert!(last_error().contains("object storage"), "{}", last_error());
+            assert!(store.is_null());
+        }
+        let threads = kpk_store_options {
+            threads: 1000,
+            ..zeroed
+        };
+        assert_eq!(
+            kpk_store_open_with(cdir.as_ptr(), &threads, &mut store),
+            KPK_ERROR_OPTION
+        );
+        assert!(last_error().contains("0 (all cores) to 256"), "{}", last_error());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -39,11 +39,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 use url::Url;
 
-mod any;
+mod content_store;
 mod maintenance;
 mod transfer;
 
-pub use any::AnyStore;
 pub use maintenance::RemoteStoreInfo;
 
 /// The newest layout version this code reads (and writes, when it needs what it added).

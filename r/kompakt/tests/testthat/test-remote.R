@@ -84,6 +84,26 @@ test_that("a store on S3 is shared: another machine (cache) and Python see its k
   other$close()
 })
 
+test_that("a store on S3 takes the options of stores on object storage; a folder refuses them", {
+  s3 <- local_s3()
+  url <- s3$url("options")
+  cache <- tempfile("cache-")
+  st <- kpk_store(url, cache_dir = cache, cache_limit = Inf, multipart_threshold = 5 * 2^20)
+  st$set("k", rnorm(1e5))
+  st$set("k", rnorm(1e5))
+  expect_true(dir.exists(cache))
+  # Within the default grace the old value stays; with none, gc takes it at once.
+  expect_identical(st$gc()[["objects"]], 0)
+  st$close()
+  eager <- kpk_store(url, cache_dir = cache, grace = 0)
+  expect_identical(eager$gc()[["objects"]], 1)
+  eager$close()
+  # The library's checks and messages, as from Python and the command line.
+  expect_error(kpk_store(url, grace = -1), 'invalid grace "-1"')
+  expect_error(kpk_store(tempfile(), grace = 60), "options of stores on object storage")
+  expect_error(driver_kompakt(tempfile(), cache_dir = cache), "cache folder")
+})
+
 test_that("storr's driver specification passes on a store on S3", {
   need_storr()
   s3 <- local_s3()
