@@ -4,6 +4,7 @@
 //! I/O faults and from bad options, so callers (the CLI's exit code, the Python `CorruptError`)
 //! can tell "this file is damaged" from "the disk failed" from "you asked for something invalid".
 
+use crate::dictionary_id::DictionaryId;
 use std::io;
 
 /// Result alias used throughout kompakt.
@@ -97,9 +98,9 @@ pub enum Error {
     #[error("{}", missing_dictionary_message(*id, given))]
     MissingDictionary {
         /// The dictionary the block needs.
-        id: crate::codec::DictionaryId,
+        id: DictionaryId,
         /// The dictionaries the reader has.
-        given: Vec<crate::codec::DictionaryId>,
+        given: Vec<DictionaryId>,
     },
 
     /// A read asked for bytes outside a stream, or for a stream that does not exist.
@@ -253,7 +254,7 @@ impl From<Error> for io::Error {
     }
 }
 
-fn missing_dictionary_message(id: crate::codec::DictionaryId, given: &[crate::codec::DictionaryId]) -> String {
+fn missing_dictionary_message(id: DictionaryId, given: &[DictionaryId]) -> String {
     let given = if given.is_empty() {
         "no dictionary was given".to_string()
     } else {

@@ -30,6 +30,7 @@
 
 pub mod codec;
 mod copy;
+mod dictionary_id;
 mod error;
 pub mod filter;
 pub mod hash;

@@ -7,6 +7,8 @@
 //! are a zstd dictionary as `zstd --train` writes them (or any bytes, a "raw content"
 //! dictionary), so a `.kpkd` file also works with `zstd -D`.
 
+// The id lives below both this module and `error`, whose `MissingDictionary` names it.
+pub use crate::dictionary_id::DictionaryId;
 use crate::error::{Error, Result};
 use crate::hash::xxh3_64;
 use std::fmt;
@@ -32,16 +34,6 @@ pub const DICTIONARY_CODEC: &str = "zstd:3";
 
 /// Bytes a `zstd-dict` block's payload starts with: the dictionary's id.
 pub const DICTIONARY_ID_LEN: usize = 8;
-
-/// Names a dictionary: XXH3-64 of its bytes, shown as 16 hex digits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct DictionaryId(pub u64);
-
-impl fmt::Display for DictionaryId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:016x}", self.0)
-    }
-}
 
 /// A zstd dictionary and its id; cheap to clone (the bytes are shared).
 #[derive(Clone, PartialEq, Eq)]

@@ -233,8 +233,8 @@ impl Compressor {
     /// Compresses `src` and appends the result to `dst` when it takes at most `limit` bytes,
     /// returning its length; `None`, with `dst` as it was, when it does not fit. The output
     /// goes straight into `dst`'s spare capacity: no zeroing first and no staging copy, which
-    /// is what lets a writer compress into its output's memory (see
-    /// [`Writer::to_memory`](crate::stream::Writer::to_memory)).
+    /// is what lets a writer compress into its output's memory (see `stream::Writer::to_memory`;
+    /// not a link: `codec` is below `stream` and names nothing of it).
     pub fn compress_append(
         &mut self,
         codec: Codec,
