@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Every test of the project, as CI runs it:
 #   bash scripts/test.sh
-# formatting and lints (Rust and Python), unit/property/golden/corruption/CLI tests (release
-# build: the same artifacts as the demo), the type stubs against the compiled module, then a
-# short run of every fuzz target. Python runs in the project's venv, .venv/ (scripts/setup.sh).
+# formatting and lints (Rust and Python), unit/property/golden/corruption/CLI tests, the type
+# stubs against the compiled module, then a short run of every fuzz target. Everything is built
+# once, in the cargo profile `ci` (release without link-time optimisation, see Cargo.toml): the
+# lints, the tests, the CLI the Python and R tests run, the Python extension, the C library. Python runs in the project's venv, .venv/ (scripts/setup.sh).
 set -euo pipefail
 CALLER_DIR="$PWD"
 cd "$(dirname "$0")/.."
@@ -25,14 +26,15 @@ echo "== Python lint and format check (ruff; settings in pyproject.toml)"
 "$PY" -m ruff check .
 "$PY" -m ruff format --check .
 echo "== cargo clippy -D warnings"
-cargo clippy --workspace --all-targets --release --locked -- -D warnings
+cargo clippy --workspace --all-targets --profile ci --locked -- -D warnings
 echo "== cargo test"
-cargo test --workspace --release --locked
+cargo test --workspace --profile ci --locked
+BUILT="$TARGET_DIR/ci"
 echo "== C API: a C program built against the static library (crates/kompakt-c)"
-bash crates/kompakt-c/tests/run_c_tests.sh "$TARGET_DIR"
+KPK_PROFILE=ci bash crates/kompakt-c/tests/run_c_tests.sh "$TARGET_DIR"
 echo "== Python package: pip install .[test] (maturin builds the extension: minutes the first time), then pytest"
-"$PY" -m pip install -v ".[test]"
-KOMPAKT_BIN="$TARGET_DIR/release/kompakt" "$PY" -m pytest -q python/tests
+MATURIN_PEP517_ARGS="--profile ci" "$PY" -m pip install -v ".[test]"
+KOMPAKT_BIN="$BUILT/kompakt" "$PY" -m pytest -q python/tests
 echo "== R package (r/kompakt): its source tarball (scripts/r_package.sh), installed into \$TARGET_DIR/R-library,"
 echo "   then R CMD check on it, which runs the testthat tests and examples against that install"
 echo "   (with the CLI and the Python package, for the tests of stores and tables shared by all three)"
@@ -46,8 +48,8 @@ if ls ../shared/vendor/targets_*.tar.gz >/dev/null 2>&1; then targets_required=1
 # The tarball links the C library the C tests above built from the same sources
 # (KOMPAKT_C_LIB) instead of compiling every crate again from its vendored copies (about 12 CPU
 # minutes, measured in r/kompakt/README.md); `bash scripts/r_check.sh` alone does that.
-KOMPAKT_C_LIB="$TARGET_DIR/release/libkompakt_c.a" \
-  KOMPAKT_BIN="$TARGET_DIR/release/kompakt" KOMPAKT_PYTHON_BIN="$PY" KOMPAKT_GOLDEN_DIR="$PWD/tests/golden/v1" \
+KOMPAKT_C_LIB="$BUILT/libkompakt_c.a" \
+  KOMPAKT_BIN="$BUILT/kompakt" KOMPAKT_PYTHON_BIN="$PY" KOMPAKT_GOLDEN_DIR="$PWD/tests/golden/v1" \
   KOMPAKT_BAD_OPTIONS="$PWD/crates/kompakt-api/tests/bad_options.tsv" \
   KOMPAKT_REQUIRE_STORR="$storr_required" KOMPAKT_REQUIRE_TARGETS="$targets_required" KOMPAKT_REQUIRE_SUGGESTS=1 \
   bash scripts/r_check.sh "$TARGET_DIR" "$R_LIBRARY"

@@ -12,7 +12,7 @@
 #
 # TARGET_DIR is cargo's target folder (default: cargo's own choice, CARGO_TARGET_DIR or
 # target/); the libraries are built there in release (`cargo build --release -p kompakt-c`,
-# which rebuilds only what changed). Debug information is stripped from the installed copies
+# which rebuilds only what changed), or in the cargo profile KPK_PROFILE names (the tests: ci). Debug information is stripped from the installed copies
 # (the workspace's release profile keeps some for profiling) unless KPK_INSTALL_DEBUG=1.
 set -euo pipefail
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -26,10 +26,11 @@ PREFIX="$(cd "$1" && pwd)"
 
 target_args=()
 if [ $# -ge 2 ]; then target_args=(--target-dir "$2"); fi
-cargo build --release --locked -p kompakt-c --manifest-path "$ROOT/Cargo.toml" "${target_args[@]}"
+PROFILE="${KPK_PROFILE:-release}"
+cargo build --profile "$PROFILE" --locked -p kompakt-c --manifest-path "$ROOT/Cargo.toml" "${target_args[@]}"
 TARGET_DIR="${2:-$(cargo metadata --format-version 1 --no-deps --locked --manifest-path "$ROOT/Cargo.toml" |
   sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')}"
-BUILT="$TARGET_DIR/release"
+BUILT="$TARGET_DIR/$PROFILE"
 
 API="$(sed -n 's/^#define KPK_API_VERSION \([0-9][0-9]*\).*/\1/p' "$HERE/include/kompakt.h")"
 VERSION="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version *= *"\([^"]*\)".*/\1/p' "$ROOT/Cargo.toml")"
