@@ -29,7 +29,7 @@ pub struct WriteOptions {
     /// better; smaller ones make random reads cheaper.
     pub block_size: usize,
     /// Compression threads; 0 = all available cores. Does not change the bytes written (unless
-    /// the writer adapts to the disk: [`Writer::adapt_to`]).
+    /// the writer adapts to the disk: [`Writer::adapt_to`](super::Writer::adapt_to)).
     pub threads: usize,
 }
 
@@ -141,7 +141,7 @@ impl StreamOptions {
 
     /// The block-level settings these options resolve to (for callers that encode blocks
     /// themselves with a [`BlockEncoder`](crate::stream::BlockEncoder) and add them with
-    /// [`Writer::write_block`]).
+    /// [`Writer::write_block`](super::Writer::write_block)).
     pub fn block_settings(&self) -> BlockSettings {
         BlockSettings {
             codec: self.codec,
