@@ -34,8 +34,9 @@ pub struct StoreArgs<'a> {
     pub adapt: Option<bool>,
     /// Train zstd dictionaries for namespaces of small values (default true).
     pub dictionaries: Option<bool>,
-    /// How much slower (a fraction, >= 0) a dictionary may make small values for the store to
-    /// adopt it (default [`MAX_SLOWDOWN`]); infinity adopts on size alone.
+    /// How much slower (a fraction, >= 0, checked by the store) a dictionary may make small
+    /// values for the store to adopt it (default [`MAX_SLOWDOWN`]); infinity adopts on size
+    /// alone.
     pub dictionary_max_slowdown: Option<f64>,
     /// Object storage only: the local cache folder (default: one per URL under the user's
     /// cache folder).
@@ -59,17 +60,11 @@ impl StoreArgs<'_> {
             (codec, level) => Some(options::codec(codec, level, false)?),
         };
         let threads = options::threads(self.threads.unwrap_or(0))?;
+        // The store checks the fraction itself (train_dictionary takes one too).
         let dictionary_max_slowdown = match self.dictionary_max_slowdown {
             None => Some(MAX_SLOWDOWN),
             Some(s) if s == f64::INFINITY => None,
-            Some(s) if s.is_finite() && s >= 0.0 => Some(s),
-            Some(s) => {
-                return Err(Error::invalid(
-                    "dictionary max slowdown",
-                    s.to_string(),
-                    "a fraction >= 0 (0.25: 25 % slower), or infinity to adopt on size alone",
-                ))
-            }
+            given => given,
         };
         Ok(StoreOptions {
             codec,
@@ -204,19 +199,19 @@ mod tests {
 
     #[test]
     fn every_number_is_checked_once() {
-        let bad = [
-            StoreArgs {
-                threads: Some(1000),
-                ..StoreArgs::default()
-            },
-            StoreArgs {
-                dictionary_max_slowdown: Some(-0.5),
-                ..StoreArgs::default()
-            },
-        ];
-        for args in &bad {
-            assert_eq!(args.local_options().unwrap_err().kind(), ErrorKind::Option);
-        }
+        let threads = StoreArgs {
+            threads: Some(1000),
+            ..StoreArgs::default()
+        };
+        assert_eq!(threads.local_options().unwrap_err().kind(), ErrorKind::Option);
+        let (_dir, location) = folder();
+        let slowdown = StoreArgs {
+            dictionary_max_slowdown: Some(-0.5),
+            ..StoreArgs::default()
+        };
+        let e = open(&location, &slowdown).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Option);
+        assert!(e.to_string().contains("max_slowdown"), "{e}");
         let remote_bad = [
             StoreArgs {
                 cache_limit: Some(-1.0),

@@ -43,38 +43,50 @@ pub unsafe extern "C" fn kpk_store_open(
     out: *mut *mut kpk_store,
 ) -> kpk_status {
     guard(|| {
-        if out.is_null() {
-            return Err(Failure::usage("the output pointer for the store is NULL"));
-        }
-        let location = location_arg(path)?;
-        let name = match &location {
-            // A remote store's errors name its URL already.
-            Location::Local(path) => Some(path.display().to_string()),
-            Location::Remote(_) => None,
-        };
-        let o = read_sized(opts).map_err(about(&name))?;
-        for (field, given) in [
-            ("block_size", o.block_size != 0),
-            ("typesize", o.typesize != 0),
-            ("filter", !o.filter.is_null()),
-        ] {
-            if given {
-                return Err(Failure::option(format!(
-                    "{field} is not an option of a store (its values take the store's; a value's element size \
-                     and filter go to kpk_store_put or kpk_writer_add_stream_typed): leave it 0"
-                )))
-                .map_err(about(&name));
+        open_store(path, out, |name| {
+            let o = read_sized(opts).map_err(about(name))?;
+            for (field, given) in [
+                ("block_size", o.block_size != 0),
+                ("typesize", o.typesize != 0),
+                ("filter", !o.filter.is_null()),
+            ] {
+                if given {
+                    return Err(Failure::option(format!(
+                        "{field} is not an option of a store (its values take the store's; a value's element \
+                         size and filter go to kpk_store_put or kpk_writer_add_stream_typed): leave it 0"
+                    )))
+                    .map_err(about(name));
+                }
             }
-        }
-        let args = kompakt_api::store::StoreArgs {
-            codec: text(o.codec, "codec").map_err(about(&name))?,
-            level: level_arg(o.level).map_err(about(&name))?,
-            threads: Some(i64::from(o.threads)),
-            ..Default::default()
-        };
-        let store = kompakt_api::store::open(&location, &args).map_err(about(&name))?;
-        put(out, Box::into_raw(Box::new(kpk_store { store })))
+            Ok(kompakt_api::store::StoreArgs {
+                codec: text(o.codec, "codec").map_err(about(name))?,
+                level: level_arg(o.level).map_err(about(name))?,
+                threads: Some(i64::from(o.threads)),
+                ..Default::default()
+            })
+        })
     })
+}
+
+/// Opens the store at `path` with the arguments `args` makes (given the name errors take),
+/// into `out`.
+fn open_store(
+    path: *const c_char,
+    out: *mut *mut kpk_store,
+    args: impl FnOnce(&Option<String>) -> Result<kompakt_api::store::StoreArgs<'static>, Failure>,
+) -> Result<(), Failure> {
+    if out.is_null() {
+        return Err(Failure::usage("the output pointer for the store is NULL"));
+    }
+    let location = location_arg(path)?;
+    let name = match &location {
+        // A remote store's errors name its URL already.
+        Location::Local(path) => Some(path.display().to_string()),
+        Location::Remote(_) => None,
+    };
+    let args = args(&name)?;
+    let store = kompakt_api::store::open(&location, &args).map_err(about(&name))?;
+    put(out, Box::into_raw(Box::new(kpk_store { store })))
 }
 
 /// How a store is opened (`kpk_store_options` in the header); zero is every default.
@@ -156,17 +168,9 @@ pub unsafe extern "C" fn kpk_store_open_with(
     out: *mut *mut kpk_store,
 ) -> kpk_status {
     guard(|| {
-        if out.is_null() {
-            return Err(Failure::usage("the output pointer for the store is NULL"));
-        }
-        let location = location_arg(path)?;
-        let name = match &location {
-            Location::Local(path) => Some(path.display().to_string()),
-            Location::Remote(_) => None,
-        };
-        let args = read_sized(opts).and_then(|o| store_args(&o)).map_err(about(&name))?;
-        let store = kompakt_api::store::open(&location, &args).map_err(about(&name))?;
-        put(out, Box::into_raw(Box::new(kpk_store { store })))
+        open_store(path, out, |name| {
+            read_sized(opts).and_then(|o| store_args(&o)).map_err(about(name))
+        })
     })
 }
 
