@@ -79,6 +79,9 @@ typedef int32_t kpk_status;
 
 /* The message of this thread's last error ("" if none). */
 const char *kpk_last_error(void);
+/* The status of this thread's last error (KPK_OK if none), for a binding that raises its error
+ * after other calls (added in API version 2, after its first release). */
+kpk_status kpk_last_status(void);
 /* A status's name, static: "ok", "io", "corrupt", "option", "usage", "internal", "store",
  * "refused", "dictionary", "limit" (the error kinds' names in every front end); "unknown" for
  * any other number. */

@@ -31,9 +31,9 @@ pub use options::{kpk_write_options, KPK_LEVEL_DEFAULT, KPK_LEVEL_NONE};
 pub use reader::*;
 pub use rserial::*;
 pub use status::{
-    kpk_api_version, kpk_last_error, kpk_status, kpk_status_name, kpk_version, KPK_API_VERSION, KPK_ERROR_CORRUPT,
-    KPK_ERROR_DICTIONARY, KPK_ERROR_INTERNAL, KPK_ERROR_IO, KPK_ERROR_LIMIT, KPK_ERROR_OPTION, KPK_ERROR_REFUSED,
-    KPK_ERROR_STORE, KPK_ERROR_USAGE, KPK_OK,
+    kpk_api_version, kpk_last_error, kpk_last_status, kpk_status, kpk_status_name, kpk_version, KPK_API_VERSION,
+    KPK_ERROR_CORRUPT, KPK_ERROR_DICTIONARY, KPK_ERROR_INTERNAL, KPK_ERROR_IO, KPK_ERROR_LIMIT, KPK_ERROR_OPTION,
+    KPK_ERROR_REFUSED, KPK_ERROR_STORE, KPK_ERROR_USAGE, KPK_OK,
 };
 pub use store::*;
 pub use table::*;

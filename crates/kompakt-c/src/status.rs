@@ -120,13 +120,15 @@ pub(crate) fn at<E: Into<Failure>>(path: &Path) -> impl Fn(E) -> Failure + '_ {
 
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    static LAST_STATUS: std::cell::Cell<kpk_status> = const { std::cell::Cell::new(KPK_OK) };
 }
 
-fn set_last_error(message: &str) {
+fn set_last_error(status: kpk_status, message: &str) {
     // A message with a NUL byte in it (from a file name) is cut there rather than lost.
     let text = message.split('\0').next().unwrap_or_default();
     let text = CString::new(text).unwrap_or_default();
     LAST_ERROR.with(|slot| *slot.borrow_mut() = text);
+    LAST_STATUS.with(|slot| slot.set(status));
 }
 
 /// Runs an entry point's body: its failure or panic becomes a status and a message.
@@ -134,7 +136,7 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<(), Failure>) -> kpk_status {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => KPK_OK,
         Ok(Err(Failure(status, message))) => {
-            set_last_error(&message);
+            set_last_error(status, &message);
             status
         }
         Err(panic) => {
@@ -143,7 +145,10 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<(), Failure>) -> kpk_status {
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
-            set_last_error(&format!("internal error in kompakt (please report it): {what}"));
+            set_last_error(
+                KPK_ERROR_INTERNAL,
+                &format!("internal error in kompakt (please report it): {what}"),
+            );
             KPK_ERROR_INTERNAL
         }
     }
@@ -155,6 +160,13 @@ pub extern "C" fn kpk_last_error() -> *const c_char {
     // The pointer stays valid until this thread's slot is replaced, at its next failure: the
     // header says "until the next call into kompakt on that thread".
     LAST_ERROR.with(|slot| slot.borrow().as_ptr())
+}
+
+/// The status of this thread's last error (`KPK_OK` if none): what a binding that reports
+/// errors later (R's conditions) classes them by.
+#[no_mangle]
+pub extern "C" fn kpk_last_status() -> kpk_status {
+    LAST_STATUS.with(|slot| slot.get())
 }
 
 /// kompakt's version, such as `"0.1.0"`.

@@ -20,6 +20,9 @@
 /* Raises an R error "kompakt: <doing>: <kompakt's last message>" (the message copied first:
  * R formats it before the longjmp, and the cleanup that follows may call kompakt again). */
 void NORET kpk_r_error(const char *doing);
+/* Raises `message` as a condition of class kompakt_<kind>_error (the status's kind) and
+ * kompakt_error. */
+void NORET kpk_r_stop(kpk_status status, const char *message);
 /* As kpk_r_error, naming `what` (a file, a column) unless kompakt's message starts with it. */
 void NORET kpk_r_error_about(const char *doing, const char *what);
 

@@ -293,13 +293,15 @@ static read_state *new_read_state(void) {
 static void check_untrusted(kpk_reader *reader, uint32_t stream, const char *name) {
     kpk_status status = kpk_reader_check_rserial(reader, stream, 0);
     if (status == KPK_OK) return;
-    char message[2048];
+    char message[2048], full[2560];
     snprintf(message, sizeof message, "%s", kpk_last_error());
     kpk_reader_close(reader);
     if (status == KPK_ERROR_REFUSED)
-        Rf_error("kompakt: %s is not read with trusted = FALSE: %s. Nothing of it was unserialized; "
-                 "read files you trust with trusted = TRUE", name, message);
-    Rf_error("kompakt: %s: %s", name, message);
+        snprintf(full, sizeof full, "kompakt: %s is not read with trusted = FALSE: %s. Nothing of it was "
+                 "unserialized; read files you trust with trusted = TRUE", name, message);
+    else
+        snprintf(full, sizeof full, "kompakt: %s: %s", name, message);
+    kpk_r_stop(status, full);
 }
 
 static SEXP run_read(read_state *s, kpk_reader *reader, const char *name, int trusted) {

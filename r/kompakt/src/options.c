@@ -7,17 +7,44 @@
 
 /* ---- errors ---------------------------------------------------------------------------------- */
 
+void kpk_r_stop(kpk_status status, const char *message) {
+    /* A condition of classes kompakt_<kind>_error and kompakt_error: the kinds of every front
+     * end (kpk_status_name), as Python's exception classes and the command line's exit codes. */
+    char kind[64];
+    snprintf(kind, sizeof kind, "kompakt_%s_error", kpk_status_name(status));
+    SEXP cond = PROTECT(Rf_allocVector(VECSXP, 2));
+    SEXP names = PROTECT(Rf_allocVector(STRSXP, 2));
+    SET_STRING_ELT(names, 0, Rf_mkChar("message"));
+    SET_STRING_ELT(names, 1, Rf_mkChar("call"));
+    SET_VECTOR_ELT(cond, 0, Rf_mkString(message));
+    SET_VECTOR_ELT(cond, 1, R_NilValue);
+    Rf_setAttrib(cond, R_NamesSymbol, names);
+    SEXP classes = PROTECT(Rf_allocVector(STRSXP, 4));
+    SET_STRING_ELT(classes, 0, Rf_mkChar(kind));
+    SET_STRING_ELT(classes, 1, Rf_mkChar("kompakt_error"));
+    SET_STRING_ELT(classes, 2, Rf_mkChar("error"));
+    SET_STRING_ELT(classes, 3, Rf_mkChar("condition"));
+    Rf_setAttrib(cond, R_ClassSymbol, classes);
+    SEXP call = PROTECT(Rf_lang2(Rf_install("stop"), cond));
+    Rf_eval(call, R_BaseEnv);
+    UNPROTECT(4);
+    Rf_error("%s", message); /* not reached: stop() does not return */
+}
+
 void kpk_r_error(const char *doing) {
     char message[2048];
-    snprintf(message, sizeof message, "%s", kpk_last_error());
-    Rf_error("kompakt: %s: %s", doing, message);
+    snprintf(message, sizeof message, "kompakt: %s: %s", doing, kpk_last_error());
+    kpk_r_stop(kpk_last_status(), message);
 }
 
 void kpk_r_error_about(const char *doing, const char *what) {
     char message[2048];
-    snprintf(message, sizeof message, "%s", kpk_last_error());
-    if (strncmp(message, what, strlen(what)) == 0) Rf_error("kompakt: %s: %s", doing, message);
-    Rf_error("kompakt: %s %s: %s", doing, what, message);
+    const char *last = kpk_last_error();
+    if (strncmp(last, what, strlen(what)) == 0)
+        snprintf(message, sizeof message, "kompakt: %s: %s", doing, last);
+    else
+        snprintf(message, sizeof message, "kompakt: %s %s: %s", doing, what, last);
+    kpk_r_stop(kpk_last_status(), message);
 }
 
 /* ---- named lists ----------------------------------------------------------------------------- */

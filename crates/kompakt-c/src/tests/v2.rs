@@ -170,3 +170,27 @@ fn a_value_that_needs_its_stores_dictionary_is_a_dictionary_error_without_it() {
         kpk_reader_close(r);
     }
 }
+
+#[test]
+fn the_last_status_is_the_last_errors_kind() {
+    let mut store = std::ptr::null_mut();
+    let missing = c("/nonexistent/kompakt/store");
+    let must_exist = kpk_store_options {
+        must_exist: 1,
+        ..<kpk_store_options as crate::options::SizedStruct>::zeroed()
+    };
+    // SAFETY: live locals, or NULL where the header allows it.
+    let status = unsafe { kpk_store_open_with(missing.as_ptr(), &must_exist, &mut store) };
+    assert_ne!(status, KPK_OK);
+    assert_eq!(kpk_last_status(), status, "{}", last_error());
+    let threads = kpk_store_options {
+        threads: -1,
+        ..must_exist
+    };
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { kpk_store_open_with(missing.as_ptr(), &threads, &mut store) },
+        KPK_ERROR_OPTION
+    );
+    assert_eq!(kpk_last_status(), KPK_ERROR_OPTION);
+}

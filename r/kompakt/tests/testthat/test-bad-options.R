@@ -13,8 +13,9 @@ test_that("every bad option gives the message of every front end", {
     # C API's and Python's (kpk_save has no such arguments).
     if (!all(names(args) %in% c("codec", "level", "threads"))) next
     for (n in intersect(names(args), numeric)) args[[n]] <- as.numeric(args[[n]])
+    # The kind as a condition class (Python's exception class, the C status).
     expect_error(do.call(kpk_serialize, c(list(1:10), args)), rows$message[i], fixed = TRUE,
-                 info = rows$case[i])
+                 class = paste0("kompakt_", rows$kind[i], "_error"), info = rows$case[i])
     checked <- checked + 1
   }
   expect_gt(checked, 6)

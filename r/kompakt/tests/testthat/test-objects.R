@@ -117,3 +117,16 @@ test_that("an interrupted save keeps the old file and leaves nothing beside it",
   expect_match(conditionMessage(err), "time limit")
   expect_identical(kpk_read(path), big)
 })
+
+test_that("errors are classed by their kind, as every front end names it", {
+  f <- tempfile(fileext = ".kpk")
+  kpk_save(rnorm(1e4), f, codec = "zstd:3")
+  bytes <- readBin(f, "raw", file.size(f))
+  bytes[length(bytes) %/% 2] <- xor(bytes[length(bytes) %/% 2], as.raw(0xff))
+  writeBin(bytes, f)
+  expect_error(kpk_read(f), class = "kompakt_corrupt_error")
+  expect_error(kpk_read(tempfile()), class = "kompakt_io_error")
+  expect_error(kpk_serialize(1, threads = 1000), "0 (all cores) to 256", fixed = TRUE, class = "kompakt_option_error")
+  e <- tryCatch(kpk_serialize(1, codec = "brotli"), kompakt_error = function(e) e)
+  expect_s3_class(e, "kompakt_option_error")
+})
