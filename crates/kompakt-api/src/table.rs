@@ -29,12 +29,11 @@
 
 use arrow_array::cast::AsArray;
 use arrow_array::{make_array, Array, ArrayRef, RecordBatch, RecordBatchOptions};
-use arrow_schema::{DataType, Schema, SchemaRef};
+use arrow_schema::{DataType, SchemaRef};
 use kompakt::{Error, Result};
 use kompakt_table::plan::{matches, plan_rows, Filter};
 use kompakt_table::TableReader;
 use std::ops::Range;
-use std::sync::Arc;
 
 /// Row groups read at most per call to the reader: the memory a filtered read holds beside its
 /// result is that many groups of the columns read.
@@ -153,7 +152,7 @@ fn concat(schema: SchemaRef, parts: &[RecordBatch]) -> Result<RecordBatch> {
         })
         .collect::<Result<Vec<_>>>()?;
     let opts = RecordBatchOptions::new().with_row_count(Some(rows));
-    RecordBatch::try_new_with_options(Arc::new(Schema::clone(&schema)), columns, &opts).map_err(internal)
+    RecordBatch::try_new_with_options(schema, columns, &opts).map_err(internal)
 }
 
 fn concat_column(dt: &DataType, pieces: &[&ArrayRef]) -> Result<ArrayRef> {
@@ -193,6 +192,7 @@ mod tests {
     use arrow_array::{BooleanArray, DictionaryArray, Float64Array, Int32Array, Int64Array, StringArray};
     use kompakt::ErrorKind;
     use kompakt_table::{Op, SortKey, TableOptions, TableWriter};
+    use std::sync::Arc;
 
     /// 1000 rows in groups of 100, sorted by `t`: `t` (0..1000, ascending), `x` (floats with
     /// nulls), `s` (strings), `d` (a dictionary of three values).

@@ -70,10 +70,10 @@ pub unsafe extern "C" fn kpk_store_open(
 
 /// Opens the store at `path` with the arguments `args` makes (given the name errors take),
 /// into `out`.
-fn open_store(
+fn open_store<'a>(
     path: *const c_char,
     out: *mut *mut kpk_store,
-    args: impl FnOnce(&Option<String>) -> Result<kompakt_api::store::StoreArgs<'static>, Failure>,
+    args: impl FnOnce(&Option<String>) -> Result<kompakt_api::store::StoreArgs<'a>, Failure>,
 ) -> Result<(), Failure> {
     if out.is_null() {
         return Err(Failure::usage("the output pointer for the store is NULL"));

@@ -333,11 +333,11 @@ fn gc(a: StorePathArgs, flags: &RemoteStoreFlags) -> CliResult {
 
 fn verify(a: StorePathArgs, flags: &RemoteStoreFlags, quiet: bool) -> CliResult<u8> {
     let store = open(&a.store, flags)?;
-    let total = store
-        .summary()
-        .ok()
-        .and_then(|s| s.local)
-        .map(|i| i.inline_bytes + i.file_bytes);
+    // A folder store knows its bytes from its index; a remote one would list every object.
+    let total = match store.cache_dir() {
+        None => store.local().info().ok().map(|i| i.inline_bytes + i.file_bytes),
+        Some(_) => None,
+    };
     let bar = progress_bar(total, quiet, "verifying");
     let report = store.verify(&mut |n| bar.inc(n))?;
     bar.finish_and_clear();

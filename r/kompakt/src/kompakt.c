@@ -390,6 +390,8 @@ SEXP kpk_store_open_c(SEXP path, SEXP options) {
         o.grace_seconds = g == 0 ? R_NegInf : g;
     }
     double parts = store_number(kpk_r_field(options, "multipart_threshold"), "multipart_threshold");
+    /* In int64_t's range; a negative fraction stays negative (the library refuses it) rather
+     * than truncating to 0, the C API's "the default". */
     if (parts >= 9.2e18) parts = 9.2e18;
     o.multipart_threshold = parts < 0 && parts > -1 ? -1 : (int64_t)parts;
     kpk_store *store = NULL;
