@@ -7,7 +7,7 @@
 //! bytes too.
 
 use kompakt::codec::{Dictionaries, Dictionary};
-use kompakt::stream::decode_sequential_with;
+use kompakt::stream::{decode_sequential_with, SequentialDecoder};
 use kompakt::stream::format::{
     header_checksum, FileHeader, BLOCK_HEADER_LEN, BLOCK_TAG, FILE_HEADER_LEN, FOOTER_HEADER_LEN, FOOTER_TAG, MAGIC,
     TRAILER_LEN,
@@ -217,6 +217,56 @@ pub fn sequential_streams(file: &[u8], verify: bool) -> Result<Option<BTreeMap<u
         Err(e) => {
             assert_corruption(&e, "decode_sequential");
             Err(e)
+        }
+    }
+}
+
+/// Decodes `input` with the pull decoder ([`SequentialDecoder`], what the JVM's input stream
+/// uses), collecting at most [`MAX_COLLECTED`] bytes (`Ok(None)` past that).
+pub fn pulled(input: &[u8], verify: bool, concatenated: bool) -> Result<Option<Vec<u8>>, Error> {
+    let mut decoder = SequentialDecoder::new(&read_options(verify), fuzz_dictionaries()).concatenated(concatenated);
+    let mut input = input;
+    let mut out = Vec::new();
+    while let Some(block) = decoder.next_block(&mut input)? {
+        if (out.len() + block.len()) as u64 > MAX_COLLECTED {
+            return Ok(None);
+        }
+        out.extend_from_slice(block);
+    }
+    Ok(Some(out))
+}
+
+/// The pull decoder must agree with [`sequential_streams`]' result `pushed` for the same
+/// `file`: the same bytes where only stream 0 has data, an error where the push decoder
+/// failed or another stream has data; and the file twice, read as concatenated files, gives
+/// its bytes twice.
+pub fn check_pull_agrees(file: &[u8], verify: bool, pushed: &Result<Option<BTreeMap<u32, Vec<u8>>>, Error>) {
+    let pull = pulled(file, verify, false);
+    match pushed {
+        Ok(None) => {}
+        Err(_) => {
+            let e = pull.expect_err("the pull decoder read a file decode_sequential refused");
+            assert!(
+                !matches!(e.kind(), kompakt::ErrorKind::Internal),
+                "pull decoder: an internal error: {e}"
+            );
+        }
+        Ok(Some(streams)) => {
+            let others_empty = streams.iter().all(|(&s, bytes)| s == 0 || bytes.is_empty());
+            if !others_empty {
+                assert!(pull.is_err(), "the pull decoder read a file with data in two streams");
+                return;
+            }
+            let want = streams.get(&0).cloned().unwrap_or_default();
+            let Some(got) = pull.expect("the pull decoder failed where decode_sequential read the file") else {
+                return;
+            };
+            assert_eq!(got, want, "pull decoder: different bytes");
+            if (2 * want.len() as u64) < MAX_COLLECTED {
+                let twice = [file, file].concat();
+                let got = pulled(&twice, verify, true).expect("the same file twice, concatenated");
+                assert_eq!(got, Some([want.clone(), want].concat()), "concatenated files");
+            }
         }
     }
 }

@@ -105,6 +105,9 @@ impl WriteArgs<'_> {
             opts = opts.block_size(block_size(b)?);
         }
         opts.validate()?;
+        if self.dictionary {
+            kompakt::codec::Dictionary::check_codec(&opts.stream.codec)?;
+        }
         Ok(opts)
     }
 }

@@ -119,6 +119,18 @@ impl Dictionary {
         Arc::ptr_eq(&self.bytes, &other.bytes) || (self.id == other.id && self.bytes == other.bytes)
     }
 
+    /// Refuses a codec that cannot use a dictionary: dictionaries are zstd's.
+    pub fn check_codec(codec: &super::CodecSpec) -> Result<()> {
+        if matches!(codec, super::CodecSpec::Fixed(super::Codec::Zstd { .. })) {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            "codec with a dictionary",
+            codec.to_string(),
+            "zstd or zstd:LEVEL (or a unified level 21-100): dictionaries are zstd's",
+        ))
+    }
+
     /// The dictionary's id (XXH3-64 of its bytes).
     pub fn id(&self) -> DictionaryId {
         self.id

@@ -7,7 +7,7 @@
 //!
 //! - [`Writer`] / [`Encoder`]: write (multi-threaded, never seeking, deterministic output);
 //! - [`Reader`] / [`StreamReader`]: random access over `Read + Seek`;
-//! - [`decode_sequential`]: front-to-back decoding of a pipe.
+//! - [`decode_sequential`], [`SequentialDecoder`]: front-to-back decoding of a pipe.
 
 mod block;
 mod content;
@@ -26,7 +26,7 @@ pub use format::{BlockEntry, BlockHeader, Footer, StreamInfo, MAX_BLOCK_SIZE, MI
 pub use pace::Pace;
 pub use parallel::{resolve_threads, MAX_THREADS};
 pub use reader::{filter_label, BlockCache, FileIndex, ReadOptions, Reader, StreamReader, StreamSummary, VerifyReport};
-pub use sequential::{decode_sequential, decode_sequential_with};
+pub use sequential::{decode_sequential, decode_sequential_with, SequentialDecoder, SequentialReader};
 pub use source::{ReadAt, SourceCursor};
 pub use writer::{
     Encoder, InMemory, StreamId, StreamOptions, WriteOptions, Writer, DEFAULT_BLOCK_SIZE, MAX_METADATA_LEN,

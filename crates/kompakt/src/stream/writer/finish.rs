@@ -19,6 +19,24 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
+    /// Writes a stream's staged bytes now, as blocks (the last one shorter than the block
+    /// size), and flushes the output: everything written so far is then in `W`. For outputs that
+    /// hand their bytes on as they come (a JVM `OutputStream`'s `flush`, a block's worth of
+    /// data that should not wait for [`STAGED_BLOCKS`](super::STAGED_BLOCKS) more); each call
+    /// may cut a short block, so calling it after small writes costs ratio.
+    pub fn flush_stream(&mut self, id: StreamId) -> Result<()> {
+        self.check(id)?;
+        self.flush_staged(id)?;
+        self.out.flush()?;
+        Ok(())
+    }
+
+    /// The output, to take out the bytes written so far after
+    /// [`flush_stream`](Self::flush_stream) (before it, some may still be buffered).
+    pub fn output_mut(&mut self) -> &mut W {
+        self.out.get_mut()
+    }
+
     /// Sets the user metadata stored in the footer (replacing any set before); at most
     /// [`MAX_METADATA_LEN`] bytes.
     pub fn set_metadata(&mut self, metadata: Vec<u8>) -> Result<()> {
@@ -70,5 +88,33 @@ impl<W: Write> Writer<W> {
         self.out.write_all(&trailer)?;
         let out = self.out.into_inner().map_err(|e| Error::Io(e.into_error()))?;
         Ok((out, hash))
+    }
+}
+
+#[cfg(test)]
+mod flush_tests {
+    use super::*;
+    use crate::stream::{ReadOptions, Reader, WriteOptions};
+
+    #[test]
+    fn flushed_bytes_are_the_file_so_far_and_cut_short_blocks() {
+        let opts = WriteOptions::default().block_size(64 << 10);
+        let mut w = Writer::new(Vec::new(), opts).unwrap();
+        let s = w.add_stream(None).unwrap();
+        let mut file = Vec::new();
+        let mut data = Vec::new();
+        for (i, len) in [10usize, 70_000, 1, 65_536].into_iter().enumerate() {
+            let part = vec![i as u8; len];
+            w.write(s, &part).unwrap();
+            data.extend_from_slice(&part);
+            w.flush_stream(s).unwrap();
+            file.append(w.output_mut());
+            assert_eq!(file.len() as u64, w.bytes_written());
+        }
+        file.extend_from_slice(&w.finish().unwrap());
+        let mut r = Reader::new(std::io::Cursor::new(file), ReadOptions::default()).unwrap();
+        let sizes: Vec<u32> = r.blocks().iter().map(|b| b.header.raw_len).collect();
+        assert_eq!(sizes, [10, 65536, 4464, 1, 65536]);
+        assert_eq!(r.read_stream(0).unwrap(), data);
     }
 }

@@ -27,7 +27,7 @@ use super::content::ContentHasher;
 use super::format::{BlockEntry, FileHeader, StreamInfo};
 use super::pace::Pace;
 use super::parallel::resolve_threads;
-use crate::codec::{Codec, CodecSpec, Dictionary};
+use crate::codec::Dictionary;
 use crate::error::{Error, Result};
 use std::io::{BufWriter, Write};
 use std::sync::Arc;
@@ -149,12 +149,8 @@ impl<W: Write> Writer<W> {
 
     fn create(out: W, opts: WriteOptions, dictionary: Option<Dictionary>) -> Result<Self> {
         opts.validate()?;
-        if dictionary.is_some() && !matches!(opts.stream.codec, CodecSpec::Fixed(Codec::Zstd { .. })) {
-            return Err(Error::invalid(
-                "codec with a dictionary",
-                opts.stream.codec.to_string(),
-                "zstd or zstd:LEVEL (or a unified level 21-100): dictionaries are zstd's",
-            ));
+        if dictionary.is_some() {
+            Dictionary::check_codec(&opts.stream.codec)?;
         }
         let mut out = BufWriter::with_capacity(64 << 10, out);
         let header = if dictionary.is_some() {
