@@ -115,13 +115,6 @@ impl SequentialDecoder {
                 },
                 State::InFile(scanner) => match scanner.next_block(input, &mut self.payload)? {
                     Some(b) => {
-                        if b.fields.stream != 0 {
-                            return Err(Error::Usage(
-                                "this file has more than one stream (a saved object or a table?): read it by \
-                                 random access (kompakt::Reader, KompaktFile)"
-                                    .into(),
-                            ));
-                        }
                         self.block.resize(b.fields.raw_len as usize, 0);
                         self.decoder.decode_into(
                             &b.header,
@@ -131,6 +124,14 @@ impl SequentialDecoder {
                             self.verify,
                             &mut self.block,
                         )?;
+                        // After decoding, so a damaged stream id is the checksum's error.
+                        if b.fields.stream != 0 {
+                            return Err(Error::Usage(
+                                "this file has more than one stream (a saved object or a table?): read it by \
+                                 random access (kompakt::Reader, KompaktFile)"
+                                    .into(),
+                            ));
+                        }
                         return Ok(true);
                     }
                     None => {
@@ -255,9 +256,13 @@ mod tests {
                 assert_eq!(e.kind(), ErrorKind::Corrupt, "cut at {cut}: {e}");
             }
         }
-        let mut bad = f.clone();
-        bad[40] ^= 1;
-        assert_eq!(read_all(&bad, false).unwrap_err().kind(), ErrorKind::Corrupt);
+        // A payload byte, and the first block's stream id (which must not pass for a second
+        // stream: the checksum finds it first).
+        for at in [40, 20, 23] {
+            let mut bad = f.clone();
+            bad[at] ^= 1;
+            assert_eq!(read_all(&bad, false).unwrap_err().kind(), ErrorKind::Corrupt, "byte {at}");
+        }
     }
 
     #[test]
