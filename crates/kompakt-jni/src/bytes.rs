@@ -119,7 +119,7 @@ pub(crate) fn dictionaries(env: &mut JNIEnv<'_>, handles: &JLongArray<'_>) -> Re
     env.get_long_array_region(handles, 0, &mut raw)?;
     let mut all = Vec::with_capacity(n);
     for h in raw {
-        all.push(handle::get::<Dictionary>(h, "dictionary")?.clone());
+        all.push(handle::shared::<Dictionary>(h, "dictionary")?.clone());
     }
     Ok(all.into())
 }

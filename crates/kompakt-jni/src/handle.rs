@@ -1,9 +1,11 @@
 //! Rust objects held by Java as `long` handles.
 //!
 //! A handle is a `Box` turned into a pointer. The Java class that holds it frees it exactly
-//! once (its `close`, or a `Cleaner` action for options and dictionaries) and calls with it
-//! from one thread at a time (its methods synchronize); those are the contract of `Native.java`
-//! and what makes the dereferences below sound.
+//! once (its `close`, or a `Cleaner` action for options and dictionaries), never while a call
+//! uses it. Writers, readers and files are used from one thread at a time (their Java methods
+//! synchronize) and reached with [`get`]; options and dictionaries are shared by many threads
+//! and reached read-only with [`shared`]. That is the contract of `Native.java`, and what makes
+//! the dereferences below sound.
 
 use crate::error::Failure;
 use jni::sys::jlong;
@@ -22,6 +24,17 @@ pub(crate) fn get<'a, T>(handle: jlong, what: &str) -> Result<&'a mut T, Failure
     // takes handles of one type) and has not been freed; Java uses it from one thread at a
     // time, so this is the only reference for the duration of the call.
     Ok(unsafe { &mut *(handle as *mut T) })
+}
+
+/// The object behind a live handle that many threads may use at once, read-only.
+pub(crate) fn shared<'a, T: Sync>(handle: jlong, what: &str) -> Result<&'a T, Failure> {
+    if handle == 0 {
+        return Err(Failure::usage(format!("the {what} is closed")));
+    }
+    // SAFETY: as in `get`, except that other threads may hold shared references too: nothing
+    // mutates a `T` reached through `shared` (T is Sync), and Java frees it only when no call
+    // uses it.
+    Ok(unsafe { &*(handle as *const T) })
 }
 
 /// Frees a handle (0: nothing).

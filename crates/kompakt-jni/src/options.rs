@@ -25,7 +25,7 @@ pub(crate) fn options_of(handle: jlong) -> Result<Options, Failure> {
     if handle == 0 {
         return Ok(Options::default());
     }
-    Ok(handle::get::<Options>(handle, "write options")?.clone())
+    Ok(handle::shared::<Options>(handle, "write options")?.clone())
 }
 
 fn given(n: jlong) -> Option<i64> {
@@ -50,7 +50,7 @@ pub extern "system" fn Java_dev_kompakt_Native_optionsNew<'l>(
         let filter = bytes::string(env, &filter)?;
         let dictionary = match dictionary {
             0 => None,
-            h => Some(handle::get::<Dictionary>(h, "dictionary")?.clone()),
+            h => Some(handle::shared::<Dictionary>(h, "dictionary")?.clone()),
         };
         let write = WriteArgs {
             codec: codec.as_deref(),
@@ -92,6 +92,24 @@ pub extern "system" fn Java_dev_kompakt_Native_optionsDescribe<'l>(
         }
         Ok(env.new_string(text)?.into_raw())
     })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_kompakt_Native_optionsBlockSize<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    options: jlong,
+) -> jint {
+    run(&mut env, -1, |_| bytes::jint_of(options_of(options)?.write.block_size))
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_kompakt_Native_optionsThreads<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    options: jlong,
+) -> jint {
+    run(&mut env, -1, |_| bytes::jint_of(options_of(options)?.write.threads))
 }
 
 #[no_mangle]
@@ -150,7 +168,7 @@ pub extern "system" fn Java_dev_kompakt_Native_dictionaryBytes<'l>(
     dictionary: jlong,
 ) -> jbyteArray {
     run(&mut env, std::ptr::null_mut(), |env| {
-        let d = handle::get::<Dictionary>(dictionary, "dictionary")?;
+        let d = handle::shared::<Dictionary>(dictionary, "dictionary")?;
         Ok(new_array(env, d.bytes())?.into_raw())
     })
 }
@@ -162,7 +180,7 @@ pub extern "system" fn Java_dev_kompakt_Native_dictionaryId<'l>(
     dictionary: jlong,
 ) -> jstring {
     run(&mut env, std::ptr::null_mut(), |env| {
-        let d = handle::get::<Dictionary>(dictionary, "dictionary")?;
+        let d = handle::shared::<Dictionary>(dictionary, "dictionary")?;
         Ok(env.new_string(d.id().to_string())?.into_raw())
     })
 }

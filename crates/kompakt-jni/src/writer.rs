@@ -1,11 +1,11 @@
 //! `KompaktOutputStream`: a one-stream kompakt file written block by block, to memory that Java
 //! drains into its `OutputStream`, or to a file written atomically.
 
-use crate::bytes::{self, direct, jint_of, with_array};
+use crate::bytes::{self, jint_of, with_array};
 use crate::error::{run, Failure};
 use crate::handle::{self, into_handle};
 use crate::options::options_of;
-use jni::objects::{JByteArray, JByteBuffer, JClass, JString};
+use jni::objects::{JByteArray, JClass, JString};
 use jni::sys::{jint, jlong};
 use jni::JNIEnv;
 use kompakt::stream::StreamId;
@@ -62,7 +62,6 @@ pub(crate) struct StreamWriter {
     tail: Vec<u8>,
     /// Bytes of the waiting output already drained.
     drained: usize,
-    bytes_in: u64,
     path: Option<PathBuf>,
 }
 
@@ -76,7 +75,6 @@ impl StreamWriter {
             stream,
             tail: Vec::new(),
             drained: 0,
-            bytes_in: 0,
             path,
         })
     }
@@ -113,7 +111,6 @@ impl StreamWriter {
         let w = self.writer()?;
         let result = w.write(stream, data).and_then(|()| w.flush_stream(stream));
         result.map_err(|e| self.name(e.into()))?;
-        self.bytes_in += data.len() as u64;
         self.pending()
     }
 
@@ -200,22 +197,6 @@ pub extern "system" fn Java_dev_kompakt_Native_writerWrite<'l>(
 }
 
 #[no_mangle]
-pub extern "system" fn Java_dev_kompakt_Native_writerWriteDirect<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    writer: jlong,
-    b: JByteBuffer<'l>,
-    pos: jint,
-    length: jint,
-) -> jint {
-    run(&mut env, -1, |env| {
-        let w = handle::get::<StreamWriter>(writer, "stream")?;
-        let data = direct(env, &b, pos, length)?;
-        w.write(data)
-    })
-}
-
-#[no_mangle]
 pub extern "system" fn Java_dev_kompakt_Native_writerDrain<'l>(
     mut env: JNIEnv<'l>,
     _: JClass<'l>,
@@ -239,17 +220,6 @@ pub extern "system" fn Java_dev_kompakt_Native_writerFinish<'l>(
 ) -> jint {
     run(&mut env, -1, |_| {
         handle::get::<StreamWriter>(writer, "stream")?.finish()
-    })
-}
-
-#[no_mangle]
-pub extern "system" fn Java_dev_kompakt_Native_writerBytesIn<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    writer: jlong,
-) -> jlong {
-    run(&mut env, -1, |_| {
-        Ok(handle::get::<StreamWriter>(writer, "stream")?.bytes_in as jlong)
     })
 }
 
