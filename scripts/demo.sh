@@ -98,11 +98,21 @@ echo "verify exit code: $rc"
 
 echo; echo "== bench: codecs on the table's column bytes (in memory, 1 and 2 threads)"
 "$K" bench data/table.bin --codecs lz4,zstd:1,zstd:3,auto --typesize 1 --seconds 0.3 -q
+echo; echo "== JVM: the jar (the JNI library inside; Maven fetches Spark for the codec's build the"
+echo "   first time), then kompakt from Java on the table file"
+(cd "$ROOT" && kompakt_jar "$TARGET_DIR")
+java -cp "$KOMPAKT_JAR" "$ROOT/scripts/DemoJava.java" data/table.bin
+"$K" decompress data/table.bin.java.kpk -o table.from-java.bin && cmp data/table.bin table.from-java.bin &&
+  echo "the CLI reads Java's file: identical"
+
 echo; echo "== Python: pip install . (maturin builds the extension, several minutes the first time;"
 echo "   cargo's progress follows), then save/load objects"
-"$PY" -m pip install -v "$ROOT[test]"
+"$PY" -m pip install -v "$ROOT[test,spark]"
 echo
 "$PY" "$ROOT/scripts/demo_python.py" "$OUT" "$ROWS"
+
+echo; echo "== Spark from PySpark: one shuffle-heavy job with Spark's lz4 and with kompakt as its codec"
+"$PY" "$ROOT/scripts/demo_spark.py" "$OUT/spark" "${KOMPAKT_DEMO_SPARK_ROWS:-2000000}"
 
 echo; echo "== R: R CMD INSTALL r/kompakt (R from Debian when missing), then save and read an R object"
 (cd "$ROOT" && kompakt_r_setup "$TARGET_DIR")

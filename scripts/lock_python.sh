@@ -5,7 +5,7 @@
 #   bash scripts/lock_python.sh
 # then run `bash scripts/test.sh` and commit the new file with the tests' result.
 #
-# It resolves the extras `test`, `lint` and `bench` of pyproject.toml together, plus the tools
+# It resolves the extras `test`, `lint`, `bench` and `spark` of pyproject.toml together, plus the tools
 # test.sh installs by name (atheris, the build backend maturin), in a fresh virtual environment
 # made from the same interpreter as the project's venv, and writes what pip chose.
 set -euo pipefail
@@ -21,7 +21,7 @@ import tomllib
 
 project = tomllib.load(open("pyproject.toml", "rb"))
 extras = project["project"]["optional-dependencies"]
-wanted = [req for name in ("test", "lint", "bench") for req in extras[name]]
+wanted = [req for name in ("test", "lint", "bench", "spark") for req in extras[name]]
 wanted += project["build-system"]["requires"] + ["atheris"]
 print("\n".join(dict.fromkeys(wanted)))
 EOF

@@ -116,3 +116,28 @@ kompakt_r_setup() {
     echo "setup: kompakt for R is installed in $R_LIBRARY: run R with R_LIBS=$R_LIBRARY to use it"
   fi
 }
+
+# --- the JVM: Java 17+ and Maven (the jar of java/, over crates/kompakt-jni) ----------------
+# kompakt_jar TARGET_DIR [MAVEN GOALS...]: builds the JNI library in the cargo profile
+# KPK_PROFILE (default release), strips its debug information into TARGET_DIR/PROFILE/jni/ (the
+# jar carries that copy: 13 MB instead of 130), runs Maven on java/pom.xml with the goals
+# (default: package without tests) and copies the jar into the Python package
+# (python/kompakt/jars/), where `kompakt.spark.jar_path()` finds it and `pip install .` ships it.
+# Maven downloads its plugins and Spark (provided scope, for the tests) into ~/.m2 the first time.
+kompakt_jar() {
+  local target="$1" profile="${KPK_PROFILE:-release}"
+  shift
+  if ! command -v mvn >/dev/null 2>&1 || ! command -v javac >/dev/null 2>&1; then
+    kompakt_apt_install --no-install-recommends openjdk-17-jdk-headless maven
+  fi
+  cargo build -p kompakt-jni --profile "$profile" --locked
+  mkdir -p "$target/$profile/jni"
+  strip --strip-debug -o "$target/$profile/jni/libkompakt_jni.so" "$target/$profile/libkompakt_jni.so"
+  if [ "$#" = 0 ]; then set -- package -DskipTests; fi
+  mvn -B -ntp -f java/pom.xml -Dkompakt.native.lib="$target/$profile/jni/libkompakt_jni.so" "$@"
+  mkdir -p python/kompakt/jars
+  rm -f python/kompakt/jars/kompakt-*.jar
+  cp java/target/kompakt-*.jar python/kompakt/jars/
+  KOMPAKT_JAR="$(ls "$PWD"/python/kompakt/jars/kompakt-*.jar)"
+  export KOMPAKT_JAR
+}

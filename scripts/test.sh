@@ -2,7 +2,7 @@
 # Every test of the project, as CI runs it:
 #   bash scripts/test.sh
 # formatting and lints (Rust and Python), unit/property/golden/corruption/CLI tests, the type
-# stubs against the compiled module, then a short run of every fuzz target. Everything is built
+# stubs against the compiled module, a short run of every fuzz target, then the JVM's tests. Everything is built
 # once, in the cargo profile `ci` (release without link-time optimisation, see Cargo.toml): the
 # lints, the tests, the CLI the Python and R tests run, the Python extension, the C library. Python runs in the project's venv, .venv/ (scripts/setup.sh).
 set -euo pipefail
@@ -32,9 +32,11 @@ cargo test --workspace --profile ci --locked
 BUILT="$TARGET_DIR/ci"
 echo "== C API: a C program built against the static library (crates/kompakt-c)"
 KPK_PROFILE=ci bash crates/kompakt-c/tests/run_c_tests.sh "$TARGET_DIR"
-echo "== Python package: pip install .[test] (maturin builds the extension: minutes the first time), then pytest"
-MATURIN_PEP517_ARGS="--profile ci" "$PY" -m pip install -v ".[test]"
-KOMPAKT_BIN="$BUILT/kompakt" "$PY" -m pytest -q python/tests
+echo "== JVM: the JNI library (crates/kompakt-jni) inside the jar (java/, Maven; its tests run last)"
+KPK_PROFILE=ci kompakt_jar "$TARGET_DIR"
+echo "== Python package: pip install .[test,spark] (maturin builds the extension: minutes the first time), then pytest"
+MATURIN_PEP517_ARGS="--profile ci" "$PY" -m pip install -v ".[test,spark]"
+KOMPAKT_BIN="$BUILT/kompakt" KOMPAKT_REQUIRE_SPARK=1 "$PY" -m pytest -q python/tests
 echo "== R package (r/kompakt): its source tarball (scripts/r_package.sh), installed into \$TARGET_DIR/R-library,"
 echo "   then R CMD check on it, which runs the testthat tests and examples against that install"
 echo "   (with the CLI and the Python package, for the tests of stores and tables shared by all three)"
@@ -64,3 +66,8 @@ mkdir -p fuzz/corpus/python-objects
   -rss_limit_mb=2048 -max_len=16384 -print_final_stats=0 2>&1 | tail -n 3
 echo "== fuzz smoke run"
 bash fuzz/smoke.sh "${KOMPAKT_FUZZ_SECONDS:-20}"
+echo "== JVM tests (mvn verify): JUnit round trips, goldens, the fuzz corpus above as hostile input, files"
+echo "   shared with the CLI and Python, and a local SparkSession with kompakt as its codec"
+KPK_PROFILE=ci KOMPAKT_GOLDEN_DIR="$PWD/tests/golden" KOMPAKT_BIN="$BUILT/kompakt" KOMPAKT_PYTHON_BIN="$PY" \
+  KOMPAKT_BAD_OPTIONS="$PWD/crates/kompakt-api/tests/bad_options.tsv" KOMPAKT_FUZZ_CORPUS="$PWD/fuzz/corpus" \
+  KOMPAKT_REQUIRE_INTEROP=1 kompakt_jar "$TARGET_DIR" verify

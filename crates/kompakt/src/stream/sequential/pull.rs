@@ -261,7 +261,11 @@ mod tests {
         for at in [40, 20, 23] {
             let mut bad = f.clone();
             bad[at] ^= 1;
-            assert_eq!(read_all(&bad, false).unwrap_err().kind(), ErrorKind::Corrupt, "byte {at}");
+            assert_eq!(
+                read_all(&bad, false).unwrap_err().kind(),
+                ErrorKind::Corrupt,
+                "byte {at}"
+            );
         }
     }
 
