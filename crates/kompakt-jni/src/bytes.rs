@@ -37,42 +37,90 @@ pub(crate) fn as_jbytes_mut(bytes: &mut [u8]) -> &mut [i8] {
     unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<i8>(), bytes.len()) }
 }
 
+/// The JVM's `i8` bytes seen as `u8`.
+pub(crate) fn as_bytes(bytes: &[i8]) -> &[u8] {
+    // SAFETY: as in `as_jbytes`.
+    unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<u8>(), bytes.len()) }
+}
+
 /// The JVM's `i8` bytes seen as `u8`, mutable.
 pub(crate) fn as_bytes_mut(bytes: &mut [i8]) -> &mut [u8] {
     // SAFETY: as in `as_jbytes`; the result is the only borrow of `bytes` while it lives.
     unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<u8>(), bytes.len()) }
 }
 
-/// Calls `f` with `array[offset, offset + length)`, read in place (a JNI critical region: no
-/// copy; the borrow of `env` keeps other JNI calls out until `f` returns).
-pub(crate) fn with_array<'l, R>(
-    env: &mut JNIEnv<'l>,
+/// Arrays up to this size are reached in place, in a JNI critical region, by calls that only
+/// compute on them; larger ones (and every call that may wait: a disk, a server) are copied.
+/// On Java 17 a critical region holds off the garbage collector for every thread, so it must
+/// stay short: this much data is a fraction of a millisecond of any codec.
+pub(crate) const CRITICAL_MAX: usize = 1 << 20;
+
+fn array_range(
+    env: &mut JNIEnv<'_>,
     array: &JByteArray<'_>,
     offset: jint,
     length: jint,
-    f: impl FnOnce(&mut [u8]) -> R,
-) -> Result<R, Failure> {
+) -> Result<Range<usize>, Failure> {
     if array.is_null() {
         return Err(Failure::option("the array is null"));
     }
     let total = env.get_array_length(array)? as usize;
-    let range = range(total, offset, length)?;
-    // SAFETY: the critical region ends when `elements` drops, before this function returns;
-    // `elements` borrows `env` mutably, so no JNI call happens inside it, and `f` cannot call
-    // Java (it gets no env).
-    let mut elements = unsafe { env.get_array_elements_critical(array, ReleaseMode::CopyBack)? };
-    Ok(f(&mut as_bytes_mut(&mut elements)[range]))
+    range(total, offset, length)
 }
 
-/// A direct buffer's bytes `[pos, pos + length)`.
-///
-/// The caller must not hold two overlapping views at once: see [`disjoint`].
-pub(crate) fn direct<'b>(
+/// Calls `f` with `array[offset, offset + length)` to read: in place (a critical region, no
+/// copy) for CPU-bound work on at most [`CRITICAL_MAX`] bytes, else a copy.
+pub(crate) fn with_input<R>(
+    env: &mut JNIEnv<'_>,
+    array: &JByteArray<'_>,
+    offset: jint,
+    length: jint,
+    in_place: bool,
+    f: impl FnOnce(&[u8]) -> R,
+) -> Result<R, Failure> {
+    let range = array_range(env, array, offset, length)?;
+    if in_place && range.len() <= CRITICAL_MAX {
+        // SAFETY: the critical region ends when `elements` drops, before this function
+        // returns; `elements` borrows `env` mutably, so no JNI call happens inside it, and `f`
+        // cannot call Java (it gets no env). NoCopyBack: the array is only read.
+        let elements = unsafe { env.get_array_elements_critical(array, ReleaseMode::NoCopyBack)? };
+        return Ok(f(&as_bytes(&elements)[range]));
+    }
+    Ok(f(&to_vec(env, array, offset, length)?))
+}
+
+/// Calls `f` to fill `array[offset, offset + length)`: in place for CPU-bound work on at most
+/// [`CRITICAL_MAX`] bytes, else through a buffer copied in afterwards (`f` returns how many
+/// bytes it wrote, which are the ones copied).
+pub(crate) fn with_output<R>(
+    env: &mut JNIEnv<'_>,
+    array: &JByteArray<'_>,
+    offset: jint,
+    length: jint,
+    in_place: bool,
+    f: impl FnOnce(&mut [u8]) -> Result<(usize, R), Failure>,
+) -> Result<R, Failure> {
+    let range = array_range(env, array, offset, length)?;
+    if in_place && range.len() <= CRITICAL_MAX {
+        // SAFETY: as in `with_input`; CopyBack, as the array is written.
+        let mut elements = unsafe { env.get_array_elements_critical(array, ReleaseMode::CopyBack)? };
+        return f(&mut as_bytes_mut(&mut elements)[range]).map(|(_, r)| r);
+    }
+    let mut buffer = vec![0u8; range.len()];
+    let (written, result) = f(&mut buffer)?;
+    env.set_byte_array_region(array, offset, as_jbytes(&buffer[..written.min(buffer.len())]))?;
+    Ok(result)
+}
+
+/// Where a direct buffer's bytes `[pos, pos + length)` are: an address and a length, checked
+/// against the buffer's capacity. Views are made by [`view`] and [`view_mut`], after
+/// [`disjoint`] when a call has two.
+pub(crate) fn direct(
     env: &mut JNIEnv<'_>,
     buffer: &JByteBuffer<'_>,
     pos: jint,
     length: jint,
-) -> Result<&'b mut [u8], Failure> {
+) -> Result<(*mut u8, usize), Failure> {
     if buffer.is_null() {
         return Err(Failure::option("the buffer is null"));
     }
@@ -82,20 +130,50 @@ pub(crate) fn direct<'b>(
     let capacity = env.get_direct_buffer_capacity(buffer)?;
     let range = range(capacity, pos, length)?;
     if range.is_empty() {
-        return Ok(&mut []);
+        return Ok((std::ptr::NonNull::dangling().as_ptr(), 0));
     }
-    // SAFETY: a direct buffer's memory is `capacity` bytes at `address` and stays allocated
-    // while the buffer object is reachable, which it is for the whole native call (it is an
-    // argument); `range` lies inside it. Views of two buffers are checked by `disjoint`
-    // before both are used, so no two live views overlap.
-    Ok(unsafe { std::slice::from_raw_parts_mut(address.add(range.start), range.len()) })
+    // SAFETY (of the `add`): `range` lies inside the buffer's `capacity` bytes at `address`.
+    Ok((unsafe { address.add(range.start) }, range.len()))
 }
 
-/// Refuses a source and a destination that share memory (two direct buffers over one region).
-pub(crate) fn disjoint(a: &[u8], b: &[u8]) -> Result<(), Failure> {
-    let (a0, a1) = (a.as_ptr() as usize, a.as_ptr() as usize + a.len());
-    let (b0, b1) = (b.as_ptr() as usize, b.as_ptr() as usize + b.len());
-    if !a.is_empty() && !b.is_empty() && a0 < b1 && b0 < a1 {
+/// A direct buffer's bytes to read.
+///
+/// # Safety
+/// `place` comes from [`direct`] in this native call (so it lies inside a buffer that is an
+/// argument, reachable and allocated until the call returns), and no mutable view of the same
+/// bytes exists while the result lives ([`disjoint`]).
+pub(crate) unsafe fn view<'b>((address, len): (*mut u8, usize)) -> &'b [u8] {
+    // SAFETY: the caller's contract above.
+    unsafe { std::slice::from_raw_parts(address, len) }
+}
+
+/// A direct buffer's bytes to write.
+///
+/// # Safety
+/// As for [`view`], and no other view of the same bytes exists while the result lives.
+pub(crate) unsafe fn view_mut<'b>((address, len): (*mut u8, usize)) -> &'b mut [u8] {
+    // SAFETY: the caller's contract above.
+    unsafe { std::slice::from_raw_parts_mut(address, len) }
+}
+
+/// A copy of `array[offset, offset + length)`.
+pub(crate) fn to_vec(
+    env: &mut JNIEnv<'_>,
+    array: &JByteArray<'_>,
+    offset: jint,
+    length: jint,
+) -> Result<Vec<u8>, Failure> {
+    let range = array_range(env, array, offset, length)?;
+    let mut copy = vec![0u8; range.len()];
+    env.get_byte_array_region(array, offset, as_jbytes_mut(&mut copy))?;
+    Ok(copy)
+}
+
+/// Refuses a source and a destination that share memory (two direct buffers over one region),
+/// before any view of them exists.
+pub(crate) fn disjoint(a: (*mut u8, usize), b: (*mut u8, usize)) -> Result<(), Failure> {
+    let (a0, b0) = (a.0 as usize, b.0 as usize);
+    if a.1 > 0 && b.1 > 0 && a0 < b0 + b.1 && b0 < a0 + a.1 {
         return Err(Failure::option("the source and the destination overlap"));
     }
     Ok(())
@@ -152,11 +230,14 @@ mod tests {
         let mut v = vec![0u8, 127, 128, 255];
         assert_eq!(as_jbytes(&v), [0, 127, -128, -1]);
         let mut j = [0i8, -1];
-        as_bytes_mut(&mut j)[0] = 200;
-        assert_eq!(as_bytes_mut(&mut j), [200, 255]);
-        let (a, b) = v.split_at_mut(2);
-        assert!(disjoint(a, b).is_ok());
-        assert!(disjoint(&v[..3], &v[2..]).is_err());
-        assert!(disjoint(&v[..0], &v[..]).is_ok());
+        as_bytes_mut(&mut j)[0] = 100;
+        assert_eq!(as_bytes(&j), [100, 255]);
+        let p = v.as_mut_ptr();
+        // SAFETY: offsets inside `v`.
+        let (p2, p3) = unsafe { (p.add(2), p.add(3)) };
+        assert!(disjoint((p, 2), (p2, 2)).is_ok());
+        assert!(disjoint((p, 3), (p2, 2)).is_err());
+        assert!(disjoint((p3, 1), (p, 4)).is_err());
+        assert!(disjoint((p, 0), (p, 4)).is_ok());
     }
 }

@@ -1,6 +1,6 @@
 //! `KompaktFile`: random access to a kompakt file's streams, on this machine or at a URL.
 
-use crate::bytes::{self, direct, jint_of, with_array};
+use crate::bytes::{self, direct, jint_of, view_mut, with_output};
 use crate::error::{run, Failure};
 use crate::handle::{self, into_handle};
 use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JString};
@@ -124,7 +124,11 @@ pub extern "system" fn Java_dev_kompakt_Native_fileRead<'l>(
 ) -> jint {
     run(&mut env, -1, |env| {
         let f = file(f)?;
-        let n = with_array(env, &dst, offset, length, |out| f.read(stream, position, out))??;
+        // Copied, never in place: the read may wait for a disk or a server.
+        let n = with_output(env, &dst, offset, length, false, |out| {
+            let n = f.read(stream, position, out)?;
+            Ok((n.unwrap_or(0), n))
+        })?;
         n.map_or(Ok(-1), jint_of)
     })
 }
@@ -143,7 +147,8 @@ pub extern "system" fn Java_dev_kompakt_Native_fileReadDirect<'l>(
 ) -> jint {
     run(&mut env, -1, |env| {
         let f = file(f)?;
-        let out = direct(env, &dst, pos, length)?;
+        // SAFETY: from `direct` in this call; the only view.
+        let out = unsafe { view_mut(direct(env, &dst, pos, length)?) };
         f.read(stream, position, out)?.map_or(Ok(-1), jint_of)
     })
 }

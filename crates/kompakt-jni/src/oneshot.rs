@@ -1,6 +1,6 @@
 //! One-shot `compress`/`decompress` of `byte[]` and direct `ByteBuffer`s.
 
-use crate::bytes::{self, direct, disjoint, jint_of, with_array};
+use crate::bytes::{self, direct, disjoint, jint_of, to_vec, view, view_mut, with_input, with_output};
 use crate::error::{run, Failure};
 use crate::options::{options_of, Options};
 use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray};
@@ -40,7 +40,7 @@ pub extern "system" fn Java_dev_kompakt_Native_compress<'l>(
 ) -> jbyteArray {
     run(&mut env, std::ptr::null_mut(), |env| {
         let o = options_of(options)?;
-        let packed = with_array(env, &src, offset, length, |data| compress_slice(data, &o))??;
+        let packed = with_input(env, &src, offset, length, true, |data| compress_slice(data, &o))??;
         Ok(bytes::new_array(env, &packed)?.into_raw())
     })
 }
@@ -60,9 +60,13 @@ pub extern "system" fn Java_dev_kompakt_Native_compressDirect<'l>(
 ) -> jint {
     run(&mut env, -1, |env| {
         let o = options_of(options)?;
-        let input = direct(env, &src, src_pos, src_length)?;
-        let output = direct(env, &dst, dst_pos, dst_length)?;
+        let (input, output) = (
+            direct(env, &src, src_pos, src_length)?,
+            direct(env, &dst, dst_pos, dst_length)?,
+        );
         disjoint(input, output)?;
+        // SAFETY: both from `direct` in this call, and disjoint.
+        let (input, output) = unsafe { (view(input), view_mut(output)) };
         let packed = compress_slice(input, &o)?;
         let room = output.len();
         let out = output.get_mut(..packed.len()).ok_or_else(|| {
@@ -125,7 +129,7 @@ pub extern "system" fn Java_dev_kompakt_Native_decompressedLength<'l>(
     length: jint,
 ) -> jlong {
     run(&mut env, -1, |env| {
-        let len = with_array(env, &src, offset, length, |data| -> Result<u64, Failure> {
+        let len = with_input(env, &src, offset, length, true, |data| -> Result<u64, Failure> {
             single_stream_len(&open(data, 1)?)
         })??;
         Ok(len as jlong)
@@ -141,7 +145,8 @@ pub extern "system" fn Java_dev_kompakt_Native_decompressedLengthDirect<'l>(
     length: jint,
 ) -> jlong {
     run(&mut env, -1, |env| {
-        let data = direct(env, &src, pos, length)?;
+        // SAFETY: from `direct` in this call; the only view.
+        let data = unsafe { view(direct(env, &src, pos, length)?) };
         Ok(single_stream_len(&open(data, 1)?)? as jlong)
     })
 }
@@ -162,13 +167,16 @@ pub extern "system" fn Java_dev_kompakt_Native_decompress<'l>(
         let max = u64::try_from(max_length).unwrap_or(0).min(MAX_ARRAY);
         // The file is copied out of the Java heap first: the result array is allocated after
         // its length is known, and no JNI call may happen inside a critical region.
-        let file = with_array(env, &src, offset, length, |data| data.to_vec())?;
+        let file = to_vec(env, &src, offset, length)?;
         let mut reader = open(&file, threads)?;
         reader.set_dictionaries(dictionaries);
         let len = check_fits(single_stream_len(&reader)?, max)?;
         let out = env.new_byte_array(jint_of(len)?)?;
         if len > 0 {
-            with_array(env, &out, 0, len as jint, |dst| reader.read_stream_into(0, dst))??;
+            with_output(env, &out, 0, len as jint, true, |dst| {
+                reader.read_stream_into(0, dst)?;
+                Ok((dst.len(), ()))
+            })?;
         }
         Ok(out.into_raw())
     })
@@ -190,9 +198,13 @@ pub extern "system" fn Java_dev_kompakt_Native_decompressDirect<'l>(
 ) -> jint {
     run(&mut env, -1, |env| {
         let dictionaries: Dictionaries = bytes::dictionaries(env, &dictionaries)?;
-        let input = direct(env, &src, src_pos, src_length)?;
-        let output = direct(env, &dst, dst_pos, dst_length)?;
+        let (input, output) = (
+            direct(env, &src, src_pos, src_length)?,
+            direct(env, &dst, dst_pos, dst_length)?,
+        );
         disjoint(input, output)?;
+        // SAFETY: both from `direct` in this call, and disjoint.
+        let (input, output) = unsafe { (view(input), view_mut(output)) };
         let mut reader = open(input, threads)?;
         reader.set_dictionaries(dictionaries);
         let len = single_stream_len(&reader)?;

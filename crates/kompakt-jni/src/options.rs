@@ -1,12 +1,13 @@
 //! Write options and zstd dictionaries: validated by the front door, held by Java as handles.
 
-use crate::bytes::{self, new_array, with_array};
+use crate::bytes::{self, new_array, to_vec};
 use crate::error::{run, Failure};
 use crate::handle::{self, into_handle};
 use jni::objects::{JByteArray, JClass, JObjectArray, JString};
 use jni::sys::{jbyteArray, jint, jlong, jstring};
 use jni::JNIEnv;
 use kompakt::codec::Dictionary;
+use kompakt::stream::STAGED_BLOCKS;
 use kompakt::WriteOptions;
 use kompakt_api::options::WriteArgs;
 
@@ -112,6 +113,28 @@ pub extern "system" fn Java_dev_kompakt_Native_optionsThreads<'l>(
     run(&mut env, -1, |_| bytes::jint_of(options_of(options)?.write.threads))
 }
 
+/// The most raw bytes a Java array hands over at once.
+const MAX_STREAM_BUFFER: usize = 64 << 20;
+
+/// Raw bytes an output stream hands the writer at a time: one block, or with more than one
+/// thread the blocks the writer compresses at once ([`STAGED_BLOCKS`]); whole blocks, within
+/// [`MAX_STREAM_BUFFER`] unless one block is larger.
+fn stream_buffer(w: &WriteOptions) -> usize {
+    let blocks = if w.threads == 1 { 1 } else { STAGED_BLOCKS };
+    w.block_size * blocks.min(MAX_STREAM_BUFFER / w.block_size).max(1)
+}
+
+#[no_mangle]
+pub extern "system" fn Java_dev_kompakt_Native_optionsStreamBuffer<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    options: jlong,
+) -> jint {
+    run(&mut env, -1, |_| {
+        bytes::jint_of(stream_buffer(&options_of(options)?.write))
+    })
+}
+
 #[no_mangle]
 pub extern "system" fn Java_dev_kompakt_Native_optionsFree<'l>(_: JNIEnv<'l>, _: JClass<'l>, options: jlong) {
     handle::free::<Options>(options);
@@ -156,7 +179,7 @@ pub extern "system" fn Java_dev_kompakt_Native_dictionaryLoad<'l>(
     length: jint,
 ) -> jlong {
     run(&mut env, 0, |env| {
-        let owned = with_array(env, &bytes, offset, length, |b| b.to_vec())?;
+        let owned = to_vec(env, &bytes, offset, length)?;
         Ok(into_handle(Dictionary::new(owned)?))
     })
 }
@@ -188,4 +211,19 @@ pub extern "system" fn Java_dev_kompakt_Native_dictionaryId<'l>(
 #[no_mangle]
 pub extern "system" fn Java_dev_kompakt_Native_dictionaryFree<'l>(_: JNIEnv<'l>, _: JClass<'l>, dictionary: jlong) {
     handle::free::<Dictionary>(dictionary);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_buffers_whole_blocks_within_64_mib() {
+        let w = |threads, block| WriteOptions::default().threads(threads).block_size(block);
+        assert_eq!(stream_buffer(&w(1, 65_536)), 65_536);
+        assert_eq!(stream_buffer(&w(0, 1 << 20)), 8 << 20);
+        assert_eq!(stream_buffer(&w(2, 16 << 20)), 64 << 20);
+        assert_eq!(stream_buffer(&w(2, 48 << 20)), 48 << 20);
+        assert_eq!(stream_buffer(&w(4, 64 << 20)), 64 << 20);
+    }
 }

@@ -12,6 +12,9 @@ use kompakt::ReadOptions;
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 
+/// Reads of 0 bytes in a row after which a Java input stream is taken to be broken.
+const MAX_ZERO_READS: u32 = 1000;
+
 /// Compressed bytes read from Java but not yet decoded, kept between calls.
 #[derive(Default)]
 struct Unread {
@@ -42,6 +45,7 @@ struct JavaInput<'a, 'l> {
 
 impl JavaInput<'_, '_> {
     fn fill(&mut self) -> io::Result<()> {
+        let mut zero_reads = 0;
         loop {
             let got = self.env.call_method(
                 self.input,
@@ -63,8 +67,16 @@ impl JavaInput<'_, '_> {
             if n < 0 {
                 return Ok(());
             }
-            // InputStream.read may return 0 only for a 0-length request, but some do anyway.
+            // InputStream.read may return 0 only for a 0-length request, but some do anyway:
+            // try again, a bounded number of times (never spin in native code forever).
             if n == 0 {
+                zero_reads += 1;
+                if zero_reads == MAX_ZERO_READS {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!("the input stream returned 0 bytes {MAX_ZERO_READS} times in a row"),
+                    ));
+                }
                 continue;
             }
             let n = n.min(self.transfer_len) as usize;

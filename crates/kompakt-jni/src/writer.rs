@@ -1,7 +1,7 @@
 //! `KompaktOutputStream`: a one-stream kompakt file written block by block, to memory that Java
 //! drains into its `OutputStream`, or to a file written atomically.
 
-use crate::bytes::{self, jint_of, with_array};
+use crate::bytes::{self, jint_of, with_input, with_output};
 use crate::error::{run, Failure};
 use crate::handle::{self, into_handle};
 use crate::options::options_of;
@@ -192,7 +192,9 @@ pub extern "system" fn Java_dev_kompakt_Native_writerWrite<'l>(
 ) -> jint {
     run(&mut env, -1, |env| {
         let w = handle::get::<StreamWriter>(writer, "stream")?;
-        with_array(env, &b, offset, length, |data| w.write(data))?
+        // A file writer may wait for the disk: its input is copied, never held in place.
+        let in_place = w.path.is_none();
+        with_input(env, &b, offset, length, in_place, |data| w.write(data))?
     })
 }
 
@@ -207,7 +209,10 @@ pub extern "system" fn Java_dev_kompakt_Native_writerDrain<'l>(
 ) -> jint {
     run(&mut env, -1, |env| {
         let w = handle::get::<StreamWriter>(writer, "stream")?;
-        let n = with_array(env, &dst, offset, length, |out| w.drain(out))?;
+        let n = with_output(env, &dst, offset, length, true, |out| {
+            let n = w.drain(out);
+            Ok((n, n))
+        })?;
         jint_of(n)
     })
 }

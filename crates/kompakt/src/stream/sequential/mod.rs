@@ -25,7 +25,8 @@ pub(crate) use scan::read_full;
 /// `sink(stream, bytes)` for every block in file order. Returns the footer after checking it
 /// against the blocks seen and checking that nothing follows the trailer.
 ///
-/// Memory is bounded by the thread count times the block size, whatever the file size.
+/// Memory is bounded by the thread count times the block size, plus the footer's check: 32
+/// bytes per block seen (16 MB for a terabyte of 64 KiB blocks) and the footer itself.
 ///
 /// Each block is checksummed before `sink` sees it, but the stream ids and the order of blocks
 /// are only checked against the footer at the end: a sink must not size anything by a stream

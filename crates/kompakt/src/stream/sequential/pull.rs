@@ -4,6 +4,7 @@ use super::scan::{next_byte, BlockScanner};
 use crate::codec::Dictionaries;
 use crate::error::{Error, Result};
 use crate::stream::block::BlockDecoder;
+use crate::stream::format::verify_block;
 use crate::stream::reader::ReadOptions;
 use std::io::{self, Read};
 
@@ -29,8 +30,12 @@ enum State {
 /// are an error.
 ///
 /// Memory: one block's payload and one decoded block (at most 64 MiB each, and never more than
-/// the bytes that arrived can decode to), reused from block to block. Blocks are decoded on the
-/// calling thread.
+/// the bytes that arrived can decode to; with checksums verified, as by default, a block is
+/// allocated for only after its checksum matched), reused from block to block, plus 32 bytes
+/// per block of the file for the check against the footer (as [`decode_sequential`]'s).
+/// Blocks are decoded on the calling thread.
+///
+/// [`decode_sequential`]: super::decode_sequential
 ///
 /// ```
 /// use kompakt::stream::{ReadOptions, SequentialDecoder};
@@ -115,13 +120,17 @@ impl SequentialDecoder {
                 },
                 State::InFile(scanner) => match scanner.next_block(input, &mut self.payload)? {
                     Some(b) => {
+                        // The checksum first: a damaged header's raw_len allocates nothing.
+                        if self.verify {
+                            verify_block(&b.header, &self.payload, b.offset)?;
+                        }
                         self.block.resize(b.fields.raw_len as usize, 0);
                         self.decoder.decode_into(
                             &b.header,
                             &b.fields,
                             &self.payload,
                             b.offset,
-                            self.verify,
+                            false,
                             &mut self.block,
                         )?;
                         // After decoding, so a damaged stream id is the checksum's error.

@@ -25,7 +25,8 @@ import java.util.Objects;
  * {@link #available()} is what is left of the block. A {@link #concatenated} stream reads kompakt
  * files that follow one another as one stream of bytes (as {@code cat a.kpk b.kpk} makes). The
  * stream may read the input past the file's end (it reads ahead), so the input should hold
- * nothing else. After an exception the stream is broken: later reads throw. Not thread-safe.
+ * nothing else. After an exception the stream is broken: later reads throw. Its methods are
+ * synchronized (a stream shared by mistake cannot corrupt memory), but it is made for one thread.
  * No finalizer: an unclosed stream's native memory is freed when
  * it is garbage collected.
  */
@@ -177,7 +178,7 @@ public class KompaktInputStream extends InputStream {
     }
 
     @Override
-    public int read() throws IOException {
+    public synchronized int read() throws IOException {
         if (pos < limit) {
             return block[pos++] & 0xff;
         }
@@ -189,7 +190,7 @@ public class KompaktInputStream extends InputStream {
     }
 
     @Override
-    public int read(byte[] b, int off, int len) throws IOException {
+    public synchronized int read(byte[] b, int off, int len) throws IOException {
         Objects.checkFromIndexSize(off, len, b.length);
         ensureOpen();
         if (len == 0) {
@@ -211,7 +212,7 @@ public class KompaktInputStream extends InputStream {
      * Skips bytes; blocks skipped whole are decoded (their checksums checked) but not copied.
      */
     @Override
-    public long skip(long n) throws IOException {
+    public synchronized long skip(long n) throws IOException {
         ensureOpen();
         long skipped = 0;
         while (skipped < n) {
@@ -262,14 +263,14 @@ public class KompaktInputStream extends InputStream {
      * The decoded bytes left in the current block: what can be read without decoding more.
      */
     @Override
-    public int available() throws IOException {
+    public synchronized int available() throws IOException {
         ensureOpen();
         return limit - pos;
     }
 
     /** Releases the reader and its buffers and closes the input stream; idempotent. */
     @Override
-    public void close() throws IOException {
+    public synchronized void close() throws IOException {
         if (closed) {
             return;
         }

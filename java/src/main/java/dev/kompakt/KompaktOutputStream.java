@@ -74,15 +74,18 @@ public class KompaktOutputStream extends OutputStream {
         WriteOptions o = options == null ? WriteOptions.DEFAULT : options;
         long h = o.acquire();
         long w;
+        int bufferSize;
         try {
+            // How much to hand over at a time is the writer's rule (a block, or the blocks its
+            // threads compress at once).
+            bufferSize = Native.optionsStreamBuffer(h);
             w = path == null ? Native.writerOpen(h) : Native.writerOpenFile(path.toString(), h);
         } finally {
             o.release();
         }
         this.out = out;
         this.writer = new NativeHandle(this, w, Native::writerFree, "stream");
-        int blocks = o.threads() == 1 ? 1 : 8;
-        this.capacity = (int) Math.min((long) o.blockSize() * blocks, 64 << 20);
+        this.capacity = bufferSize;
         this.buffer = BufferPool.acquire(capacity);
         this.transfer = out == null ? null : BufferPool.acquire(TRANSFER_SIZE);
     }
@@ -92,7 +95,7 @@ public class KompaktOutputStream extends OutputStream {
      * file beside it, renamed into place by {@link #close()}. If the stream is closed after an
      * error, or {@link #abort()}ed, no file appears (an existing one stays as it was).
      *
-     * @param path the file (also an {@code s3://} or other location kompakt can write)
+     * @param path the file, on this machine (kompakt reads URLs but never writes them)
      * @param options how (null: the defaults)
      * @return the stream
      * @throws KompaktException if the temporary file cannot be created, or the options are invalid
@@ -115,7 +118,7 @@ public class KompaktOutputStream extends OutputStream {
     }
 
     @Override
-    public void write(int b) throws IOException {
+    public synchronized void write(int b) throws IOException {
         if (count == capacity) {
             writeBuffer();
         }
@@ -126,7 +129,7 @@ public class KompaktOutputStream extends OutputStream {
     }
 
     @Override
-    public void write(byte[] b, int off, int len) throws IOException {
+    public synchronized void write(byte[] b, int off, int len) throws IOException {
         Objects.checkFromIndexSize(off, len, b.length);
         ensureOpen();
         while (len > 0) {
@@ -154,7 +157,7 @@ public class KompaktOutputStream extends OutputStream {
      * block: flushing after small writes makes a poorly compressed file.
      */
     @Override
-    public void flush() throws IOException {
+    public synchronized void flush() throws IOException {
         ensureOpen();
         if (count > 0) {
             writeBuffer();
@@ -214,13 +217,14 @@ public class KompaktOutputStream extends OutputStream {
 
     /**
      * Finishes the file (the buffered rest, then the index) and closes the output stream; a
-     * {@link #toFile} stream's file appears now. Idempotent. After an earlier exception it only
-     * releases the writer and closes the output stream (nothing is committed).
+     * {@link #toFile} stream's file appears now. Idempotent. After an earlier exception it
+     * releases the writer, closes the output stream and throws {@link KompaktUsageException}
+     * (nothing is committed; {@link #abort()} discards without an exception).
      *
      * @throws IOException if finishing or closing fails (the output is then incomplete)
      */
     @Override
-    public void close() throws IOException {
+    public synchronized void close() throws IOException {
         if (closed) {
             return;
         }
@@ -236,6 +240,11 @@ public class KompaktOutputStream extends OutputStream {
                 } finally {
                     writer.release();
                 }
+            } else {
+                // Nothing was finished: say so, rather than let a caller that ignores write
+                // errors (a PrintStream) take the close for a complete file.
+                Throwable cause = failure != null ? failure : runtimeFailure;
+                error = new KompaktUsageException("the stream failed earlier, so its file was not finished: " + cause, cause);
             }
         } catch (IOException | RuntimeException | Error e) {
             error = e;
@@ -264,7 +273,7 @@ public class KompaktOutputStream extends OutputStream {
      *
      * @throws IOException if closing the output stream fails
      */
-    public void abort() throws IOException {
+    public synchronized void abort() throws IOException {
         if (closed) {
             return;
         }

@@ -48,6 +48,12 @@ final class Native {
     /** The thread count the options resolve to, 0 for all cores (0: the defaults'). */
     static native int optionsThreads(long options);
 
+    /**
+     * Raw bytes an output stream hands {@link #writerWrite} at a time: a block, or with more
+     * than one thread the blocks the writer compresses at once (whole blocks within 64 MiB).
+     */
+    static native int optionsStreamBuffer(long options);
+
     static native void optionsFree(long options);
 
     // --- dictionaries ----------------------------------------------------------------------

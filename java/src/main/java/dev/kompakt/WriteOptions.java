@@ -26,7 +26,7 @@ public final class WriteOptions {
     private final String codec;
     private final Integer level;
     private final Integer threads;
-    private final Integer blockSize;
+    private final Long blockSize;
     private final String filter;
     private final Integer typesize;
     private final Dictionary dictionary;
@@ -156,7 +156,7 @@ public final class WriteOptions {
         private String codec;
         private Integer level;
         private Integer threads;
-        private Integer blockSize;
+        private Long blockSize;
         private String filter;
         private Integer typesize;
         private Dictionary dictionary;
@@ -208,6 +208,17 @@ public final class WriteOptions {
          * @return this builder
          */
         public Builder blockSize(int blockSize) {
+            return blockSize((long) blockSize);
+        }
+
+        /**
+         * {@link #blockSize(int)} of a size as configuration gives it (Spark's sizes are longs);
+         * {@link #build()} checks it.
+         *
+         * @param blockSize bytes
+         * @return this builder
+         */
+        public Builder blockSize(long blockSize) {
             this.blockSize = blockSize;
             return this;
         }
@@ -273,6 +284,10 @@ public final class WriteOptions {
                     dictionary.release();
                 }
             }
+        }
+
+        private static long given(Long n) {
+            return n == null ? Native.NOT_GIVEN : n;
         }
 
         private static long given(Integer n) {

@@ -259,8 +259,12 @@ class StreamTest {
         IOException e = assertThrows(IOException.class, () -> out.write(data));
         assertEquals("disk full", e.getMessage());
         assertThrows(IOException.class, () -> out.write(1), "a broken stream refuses writes");
-        out.close(); // releases without finishing, closes the sink
+        // Releases without finishing and closes the sink, but says the file is not complete
+        // (a caller that ignored the write's exception must not take it for finished).
+        KompaktUsageException notFinished = assertThrows(KompaktUsageException.class, out::close);
+        assertEquals("disk full", notFinished.getCause().getMessage());
         assertTrue(sink.closed);
+        out.close(); // idempotent after that
 
         // A file stream closed after its input failed leaves no file.
         Path path = dir.resolve("never.kpk");

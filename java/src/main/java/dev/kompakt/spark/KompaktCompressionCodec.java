@@ -94,7 +94,7 @@ public class KompaktCompressionCodec implements CompressionCodec {
      */
     public KompaktCompressionCodec(SparkConf conf) {
         List<String> key = Arrays.asList(
-                conf.get(CODEC, DEFAULT_CODEC),
+                conf.get(CODEC, null),
                 conf.get(LEVEL, null),
                 conf.get(BLOCK_SIZE, DEFAULT_BLOCK_SIZE),
                 conf.get(THREADS, "1"),
@@ -179,8 +179,11 @@ public class KompaktCompressionCodec implements CompressionCodec {
         }
 
         static Settings of(SparkConf conf, List<String> values) {
-            String codec = values.get(0);
             String level = values.get(1);
+            // lz4 is this codec's default only when nothing else is said: a level alone is a
+            // unified level and a dictionary alone means zstd, by kompakt's own rules.
+            String codec = values.get(0) != null ? values.get(0)
+                    : level == null && values.get(4) == null ? DEFAULT_CODEC : null;
             String threadsText = values.get(3);
             String dictionaryPath = values.get(4);
 
@@ -190,10 +193,6 @@ public class KompaktCompressionCodec implements CompressionCodec {
             } catch (RuntimeException e) {
                 throw new InvalidOptionException(BLOCK_SIZE + ": invalid block size \"" + values.get(2)
                         + "\": bytes, or a size such as 64k or 1m", e);
-            }
-            if (blockSize > Integer.MAX_VALUE) {
-                throw new InvalidOptionException(BLOCK_SIZE + ": invalid block size \"" + values.get(2)
-                        + "\": at most 64m");
             }
             int threads = parseInt(THREADS, "threads", threadsText);
             Integer levelValue = level == null ? null : parseInt(LEVEL, "level", level);
@@ -214,9 +213,9 @@ public class KompaktCompressionCodec implements CompressionCodec {
             if (levelValue != null) {
                 check(LEVEL, () -> WriteOptions.builder().codec(codec).level(levelValue).build());
             }
-            check(BLOCK_SIZE, () -> WriteOptions.builder().blockSize((int) blockSize).build());
+            check(BLOCK_SIZE, () -> WriteOptions.builder().blockSize(blockSize).build());
             check(THREADS, () -> WriteOptions.builder().threads(threads).build());
-            WriteOptions.Builder b = WriteOptions.builder().codec(codec).blockSize((int) blockSize).threads(threads);
+            WriteOptions.Builder b = WriteOptions.builder().codec(codec).blockSize(blockSize).threads(threads);
             if (levelValue != null) {
                 b.level(levelValue);
             }

@@ -49,6 +49,25 @@ class KompaktCompressionCodecTest {
                 .set(KompaktCompressionCodec.BLOCK_SIZE, "131072")).writeOptions().blockSize());
         assertEquals("60", new KompaktCompressionCodec(new SparkConf(false)
                 .set(KompaktCompressionCodec.CODEC, "60")).writeOptions().codec());
+        // A level alone is a unified level (60: zstd), not lz4's acceleration 60.
+        String unified = new KompaktCompressionCodec(new SparkConf(false)
+                .set(KompaktCompressionCodec.LEVEL, "60")).writeOptions().toString();
+        assertTrue(unified.contains("codec zstd:"), unified);
+    }
+
+    @Test
+    void aDictionaryAloneMeansZstd(@TempDir Path dir) throws Exception {
+        List<byte[]> samples = new ArrayList<>();
+        for (int i = 0; i < 500; i++) {
+            samples.add(("{\"user\":" + i + ",\"plan\":\"team\",\"status\":\"active\"}").getBytes(StandardCharsets.UTF_8));
+        }
+        Path path = dir.resolve("d.kpkd");
+        try (Dictionary d = Dictionary.train(samples, 1024)) {
+            d.save(path);
+        }
+        String options = new KompaktCompressionCodec(new SparkConf(false)
+                .set(KompaktCompressionCodec.DICTIONARY, path.toString())).writeOptions().toString();
+        assertTrue(options.contains("codec zstd:3") && options.contains("dictionary"), options);
     }
 
     @Test
