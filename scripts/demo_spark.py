@@ -1,8 +1,9 @@
 """kompakt as Spark's compression codec from PySpark, as scripts/demo.sh runs it.
 
 The same shuffle-heavy job (a join and a groupBy over generated rows, local[2]) runs with
-Spark's default codec (lz4) and with kompakt; prints each run's time and the bytes of shuffle
-files it left on disk, and checks that both give the same answer.
+Spark's default codec (lz4) and with kompakt, after a warm-up job; prints each run's time (one
+run: a demo, not a benchmark; bench/spark_codec.sh measures) and the bytes of shuffle files it
+left on disk, and checks that every codec gives the same answer.
 
 usage: python scripts/demo_spark.py OUT_DIR [ROWS]
 """
@@ -28,7 +29,9 @@ def run(codec: str | None, rows: int, work: Path) -> tuple[float, int, list]:
         settings["spark.io.compression.codec"] = "lz4"
     builder = SparkSession.builder.master("local[2]").appName("kompakt-demo").config(map=settings)
     builder = builder.config("spark.local.dir", str(local_dir)).config("spark.ui.enabled", "false")
+    builder = builder.config("spark.ui.showConsoleProgress", "false")
     spark = builder.config("spark.sql.shuffle.partitions", "8").getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
     start = time.perf_counter()
     facts = spark.range(rows).select(
         (F.col("id") * 7919 % 100_000).alias("key"),
@@ -58,6 +61,9 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     print(f"kompakt's jar: {kompakt.spark.jar_path()}")
     results = {}
+    # A first job warms the JVM (class loading, JIT), which would otherwise count against
+    # whichever codec runs first.
+    run(None, rows // 10, out)
     for label, codec in [("Spark's lz4", None), ("kompakt lz4", "lz4"), ("kompakt zstd:1", "zstd:1")]:
         took, shuffled, answer = run(codec, rows, out)
         results[label] = answer
