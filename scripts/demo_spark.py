@@ -24,7 +24,7 @@ def run(codec: str | None, rows: int, work: Path) -> tuple[float, int, list]:
 
     local_dir = Path(tempfile.mkdtemp(prefix="spark-", dir=work))
     # The jar on the class path in both runs, so the JVM is the same; the codec differs.
-    settings = kompakt.spark.conf(codec=codec) if codec else kompakt.spark.conf(map_status=False)
+    settings = kompakt.spark.conf(codec=codec)
     if not codec:
         settings["spark.io.compression.codec"] = "lz4"
     builder = SparkSession.builder.master("local[2]").appName("kompakt-demo").config(map=settings)

@@ -1,5 +1,6 @@
 """kompakt for Spark, from Python: the jar of kompakt's JVM library and the Spark settings that
-make kompakt Spark's compression codec (shuffle, spills, broadcasts, RDD blocks, MapStatuses).
+make kompakt Spark's compression codec (shuffle, spills, broadcasts, RDD blocks; MapStatuses
+on request).
 
     >>> import kompakt.spark
     >>> settings = kompakt.spark.conf(codec="lz4")
@@ -55,7 +56,7 @@ def conf(
     level: int | None = None,
     block_size: int | str | None = None,
     dictionary: str | os.PathLike[str] | None = None,
-    map_status: bool = True,
+    map_status: bool = False,
 ) -> dict[str, str]:
     """Spark settings that put kompakt's jar on the classpath and make it the compression codec.
 
@@ -67,7 +68,8 @@ def conf(
         block_size: ``spark.kompakt.blockSize``, bytes or a Spark size (``"128k"``).
         dictionary: ``spark.kompakt.dictionary``, the path of a zstd dictionary (``.kpkd``).
         map_status: also compress MapStatuses with kompakt
-            (``spark.shuffle.mapStatus.compression.codec``).
+            (``spark.shuffle.mapStatus.compression.codec``); worth it with a zstd codec only
+            (with lz4 they come out 1.8 times the size of Spark's default, zstd).
 
     Returns:
         Settings for ``SparkSession.builder.config(map=...)`` or ``--conf`` options. The jar goes

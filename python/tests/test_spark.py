@@ -44,7 +44,7 @@ def spark(tmp_path_factory):
     builder = (
         SparkSession.builder.master("local[2]")
         .appName("kompakt-pyspark-test")
-        .config(map=kompakt.spark.conf(codec="lz4", block_size="64k"))
+        .config(map=kompakt.spark.conf(codec="lz4", block_size="64k", map_status=True))
         .config("spark.local.dir", str(local_dir))
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "4")
@@ -62,7 +62,7 @@ def _plain(v):
 
 def test_the_settings_name_the_codec_and_the_jar():
     _require_spark()
-    settings = kompakt.spark.conf(codec="zstd:1", level=None, block_size=131072, dictionary="d.kpkd")
+    settings = kompakt.spark.conf(codec="zstd:1", level=None, block_size=131072, dictionary="d.kpkd", map_status=True)
     assert settings["spark.io.compression.codec"] == kompakt.spark.CODEC_CLASS
     assert settings["spark.shuffle.mapStatus.compression.codec"] == kompakt.spark.CODEC_CLASS
     assert settings["spark.driver.extraClassPath"] == kompakt.spark.jar_path()
@@ -70,7 +70,7 @@ def test_the_settings_name_the_codec_and_the_jar():
     assert settings["spark.kompakt.blockSize"] == "131072"
     assert settings["spark.kompakt.dictionary"] == "d.kpkd"
     assert "spark.kompakt.level" not in settings
-    assert "spark.shuffle.mapStatus.compression.codec" not in kompakt.spark.conf(map_status=False)
+    assert "spark.shuffle.mapStatus.compression.codec" not in kompakt.spark.conf()
 
 
 def test_a_missing_jar_says_how_to_build_one(monkeypatch, tmp_path):

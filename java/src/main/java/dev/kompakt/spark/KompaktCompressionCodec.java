@@ -28,9 +28,12 @@ import org.apache.spark.io.CompressionCodec;
  * spark-submit --jars kompakt-0.1.0.jar \
  *   --conf spark.driver.extraClassPath=kompakt-0.1.0.jar --conf spark.executor.extraClassPath=kompakt-0.1.0.jar \
  *   --conf spark.io.compression.codec=dev.kompakt.spark.KompaktCompressionCodec \
- *   --conf spark.shuffle.mapStatus.compression.codec=dev.kompakt.spark.KompaktCompressionCodec \
  *   --conf spark.kompakt.codec=lz4 ...
  * }</pre>
+ *
+ * <p>MapStatuses too ({@code spark.shuffle.mapStatus.compression.codec} set to this class) pay
+ * only with a zstd codec: with lz4 they are 1.8 times the size of Spark's zstd (bench/RESULTS.md,
+ * "JVM: Spark codec"), and one set of {@code spark.kompakt.*} settings serves every use.
  *
  * <p>Settings (read once, when Spark creates the codec; an invalid one fails at once with an
  * {@link InvalidOptionException} whose message starts with the key):
