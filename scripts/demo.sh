@@ -100,7 +100,10 @@ echo; echo "== bench: codecs on the table's column bytes (in memory, 1 and 2 thr
 "$K" bench data/table.bin --codecs lz4,zstd:1,zstd:3,auto --typesize 1 --seconds 0.3 -q
 echo; echo "== JVM: the jar (the JNI library inside; Maven fetches Spark for the codec's build the"
 echo "   first time), then kompakt from Java on the table file"
-(cd "$ROOT" && kompakt_jar "$TARGET_DIR")
+# Not in a subshell: kompakt_jar exports KOMPAKT_JAR, the jar's path.
+pushd "$ROOT" >/dev/null
+kompakt_jar "$TARGET_DIR"
+popd >/dev/null
 java -cp "$KOMPAKT_JAR" "$ROOT/scripts/DemoJava.java" data/table.bin
 "$K" decompress data/table.bin.java.kpk -o table.from-java.bin && cmp data/table.bin table.from-java.bin &&
   echo "the CLI reads Java's file: identical"
