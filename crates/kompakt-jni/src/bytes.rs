@@ -169,9 +169,28 @@ pub(crate) fn to_vec(
     Ok(copy)
 }
 
+/// A source and a destination direct buffer as views, refused if they share memory: what every
+/// call from one direct buffer into another needs.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn direct_pair<'b>(
+    env: &mut JNIEnv<'_>,
+    src: &JByteBuffer<'_>,
+    src_pos: jint,
+    src_length: jint,
+    dst: &JByteBuffer<'_>,
+    dst_pos: jint,
+    dst_length: jint,
+) -> Result<(&'b [u8], &'b mut [u8]), Failure> {
+    let input = direct(env, src, src_pos, src_length)?;
+    let output = direct(env, dst, dst_pos, dst_length)?;
+    disjoint(input, output)?;
+    // SAFETY: both from `direct` in this call, and disjoint, so the views do not overlap.
+    Ok(unsafe { (view(input), view_mut(output)) })
+}
+
 /// Refuses a source and a destination that share memory (two direct buffers over one region),
 /// before any view of them exists.
-pub(crate) fn disjoint(a: (*mut u8, usize), b: (*mut u8, usize)) -> Result<(), Failure> {
+fn disjoint(a: (*mut u8, usize), b: (*mut u8, usize)) -> Result<(), Failure> {
     let (a0, b0) = (a.0 as usize, b.0 as usize);
     if a.1 > 0 && b.1 > 0 && a0 < b0 + b.1 && b0 < a0 + a.1 {
         return Err(Failure::option("the source and the destination overlap"));

@@ -1,6 +1,6 @@
 //! One-shot `compress`/`decompress` of `byte[]` and direct `ByteBuffer`s.
 
-use crate::bytes::{self, direct, disjoint, jint_of, to_vec, view, view_mut, with_input, with_output};
+use crate::bytes::{self, direct, direct_pair, jint_of, to_vec, view, with_input, with_output};
 use crate::error::{run, Failure};
 use crate::options::{options_of, Options};
 use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray};
@@ -60,13 +60,7 @@ pub extern "system" fn Java_dev_kompakt_Native_compressDirect<'l>(
 ) -> jint {
     run(&mut env, -1, |env| {
         let o = options_of(options)?;
-        let (input, output) = (
-            direct(env, &src, src_pos, src_length)?,
-            direct(env, &dst, dst_pos, dst_length)?,
-        );
-        disjoint(input, output)?;
-        // SAFETY: both from `direct` in this call, and disjoint.
-        let (input, output) = unsafe { (view(input), view_mut(output)) };
+        let (input, output) = direct_pair(env, &src, src_pos, src_length, &dst, dst_pos, dst_length)?;
         let packed = compress_slice(input, &o)?;
         let room = output.len();
         let out = output.get_mut(..packed.len()).ok_or_else(|| {
@@ -198,13 +192,7 @@ pub extern "system" fn Java_dev_kompakt_Native_decompressDirect<'l>(
 ) -> jint {
     run(&mut env, -1, |env| {
         let dictionaries: Dictionaries = bytes::dictionaries(env, &dictionaries)?;
-        let (input, output) = (
-            direct(env, &src, src_pos, src_length)?,
-            direct(env, &dst, dst_pos, dst_length)?,
-        );
-        disjoint(input, output)?;
-        // SAFETY: both from `direct` in this call, and disjoint.
-        let (input, output) = unsafe { (view(input), view_mut(output)) };
+        let (input, output) = direct_pair(env, &src, src_pos, src_length, &dst, dst_pos, dst_length)?;
         let mut reader = open(input, threads)?;
         reader.set_dictionaries(dictionaries);
         let len = single_stream_len(&reader)?;
