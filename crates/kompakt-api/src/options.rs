@@ -112,6 +112,57 @@ impl WriteArgs<'_> {
     }
 }
 
+/// The options of a table write as a front end receives them; `None` (or empty) is "not
+/// given": the table's own defaults (per-column codecs, 16384 rows per group, all cores).
+#[derive(Debug, Clone, Default)]
+pub struct TableArgs<'a> {
+    /// A codec spec or name for every page, strings included.
+    pub codec: Option<&'a str>,
+    /// A unified level 0-100, or with a bare codec name that codec's level.
+    pub level: Option<i64>,
+    /// The codec of plain string and binary pages (a spec such as `"zstd:2"`).
+    pub string_codec: Option<&'a str>,
+    /// Encoding threads (0: all cores).
+    pub threads: Option<i64>,
+    /// Rows per row group.
+    pub rows_per_group: Option<i64>,
+    /// The columns the rows are sorted by, most significant first (checked against the rows
+    /// by the writer).
+    pub sorted_by: Vec<kompakt_table::SortKey>,
+    /// User metadata stored with the table.
+    pub metadata: std::collections::HashMap<String, String>,
+}
+
+impl TableArgs<'_> {
+    /// The table's options, every one checked, or the first error (in the order of the fields).
+    pub fn build(self) -> Result<kompakt_table::TableOptions> {
+        let mut out = kompakt_table::TableOptions::default();
+        if self.codec.is_some() || self.level.is_some() {
+            // A codec the user names is used for every page, strings included.
+            out = out.with_codec(codec(self.codec, self.level, false)?);
+        }
+        if let Some(spec) = self.string_codec {
+            out.string_codec = Some(codec(Some(spec), None, false)?);
+        }
+        if let Some(t) = self.threads {
+            out.threads = threads(t)?;
+        }
+        if let Some(r) = self.rows_per_group {
+            out.rows_per_group = rows_per_group(r)?;
+        }
+        if let Some(empty) = self.sorted_by.iter().find(|k| k.column.is_empty()) {
+            return Err(Error::invalid(
+                "sorted by",
+                format!("{empty:?}"),
+                "the names of the table's columns",
+            ));
+        }
+        out.sorted_by = self.sorted_by;
+        out.metadata = self.metadata;
+        Ok(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,5 +210,45 @@ mod tests {
         assert_eq!((ok.threads, ok.stream.typesize, ok.block_size), (2, 8, 1 << 20));
         assert!(rows_per_group(0).is_err() && rows_per_group(1 << 25).is_err());
         assert_eq!(rows_per_group(16384).unwrap(), 16384);
+    }
+
+    #[test]
+    fn table_args_default_and_checked() {
+        let opts = TableArgs::default().build().unwrap();
+        assert_eq!(opts, kompakt_table::TableOptions::default());
+        let opts = TableArgs {
+            codec: Some("zstd:5"),
+            rows_per_group: Some(1000),
+            threads: Some(2),
+            ..Default::default()
+        }
+        .build()
+        .unwrap();
+        assert_eq!((opts.rows_per_group, opts.threads), (1000, 2));
+        assert_eq!(opts.codec.to_string(), "zstd:5");
+        for bad in [
+            TableArgs {
+                codec: Some("brotli"),
+                ..Default::default()
+            },
+            TableArgs {
+                string_codec: Some("zstd:99"),
+                ..Default::default()
+            },
+            TableArgs {
+                rows_per_group: Some(0),
+                ..Default::default()
+            },
+            TableArgs {
+                threads: Some(-1),
+                ..Default::default()
+            },
+            TableArgs {
+                sorted_by: vec![kompakt_table::SortKey::ascending("")],
+                ..Default::default()
+            },
+        ] {
+            assert_eq!(bad.build().unwrap_err().kind(), kompakt::ErrorKind::Option);
+        }
     }
 }

@@ -129,16 +129,6 @@ pub(crate) fn level_arg(level: i32) -> Result<Option<i64>, Failure> {
     }
 }
 
-/// The codec a `codec` and `level` pair names, or `None` when neither is given (the caller's
-/// own default: a store's recorded codec, a table's per-column codecs).
-pub(crate) fn codec_arg(codec: *const c_char, level: i32) -> Result<Option<kompakt::CodecSpec>, Failure> {
-    let (codec, level) = (text(codec, "codec")?, level_arg(level)?);
-    if codec.is_none() && level.is_none() {
-        return Ok(None);
-    }
-    Ok(Some(api::codec(codec, level, false)?))
-}
-
 /// The format's options from the caller's struct (NULL: every default), each checked by the
 /// front door.
 pub(crate) fn write_options(opts: *const kpk_write_options) -> Result<WriteOptions, Failure> {

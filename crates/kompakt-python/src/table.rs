@@ -14,6 +14,7 @@ use arrow_array::{
 use arrow_data::ArrayData;
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::{Schema, SchemaRef};
+use kompakt_api::options::TableArgs;
 use kompakt_remote::Location;
 use kompakt_table::plan::{plan_rows, Filter, Op};
 use kompakt_table::{append_table_file, write_table_file, SortKey, StringLayout, TableOptions, TableReader};
@@ -37,21 +38,9 @@ fn io_or(err: kompakt::Error, path: &std::path::Path) -> PyErr {
 }
 
 /// The keyword arguments `write_table` and `append_table` share (the table's own default
-/// codecs unless one is named).
-fn table_options(
-    codec: Option<&str>,
-    level: Option<i64>,
-    threads: Option<i64>,
-    metadata: Option<HashMap<String, String>>,
-) -> PyResult<TableOptions> {
-    let mut opts = TableOptions::default();
-    if codec.is_some() || level.is_some() {
-        // A codec named by the user is used for every page, strings included.
-        opts = opts.with_codec(options::codec_spec(codec, level)?);
-    }
-    opts.threads = options::threads(threads)?;
-    opts.metadata = metadata.unwrap_or_default();
-    Ok(opts)
+/// codecs unless one is named), checked by the front door as every front end's are.
+fn table_options(args: TableArgs<'_>) -> PyResult<TableOptions> {
+    args.build().py_err()
 }
 
 /// Writes an Arrow stream (anything with `__arrow_c_stream__`) to `path` as a table file,
@@ -72,9 +61,7 @@ pub fn write_table(
     statistics: bool,
 ) -> PyResult<u64> {
     let path = local_path(&path)?;
-    let mut opts = table_options(codec, level, threads, metadata)?;
-    opts.statistics = statistics;
-    opts.sorted_by = sorted_by
+    let sorted_by = sorted_by
         .unwrap_or_default()
         .into_iter()
         .map(|(column, descending, nulls_first)| SortKey {
@@ -83,9 +70,16 @@ pub fn write_table(
             nulls_first,
         })
         .collect();
-    if let Some(r) = rows_per_group {
-        opts.rows_per_group = kompakt_api::options::rows_per_group(r).py_err()?;
-    }
+    let mut opts = table_options(TableArgs {
+        codec,
+        level,
+        threads,
+        rows_per_group,
+        sorted_by,
+        metadata: metadata.unwrap_or_default(),
+        ..Default::default()
+    })?;
+    opts.statistics = statistics;
     let reader = data.0;
     let schema = reader.schema();
     let batches = reader.map(|b| b.map_err(|e| kompakt::Error::Usage(format!("reading the input: {e}"))));
@@ -107,7 +101,13 @@ pub fn append_table(
     metadata: Option<HashMap<String, String>>,
 ) -> PyResult<u64> {
     let path = local_path(&path)?;
-    let opts = table_options(codec, level, threads, metadata)?;
+    let opts = table_options(TableArgs {
+        codec,
+        level,
+        threads,
+        metadata: metadata.unwrap_or_default(),
+        ..Default::default()
+    })?;
     let batches = data
         .0
         .map(|b| b.map_err(|e| kompakt::Error::Usage(format!("reading the input: {e}"))));

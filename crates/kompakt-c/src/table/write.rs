@@ -2,7 +2,7 @@
 //! data interface, written to a new file or appended to one.
 
 use crate::ffi::{array_arg, path_arg, put_optional, required, text};
-use crate::options::{codec_arg, read_sized, threads, SizedStruct};
+use crate::options::{level_arg, read_sized, SizedStruct};
 use crate::status::{at, guard, kpk_status, Failure};
 use arrow_array::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::{Array, RecordBatch, StructArray};
@@ -71,35 +71,25 @@ impl SizedStruct for kpk_table_options {
     }
 }
 
-/// The table's options from the caller's struct (NULL: every default), each checked by the
-/// front door.
+/// The table's options from the caller's struct (NULL: every default), checked by the front
+/// door as every front end's are ([`api::TableArgs`]).
 fn table_options(opts: *const kpk_table_options) -> Result<TableOptions, Failure> {
-    let mut out = TableOptions::default();
     let o = read_sized(opts)?;
-    // A codec named by the caller is used for every page, strings included (as in Python).
-    if let Some(spec) = codec_arg(o.codec, o.level)? {
-        out = out.with_codec(spec);
-    }
-    if let Some(spec) = text(o.string_codec, "string_codec")? {
-        out.string_codec = Some(api::codec(Some(spec), None, false)?);
-    }
-    out.threads = threads(o.threads)?;
-    if o.rows_per_group != 0 {
-        out.rows_per_group = api::rows_per_group(i64::from(o.rows_per_group))?;
-    }
     let names = array_arg(o.sort_columns, o.n_sort, "sort_columns")?;
     let descending = array_arg(o.sort_descending, o.n_sort, "sort_descending")?;
     let nulls_first = array_arg(o.sort_nulls_first, o.n_sort, "sort_nulls_first")?;
-    for i in 0..o.n_sort {
-        out.sorted_by.push(SortKey {
-            column: required(names[i], "a sort column")?.to_owned(),
-            descending: descending[i] != 0,
-            nulls_first: nulls_first[i] != 0,
-        });
-    }
+    let sorted_by = (0..o.n_sort)
+        .map(|i| {
+            Ok(SortKey {
+                column: required(names[i], "a sort column")?.to_owned(),
+                descending: descending[i] != 0,
+                nulls_first: nulls_first[i] != 0,
+            })
+        })
+        .collect::<Result<Vec<_>, Failure>>()?;
     let keys = array_arg(o.metadata_keys, o.n_metadata, "metadata_keys")?;
     let values = array_arg(o.metadata_values, o.n_metadata, "metadata_values")?;
-    out.metadata = (0..o.n_metadata)
+    let metadata = (0..o.n_metadata)
         .map(|i| {
             Ok((
                 required(keys[i], "a metadata key")?.to_owned(),
@@ -107,7 +97,16 @@ fn table_options(opts: *const kpk_table_options) -> Result<TableOptions, Failure
             ))
         })
         .collect::<Result<HashMap<_, _>, Failure>>()?;
-    Ok(out)
+    let args = api::TableArgs {
+        codec: text(o.codec, "codec")?,
+        level: level_arg(o.level)?,
+        string_codec: text(o.string_codec, "string_codec")?,
+        threads: Some(i64::from(o.threads)),
+        rows_per_group: (o.rows_per_group != 0).then_some(i64::from(o.rows_per_group)),
+        sorted_by,
+        metadata,
+    };
+    Ok(args.build()?)
 }
 
 /// Takes the caller's record batch: a struct array whose children are the columns, moved out
