@@ -23,7 +23,7 @@ pub struct ColumnLayout {
 /// Types a table column may have (checked before anything is written).
 pub fn check_supported(field: &Field) -> Result<()> {
     let dt = field.data_type();
-    if let DataType::List(_) | DataType::LargeList(_) | DataType::Struct(_) = dt {
+    if let DataType::List(_) | DataType::LargeList(_) | DataType::Struct(_) | DataType::Map(..) = dt {
         return check_nested(field, dt, 0);
     }
     match dt {
@@ -49,6 +49,7 @@ fn check_nested(field: &Field, dt: &DataType, depth: usize) -> Result<()> {
     }
     match dt {
         DataType::List(item) | DataType::LargeList(item) => check_nested(field, item.data_type(), depth + 1),
+        DataType::Map(entries, _) => check_nested(field, entries.data_type(), depth + 1),
         DataType::Struct(fields) => fields
             .iter()
             .try_for_each(|f| check_nested(field, f.data_type(), depth + 1)),
@@ -67,7 +68,7 @@ fn unsupported(field: &Field, why: &str) -> Error {
         format!(
             "{why}; supported: null, bool, (u)int8..64, float16/32/64, decimal128, date32/64, time32/64, \
              timestamp, duration, utf8, large_utf8, binary, large_binary, fixed_size_binary, dictionaries of these, \
-             and lists and structs of them"
+             and lists, structs and maps of them"
         ),
     )
 }
@@ -154,6 +155,11 @@ fn type_json(dt: &DataType) -> Value {
         DataType::Dictionary(k, v) => json!({ "id": "dictionary", "key": type_json(k), "value": type_json(v) }),
         DataType::List(item) => json!({ "id": "list", "item": Value::Object(field_json(item)) }),
         DataType::LargeList(item) => json!({ "id": "large_list", "item": Value::Object(field_json(item)) }),
+        DataType::Map(entries, sorted) => json!({
+            "id": "map",
+            "entries": Value::Object(field_json(entries)),
+            "keys_sorted": sorted,
+        }),
         DataType::Struct(fields) => json!({
             "id": "struct",
             "fields": fields.iter().map(|f| Value::Object(field_json(f))).collect::<Vec<_>>(),
@@ -257,6 +263,16 @@ fn parse_type(v: &Value, depth: usize) -> std::result::Result<DataType, String> 
             } else {
                 DataType::LargeList(item)
             }
+        }
+        "map" => {
+            let entries = parse_field(&v["entries"], depth + 1)?;
+            // Arrow's layout of a map: a struct of a key that is never null and a value.
+            match entries.data_type() {
+                DataType::Struct(kv) if kv.len() == 2 && !kv[0].is_nullable() && !entries.is_nullable() => {}
+                _ => return Err("a map's entries must be a non-null struct of a non-null key and a value".into()),
+            }
+            let sorted = v["keys_sorted"].as_bool().ok_or("a map without keys_sorted")?;
+            DataType::Map(Arc::new(entries), sorted)
         }
         "struct" => {
             let fields = v["fields"].as_array().ok_or("a struct without fields")?;
@@ -479,6 +495,20 @@ mod tests {
             DataType::Duration(TimeUnit::Second),
             DataType::LargeUtf8,
             DataType::FixedSizeBinary(16),
+            DataType::Map(
+                Arc::new(Field::new(
+                    "entries",
+                    DataType::Struct(
+                        vec![
+                            Field::new("key", DataType::Utf8, false),
+                            Field::new("value", DataType::Int64, true),
+                        ]
+                        .into(),
+                    ),
+                    false,
+                )),
+                false,
+            ),
             DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8)),
         ];
         let fields: Vec<Field> = types
@@ -504,6 +534,9 @@ mod tests {
             "",
             "[]",
             r#"{"fields": [{"name": "a", "type": {"id": "int128"}}]}"#,
+            // A map's key may not be null, and its entries are a struct of two.
+            r#"{"fields": [{"name": "m", "type": {"id": "map", "keys_sorted": false, "entries": {"name": "e", "nullable": false, "type": {"id": "struct", "fields": [{"name": "k", "nullable": true, "type": {"id": "utf8"}}, {"name": "v", "nullable": true, "type": {"id": "int64"}}]}}}}]}"#,
+            r#"{"fields": [{"name": "m", "type": {"id": "map", "keys_sorted": false, "entries": {"name": "e", "nullable": false, "type": {"id": "utf8"}}}}]}"#,
             r#"{"fields": [{"name": "a", "type": {"id": "decimal128", "precision": 90, "scale": 1}}]}"#,
             r#"{"fields": [{"name": "a", "type": {"id": "dictionary", "key": {"id": "int8"}, "value": {"id": "utf8"}}}]}"#,
             r#"{"fields": [{"name": "a", "type": {"id": "dictionary", "key": {"id": "int8"}, "value": {"id": "utf8"}}, "dictionary_stream": 0}]}"#,

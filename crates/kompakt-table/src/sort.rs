@@ -169,7 +169,7 @@ impl SortCheck {
 /// signed zeros can be compared as [`float_order`] says.
 fn orderable(data_type: &DataType) -> bool {
     match data_type {
-        DataType::Null | DataType::List(_) | DataType::LargeList(_) | DataType::Struct(_) => false,
+        DataType::Null | DataType::List(_) | DataType::LargeList(_) | DataType::Struct(_) | DataType::Map(..) => false,
         DataType::Dictionary(_, value) => {
             !matches!(
                 value.as_ref(),

@@ -142,6 +142,26 @@ fn columns(n: usize, seed: u64) -> Vec<(&'static str, ArrayRef)> {
                 Some(valid),
             ))
         }),
+        // A map (string keys, int64 values with nulls), stored as a list of its entries.
+        ("tags", {
+            let mut m = arrow_array::builder::MapBuilder::new(
+                None,
+                arrow_array::builder::StringBuilder::new(),
+                arrow_array::builder::Int64Builder::new(),
+            );
+            for i in 0..n {
+                if null(i, &r) {
+                    m.append(false).unwrap();
+                    continue;
+                }
+                for j in 0..(r[i] % 3) {
+                    m.keys().append_value(format!("k{j}"));
+                    m.values().append_option((j != 1).then_some(r[i] as i64));
+                }
+                m.append(true).unwrap();
+            }
+            Arc::new(m.finish())
+        }),
         // Signed values across zero: bit-packed as differences mod 2^32.
         (
             "across_zero",
@@ -173,7 +193,7 @@ fn columns(n: usize, seed: u64) -> Vec<(&'static str, ArrayRef)> {
     cols
 }
 
-const COLUMNS: usize = 23;
+const COLUMNS: usize = 24;
 
 fn table(n: usize, seed: u64) -> RecordBatch {
     let cols = columns(n, seed);

@@ -134,6 +134,13 @@ pub(super) fn decode_node_as(dt: &DataType, strings: StringLayout, n: usize, c: 
             c.dict = dict;
             build(builder.add_buffer(offsets).add_child_data(child))
         }
+        DataType::Map(entries, _) => {
+            let (offsets, m) = decode_offsets::<4>(n, c)?;
+            let dict = c.dict.take();
+            let child = decode_node(entries.data_type(), m, c)?;
+            c.dict = dict;
+            build(builder.add_buffer(offsets).add_child_data(child))
+        }
         DataType::LargeList(item) => {
             let (offsets, m) = decode_offsets::<8>(n, c)?;
             let dict = c.dict.take();

@@ -52,6 +52,8 @@ pub(super) fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>
         }
         DataType::List(item) => encode_list::<4>(item.data_type(), pieces, n, out, cx)?,
         DataType::LargeList(item) => encode_list::<8>(item.data_type(), pieces, n, out, cx)?,
+        // A map is stored as a list of its entries (a struct of key and value).
+        DataType::Map(entries, _) => encode_list::<4>(entries.data_type(), pieces, n, out, cx)?,
         DataType::Utf8 | DataType::Binary => encode_strings::<4>(pieces, n, out, cx),
         DataType::LargeUtf8 | DataType::LargeBinary => encode_strings::<8>(pieces, n, out, cx),
         DataType::FixedSizeBinary(w) => {
