@@ -190,7 +190,7 @@ pub(crate) fn direct_pair<'b>(
 
 /// Refuses a source and a destination that share memory (two direct buffers over one region),
 /// before any view of them exists.
-fn disjoint(a: (*mut u8, usize), b: (*mut u8, usize)) -> Result<(), Failure> {
+pub(crate) fn disjoint(a: (*mut u8, usize), b: (*mut u8, usize)) -> Result<(), Failure> {
     let (a0, b0) = (a.0 as usize, b.0 as usize);
     if a.1 > 0 && b.1 > 0 && a0 < b0 + b.1 && b0 < a0 + a.1 {
         return Err(Failure::option("the source and the destination overlap"));

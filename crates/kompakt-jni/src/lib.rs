@@ -6,7 +6,9 @@
 //! only converts JVM values and maps each [`kompakt::ErrorKind`] to one exception class, in
 //! [`error`].
 //!
-//! Objects Java holds (options, dictionaries, writers, readers, files) are boxed Rust values
+//! Tables cross as Arrow data through the C data interface ([`table`]).
+//!
+//! Objects Java holds (options, dictionaries, writers, readers, files, tables) are boxed Rust values
 //! passed as `long` handles ([`handle`]); the Java classes free each exactly once and use it
 //! from one thread at a time. No call panics across the boundary: a panic becomes a
 //! `KompaktInternalException`.
@@ -18,6 +20,7 @@ mod handle;
 mod oneshot;
 mod options;
 mod reader;
+mod table;
 mod writer;
 
 use jni::objects::JClass;

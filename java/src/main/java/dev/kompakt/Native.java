@@ -178,4 +178,120 @@ final class Native {
     static native int fileReadDirect(long file, int stream, long position, ByteBuffer dst, int pos, int length);
 
     static native void fileClose(long file);
+
+    // --- tables ----------------------------------------------------------------------------
+    // Arrow data crosses through the C data interface: an "address" is that of an ArrowSchema
+    // or ArrowArray struct (org.apache.arrow.c.ArrowSchema/ArrowArray.memoryAddress()). Structs
+    // passed in are moved (Rust releases them, whatever the call does); structs filled by a call
+    // belong to the caller, who imports (and so releases) them. A batch is a struct array whose
+    // children are the columns, as Data.exportVectorSchemaRoot makes it.
+    //
+    // "portable": read with Java-friendly types that every Arrow Java consumer (Spark's
+    // ArrowColumnVector included) accepts: dictionaries decoded to their values, unsigned
+    // integers widened to the next signed type (uint64 to decimal(20, 0)), float16 to float32,
+    // date64 to date32, timestamps and durations in microseconds, fixed-size binary to binary,
+    // large lists to lists. Times of day have no such type and are refused, naming the column.
+
+    /**
+     * The table files a location names, sorted: a folder's *.kpk files (not those whose names
+     * start with "_" or "."), the files a glob matches (local, or s3:// with patterns in folder
+     * and file names), a file or a URL as it is. Throws {@link KompaktIOException} naming the
+     * location when nothing matches.
+     */
+    static native String[] tableList(String location);
+    /** Opens a table file (a path or an s3://, http(s):// URL) for reading; threads as fileOpen. */
+    static native long tableOpen(String path, long threads);
+    /** Rows, rows per group, row groups and the file's size in bytes: 4 values. */
+    static native long[] tableSizes(long table);
+    /** The table's schema (portable: as {@link #tableRead} with portable reads it) into {@code schemaAddress}. */
+    static native void tableSchema(long table, boolean portable, long schemaAddress);
+    /** User metadata as key, value, key, value, ... */
+    static native String[] tableMetadata(long table);
+    /** The sort keys' columns, most significant first. */
+    static native String[] tableSortColumns(long table);
+    /** Per sort key: 1 if descending, plus 2 if nulls come first. */
+    static native int[] tableSortFlags(long table);
+    /** Per column: bytes stored in the file, then decoded (before compression): 2 values each. */
+    static native long[] tableColumnSizes(long table);
+    /**
+     * Statistics of column {@code column}, one row per row group, as a struct array exported into
+     * the two addresses: {@code null_count} (uint64), {@code min} and {@code max} (the column's
+     * bound type, null where unknown). Returns false (and exports nothing) if the table has no
+     * statistics for that column.
+     */
+    static native boolean tableStatistics(long table, int column, long schemaAddress, long arrayAddress);
+    /**
+     * The row ranges of {@code [from, to)} that may hold rows passing every filter (binary search
+     * on the first ascending sort key, then the row-group statistics): from, to, from, to, ...
+     * Filter i is {@code columns[i] ops[i] values}, its values an Arrow array moved in from
+     * {@code valueSchemas[i]}, {@code valueArrays[i]} (one value for a comparison, any number for
+     * "in" and "not in"; ops: ==, !=, <, <=, >, >=, in, not in). Nothing is read but the index.
+     */
+    static native long[] tablePlan(
+            long table, long from, long to, String[] columns, String[] ops, long[] valueSchemas, long[] valueArrays);
+    /**
+     * Reads rows {@code [from, to)} of the columns at positions {@code columns} (null: all) into
+     * one batch, exported into the two addresses.
+     */
+    static native void tableRead(
+            long table, int[] columns, long from, long to, boolean portable, long schemaAddress, long arrayAddress);
+    /**
+     * As {@link #tableRead}, keeping only the rows that pass every filter (given as in
+     * {@link #tablePlan}; only the planned ranges are read). Returns row groups read, row groups
+     * in the table and rows scanned.
+     */
+    static native long[] tableReadWhere(
+            long table, int[] columns, long from, long to, String[] filterColumns, String[] ops, long[] valueSchemas,
+            long[] valueArrays, boolean portable, long schemaAddress, long arrayAddress);
+    /** Rows at positions {@code rows} (any order, repeats allowed) of the columns, as {@link #tableRead}. */
+    static native void tableTake(
+            long table, int[] columns, long[] rows, boolean portable, long schemaAddress, long arrayAddress);
+    /**
+     * Decodes rows {@code [from, to)} of a fixed-width column (numbers, dates, timestamps,
+     * durations; not booleans, decimals or dictionaries) straight into {@code dst} at
+     * {@code dstPos}: {@code dstLength} must be the rows times the type's width. If
+     * {@code validity} is not null it gets one bit per row at {@code validityPos}, least
+     * significant first, set = valid (all set when no row is null). Returns whether any row is
+     * null (the values of null rows are unspecified). Both buffers must be direct.
+     */
+    static native boolean tableReadInto(
+            long table, int column, long from, long to, ByteBuffer dst, int dstPos, int dstLength, ByteBuffer validity,
+            int validityPos);
+    /**
+     * As {@link #tableReadInto}, into raw memory: {@code dstLength} bytes at {@code dstAddress}
+     * and, if {@code nullsAddress} is not 0, one byte per row there (1 = null, 0 = not: Spark's
+     * OffHeapColumnVector layout). Returns the number of null rows. The memory must stay
+     * allocated and unused by others during the call.
+     */
+    static native long tableReadIntoAddress(
+            long table, int column, long from, long to, long dstAddress, long dstLength, long nullsAddress);
+    static native void tableClose(long table);
+
+    // --- writing tables --------------------------------------------------------------------
+    /**
+     * Validated table options (the front door's rules, as Python and R write tables). Strings may
+     * be null, numbers {@link #NOT_GIVEN}: codec spec ("zstd", "lz4:3", "none", ...) and
+     * level for every page, the codec of plain string pages, encoding threads, rows per row
+     * group, the sort keys (flags as {@link #tableSortFlags}), user metadata as key, value, ...
+     */
+    static native long tableOptionsNew(
+            String codec, long level, String stringCodec, long threads, long rowsPerGroup, String[] sortColumns,
+            int[] sortFlags, String[] metadata);
+    static native void tableOptionsFree(long options);
+    /**
+     * A writer of a new table file at {@code path} with the schema moved in from
+     * {@code schemaAddress}. Written atomically: a temporary file beside it until
+     * {@link #tableWriterFinish}; {@link #tableWriterFree} before that leaves no file.
+     */
+    static native long tableWriterOpen(String path, long schemaAddress, long options);
+    /** Writes one batch (moved in; of the writer's schema). Returns the rows written so far. */
+    static native long tableWriterWrite(long writer, long schemaAddress, long arrayAddress);
+    /** Ends the file, syncs it and renames it into place. Returns the rows written. */
+    static native long tableWriterFinish(long writer);
+    static native void tableWriterFree(long writer);
+    /**
+     * Appends one batch (moved in; with the table's column types) to the table file at
+     * {@code path} in place (a crash leaves the table as it was). Returns the rows appended.
+     */
+    static native long tableAppend(String path, long schemaAddress, long arrayAddress, long options);
 }
