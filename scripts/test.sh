@@ -67,7 +67,8 @@ mkdir -p fuzz/corpus/python-objects
 echo "== fuzz smoke run"
 bash fuzz/smoke.sh "${KOMPAKT_FUZZ_SECONDS:-20}"
 echo "== JVM tests (mvn verify): JUnit round trips, goldens, the fuzz corpus above as hostile input, files"
-echo "   shared with the CLI and Python, and a local SparkSession with kompakt as its codec"
+echo "   shared with the CLI, Python and R, and a local SparkSession with kompakt as its codec and"
+echo "   its data source (tables read and written, on disk and on a moto S3 server)"
 KPK_PROFILE=ci KOMPAKT_GOLDEN_DIR="$PWD/tests/golden" KOMPAKT_BIN="$BUILT/kompakt" KOMPAKT_PYTHON_BIN="$PY" \
   KOMPAKT_BAD_OPTIONS="$PWD/crates/kompakt-api/tests/bad_options.tsv" KOMPAKT_FUZZ_CORPUS="$PWD/fuzz/corpus" \
-  KOMPAKT_REQUIRE_INTEROP=1 kompakt_jar "$TARGET_DIR" verify
+  KOMPAKT_R_LIBRARY="$R_LIBRARY" KOMPAKT_REQUIRE_INTEROP=1 kompakt_jar "$TARGET_DIR" verify

@@ -307,6 +307,21 @@ static SEXP read_fixed(kpk_table *t, uint32_t col, const row_selection *sel, con
             Rf_setAttrib(out, R_ClassSymbol, Rf_mkString("difftime"));
             Rf_setAttrib(out, Rf_install("units"), Rf_mkString("secs"));
         }
+    } else if (!strncmp(format, "d:", 2)) {
+        /* decimal128 ("d:precision,scale"): doubles, as the arrow package reads them (exact up
+         * to 15 significant digits). The 16-byte values decode into scratch memory first. */
+        int precision = 0, scale = 0, bits = 128;
+        if (sscanf(format, "d:%d,%d,%d", &precision, &scale, &bits) < 2 || bits != 128) return NULL;
+        out = PROTECT(Rf_allocVector(REALSXP, n));
+        double *rv = REAL(out);
+        /* Each value is two's complement, little-endian: a low and a high 64-bit half. */
+        uint64_t *raw = (uint64_t *)(void *)R_alloc(n > 0 ? (size_t)n * 2 : 2, sizeof(uint64_t));
+        const uint8_t *valid = read_into(t, col, sel, raw, 16, name);
+        double unit = pow(10.0, (double)scale);
+        for (R_xlen_t i = 0; i < n; i++) {
+            double value = (double)(int64_t)raw[2 * i + 1] * 18446744073709551616.0 + (double)raw[2 * i];
+            rv[i] = VALID(valid, i) ? value / unit : NA_REAL;
+        }
     } else {
         return NULL;
     }
