@@ -1,6 +1,6 @@
-"""kompakt for Spark, from Python: the jar of kompakt's JVM library and the Spark settings that
-make kompakt Spark's compression codec (shuffle, spills, broadcasts, RDD blocks; MapStatuses
-on request).
+"""kompakt for Spark, from Python: the jar of kompakt's JVM library, which holds a data source
+for kompakt tables (``format("kompakt")``), and the Spark settings that make kompakt Spark's
+compression codec (shuffle, spills, broadcasts, RDD blocks; MapStatuses on request).
 
     >>> import kompakt.spark
     >>> settings = kompakt.spark.conf(codec="lz4")
@@ -12,6 +12,12 @@ With PySpark (``pip install 'kompakt[spark]'``)::
     from pyspark.sql import SparkSession
     spark = SparkSession.builder.master("local[2]").config(map=kompakt.spark.conf()).getOrCreate()
 
+Tables (the jar alone is enough: :func:`jar_conf`)::
+
+    spark = SparkSession.builder.config(map=kompakt.spark.jar_conf()).getOrCreate()
+    df = spark.read.format("kompakt").load("data/")       # a folder, a glob, a file, s3://...
+    df.where("year >= 2020").write.format("kompakt").option("sortedBy", "year").save("out/")
+
 and with ``spark-submit``: ``--jars "$(python -c 'import kompakt.spark as s; print(s.jar_path())')"``
 plus the same settings as ``--conf`` options. The jar is built by ``bash scripts/build_jar.sh``
 (Java 17 and Maven), which also puts it into the Python package; ``KOMPAKT_JAR`` names another.
@@ -22,10 +28,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["CODEC_CLASS", "conf", "jar_path"]
+__all__ = ["CODEC_CLASS", "SOURCE", "conf", "jar_conf", "jar_path"]
 
 #: The class Spark instantiates for ``spark.io.compression.codec`` and the other codec settings.
 CODEC_CLASS = "dev.kompakt.spark.KompaktCompressionCodec"
+
+#: The data source's short name: ``spark.read.format(kompakt.spark.SOURCE).load(folder)``.
+SOURCE = "kompakt"
 
 
 def jar_path() -> str:
@@ -48,6 +57,18 @@ def jar_path() -> str:
             "to the jar's path"
         )
     return str(jars[-1])
+
+
+def jar_conf() -> dict[str, str]:
+    """Spark settings that put kompakt's jar on the class paths, and nothing else: enough to read
+    and write kompakt tables (``spark.read.format("kompakt")``, ``df.write.format("kompakt")``,
+    ``CREATE TABLE ... USING kompakt``) with Spark's own codecs.
+
+        >>> sorted(jar_conf())
+        ['spark.driver.extraClassPath', 'spark.executor.extraClassPath', 'spark.jars']
+    """
+    jar = jar_path()
+    return {"spark.jars": jar, "spark.driver.extraClassPath": jar, "spark.executor.extraClassPath": jar}
 
 
 def conf(
@@ -76,13 +97,8 @@ def conf(
         on the driver's and executors' class paths (a codec is created before ``spark.jars``
         are loaded) and on ``spark.jars`` (to ship it to executors on a cluster).
     """
-    jar = jar_path()
-    settings = {
-        "spark.jars": jar,
-        "spark.driver.extraClassPath": jar,
-        "spark.executor.extraClassPath": jar,
-        "spark.io.compression.codec": CODEC_CLASS,
-    }
+    settings = jar_conf()
+    settings["spark.io.compression.codec"] = CODEC_CLASS
     if map_status:
         settings["spark.shuffle.mapStatus.compression.codec"] = CODEC_CLASS
     options = {"codec": codec, "level": level, "blockSize": block_size, "dictionary": dictionary}
