@@ -27,6 +27,7 @@ __all__ = [
     "write_table",
     "append_table",
     "list_objects",
+    "table_files",
     "compress",
     "decompress",
     "Dictionary",
@@ -245,6 +246,7 @@ def write_table(
     statistics: bool = True,
 ) -> int: ...
 def list_objects(url: str) -> list[tuple[str, int]]: ...
+def table_files(location: str) -> list[str]: ...
 def append_table(
     data: Any,
     path: _Path,

@@ -13,8 +13,6 @@ skipping is only ever an optimization.
 
 from __future__ import annotations
 
-import fnmatch
-import glob
 import math
 import numbers
 import os
@@ -57,46 +55,17 @@ class Part:
         return self.ranges if self.ranges is not None else ((self.start, self.stop),)
 
 
-def _expand_url(url: str) -> list[str]:
-    """An ``s3://`` URL ending in ``/`` (its ``*.kpk`` objects, as a folder), a glob of such
-    URLs (``s3://b/data/*/part-*.kpk``: each segment matched as a local glob matches it), or
-    one object's URL, as a sorted list of URLs."""
-    at = url.index("://") + 3
-    if url.endswith("/"):
-        return [u for u, _ in _core.list_objects(url) if u.endswith(".kpk") and "/" not in u[len(url) :]]
-    segments = url[at:].split("/")
-    magic = [i for i, s in enumerate(segments) if glob.has_magic(s)]
-    if not magic:
-        return [url]
-    if magic[0] == 0:
-        raise OptionError(f"{url}: the bucket of a URL cannot be a pattern")
-    if any("**" in s for s in segments):
-        raise OptionError(f"{url}: '**' is not supported in URLs; use one '*' per folder level")
-    prefix = url[:at] + "/".join(segments[: magic[0]]) + "/"
-    found = []
-    for u, _ in _core.list_objects(prefix):
-        parts = u[at:].split("/")
-        if len(parts) == len(segments) and all(fnmatch.fnmatchcase(p, s) for p, s in zip(parts, segments)):
-            found.append(u)
-    return found
-
-
 def expand_paths(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[str]:
     """A glob (``data/*.kpk``), a folder (its ``*.kpk`` files), a path or URL, or a list of
-    those, as a sorted list of paths and URLs. ``s3://`` URLs ending in ``/`` and ``s3://``
-    globs are listed on the server; other URLs are taken as they are."""
+    those, as a list of paths and URLs, each item's sorted. ``s3://`` URLs ending in ``/`` and
+    ``s3://`` globs are listed on the server; other URLs are taken as they are. Names starting
+    with ``_`` or ``.`` (temporary and hidden files, as Spark leaves them) are skipped unless a
+    glob's file name asks for them. The rules are the front door's, shared with every front end
+    (``kompakt_api::location::table_files``)."""
     items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     out: list[str] = []
     for item in items:
-        p = os.fspath(item)
-        if is_url(p):
-            out.extend(_expand_url(p))
-        elif os.path.isdir(p):
-            out.extend(sorted(glob.glob(os.path.join(glob.escape(p), "*.kpk"))))
-        elif glob.has_magic(p):
-            out.extend(sorted(glob.glob(p)))
-        else:
-            out.append(p)
+        out.extend(_core.table_files(os.fspath(item)))
     if not out:
         raise FileNotFoundError(f"no table files found at {paths!r}")
     return out

@@ -158,6 +158,13 @@ fn remote_tables(text: &str, url: &kompakt_remote::Url) -> Result<Vec<String>> {
     if first == 0 {
         return Err(Error::invalid("URL", text, "the bucket of a URL cannot be a pattern"));
     }
+    if segments.iter().any(|s| s.contains("**")) {
+        return Err(Error::invalid(
+            "URL",
+            text,
+            "'**' is not supported in URLs; use one '*' per folder level",
+        ));
+    }
     if !listable {
         return Err(unlistable(text));
     }

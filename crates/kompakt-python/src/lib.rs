@@ -54,6 +54,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(table::write_table, m)?)?;
     m.add_function(wrap_pyfunction!(table::append_table, m)?)?;
     m.add_function(wrap_pyfunction!(table::list_objects, m)?)?;
+    m.add_function(wrap_pyfunction!(table::table_files, m)?)?;
     m.add_function(wrap_pyfunction!(lab::bench, m)?)?;
     m.add_class::<dictionary::PyDictionary>()?;
     m.add_function(wrap_pyfunction!(dictionary::train_dictionary, m)?)?;

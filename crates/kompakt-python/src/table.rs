@@ -134,6 +134,15 @@ pub fn list_objects(py: Python<'_>, url: &str) -> PyResult<Vec<(String, u64)>> {
     Ok(found.into_iter().map(|o| (o.url, o.size)).collect())
 }
 
+/// The table files a location names (a folder, a glob, a file or URL; `s3://` folders and globs
+/// listed on the server), sorted: [`kompakt_api::location::table_files`], as every front end
+/// lists them.
+#[pyfunction]
+pub fn table_files(py: Python<'_>, location: &str) -> PyResult<Vec<String>> {
+    py.detach(|| kompakt_api::location::table_files(location))
+        .map_err(to_py)
+}
+
 /// An open table file (the core of `kompakt.TableFile`).
 #[pyclass(module = "kompakt._core", frozen)]
 pub struct Table {
