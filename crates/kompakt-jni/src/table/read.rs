@@ -5,6 +5,7 @@ use super::portable::{portable_batch, portable_schema};
 use crate::bytes::{direct, disjoint, view_mut};
 use crate::error::{run, Failure};
 use crate::handle::{self, into_handle};
+use arrow_array::cast::AsArray;
 use arrow_array::{new_null_array, Array, ArrayRef, RecordBatch, StructArray, UInt64Array};
 use arrow_schema::{DataType, Field};
 use jni::objects::{JByteBuffer, JClass, JIntArray, JLongArray, JObjectArray, JString};
@@ -415,6 +416,7 @@ pub extern "system" fn Java_dev_kompakt_Native_tableTake<'l>(
 }
 
 /// Decodes rows of a fixed-width column into `dst`; the validity bitmap if some row is null.
+/// A boolean column is one byte per row (0 or 1), as Spark's vectors keep booleans.
 fn read_into(
     t: &OpenTable,
     column: jint,
@@ -423,6 +425,22 @@ fn read_into(
     dst: &mut [u8],
 ) -> Result<Option<arrow_buffer::BooleanBuffer>, Failure> {
     let c = column_position(&t.reader, column)?;
+    if t.reader.schema().field(c).data_type() == &DataType::Boolean {
+        let range = rows(from, to)?;
+        let n = (range.end - range.start) as usize;
+        if dst.len() != n {
+            return Err(Failure::usage(format!(
+                "{n} rows of booleans need {n} bytes, not {}",
+                dst.len()
+            )));
+        }
+        let batch = t.read(Some(&[c]), range)?;
+        let values = batch.column(0).as_boolean();
+        for (d, v) in dst.iter_mut().zip(values.values().iter()) {
+            *d = u8::from(v);
+        }
+        return Ok(values.nulls().map(|b| b.inner().clone()));
+    }
     let bits = t
         .reader
         .read_column_into_with_validity(c, rows(from, to)?, dst, t.threads)

@@ -518,7 +518,8 @@ public final class KompaktTable implements AutoCloseable {
 
     /**
      * Decodes rows {@code [from, to)} of a fixed-width column (integers, floats, dates, times,
-     * timestamps, durations; not booleans, decimals or dictionaries) straight into a direct
+     * timestamps, durations, and booleans as one byte per row, 0 or 1; not decimals or
+     * dictionaries) straight into a direct
      * buffer, in the machine's byte order, with no Arrow objects in between. Buffer positions do
      * not move.
      *

@@ -248,7 +248,8 @@ final class Native {
             long table, int[] columns, long[] rows, boolean portable, long schemaAddress, long arrayAddress);
     /**
      * Decodes rows {@code [from, to)} of a fixed-width column (numbers, dates, timestamps,
-     * durations; not booleans, decimals or dictionaries) straight into {@code dst} at
+     * durations, and booleans as one byte per row, 0 or 1; not decimals or dictionaries)
+     * straight into {@code dst} at
      * {@code dstPos}: {@code dstLength} must be the rows times the type's width. If
      * {@code validity} is not null it gets one bit per row at {@code validityPos}, least
      * significant first, set = valid (all set when no row is null). Returns whether any row is

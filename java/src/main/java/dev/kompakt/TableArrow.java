@@ -660,6 +660,9 @@ final class TableArrow {
             case Timestamp:
             case Duration:
                 return 8;
+            case Bool:
+                // One byte per row (0 or 1), as Spark's vectors keep booleans.
+                return 1;
             default:
                 return -1;
         }

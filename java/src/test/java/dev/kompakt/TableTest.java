@@ -275,10 +275,24 @@ class TableTest {
                 // Without validity; and a column with no nulls in the range reports none.
                 ByteBuffer one = ByteBuffer.allocateDirect(8);
                 assertFalse(t.readInto(t.columnIndex("int64"), 1, 2, one, null));
-                // Refused: a dictionary, a boolean, a heap buffer, a buffer too small.
+                // Booleans: a byte per row, 0 or 1.
+                ByteBuffer flags = ByteBuffer.allocateDirect(10);
+                ByteBuffer flagBits = ByteBuffer.allocateDirect(2);
+                t.readInto(t.columnIndex("bool"), 0, 10, flags, flagBits);
+                try (BufferAllocator a = new RootAllocator();
+                        VectorSchemaRoot want = t.read(a, new int[] {t.columnIndex("bool")}, 0, 10)) {
+                    org.apache.arrow.vector.BitVector b = (org.apache.arrow.vector.BitVector) want.getVector(0);
+                    for (int r = 0; r < 10; r++) {
+                        boolean valid = (flagBits.get(r / 8) >> (r % 8) & 1) == 1;
+                        assertEquals(!b.isNull(r), valid, "bool validity of row " + r);
+                        if (valid) {
+                            assertEquals(b.get(r), flags.get(r), "bool of row " + r);
+                        }
+                    }
+                }
+                // Refused: a dictionary, a heap buffer, a buffer too small.
                 ByteBuffer big = ByteBuffer.allocateDirect(1 << 16);
                 assertThrows(InvalidOptionException.class, () -> t.readInto(t.columnIndex("dict"), 0, 10, big, null));
-                assertThrows(InvalidOptionException.class, () -> t.readInto(t.columnIndex("bool"), 0, 10, big, null));
                 assertThrows(InvalidOptionException.class,
                         () -> t.readInto(t.columnIndex("int64"), 0, 10, ByteBuffer.allocate(80), null));
                 assertThrows(InvalidOptionException.class,

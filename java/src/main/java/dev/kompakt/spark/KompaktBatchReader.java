@@ -1,11 +1,14 @@
 package dev.kompakt.spark;
 
 import dev.kompakt.KompaktTable;
+import dev.kompakt.TableBatch;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BaseIntVector;
+import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.DateUnit;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
@@ -15,6 +18,7 @@ import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector;
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.ArrowUtils;
@@ -46,6 +50,15 @@ final class KompaktBatchReader implements PartitionReader<ColumnarBatch> {
     /** The file columns read through Arrow, and their places in the schema. */
     private int[] arrowColumns;
     private int[] arrowSlots;
+    /**
+     * Dictionary-encoded string and binary columns (R factors, pandas categoricals): their keys
+     * go into Spark's dictionary ids and their values into a {@link KeyedValues} dictionary,
+     * as Spark's Parquet reader keeps dictionary pages, rather than decoded row by row.
+     */
+    private int[] keyedColumns;
+    private int[] keyedSlots;
+    private KeyedValues[] keyedValues;
+    private VectorSchemaRoot keys;
 
     private VectorSchemaRoot current;
     private ColumnarBatch batch;
@@ -81,6 +94,7 @@ final class KompaktBatchReader implements PartitionReader<ColumnarBatch> {
         widths = new int[fields.length];
         offHeap = new OffHeapColumnVector[fields.length];
         List<Integer> viaArrow = new ArrayList<>();
+        List<Integer> keyed = new ArrayList<>();
         boolean anyNullable = false;
         for (int i = 0; i < fields.length; i++) {
             int c = table.columnIndex(fields[i].name());
@@ -91,10 +105,19 @@ final class KompaktBatchReader implements PartitionReader<ColumnarBatch> {
             if (widths[i] > 0) {
                 offHeap[i] = new OffHeapColumnVector(capacity, fields[i].dataType());
                 anyNullable |= s.isNullable();
+            } else if (s.getDictionary() != null && KeyedValues.holds(p.getType())) {
+                offHeap[i] = new OffHeapColumnVector(capacity, fields[i].dataType());
+                keyed.add(i);
             } else {
                 viaArrow.add(i);
             }
         }
+        keyedSlots = keyed.stream().mapToInt(Integer::intValue).toArray();
+        keyedColumns = new int[keyedSlots.length];
+        for (int k = 0; k < keyedSlots.length; k++) {
+            keyedColumns[k] = fileColumns[keyedSlots[k]];
+        }
+        keyedValues = new KeyedValues[keyedSlots.length];
         if (anyNullable) {
             nullBytes = allocator.buffer(capacity);
         }
@@ -120,6 +143,9 @@ final class KompaktBatchReader implements PartitionReader<ColumnarBatch> {
                 return ((ArrowType.Date) t).getUnit() == DateUnit.DAY ? 4 : 0;
             case Timestamp:
                 return ((ArrowType.Timestamp) t).getUnit() == TimeUnit.MICROSECOND ? 8 : 0;
+            case Bool:
+                // Spark keeps a byte per boolean; Rust unpacks the bits into them.
+                return 1;
             default:
                 return 0;
         }
@@ -184,6 +210,19 @@ final class KompaktBatchReader implements PartitionReader<ColumnarBatch> {
             KompaktScan.DIRECT_CHUNKS.incrementAndGet();
             columns[i] = v;
         }
+        if (keyedColumns.length > 0) {
+            // A stored read: the codes, and their dictionaries in the batch (a TableBatch).
+            VectorSchemaRoot stored = table.read(allocator, keyedColumns, from, to);
+            keys = stored;
+            for (int k = 0; k < keyedSlots.length; k++) {
+                FieldVector codes = stored.getVector(k);
+                if (keyedValues[k] == null) {
+                    // The column's dictionary is the file's: the same for every batch of it.
+                    keyedValues[k] = KeyedValues.of((TableBatch) stored, codes);
+                }
+                columns[keyedSlots[k]] = keyed(offHeap[keyedSlots[k]], (BaseIntVector) codes, keyedValues[k], n);
+            }
+        }
         if (arrowColumns.length > 0) {
             current = table.readPortable(allocator, arrowColumns, from, to);
             for (int k = 0; k < arrowSlots.length; k++) {
@@ -191,6 +230,28 @@ final class KompaktBatchReader implements PartitionReader<ColumnarBatch> {
             }
         }
         return new ColumnarBatch(columns, n);
+    }
+
+    /** A dictionary column's codes as Spark's dictionary ids, nulls marked in runs. */
+    private static OffHeapColumnVector keyed(OffHeapColumnVector v, BaseIntVector codes, KeyedValues values, int n) {
+        v.reset();
+        v.reserve(n);
+        v.setDictionary(values);
+        WritableColumnVector ids = v.reserveDictionaryIds(n);
+        int i = 0;
+        while (i < n) {
+            if (!codes.isNull(i)) {
+                ids.putInt(i, (int) codes.getValueAsLong(i));
+                i++;
+                continue;
+            }
+            int start = i;
+            while (i < n && codes.isNull(i)) {
+                i++;
+            }
+            v.putNulls(start, i - start);
+        }
+        return v;
     }
 
     /** Copies Rust's null bytes into the vector as runs of putNulls. */
@@ -237,6 +298,10 @@ final class KompaktBatchReader implements PartitionReader<ColumnarBatch> {
     /** Frees the previous batch's Arrow vectors (the off-heap vectors are reused). */
     private void closeBatch() {
         batch = null;
+        if (keys != null) {
+            keys.close();
+            keys = null;
+        }
         if (current != null) {
             current.close();
             current = null;
