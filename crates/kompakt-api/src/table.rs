@@ -35,6 +35,35 @@ use kompakt_table::plan::{matches, plan_rows, Filter};
 use kompakt_table::TableReader;
 use std::ops::Range;
 
+/// Rows `rows` of the columns `columns` (positions; `None`: all) as one batch, each column's
+/// chunks (one per row group for variable-width types) concatenated, strings with their stored
+/// offsets; read on `threads` threads. What a front end hands out for a range read.
+pub fn read_rows(
+    reader: &TableReader,
+    columns: Option<&[usize]>,
+    rows: Range<u64>,
+    threads: usize,
+) -> Result<RecordBatch> {
+    let range = rows.clone();
+    let (schema, parts) = reader.read_columns_as(columns, rows, threads, kompakt_table::StringLayout::AsStored)?;
+    // The reader checked the range against the table: its length fits in memory's indexes.
+    let len = (range.end - range.start) as usize;
+    let arrays = parts
+        .into_iter()
+        .zip(schema.fields())
+        .map(|(chunks, field)| match chunks.len() {
+            0 => Ok(arrow_array::new_empty_array(field.data_type())),
+            1 => Ok(chunks.into_iter().next().expect("one chunk")),
+            _ => {
+                let refs: Vec<&dyn Array> = chunks.iter().map(|a| a.as_ref()).collect();
+                arrow_select::concat::concat(&refs).map_err(internal)
+            }
+        })
+        .collect::<Result<Vec<ArrayRef>>>()?;
+    let opts = RecordBatchOptions::new().with_row_count(Some(len));
+    RecordBatch::try_new_with_options(schema, arrays, &opts).map_err(internal)
+}
+
 /// Row groups read at most per call to the reader: the memory a filtered read holds beside its
 /// result is that many groups of the columns read.
 const GROUPS_PER_READ: u64 = 16;

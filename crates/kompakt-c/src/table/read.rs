@@ -6,11 +6,11 @@ use crate::ffi::{array_arg, buffer, kpk_bytes, open_source, put, required, Lent}
 use crate::options::threads;
 use crate::status::{about, guard, kpk_status, Failure};
 use arrow_array::ffi::{to_ffi, FFI_ArrowArray, FFI_ArrowSchema};
-use arrow_array::{make_array, Array, ArrayRef, StructArray};
-use arrow_schema::{DataType, Field};
+use arrow_array::{Array, StructArray};
+use arrow_schema::DataType;
 use kompakt::stream::ReadAt;
 use kompakt_api::location::Location;
-use kompakt_table::{StringLayout, TableReader};
+use kompakt_table::TableReader;
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
@@ -372,18 +372,9 @@ pub unsafe extern "C" fn kpk_table_read(
         let t = table_ref(table)?;
         let rows = row_range(from, to)?;
         let picked = column_positions(columns, ncolumns)?;
-        let (read_schema, parts) = t
-            .reader
-            .read_columns_as(picked.as_deref(), rows, t.threads, StringLayout::AsStored)
-            .map_err(about(&t.path))?;
-        let arrays = parts
-            .into_iter()
-            .zip(read_schema.fields())
-            .map(|(chunks, field)| concat(chunks, field.data_type()))
-            .collect::<Result<Vec<ArrayRef>, Failure>>()?;
-        let fields: Vec<Field> = read_schema.fields().iter().map(|f| f.as_ref().clone()).collect();
-        let len = (to - from) as usize;
-        let batch = StructArray::try_new_with_length(fields.into(), arrays, None, len).map_err(Failure::internal)?;
+        let batch =
+            kompakt_api::table::read_rows(&t.reader, picked.as_deref(), rows, t.threads).map_err(about(&t.path))?;
+        let batch = StructArray::from(batch);
         let (ffi_array, ffi_schema) = to_ffi(&batch.to_data()).map_err(Failure::internal)?;
         put(array, ffi_array)?;
         put(schema, ffi_schema)
@@ -478,16 +469,4 @@ pub unsafe extern "C" fn kpk_table_take(
         put(array, ffi_array)?;
         put(schema, ffi_schema)
     })
-}
-
-/// One column's chunks (one per row group for variable-width types) as one array.
-fn concat(chunks: Vec<ArrayRef>, dt: &DataType) -> Result<ArrayRef, Failure> {
-    match chunks.len() {
-        0 => Ok(make_array(arrow_data::ArrayData::new_empty(dt))),
-        1 => Ok(chunks.into_iter().next().expect("one chunk")),
-        _ => {
-            let refs: Vec<&dyn Array> = chunks.iter().map(|a| a.as_ref()).collect();
-            arrow_select::concat::concat(&refs).map_err(Failure::internal)
-        }
-    }
 }

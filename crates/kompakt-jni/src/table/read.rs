@@ -12,7 +12,7 @@ use jni::objects::{JByteBuffer, JClass, JIntArray, JLongArray, JObjectArray, JSt
 use jni::sys::{jboolean, jint, jintArray, jlong, jlongArray, jobjectArray, JNI_FALSE, JNI_TRUE};
 use jni::JNIEnv;
 use kompakt_api::location::Location;
-use kompakt_table::{Filter, Op, StringLayout, TableReader};
+use kompakt_table::{Filter, Op, TableReader};
 use std::sync::Arc;
 
 pub(crate) struct OpenTable {
@@ -37,18 +37,7 @@ impl OpenTable {
 
     /// Rows `rows` of `columns` as one batch (chunks of a column concatenated).
     fn read(&self, columns: Option<&[usize]>, rows: std::ops::Range<u64>) -> Result<RecordBatch, Failure> {
-        let len = (rows.end - rows.start) as usize;
-        let (schema, parts) = self
-            .reader
-            .read_columns_as(columns, rows, self.threads, StringLayout::AsStored)
-            .map_err(|e| self.named(e))?;
-        let arrays = parts
-            .into_iter()
-            .zip(schema.fields())
-            .map(|(chunks, field)| concat(chunks, field.data_type()))
-            .collect::<Result<Vec<ArrayRef>, Failure>>()?;
-        let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(len));
-        RecordBatch::try_new_with_options(schema, arrays, &opts).map_err(internal)
+        kompakt_api::table::read_rows(&self.reader, columns, rows, self.threads).map_err(|e| self.named(e))
     }
 
     /// Filters from Java's parallel arrays, their values moved in (every value array is taken
@@ -95,18 +84,6 @@ impl OpenTable {
 
 fn internal(e: arrow_schema::ArrowError) -> Failure {
     Failure::new(kompakt::ErrorKind::Internal, e.to_string())
-}
-
-/// One column's chunks (one per row group for variable-width types) as one array.
-fn concat(chunks: Vec<ArrayRef>, dt: &DataType) -> Result<ArrayRef, Failure> {
-    match chunks.len() {
-        0 => Ok(arrow_array::new_empty_array(dt)),
-        1 => Ok(chunks.into_iter().next().expect("one chunk")),
-        _ => {
-            let refs: Vec<&dyn Array> = chunks.iter().map(|a| a.as_ref()).collect();
-            arrow_select::concat::concat(&refs).map_err(internal)
-        }
-    }
 }
 
 fn table<'a>(handle: jlong) -> Result<&'a mut OpenTable, Failure> {
