@@ -100,7 +100,8 @@ class KompaktSourceReadTest {
                 .add("ints", DataTypes.createArrayType(DataTypes.IntegerType))
                 .add("st", new StructType().add("a", DataTypes.IntegerType).add("b", DataTypes.StringType))
                 .add("nested", DataTypes.createArrayType(inner))
-                .add("tags", DataTypes.createMapType(DataTypes.StringType, DataTypes.LongType, true));
+                .add("tags", DataTypes.createMapType(DataTypes.StringType, DataTypes.LongType, true))
+                .add("wait", DataTypes.createDayTimeIntervalType());
     }
 
     static Row allTypesRow(int id) {
@@ -127,6 +128,7 @@ class KompaktSourceReadTest {
             n ? null : Arrays.asList(RowFactory.create((long) id, Arrays.asList("a", null, "ü" + id)),
                     null, RowFactory.create(null, null)),
             n ? null : tags(id),
+            n ? null : java.time.Duration.ofSeconds(id * 61L - 5000, (id % 1000) * 1000L),
         };
         return RowFactory.create(v);
     }
@@ -174,7 +176,8 @@ class KompaktSourceReadTest {
                 }
             }
         }
-        // ids, bytes, shorts, ints, longs, floats, doubles, dates and both timestamps: 10 direct columns per batch.
+        // ids, bytes, shorts, ints, longs, floats, doubles, booleans, dates and both timestamps: 11 direct
+        // columns per batch.
         assertTrue(KompaktScan.DIRECT_CHUNKS.get() - directBefore >= 10 * 6, "decoded into off-heap vectors");
         assertTrue(back.queryExecution().executedPlan().toString().contains("ColumnarToRow"), "a columnar scan");
         // Only some columns, and a count without any.
