@@ -29,7 +29,8 @@ pub(crate) fn options_of(handle: jlong) -> Result<Options, Failure> {
     Ok(handle::shared::<Options>(handle, "write options")?.clone())
 }
 
-fn given(n: jlong) -> Option<i64> {
+/// A number from Java, `None` when it is `NOT_GIVEN`.
+pub(crate) fn given(n: jlong) -> Option<i64> {
     (n != NOT_GIVEN).then_some(n)
 }
 

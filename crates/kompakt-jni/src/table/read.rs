@@ -280,16 +280,7 @@ pub extern "system" fn Java_dev_kompakt_Native_tablePlan<'l>(
     value_arrays: JLongArray<'l>,
 ) -> jlongArray {
     run(&mut env, std::ptr::null_mut(), |env| {
-        let t = table(t);
-        // The filters' values are moved in even when the handle is bad.
-        let t = match t {
-            Ok(t) => t,
-            Err(e) => {
-                release_all(env, &value_schemas, &value_arrays);
-                return Err(e);
-            }
-        };
-        let filters = t.filters(env, &columns, &ops, &value_schemas, &value_arrays)?;
+        let (t, filters) = table_and_filters(env, t, &columns, &ops, &value_schemas, &value_arrays)?;
         let planned = kompakt_table::plan::plan_rows(&t.reader, &filters, rows(from, to)?).map_err(|e| t.named(e))?;
         let flat: Vec<jlong> = planned
             .iter()
@@ -297,6 +288,27 @@ pub extern "system" fn Java_dev_kompakt_Native_tablePlan<'l>(
             .collect();
         Ok(new_longs(env, &flat)?.into_raw())
     })
+}
+
+/// The table behind `handle` and the call's filters; the filters' values are moved in (and so
+/// released) even when the handle is bad.
+fn table_and_filters<'a>(
+    env: &mut JNIEnv<'_>,
+    handle: jlong,
+    columns: &JObjectArray<'_>,
+    ops: &JObjectArray<'_>,
+    value_schemas: &JLongArray<'_>,
+    value_arrays: &JLongArray<'_>,
+) -> Result<(&'a mut OpenTable, Vec<Filter>), Failure> {
+    let t = match table(handle) {
+        Ok(t) => t,
+        Err(e) => {
+            release_all(env, value_schemas, value_arrays);
+            return Err(e);
+        }
+    };
+    let filters = t.filters(env, columns, ops, value_schemas, value_arrays)?;
+    Ok((t, filters))
 }
 
 /// Moves in (and so releases) the filter values of a call that fails before reading them.
@@ -347,14 +359,7 @@ pub extern "system" fn Java_dev_kompakt_Native_tableReadWhere<'l>(
     array_address: jlong,
 ) -> jlongArray {
     run(&mut env, std::ptr::null_mut(), |env| {
-        let t = match table(t) {
-            Ok(t) => t,
-            Err(e) => {
-                release_all(env, &value_schemas, &value_arrays);
-                return Err(e);
-            }
-        };
-        let filters = t.filters(env, &filter_columns, &ops, &value_schemas, &value_arrays)?;
+        let (t, filters) = table_and_filters(env, t, &filter_columns, &ops, &value_schemas, &value_arrays)?;
         let picked = positions(env, &columns)?;
         let (batch, stats) =
             kompakt_api::table::read_where(&t.reader, picked.as_deref(), rows(from, to)?, &filters, t.threads)

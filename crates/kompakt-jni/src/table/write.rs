@@ -5,6 +5,7 @@
 use super::ffi::{self, jlong_of, strings};
 use crate::error::{run, Failure};
 use crate::handle::{self, into_handle};
+use crate::options::given;
 use arrow_array::{make_array, RecordBatch, RecordBatchOptions};
 use arrow_data::transform::MutableArrayData;
 use jni::objects::{JClass, JIntArray, JObjectArray, JString};
@@ -15,13 +16,6 @@ use kompakt_fs::AtomicFile;
 use kompakt_table::{append_table_file, SortKey, TableOptions, TableWriter};
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// `Native.NOT_GIVEN`.
-const NOT_GIVEN: jlong = jlong::MIN;
-
-fn given(n: jlong) -> Option<i64> {
-    (n != NOT_GIVEN).then_some(n)
-}
 
 fn options_of(handle: jlong) -> Result<TableOptions, Failure> {
     if handle == 0 {
