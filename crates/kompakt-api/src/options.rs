@@ -8,6 +8,7 @@
 use kompakt::codec::DICTIONARY_CODEC;
 use kompakt::stream::{MAX_BLOCK_SIZE, MAX_THREADS, MIN_BLOCK_SIZE};
 use kompakt::{CodecSpec, Error, FilterSpec, Result, WriteOptions};
+pub use kompakt_fs::{Durability, SYNC_ENV, SYNC_VALUES};
 
 /// `threads`: 0 means all cores; at most [`MAX_THREADS`] (256), for every operation.
 pub fn threads(requested: i64) -> Result<usize> {
@@ -65,6 +66,21 @@ pub fn codec(codec: Option<&str>, level: Option<i64>, dictionary: bool) -> Resul
     match (codec, level) {
         (None, None) if dictionary => CodecSpec::parse(DICTIONARY_CODEC),
         _ => CodecSpec::from_options(codec, level),
+    }
+}
+
+/// `sync`: `"always"` or `"none"` ([`Durability`]); not given, the process's default
+/// ([`SYNC_ENV`], else `"none"`), whose invalid value is reported here, naming the variable.
+pub fn sync(sync: Option<&str>) -> Result<Durability> {
+    match sync {
+        Some(text) => Durability::parse(text).ok_or_else(|| Error::invalid("sync", text, SYNC_VALUES)),
+        None => Durability::from_env().map_err(|text| {
+            Error::invalid(
+                "sync",
+                format!("{text:?} (from the environment variable {SYNC_ENV})"),
+                SYNC_VALUES,
+            )
+        }),
     }
 }
 
@@ -131,6 +147,8 @@ pub struct TableArgs<'a> {
     pub sorted_by: Vec<kompakt_table::SortKey>,
     /// User metadata stored with the table.
     pub metadata: std::collections::HashMap<String, String>,
+    /// `"always"` or `"none"` ([`sync`]).
+    pub sync: Option<&'a str>,
 }
 
 impl TableArgs<'_> {
@@ -159,6 +177,7 @@ impl TableArgs<'_> {
         }
         out.sorted_by = self.sorted_by;
         out.metadata = self.metadata;
+        out.sync = sync(self.sync)?;
         Ok(out)
     }
 }
@@ -167,6 +186,18 @@ impl TableArgs<'_> {
 mod tests {
     use super::*;
     use kompakt::codec::Codec;
+
+    #[test]
+    fn sync_is_always_or_none() {
+        assert_eq!(sync(Some("always")).unwrap(), Durability::Always);
+        assert_eq!(sync(Some("none")).unwrap(), Durability::None);
+        let e = sync(Some("batched")).unwrap_err();
+        assert_eq!(e.kind(), kompakt::ErrorKind::Option);
+        assert!(
+            e.to_string().contains("\"always\" (fsync each file) or \"none\""),
+            "{e}"
+        );
+    }
 
     #[test]
     fn zero_threads_is_all_cores_and_the_limit_is_one_for_all() {

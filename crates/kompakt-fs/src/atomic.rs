@@ -1,6 +1,8 @@
-//! Atomic file output: write to a unique temporary file beside the target, fsync, rename.
-//! A crash or an error mid-write never leaves a half-written file where a good one was.
+//! Atomic file output: write to a unique temporary file beside the target, fsync (as the
+//! [`Durability`] says), rename. A crash or an error mid-write never leaves a half-written file
+//! where a good one was.
 
+use crate::durability::Durability;
 use crate::writeback::{WritebackFile, WritebackProgress};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -20,6 +22,7 @@ pub struct AtomicFile {
     /// The temporary file, renamed over the target on commit; `None` for a special file.
     tmp: Option<PathBuf>,
     target: PathBuf,
+    durability: Durability,
 }
 
 /// True when a temporary file may be removed: older than `min_age` (a writer that has just
@@ -122,8 +125,16 @@ impl AtomicFile {
     /// When the target is a symbolic link, the file it points to is replaced (the link stays);
     /// when the target exists, the new file gets its permissions, so that saving over a private
     /// file does not make it readable by others.
+    ///
+    /// Flushed to the disk on commit as the process's default says
+    /// ([`Durability::process_default`]).
     pub fn create(target: impl AsRef<Path>) -> io::Result<AtomicFile> {
         Self::with_progress(target, None)
+    }
+
+    /// Like [`create`](AtomicFile::create), flushed on commit as `durability` says.
+    pub fn create_with(target: impl AsRef<Path>, durability: Durability) -> io::Result<AtomicFile> {
+        Self::with_options(target, None, durability)
     }
 
     /// Like [`create`](AtomicFile::create); with `paced`, written back in small steps whose
@@ -135,12 +146,24 @@ impl AtomicFile {
     /// Like [`create`](AtomicFile::create); with `progress`, written back in small steps that
     /// report there, for a writer that adapts to the disk (see [`WritebackFile::paced`]).
     pub fn with_progress(target: impl AsRef<Path>, progress: Option<Arc<WritebackProgress>>) -> io::Result<AtomicFile> {
+        Self::with_options(target, progress, Durability::process_default())
+    }
+
+    /// The most general constructor: paced write-back with `progress`, flushed on commit as
+    /// `durability` says. A file that is neither paced nor synced is not written back early
+    /// either: the kernel writes it back when it chooses, as for any program's file.
+    pub fn with_options(
+        target: impl AsRef<Path>,
+        progress: Option<Arc<WritebackProgress>>,
+        durability: Durability,
+    ) -> io::Result<AtomicFile> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         if let Some(which) = standard_stream(target.as_ref()) {
             return Ok(AtomicFile {
                 file: Some(WritebackFile::unsynced(clone_standard_stream(which)?)),
                 tmp: None,
                 target: target.as_ref().to_path_buf(),
+                durability,
             });
         }
         // A special file (say /dev/fd/5, a pipe) is opened by the name given: its link may
@@ -158,6 +181,7 @@ impl AtomicFile {
                 file: Some(WritebackFile::unsynced(file)),
                 tmp: None,
                 target,
+                durability,
             });
         }
         let name = target
@@ -195,10 +219,15 @@ impl AtomicFile {
                             return Err(e);
                         }
                     }
+                    let file = match (&progress, durability) {
+                        (None, Durability::None) => WritebackFile::unsynced(file),
+                        _ => WritebackFile::with_progress(file, progress),
+                    };
                     return Ok(AtomicFile {
-                        file: Some(WritebackFile::with_progress(file, progress)),
+                        file: Some(file),
                         tmp: Some(tmp),
                         target,
+                        durability,
                     });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -209,6 +238,11 @@ impl AtomicFile {
             io::ErrorKind::AlreadyExists,
             "could not create a unique temporary file",
         ))
+    }
+
+    /// How the file is flushed on commit.
+    pub fn durability(&self) -> Durability {
+        self.durability
     }
 
     /// The path the file will have after commit.
@@ -230,25 +264,36 @@ impl AtomicFile {
         self.file.as_mut().expect("file is open until commit")
     }
 
-    /// Flushes, fsyncs, renames over the target and fsyncs the folder. On failure the
-    /// temporary file is removed and the target is untouched. A special file is flushed and
-    /// synced where it can be (a block device), and left in place.
+    /// Flushes, renames over the target, and with [`Durability::Always`] fsyncs the file
+    /// before the rename and the folder after it. On failure the temporary file is removed
+    /// and the target is untouched. A special file is flushed (and with `Always` synced where
+    /// it can be, a block device), and left in place.
     pub fn commit(mut self) -> io::Result<()> {
+        let always = self.durability == Durability::Always;
         let Some(tmp) = self.tmp.clone() else {
             let file = self.open();
             file.flush()?;
+            if !always {
+                return Ok(());
+            }
             return match file.get_ref().sync_all() {
                 // Pipes and character devices have nothing to sync.
                 Err(e) if e.kind() == io::ErrorKind::InvalidInput => Ok(()),
                 done => done,
             };
         };
-        self.open().sync_all()?;
+        if always {
+            self.open().sync_all()?;
+        } else {
+            self.open().finish_unsynced()?;
+        }
         fs::rename(&tmp, &self.target)?;
         // Renamed: from here on there is no temporary file for Drop to remove.
         self.file = None;
-        // Makes the rename itself durable; not possible on every platform, so best effort.
-        let _ = sync_parent_dir(&self.target);
+        if always {
+            // Makes the rename itself durable; not possible on every platform, so best effort.
+            let _ = sync_parent_dir(&self.target);
+        }
         Ok(())
     }
 }
@@ -311,6 +356,24 @@ mod tests {
     use crate::writeback::WRITEBACK_EVERY;
 
     #[test]
+    fn every_durability_replaces_the_target_whole_and_leaves_no_litter() {
+        let temp = tempfile::tempdir().unwrap();
+        let target = temp.path().join("out.bin");
+        for (i, d) in [Durability::None, Durability::Always, Durability::None]
+            .into_iter()
+            .enumerate()
+        {
+            let mut f = AtomicFile::create_with(&target, d).unwrap();
+            assert_eq!(f.durability(), d);
+            f.write_all(&[i as u8; 100]).unwrap();
+            assert!(!target.exists() || fs::read(&target).unwrap() != [i as u8; 100]);
+            f.commit().unwrap();
+            assert_eq!(fs::read(&target).unwrap(), [i as u8; 100]);
+            assert_eq!(fs::read_dir(temp.path()).unwrap().count(), 1, "only the target");
+        }
+    }
+
+    #[test]
     fn target_appears_only_on_commit() {
         let temp = tempfile::tempdir().unwrap();
         let dir = temp.path();
@@ -347,7 +410,14 @@ mod tests {
         let dir = temp.path();
         let target = dir.join("big.bin");
         let chunk: Vec<u8> = (0..1 << 20).map(|i: u32| (i % 251) as u8).collect();
-        let mut f = AtomicFile::create(&target).unwrap();
+        // Unsynced files are the kernel's to write back: no thread, whatever their size.
+        let mut f = AtomicFile::create_with(&target, Durability::None).unwrap();
+        for _ in 0..(WRITEBACK_EVERY as usize / chunk.len()) * 2 + 1 {
+            f.write_all(&chunk).unwrap();
+        }
+        assert!(f.open().writeback.worker.is_none(), "no write-back thread without sync");
+        f.commit().unwrap();
+        let mut f = AtomicFile::create_with(&target, Durability::Always).unwrap();
         f.write_all(b"head").unwrap();
         assert!(f.open().writeback.worker.is_none(), "no thread for a small file");
         let linux = cfg!(target_os = "linux");

@@ -1,7 +1,8 @@
 //! kompakt's files on disk: the I/O policy kept out of the format crate.
 //!
 //! - [`AtomicFile`]: output that appears at its path only when complete (temporary file
-//!   beside the target, fsync, rename), so a crash or an error never leaves half a file;
+//!   beside the target, rename), so a crash or an error never leaves half a file, flushed to
+//!   the disk as its [`Durability`] (the front ends' `sync` setting) says;
 //! - [`WritebackFile`]: files written back to disk while they grow (Linux), so the final
 //!   fsync waits for the last pages only; a paced one reports how far the disk got
 //!   ([`WritebackProgress`]) and the process remembers each device's speed;
@@ -15,11 +16,13 @@
 
 mod atomic;
 mod beneath;
+mod durability;
 mod pace;
 mod writeback;
 
 pub use atomic::{abandoned, is_special_file, remove_stale_temps, sync_parent_dir, AtomicFile, STALE_TEMP_AGE};
 pub use beneath::{is_real_folder, remove_file_beneath, Removed};
+pub use durability::{Durability, SYNC_ENV, SYNC_VALUES};
 pub use pace::{writer, writer_with_dictionary, DiskPace, PacedOutput, ADAPT_AHEAD, ADAPT_MIN_BACKLOG};
 pub use writeback::{
     WritebackFile, WritebackProgress, PACED_FIRST_STEP, PACED_WRITEBACK_EVERY, START_WRITEBACK_EVERY, WRITEBACK_EVERY,

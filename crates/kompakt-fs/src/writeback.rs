@@ -606,6 +606,13 @@ impl WritebackFile {
         &mut self.file
     }
 
+    /// Waits for the background write-back (returning its error) and flushes, without an
+    /// fsync: the bytes are the kernel's to write back when it chooses.
+    pub fn finish_unsynced(&mut self) -> io::Result<()> {
+        self.writeback.finish()?;
+        self.file.flush()
+    }
+
     /// Waits for the background write-back (returning its error), then fsyncs the file.
     pub fn sync_all(&mut self) -> io::Result<()> {
         self.writeback.finish()?;

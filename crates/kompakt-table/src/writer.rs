@@ -89,6 +89,9 @@ pub struct TableOptions {
     /// filtered reads skip row groups. Default: yes. An append keeps a table's statistics
     /// current if it has them and adds none if it has not.
     pub statistics: bool,
+    /// Whether [`write_table_file`] fsyncs the file it writes (the rename into place is
+    /// atomic either way). Default: the process's ([`kompakt_fs::Durability::process_default`]).
+    pub sync: kompakt_fs::Durability,
 }
 
 impl TableOptions {
@@ -113,6 +116,7 @@ impl Default for TableOptions {
             metadata: HashMap::new(),
             sorted_by: Vec::new(),
             statistics: true,
+            sync: kompakt_fs::Durability::process_default(),
         }
     }
 }
@@ -741,7 +745,7 @@ pub fn write_table_file(
     batches: impl IntoIterator<Item = Result<RecordBatch>>,
     opts: TableOptions,
 ) -> Result<u64> {
-    let mut file = kompakt_fs::AtomicFile::create(path)?;
+    let mut file = kompakt_fs::AtomicFile::create_with(path, opts.sync)?;
     let mut w = TableWriter::new(&mut file, schema, opts)?;
     for b in batches {
         w.write(&b?)?;

@@ -76,6 +76,8 @@ pub extern "system" fn Java_dev_kompakt_Native_tableOptionsNew<'l>(
                 .chunks(2)
                 .map(|kv| (kv[0].clone(), kv[1].clone()))
                 .collect::<HashMap<_, _>>(),
+            // The process default ($KOMPAKT_SYNC, else none): the JVM takes no sync option yet.
+            sync: None,
         };
         Ok(into_handle(args.build()?))
     })
