@@ -127,6 +127,10 @@ typedef struct {
     const char *codec;   /* a codec spec, see above; NULL: the default */
     const char *filter;  /* those streams' filter: "none", "shuffle", "delta", "auto"; NULL: shuffle
                             when typesize is above 1 */
+    const char *sync;    /* a file at a path: "always" (fsync it and its folder) or "none" (renamed
+                            into place, no fsync); NULL: $KOMPAKT_SYNC, else "none". Either way a
+                            crash of the process never leaves a torn file (docs/GUIDE.md,
+                            "Durability"). Added after API version 2's first release. */
 } kpk_write_options;
 
 typedef struct kpk_writer kpk_writer;
@@ -316,6 +320,8 @@ typedef struct {
     const char *const *metadata_keys;  /* user key-value metadata stored with the table */
     const char *const *metadata_values;
     size_t n_metadata;
+    const char *sync;                  /* "always" or "none", as kpk_write_options.sync; NULL:
+                                          the default. Added after API version 2's first release. */
 } kpk_table_options;
 
 /* Writes a table file at `path` atomically from one record batch; `opts` may be NULL. */

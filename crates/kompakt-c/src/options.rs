@@ -36,7 +36,14 @@ pub struct kpk_write_options {
     /// The filter of those streams (`"none"`, `"shuffle"`, `"delta"`, `"auto"`); NULL: the
     /// default (shuffle when the element size is above 1).
     pub filter: *const c_char,
+    /// `"always"` (fsync a file written to a path) or `"none"` (atomic rename, no fsync);
+    /// NULL: the default (`KOMPAKT_SYNC`, else `"none"`). Added to API version 2 after its first
+    /// release (older headers end before it).
+    pub sync: *const c_char,
 }
+
+/// The struct's size in API version 2's first release, before `sync`.
+const WRITE_OPTIONS_V2: usize = std::mem::offset_of!(kpk_write_options, sync);
 
 /// An options struct the caller sizes: `size`, its first field, says which version of it the
 /// caller's header has.
@@ -51,7 +58,7 @@ pub(crate) trait SizedStruct: Copy {
 
 impl SizedStruct for kpk_write_options {
     const NAME: &'static str = "kpk_write_options";
-    const SIZES: &'static [usize] = &[size_of::<kpk_write_options>()];
+    const SIZES: &'static [usize] = &[WRITE_OPTIONS_V2, size_of::<kpk_write_options>()];
 
     fn zeroed() -> Self {
         kpk_write_options {
@@ -62,6 +69,7 @@ impl SizedStruct for kpk_write_options {
             block_size: 0,
             codec: std::ptr::null(),
             filter: std::ptr::null(),
+            sync: std::ptr::null(),
         }
     }
 }
@@ -143,6 +151,12 @@ pub(crate) fn write_options(opts: *const kpk_write_options) -> Result<WriteOptio
         dictionary: false,
     };
     Ok(args.build()?)
+}
+
+/// How a file written to a path is flushed: the caller's `sync` (NULL: the default).
+pub(crate) fn sync_option(opts: *const kpk_write_options) -> Result<kompakt_fs::Durability, Failure> {
+    let o = read_sized(opts)?;
+    Ok(api::sync(text(o.sync, "sync")?)?)
 }
 
 /// A stream's options: `base` with elements of `typesize` bytes and `filter` (NULL: the

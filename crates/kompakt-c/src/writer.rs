@@ -1,7 +1,7 @@
 //! Writing kompakt files: to a path (atomically), to memory, or into a store (`store.rs`).
 
 use crate::ffi::{bytes, kpk_bytes, path_arg, put};
-use crate::options::{kpk_write_options, typed_stream, write_options};
+use crate::options::{kpk_write_options, sync_option, typed_stream, write_options};
 use crate::status::{at, guard, kpk_status, Failure, KPK_ERROR_IO};
 use kompakt::{WriteOptions, Writer};
 use kompakt_fs::{AtomicFile, PacedOutput, WritebackProgress};
@@ -107,8 +107,9 @@ pub unsafe extern "C" fn kpk_writer_open_file(
 ) -> kpk_status {
     guard(|| {
         let path = path_arg(path)?;
+        let durability = sync_option(opts).map_err(at(&path))?;
         let opts = write_options(opts).map_err(at(&path))?;
-        let file = AtomicFile::create(&path).map_err(at(&path))?;
+        let file = AtomicFile::create_with(&path, durability).map_err(at(&path))?;
         open_writer(Output::File(file), Some(path), opts, out)
     })
 }

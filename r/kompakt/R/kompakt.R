@@ -2,8 +2,8 @@
 # Documented in man/kpk_save.Rd (the Rd files are the documentation's only source). The C glue
 # is src/kompakt.c; options cross .Call as named lists.
 
-kpk_save <- function(x, file, codec = NULL, level = NULL, threads = 0L) {
-  .Call(kpk_save_c, x, file, .write_options(codec, level, threads))
+kpk_save <- function(x, file, codec = NULL, level = NULL, threads = 0L, sync = getOption("kompakt.sync")) {
+  .Call(kpk_save_c, x, file, .write_options(codec, level, threads, sync))
   invisible(file)
 }
 
@@ -19,9 +19,9 @@ kpk_unserialize <- function(raw, threads = 0L, trusted = TRUE) {
   .Call(kpk_unserialize_c, raw, list(threads = threads, trusted = trusted))
 }
 
-# The options of every writer (files, memory, stores), checked in C.
-.write_options <- function(codec, level, threads) {
-  list(codec = codec, level = level, threads = threads)
+# The options of every writer (files, memory, stores), checked in C; `sync` matters to files.
+.write_options <- function(codec, level, threads, sync = NULL) {
+  list(codec = codec, level = level, threads = threads, sync = sync)
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a

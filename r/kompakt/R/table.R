@@ -63,7 +63,7 @@
 }
 
 .table_options <- function(codec, level, threads, rows_per_group = NULL, sorted_by = NULL,
-                           metadata = character()) {
+                           metadata = character(), sync = NULL) {
   if (!is.null(codec) && (!is.character(codec) || length(codec) != 1L || is.na(codec))) {
     stop("kompakt: codec must be NULL or one string such as \"zstd\", \"lz4\", \"zstd:3\" or \"60\"",
          call. = FALSE)
@@ -90,7 +90,7 @@
        sort_columns = sorted_by, sort_descending = rep(FALSE, length(sorted_by)),
        sort_nulls_first = rep(TRUE, length(sorted_by)),
        metadata = structure(as.character(metadata), names = names(metadata) %||% character()),
-       string_codec = string_codec)
+       string_codec = string_codec, sync = sync)
 }
 
 .write_columns <- function(x, path, options, append) {
@@ -117,13 +117,13 @@
 }
 
 write_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L, sorted_by = NULL,
-                            rows_per_group = NULL) {
+                            rows_per_group = NULL, sync = getOption("kompakt.sync")) {
   if (is.null(sorted_by) && inherits(x, "data.table")) sorted_by <- .key_as_sort_order(x)
   if (!is.null(sorted_by) && !all(sorted_by %in% names(x))) {
     stop(sprintf("kompakt: sorted_by names columns the data frame does not have: %s",
                  paste(setdiff(sorted_by, names(x)), collapse = ", ")), call. = FALSE)
   }
-  options <- .table_options(codec, level, threads, rows_per_group, sorted_by, c(r = .r_metadata(x)))
+  options <- .table_options(codec, level, threads, rows_per_group, sorted_by, c(r = .r_metadata(x)), sync)
   .write_columns(x, path, options, append = FALSE)
   invisible(path)
 }
@@ -228,7 +228,9 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
   n <- t$info$rows
   if (is.null(to)) to <- n
   bad <- function(x) !is.numeric(x) || length(x) != 1L || is.na(x) || x != round(x)
-  if (bad(from) || bad(to) || from < 1 || to > n || from > to + 1) {
+  # As read_fst(): a range that runs past the end reads the rows there.
+  if (!bad(to) && to > n) to <- n
+  if (bad(from) || bad(to) || from < 1 || from > to + 1) {
     stop(sprintf("kompakt: rows from = %s to = %s are not in 1..%.0f of %s",
                  format(from), format(to), n, t$source), call. = FALSE)
   }
@@ -537,7 +539,12 @@ kpk_table <- function(path, threads = 0L) {
 
 `$.kpk_table` <- function(x, name) x[[name]]
 
-dim.kpk_table <- function(x) c(.handle(x)$info$rows, length(.handle(x)$info$names))
+# Integer, as a data frame's, while the rows fit (past 2^31 - 1 they are a double).
+dim.kpk_table <- function(x) {
+  rows <- .handle(x)$info$rows
+  cols <- length(.handle(x)$info$names)
+  if (rows <= .Machine$integer.max) c(as.integer(rows), cols) else c(rows, cols)
+}
 
 dimnames.kpk_table <- function(x) list(NULL, .handle(x)$info$names)
 

@@ -38,6 +38,7 @@ SEXP kpk_r_named_list(int n, const char *const *names);
 /* ---- arguments (each raises an R error naming the argument when it is not valid) ---- */
 
 /* NULL or one string: a codec spec ("zstd", "lz4", "zstd:3", "60", "auto", "none"). */
+const char *kpk_r_sync(SEXP sync);
 const char *kpk_r_codec(SEXP codec);
 /* NULL or a whole number, as the C API's `level`: the one place that maps R's level to it. */
 int32_t kpk_r_level(SEXP level);

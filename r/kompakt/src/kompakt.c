@@ -150,6 +150,7 @@ static kpk_write_options write_options_of(SEXP options) {
     o.codec = kpk_r_codec(kpk_r_field(options, "codec"));
     o.level = kpk_r_level(kpk_r_field(options, "level"));
     o.threads = kpk_r_threads(kpk_r_field(options, "threads"));
+    o.sync = kpk_r_sync(kpk_r_field(options, "sync"));
     return o;
 }
 

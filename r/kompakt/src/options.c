@@ -85,6 +85,15 @@ const char *kpk_r_codec(SEXP codec) {
     return Rf_translateCharUTF8(STRING_ELT(codec, 0));
 }
 
+/* R's `sync`: NULL (the default: $KOMPAKT_SYNC, else "none") or one string, "always" or
+ * "none", which the C API checks with every front end's message. */
+const char *kpk_r_sync(SEXP sync) {
+    if (Rf_isNull(sync)) return NULL;
+    if (!Rf_isString(sync) || XLENGTH(sync) != 1 || STRING_ELT(sync, 0) == NA_STRING)
+        Rf_error("kompakt: sync must be NULL or one string, \"always\" (fsync each file) or \"none\" (atomic rename, no fsync)");
+    return Rf_translateCharUTF8(STRING_ELT(sync, 0));
+}
+
 /* R's `level`: NULL (none given) or a whole number, a unified level 0-100 (0: raw) or, with a
  * bare codec name, that codec's own level. This is the only function that knows how the C API
  * spells "no level" (KPK_LEVEL_DEFAULT, 0) and "raw" (KPK_LEVEL_NONE). The range is the C

@@ -428,6 +428,8 @@ static void column_array(SEXP x, int kind, const char *name, const char *tz, SEX
 static kpk_table_options table_options(SEXP o) {
     kpk_table_options opts;
     memset(&opts, 0, sizeof opts);
+    opts.size = sizeof opts;
+    opts.sync = kpk_r_sync(kpk_r_field(o, "sync"));
     opts.codec = kpk_r_codec(kpk_r_field(o, "codec"));
     opts.level = kpk_r_level(kpk_r_field(o, "level"));
     opts.threads = kpk_r_threads(kpk_r_field(o, "threads"));

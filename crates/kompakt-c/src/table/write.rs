@@ -45,11 +45,17 @@ pub struct kpk_table_options {
     pub metadata_values: *const *const c_char,
     /// How many metadata entries.
     pub n_metadata: usize,
+    /// `"always"` (fsync the file) or `"none"` (atomic rename, no fsync); NULL: the default
+    /// (`KOMPAKT_SYNC`, else `"none"`). Added to API version 2 after its first release.
+    pub sync: *const c_char,
 }
+
+/// The struct's size in API version 2's first release, before `sync`.
+const TABLE_OPTIONS_V2: usize = std::mem::offset_of!(kpk_table_options, sync);
 
 impl SizedStruct for kpk_table_options {
     const NAME: &'static str = "kpk_table_options";
-    const SIZES: &'static [usize] = &[size_of::<kpk_table_options>()];
+    const SIZES: &'static [usize] = &[TABLE_OPTIONS_V2, size_of::<kpk_table_options>()];
 
     fn zeroed() -> Self {
         use std::ptr::null;
@@ -67,6 +73,7 @@ impl SizedStruct for kpk_table_options {
             metadata_keys: null(),
             metadata_values: null(),
             n_metadata: 0,
+            sync: null(),
         }
     }
 }
@@ -105,6 +112,7 @@ fn table_options(opts: *const kpk_table_options) -> Result<TableOptions, Failure
         rows_per_group: (o.rows_per_group != 0).then_some(i64::from(o.rows_per_group)),
         sorted_by,
         metadata,
+        sync: text(o.sync, "sync")?,
     };
     Ok(args.build()?)
 }

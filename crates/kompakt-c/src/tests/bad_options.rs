@@ -59,6 +59,7 @@ impl Row<'_> {
             typesize,
             filter: Self::ptr(&self.filter),
             block_size: self.int("block_size").unwrap_or(0),
+            sync: std::ptr::null(),
         })
     }
 

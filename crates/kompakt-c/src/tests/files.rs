@@ -90,6 +90,31 @@ fn files_are_atomic_and_errors_name_them() {
         assert_eq!(kpk_writer_finish(w, null_mut()), KPK_OK);
         assert_eq!(kompakt::decompress(&std::fs::read(&path).unwrap()).unwrap(), b"hello");
 
+        // Either sync setting writes the same file atomically; another is refused, named.
+        for (sync, status) in [("always", KPK_OK), ("none", KPK_OK), ("sometimes", KPK_ERROR_OPTION)] {
+            let sync = c(sync);
+            let opts = kpk_write_options {
+                size: std::mem::size_of::<kpk_write_options>() as u32,
+                sync: sync.as_ptr(),
+                ..opts
+            };
+            let mut w = null_mut();
+            assert_eq!(kpk_writer_open_file(cpath.as_ptr(), &opts, &mut w), status);
+            if status != KPK_OK {
+                assert!(
+                    last_error().contains("x.kpk") && last_error().contains("\"always\" (fsync each file)"),
+                    "{}",
+                    last_error()
+                );
+                continue;
+            }
+            assert_eq!(kpk_writer_add_stream(w, &mut s), KPK_OK);
+            assert_eq!(kpk_writer_write(w, s, b"synced".as_ptr().cast(), 6), KPK_OK);
+            assert_eq!(kpk_writer_finish(w, null_mut()), KPK_OK);
+            assert_eq!(kompakt::decompress(&std::fs::read(&path).unwrap()).unwrap(), b"synced");
+            assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        }
+
         // Not kompakt, a directory, a missing file: each names the path.
         std::fs::write(&path, b"hello world, this is not a kompakt file at all....").unwrap();
         let mut r = null_mut();

@@ -373,7 +373,7 @@ fn structs_and_constants_are_laid_out_as_the_compiled_header_has_them() {
         (
             "kpk_write_options",
             kpk_write_options,
-            [size, level, threads, typesize, block_size, codec, filter]
+            [size, level, threads, typesize, block_size, codec, filter, sync]
         ),
         (
             "kpk_table_options",
@@ -391,7 +391,8 @@ fn structs_and_constants_are_laid_out_as_the_compiled_header_has_them() {
                 n_sort,
                 metadata_keys,
                 metadata_values,
-                n_metadata
+                n_metadata,
+                sync
             ]
         ),
         ("kpk_filter", kpk_filter, [column, op, values_schema, values]),

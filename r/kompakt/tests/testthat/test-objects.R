@@ -83,6 +83,61 @@ test_that("small and large pieces of one object keep their order", {
   expect_identical(kpk_unserialize(kpk_serialize(y, threads = 2)), y)
 })
 
+test_that("sync is always or none, and either saves the same file atomically", {
+  dir <- tempfile()
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  path <- file.path(dir, "x.kpk")
+  for (sync in c("always", "none")) {
+    kpk_save(list(sync, 1:3), path, sync = sync)
+    expect_identical(kpk_read(path), list(sync, 1:3))
+    write_kpk_table(data.frame(s = sync), file.path(dir, "t.kpk"), sync = sync)
+    expect_identical(read_kpk_table(file.path(dir, "t.kpk"))$s, sync)
+  }
+  expect_identical(sort(list.files(dir, all.files = TRUE, no.. = TRUE)), c("t.kpk", "x.kpk"))
+  expect_error(kpk_save(1, path, sync = "batched"), "\"always\" (fsync each file) or \"none\"",
+               fixed = TRUE, class = "kompakt_option_error")
+  expect_error(write_kpk_table(data.frame(a = 1), path, sync = "sometimes"), "\"always\" (fsync",
+               fixed = TRUE, class = "kompakt_option_error")
+  expect_error(kpk_save(1, path, sync = TRUE), "sync must be NULL or one string")
+  expect_error(tar_format_kompakt(sync = "often"), "\"always\" (fsync", fixed = TRUE)
+  # The session's default, and the environment's.
+  old <- options(kompakt.sync = "never")
+  expect_error(kpk_save(1, path), "never")
+  options(old)
+  withr_env <- Sys.getenv("KOMPAKT_SYNC", unset = NA)
+  Sys.setenv(KOMPAKT_SYNC = "nope")
+  expect_error(kpk_save(1, path), "KOMPAKT_SYNC", class = "kompakt_option_error")
+  if (is.na(withr_env)) Sys.unsetenv("KOMPAKT_SYNC") else Sys.setenv(KOMPAKT_SYNC = withr_env)
+  expect_identical(kpk_read(path), list("none", 1:3))
+})
+
+test_that("a writer killed mid-save never leaves a torn file, whatever sync says", {
+  skip_on_os("windows")
+  dir <- tempfile()
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  path <- file.path(dir, "x.kpk")
+  set.seed(7)
+  new <- runif(2e6)
+  for (sync in c("none", "always")) {
+    kpk_save("old", path, sync = sync)
+    # A forked R saves over the file again and again until it is killed (SIGKILL: no clean-up
+    # of any kind runs), at a moment that falls inside some save.
+    job <- parallel::mcparallel({
+      repeat kpk_save(new, path, sync = sync)
+    })
+    Sys.sleep(0.6)
+    tools::pskill(job$pid, tools::SIGKILL)
+    suppressWarnings(parallel::mccollect(job, wait = TRUE)) # "did not deliver a result": killed
+    back <- kpk_read(path)
+    expect_true(identical(back, "old") || identical(back, new), info = sync)
+    # Whatever the killed writer left beside the file is its temporary file, never the target.
+    left <- setdiff(list.files(dir, all.files = TRUE, no.. = TRUE), "x.kpk")
+    expect_true(all(grepl("^\\.x\\.kpk\\..*\\.tmp$", left)), info = paste(left, collapse = ", "))
+  }
+})
+
 test_that("an interrupted save keeps the old file and leaves nothing beside it", {
   dir <- tempfile()
   dir.create(dir)
@@ -91,14 +146,14 @@ test_that("an interrupted save keeps the old file and leaves nothing beside it",
   kpk_save("old", path)
   big <- runif(5e7)
   # setTimeLimit's error is raised where an interrupt would be: mid-serialization, when the
-  # whole save takes several times the limit.
-  whole <- system.time(kpk_save(big, file.path(dir, "timing.kpk")))[["elapsed"]]
+  # whole save takes several times the limit (synced, so that it does on a fast machine too).
+  whole <- system.time(kpk_save(big, file.path(dir, "timing.kpk"), sync = "always"))[["elapsed"]]
   unlink(file.path(dir, "timing.kpk"))
   skip_if(whole < 0.25, "this machine saves too fast to stop a save half way")
   err <- tryCatch({
     setTimeLimit(elapsed = 0.05, transient = TRUE)
     on.exit(setTimeLimit(elapsed = Inf), add = TRUE)
-    kpk_save(big, path)
+    kpk_save(big, path, sync = "always")
     NULL
   }, error = function(e) e)
   setTimeLimit(elapsed = Inf)
