@@ -2,7 +2,7 @@
 
 import os
 from pathlib import Path
-from typing import IO, Any, Self, final
+from typing import IO, Any, Literal, Self, final
 
 from kompakt._errors import CorruptError as CorruptError
 
@@ -107,6 +107,7 @@ class FileWriter:
         block_size: int | None = None,
         adapt: bool = False,
         dictionary: Dictionary | None = None,
+        sync: Literal["always", "none"] | None = None,
     ) -> Self: ...
     def add_stream(
         self,
@@ -244,6 +245,7 @@ def write_table(
     metadata: dict[str, str] | None = None,
     sorted_by: list[tuple[str, bool, bool]] | None = None,
     statistics: bool = True,
+    sync: Literal["always", "none"] | None = None,
 ) -> int: ...
 def list_objects(url: str) -> list[tuple[str, int]]: ...
 def table_files(location: str) -> list[str]: ...

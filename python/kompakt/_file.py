@@ -126,7 +126,7 @@ class KompaktFile(io.BufferedIOBase):
         return self._writer
 
     def close(self) -> None:
-        """Completes the file (write mode: index written, fsynced, renamed into place)."""
+        """Completes the file (write mode: index written, renamed into place; fsynced when KOMPAKT_SYNC=always)."""
         if self.closed:
             return
         try:

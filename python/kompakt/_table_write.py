@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from kompakt import _core
 from kompakt._errors import OptionError
@@ -142,6 +142,7 @@ def write_table(
     preserve_index: bool | None = None,
     sorted_by: SortKeys | None = None,
     statistics: bool = True,
+    sync: Literal["always", "none"] | None = None,
 ) -> int:
     """Writes a table to ``path`` (atomically: a failed write leaves any old file intact).
 
@@ -164,6 +165,10 @@ def write_table(
     ``statistics`` (default True) keeps each row group's null counts and value bounds
     (``TableFile.statistics``), which let filtered reads skip row groups.
 
+    ``sync`` is ``"none"`` (the default, unless the environment variable ``KOMPAKT_SYNC``
+    says otherwise: renamed into place, flushed to the disk when the kernel chooses) or
+    ``"always"`` (fsynced before this returns); see ``kompakt.save``.
+
     >>> import pandas as pd, kompakt, tempfile, os
     >>> df = pd.DataFrame({"city": pd.Categorical(["Oslo", "Lima", "Oslo"]), "n": [1, 2, 3]})
     >>> path = os.path.join(tempfile.mkdtemp(), "t.kpk")
@@ -184,6 +189,7 @@ def write_table(
         metadata=metadata,
         sorted_by=_sort_keys(sorted_by),
         statistics=bool(statistics),
+        sync=sync,
     )
 
 

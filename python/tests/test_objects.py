@@ -284,6 +284,66 @@ def test_save_and_load_with_paths_and_file_objects(tmp_path):
     assert kompakt.load((tmp_path / "c.kpk").read_bytes())["y"] == "z"
 
 
+@pytest.mark.parametrize("sync", ["always", "none", None])
+def test_sync_settings_write_the_same_file_atomically(tmp_path, sync):
+    obj = {"x": np.arange(100_000), "s": "small"}
+    kompakt.save(obj, tmp_path / "a.kpk", sync=sync)
+    kompakt.save(obj, tmp_path / "b.kpk", sync="always")
+    assert (tmp_path / "a.kpk").read_bytes() == (tmp_path / "b.kpk").read_bytes()
+    kompakt.write_table(pa.table({"n": [1, 2]}), tmp_path / "t.kpk", sync=sync)
+    assert kompakt.read_table(tmp_path / "t.kpk")["n"].tolist() == [1, 2]
+    assert sorted(os.listdir(tmp_path)) == ["a.kpk", "b.kpk", "t.kpk"]
+
+
+def test_bad_sync_values_name_the_valid_ones(tmp_path, monkeypatch):
+    for call in (
+        lambda: kompakt.save(1, tmp_path / "x.kpk", sync="batched"),
+        lambda: kompakt.write_table(pa.table({"n": [1]}), tmp_path / "t.kpk", sync="sometimes"),
+    ):
+        with pytest.raises(kompakt.OptionError, match='"always" \\(fsync each file\\) or "none"'):
+            call()
+    monkeypatch.setenv("KOMPAKT_SYNC", "nope")
+    with pytest.raises(kompakt.OptionError, match="KOMPAKT_SYNC"):
+        kompakt.save(1, tmp_path / "x.kpk")
+    monkeypatch.setenv("KOMPAKT_SYNC", "always")
+    kompakt.save(1, tmp_path / "x.kpk")
+    assert kompakt.load(tmp_path / "x.kpk") == 1
+    assert os.listdir(tmp_path) == ["x.kpk"]
+
+
+KILLED_WRITER = """
+import sys, numpy as np, kompakt
+path, sync = sys.argv[1], sys.argv[2]
+x = np.arange(3_000_000, dtype=np.float64)
+print("ready", flush=True)
+while True:
+    kompakt.save({"x": x}, path, sync=sync)
+"""
+
+
+@pytest.mark.parametrize("sync", ["none", "always"])
+def test_a_writer_killed_mid_save_never_leaves_a_torn_file(tmp_path, sync):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "x.kpk"
+    kompakt.save("old", path)
+    child = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(path), sync], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        time.sleep(0.5)  # inside some save, several saves in
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    back = kompakt.load(path)
+    assert back == "old" or np.array_equal(back["x"], np.arange(3_000_000, dtype=np.float64))
+    # What the killed writer left is its temporary file, never a torn target.
+    left = [p for p in os.listdir(tmp_path) if p != "x.kpk"]
+    assert all(p.startswith(".x.kpk.") and p.endswith(".tmp") for p in left), left
+
+
 class Unpicklable:
     def __reduce__(self):
         raise RuntimeError("cannot pickle this")

@@ -32,6 +32,11 @@ pub struct Cli {
     /// No progress bars or summaries on stderr.
     #[arg(short, long, global = true)]
     pub quiet: bool,
+    /// Whether files written are flushed to the disk before the command ends: `always` (fsync
+    /// each, and its folder) or `none` (renamed into place, no fsync); the default is
+    /// $KOMPAKT_SYNC, else `none`. Writes are atomic either way.
+    #[arg(long, global = true, value_name = "always|none")]
+    pub sync: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

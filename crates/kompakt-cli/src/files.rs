@@ -8,12 +8,29 @@ use indicatif::ProgressBar;
 use kompakt::codec::{Dictionaries, Dictionary, MAX_DICTIONARY_SIZE};
 use kompakt::stream::{decode_sequential_with, resolve_threads, ReadAt, SourceCursor, STAGED_BLOCKS};
 use kompakt::{ReadOptions, Reader, WriteOptions};
-use kompakt_fs::{AtomicFile, PacedOutput, WritebackProgress};
+use kompakt_fs::{AtomicFile, Durability, PacedOutput, WritebackProgress};
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
+
+/// The `--sync` of the command being run (one command a process, or one at a time in tests).
+static SYNC_ALWAYS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sets how the files this command writes are flushed (`--sync`).
+pub(crate) fn set_durability(durability: Durability) {
+    SYNC_ALWAYS.store(durability == Durability::Always, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// How the files this command writes are flushed.
+pub(crate) fn durability() -> Durability {
+    if SYNC_ALWAYS.load(std::sync::atomic::Ordering::Relaxed) {
+        Durability::Always
+    } else {
+        Durability::None
+    }
+}
 
 fn is_std(path: &Path) -> bool {
     path.as_os_str() == "-"
@@ -43,7 +60,7 @@ impl Output {
                 path.display()
             )));
         }
-        AtomicFile::with_pacing(path, paced)
+        AtomicFile::with_options(path, paced.then(Default::default), durability())
             .map(Output::File)
             .map_err(|e| CliError::new(format!("cannot create {}: {e}", path.display())))
     }

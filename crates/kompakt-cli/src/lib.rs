@@ -159,6 +159,7 @@ pub(crate) fn progress_bar(len: Option<u64>, quiet: bool, what: &str) -> Progres
 
 fn run_command(cli: Cli) -> CliResult<u8> {
     let quiet = cli.quiet;
+    files::set_durability(kompakt_api::options::sync(cli.sync.as_deref())?);
     match cli.command {
         Command::Compress(a) => files::compress(a, quiet).map(|_| 0),
         Command::Decompress(a) => files::decompress(a, quiet).map(|_| 0),

@@ -127,7 +127,8 @@ fn get(a: StoreGetArgs, flags: &RemoteStoreFlags) -> CliResult {
     };
     match a.output.as_deref().filter(|p| p.as_os_str() != "-") {
         Some(path) => {
-            let mut file = AtomicFile::create(path).map_err(|e| CliError::from(e).context(path.display()))?;
+            let mut file = AtomicFile::create_with(path, crate::files::durability())
+                .map_err(|e| CliError::from(e).context(path.display()))?;
             write(&mut file)?;
             file.commit()?;
         }
@@ -307,7 +308,8 @@ fn dictionary(a: StoreDictionaryArgs, flags: &RemoteStoreFlags) -> CliResult {
             a.store.display()
         )));
     };
-    let mut file = AtomicFile::create(&a.output).map_err(|e| CliError::from(e).context(a.output.display()))?;
+    let mut file = AtomicFile::create_with(&a.output, crate::files::durability())
+        .map_err(|e| CliError::from(e).context(a.output.display()))?;
     file.write_all(dictionary.bytes())?;
     file.commit()?;
     Ok(())

@@ -122,6 +122,46 @@ fn compress_decompress_cat_inspect_verify() {
 /// A regular file is read by the compressing threads themselves (2 threads and more), a pipe
 /// in order by a reader thread: the files they make must not differ.
 #[test]
+fn sync_writes_the_same_file_and_bad_values_name_the_valid_ones() {
+    let d = Dir::new("sync");
+    let data = sample();
+    fs::write(d.path("data.bin"), &data).unwrap();
+    ok(&kompakt(&["compress", "data.bin", "-q", "-o", "none.kpk"], &d.0, None));
+    ok(&kompakt(
+        &["compress", "data.bin", "-q", "--sync", "always", "-o", "always.kpk"],
+        &d.0,
+        None,
+    ));
+    ok(&kompakt(
+        &["--sync", "none", "decompress", "always.kpk", "-q", "-o", "back.bin"],
+        &d.0,
+        None,
+    ));
+    assert_eq!(
+        fs::read(d.path("none.kpk")).unwrap(),
+        fs::read(d.path("always.kpk")).unwrap()
+    );
+    assert_eq!(fs::read(d.path("back.bin")).unwrap(), data);
+    let bad = kompakt(
+        &["compress", "data.bin", "-q", "--sync", "batched", "-o", "x.kpk"],
+        &d.0,
+        None,
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&bad.stderr);
+    assert!(said.contains("\"always\" (fsync each file) or \"none\""), "{said}");
+    assert!(!d.path("x.kpk").exists());
+    let env_bad = Command::new(env!("CARGO_BIN_EXE_kompakt"))
+        .args(["compress", "data.bin", "-q", "-o", "y.kpk"])
+        .current_dir(&d.0)
+        .env("KOMPAKT_SYNC", "sometimes")
+        .output()
+        .unwrap();
+    assert_eq!(env_bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&env_bad.stderr).contains("KOMPAKT_SYNC"));
+}
+
+#[test]
 fn a_file_compresses_to_the_bytes_a_pipe_does() {
     let d = Dir::new("file-vs-pipe");
     let mut x = 7u64;

@@ -23,6 +23,11 @@ pub fn filter(filter: Option<&str>) -> PyResult<FilterSpec> {
     filter.map_or(Ok(FilterSpec::default()), |f| kompakt_api::options::filter(f).py_err())
 }
 
+/// `sync=`: `"always"` or `"none"`; None is the default ([`kompakt_api::options::sync`]).
+pub fn sync(sync: Option<&str>) -> PyResult<kompakt_fs::Durability> {
+    kompakt_api::options::sync(sync).py_err()
+}
+
 /// The keyword arguments every writing function takes ([`kompakt_api::options::WriteArgs`]);
 /// with a dictionary and no codec or level, zstd:3.
 #[allow(clippy::too_many_arguments)]

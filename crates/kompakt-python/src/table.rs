@@ -46,7 +46,7 @@ fn table_options(args: TableArgs<'_>) -> PyResult<TableOptions> {
 /// Writes an Arrow stream (anything with `__arrow_c_stream__`) to `path` as a table file,
 /// atomically. Returns the number of rows written.
 #[pyfunction]
-#[pyo3(signature = (data, path, *, codec=None, level=None, threads=None, rows_per_group=None, metadata=None, sorted_by=None, statistics=true))]
+#[pyo3(signature = (data, path, *, codec=None, level=None, threads=None, rows_per_group=None, metadata=None, sorted_by=None, statistics=true, sync=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn write_table(
     py: Python<'_>,
@@ -59,6 +59,7 @@ pub fn write_table(
     metadata: Option<HashMap<String, String>>,
     sorted_by: Option<Vec<(String, bool, bool)>>,
     statistics: bool,
+    sync: Option<&str>,
 ) -> PyResult<u64> {
     let path = local_path(&path)?;
     let sorted_by = sorted_by
@@ -77,6 +78,7 @@ pub fn write_table(
         rows_per_group,
         sorted_by,
         metadata: metadata.unwrap_or_default(),
+        sync,
         ..Default::default()
     })?;
     opts.statistics = statistics;

@@ -54,7 +54,7 @@ impl FileWriter {
     /// `target`: a path (`str` or `os.PathLike`), a binary file object, or None for memory.
     /// `adapt`: compress only as far as the disk leaves time for (a path only; see `Store`).
     #[new]
-    #[pyo3(signature = (target=None, *, codec=None, level=None, threads=None, typesize=None, filter=None, block_size=None, adapt=false, dictionary=None))]
+    #[pyo3(signature = (target=None, *, codec=None, level=None, threads=None, typesize=None, filter=None, block_size=None, adapt=false, dictionary=None, sync=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -67,7 +67,9 @@ impl FileWriter {
         block_size: Option<i64>,
         adapt: bool,
         dictionary: Option<PyRef<'_, PyDictionary>>,
+        sync: Option<&str>,
     ) -> PyResult<Self> {
+        let durability = options::sync(sync)?;
         let opts = options::write_options(
             codec,
             level,
@@ -83,8 +85,11 @@ impl FileWriter {
             None => Sink::Memory(Vec::new()),
             Some(t) => match Target::classify(t, "write")? {
                 Target::Path(path) => Sink::Atomic(
-                    py.detach(|| AtomicFile::with_pacing(&path, adapt))
-                        .map_err(|e| crate::errors::os_error(e, &path))?,
+                    py.detach(|| {
+                        let progress = adapt.then(Default::default);
+                        AtomicFile::with_options(&path, progress, durability)
+                    })
+                    .map_err(|e| crate::errors::os_error(e, &path))?,
                 ),
                 Target::Url(url) => return Err(crate::pyfile::cannot_write(&url)),
                 Target::FileObject(_) if adapt => return Err(needs_a_path()),
