@@ -4,12 +4,13 @@
 
 use crate::durability::Durability;
 use crate::writeback::{WritebackFile, WritebackProgress};
+use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// A file that appears at its target path only when [`commit`](AtomicFile::commit) succeeds.
 /// Dropped without commit, the temporary file is removed and the target is untouched.
@@ -80,6 +81,27 @@ pub fn remove_stale_temps(dir: &Path, target_name: Option<&str>) -> io::Result<V
         }
     }
     Ok(removed)
+}
+
+/// Whether this process should look for litter in `dir` now: the first time, and then at most
+/// every [`STALE_TEMP_AGE`] (a temporary file younger than that is never litter yet). Never
+/// waits: a lock held elsewhere (or left held by a fork) skips the look.
+fn litter_check_due(dir: &Path) -> bool {
+    static LAST: Mutex<Option<HashMap<PathBuf, Instant>>> = Mutex::new(None);
+    let Ok(mut last) = LAST.try_lock() else { return false };
+    let folders = last.get_or_insert_with(HashMap::new);
+    let now = Instant::now();
+    if folders
+        .get(dir)
+        .is_some_and(|&t| now.duration_since(t) < STALE_TEMP_AGE)
+    {
+        return false;
+    }
+    if folders.len() >= 4096 {
+        folders.clear();
+    }
+    folders.insert(dir.to_path_buf(), now);
+    true
 }
 
 /// Whether `meta` is of a file that must be written into, not replaced: neither a regular
@@ -211,8 +233,12 @@ impl AtomicFile {
                     // that cleaners see a living writer. Best effort: some file systems have
                     // no locks, and then only the age protects a temporary file.
                     let _ = file.try_lock();
-                    // Litter of earlier writers of this path that were killed; best effort.
-                    let _ = remove_stale_temps(&dir, Some(&name));
+                    // Litter of earlier writers killed in this folder; best effort, and at
+                    // most every STALE_TEMP_AGE per folder and process: listing a folder of
+                    // 10,000 files cost ten times the write of a small file.
+                    if litter_check_due(&dir) {
+                        let _ = remove_stale_temps(&dir, None);
+                    }
                     if let Some(meta) = &existing {
                         if let Err(e) = file.set_permissions(meta.permissions()) {
                             let _ = fs::remove_file(&tmp);
@@ -537,7 +563,11 @@ mod tests {
         f.commit().unwrap();
         assert!(!stale.exists(), "a killed writer's old temporary file is removed");
         assert!(fresh.exists() && held.exists(), "a young or held one is kept");
-        assert!(other.exists(), "another target's litter is not this write's business");
+        assert!(!other.exists(), "so is another target's in the folder");
+        // Within STALE_TEMP_AGE the folder is not listed again by this process.
+        let again = litter(".other.bin.4000000.3.1e.tmp", old);
+        AtomicFile::create(dir.join("second.bin")).unwrap().commit().unwrap();
+        assert!(again.exists(), "looked at once per folder and STALE_TEMP_AGE");
         // Every temporary file of the folder, once the holder is gone.
         drop(holder);
         let removed = remove_stale_temps(dir, None).unwrap();
@@ -549,7 +579,7 @@ mod tests {
         assert_eq!(
             names,
             [
-                (".other.bin.4000000.0.1c.tmp".into(), 1000),
+                (".other.bin.4000000.3.1e.tmp".into(), 1000),
                 (".out.bin.4000000.2.1d.tmp".into(), 1000)
             ]
         );
