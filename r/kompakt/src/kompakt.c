@@ -382,7 +382,14 @@ SEXP kpk_store_open_c(SEXP path, SEXP options) {
     o.level = kpk_r_level(kpk_r_field(options, "level"));
     o.threads = kpk_r_threads(kpk_r_field(options, "threads"));
     SEXP cache_dir = kpk_r_field(options, "cache_dir");
-    if (!Rf_isNull(cache_dir)) o.cache_dir = kpk_r_path(cache_dir);
+    if (!Rf_isNull(cache_dir)) {
+        /* A copy: kpk_r_path may return R's one static buffer, which the store's own path
+         * below would overwrite. */
+        const char *dir = kpk_r_path(cache_dir);
+        char *copy = R_alloc(strlen(dir) + 1, 1);
+        strcpy(copy, dir);
+        o.cache_dir = copy;
+    }
     o.cache_limit = store_number(kpk_r_field(options, "cache_limit"), "cache_limit");
     SEXP grace = kpk_r_field(options, "grace");
     if (!Rf_isNull(grace)) {
