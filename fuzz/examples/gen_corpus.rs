@@ -5,6 +5,7 @@
 //! Run from `fuzz/`: `cargo +nightly run --example gen_corpus` (smoke.sh does it).
 
 use kompakt::codec::{Codec, Compressor};
+use kompakt::stream::compact::Content;
 use kompakt::stream::MIN_BLOCK_SIZE;
 use kompakt::{CodecSpec, FilterSpec, WriteOptions, Writer};
 use std::fs;
@@ -102,6 +103,21 @@ fn files() -> Vec<(&'static str, Vec<u8>)> {
         ],
         b"metadata",
     );
+    // Compact files (format 3.0): one of each content and of several codecs.
+    for (name, codec, content, data) in [
+        ("compact-r-zstd", "zstd:1", Content::RObject, text(900)),
+        ("compact-python-lz4", "lz4", Content::PythonObject, text(400)),
+        ("compact-data-none", "none", Content::Data, noise(200, 7)),
+        ("compact-data-gzip", "gzip:6", Content::Data, text(2000)),
+    ] {
+        let mut w = Writer::new(Vec::new(), base.codec(spec(codec)).compact(true)).unwrap();
+        let s = w.add_stream(None).unwrap();
+        w.write(s, &data).unwrap();
+        w.set_metadata(content.metadata().to_vec()).unwrap();
+        let file = w.finish().unwrap();
+        assert_eq!(file[4], 3, "{name} is compact");
+        out.push((name, file));
+    }
     out
 }
 
@@ -238,7 +254,11 @@ fn table_seeds() -> Vec<(String, Vec<u8>)> {
         .map(|i| match i % 100 {
             3 => None,
             4 => Some("\u{7f}~|".to_string()),
-            _ => Some(format!("https://example.com/{}/{}", ["a", "bb", "ccc"][i % 3], i * 7919 % 10_000)),
+            _ => Some(format!(
+                "https://example.com/{}/{}",
+                ["a", "bb", "ccc"][i % 3],
+                i * 7919 % 10_000
+            )),
         })
         .collect();
     let training: Vec<&[u8]> = urls.iter().flatten().map(|s| s.as_bytes()).collect();
@@ -311,13 +331,25 @@ fn main() {
     write(&root.join("remote_records"), "record", &record.encode());
     record.dictionary = Some(dictionary);
     write(&root.join("remote_records"), "record-dictionary", &record.encode());
-    write(&root.join("remote_records"), "namespace", &NamespaceRecord { dictionary }.encode());
+    write(
+        &root.join("remote_records"),
+        "namespace",
+        &NamespaceRecord { dictionary }.encode(),
+    );
     let object = object_file_name(record.hash, record.dictionary);
     write(&root.join("remote_records"), "object-name", object.as_bytes());
-    write(&root.join("remote_records"), "dictionary-name", format!("{dictionary}.kpkd").as_bytes());
+    write(
+        &root.join("remote_records"),
+        "dictionary-name",
+        format!("{dictionary}.kpkd").as_bytes(),
+    );
     for (i, name) in ["model.pkl", "", "a/b c%", ".."].iter().enumerate() {
         let segment = kompakt_remote::records::encode_segment('k', name);
-        write(&root.join("remote_records"), &format!("segment-{i}"), segment.as_bytes());
+        write(
+            &root.join("remote_records"),
+            &format!("segment-{i}"),
+            segment.as_bytes(),
+        );
     }
     // R serialization streams written by R 4.2 (crates/kompakt-rserial/tests/data/make.R): data
     // and code, in the three formats; the ones that fit a seed.

@@ -7,11 +7,12 @@
 //! bytes too.
 
 use kompakt::codec::{Dictionaries, Dictionary};
-use kompakt::stream::{decode_sequential_with, SequentialDecoder};
+use kompakt::stream::compact::{COMPACT_HEADER_LEN, COMPACT_MAJOR};
 use kompakt::stream::format::{
     header_checksum, FileHeader, BLOCK_HEADER_LEN, BLOCK_TAG, FILE_HEADER_LEN, FOOTER_HEADER_LEN, FOOTER_TAG, MAGIC,
     TRAILER_LEN,
 };
+use kompakt::stream::{decode_sequential_with, SequentialDecoder};
 use kompakt::{Error, ReadOptions, Reader};
 use std::collections::BTreeMap;
 use std::io::{Cursor, Read, Seek, SeekFrom};
@@ -52,6 +53,9 @@ pub fn with_header(data: &[u8]) -> Option<Vec<u8>> {
 /// `0xF0` byte that leaves room for a footer. A file written by kompakt comes back unchanged.
 /// Returns `None` when the input is too short to hold the structures.
 pub fn repair(data: &[u8]) -> Option<Vec<u8>> {
+    if data.len() >= 6 && data.starts_with(&MAGIC) && data[4..6] == COMPACT_MAJOR.to_le_bytes() {
+        return repair_compact(data);
+    }
     let mut f = match with_header(data) {
         Some(f) => f,
         None => data.to_vec(),
@@ -103,6 +107,30 @@ pub fn repair(data: &[u8]) -> Option<Vec<u8>> {
     t[24..28].copy_from_slice(&check.to_le_bytes());
     t[28..32].copy_from_slice(&MAGIC);
     f[trailer_at..].copy_from_slice(&t);
+    Some(f)
+}
+
+/// [`repair`] of a compact file (format 3.0): its header checksum and its block checksum,
+/// over the block header its fields describe, whatever they say.
+fn repair_compact(data: &[u8]) -> Option<Vec<u8>> {
+    if data.len() < COMPACT_HEADER_LEN {
+        return None;
+    }
+    let mut f = data.to_vec();
+    let check = header_checksum(&f[0..12]);
+    f[12..16].copy_from_slice(&check.to_le_bytes());
+    let stored = (f.len() - COMPACT_HEADER_LEN) as u32;
+    let mut head = [0u8; 16];
+    head[0] = BLOCK_TAG;
+    head[1] = f[9];
+    head[3] = 1;
+    head[8..12].copy_from_slice(&f[16..20]);
+    head[12..16].copy_from_slice(&stored.to_le_bytes());
+    let mut h = Xxh3::new();
+    h.update(&head);
+    h.update(&f[COMPACT_HEADER_LEN..]);
+    let sum = h.digest();
+    f[20..28].copy_from_slice(&sum.to_le_bytes());
     Some(f)
 }
 

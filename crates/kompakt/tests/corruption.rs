@@ -158,11 +158,11 @@ fn trailing_garbage_and_foreign_files_are_rejected() {
 #[test]
 fn newer_major_versions_are_refused_clearly() {
     let mut file = sample_file();
-    file[4] = 3; // major version 3 (2 added dictionaries)
+    file[4] = 4; // major version 4 (2 added dictionaries, 3 is a compact file)
     let sum = (xxhash_rust_free_checksum(&file[0..12])).to_le_bytes();
     file[12..16].copy_from_slice(&sum);
     let e = Reader::new(Cursor::new(&file), ReadOptions::default()).unwrap_err();
-    assert!(matches!(e, Error::UnsupportedVersion { major: 3, .. }), "{e}");
+    assert!(matches!(e, Error::UnsupportedVersion { major: 4, .. }), "{e}");
     assert!(e.to_string().contains("upgrade"));
 }
 

@@ -22,8 +22,9 @@ pub const VERSION_MAJOR: u16 = 1;
 /// else): a writer given a dictionary writes it, so a reader that predates dictionaries
 /// refuses the file asking for a newer kompakt instead of calling the codec id damage.
 pub const VERSION_MAJOR_DICTIONARIES: u16 = 2;
-/// The newest major version this build reads (it reads every one from 1 up to it).
-pub const MAX_VERSION_MAJOR: u16 = VERSION_MAJOR_DICTIONARIES;
+/// The newest major version this build reads (it reads every one from 1 up to it; 3 is a
+/// compact file, [`super::compact`]).
+pub const MAX_VERSION_MAJOR: u16 = super::compact::COMPACT_MAJOR;
 /// Minor format version written by this build. Every minor of a supported major M is read as
 /// M.0: a reader refuses unknown flags, codecs, filters and reserved fields as damage, so a
 /// minor version may change only what writers choose; anything new takes a new major.
@@ -130,7 +131,8 @@ impl FileHeader {
         minor: 0,
     };
 
-    /// Whether blocks of this file may use `codec`: `zstd-dict` came with format 2.0.
+    /// Whether blocks of this file may use `codec`: `zstd-dict` came with format 2.0 (and
+    /// a compact file, 3.0, may hold it too).
     pub fn allows(&self, codec: CodecId) -> bool {
         codec != CodecId::ZstdDict || self.major >= VERSION_MAJOR_DICTIONARIES
     }
@@ -163,6 +165,10 @@ impl FileHeader {
             });
         }
         let (major, minor) = (le_u16(b, 4), le_u16(b, 6));
+        if major == super::compact::COMPACT_MAJOR {
+            // Bytes 8..12 of a compact file are its own fields, checked when it is opened.
+            return Ok(FileHeader { major, minor });
+        }
         if !(VERSION_MAJOR..=MAX_VERSION_MAJOR).contains(&major) {
             return Err(Error::UnsupportedVersion {
                 major,

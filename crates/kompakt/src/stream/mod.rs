@@ -7,9 +7,12 @@
 //!
 //! - [`Writer`] / [`Encoder`]: write (multi-threaded, never seeking, deterministic output);
 //! - [`Reader`] / [`StreamReader`]: random access over `Read + Seek`;
-//! - [`decode_sequential`], [`SequentialDecoder`]: front-to-back decoding of a pipe.
+//! - [`decode_sequential`], [`SequentialDecoder`]: front-to-back decoding of a pipe;
+//! - [`compact`]: compact files (format 3.0), a small single-stream file in 28 bytes more than
+//!   its payload, which readers open as the format-1 file it stands for.
 
 mod block;
+pub mod compact;
 mod content;
 pub mod format;
 mod pace;

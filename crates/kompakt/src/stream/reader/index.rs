@@ -5,6 +5,7 @@ use super::{ReadOptions, Reader};
 use crate::codec::{CodecId, Dictionaries, DictionaryId, DICTIONARY_ID_LEN};
 use crate::error::{Error, Result};
 use crate::hash::xxh3_64;
+use crate::stream::compact;
 use crate::stream::format::{
     BlockEntry, FileHeader, Footer, StreamInfo, Trailer, BLOCK_HEADER_LEN, FILE_HEADER_LEN, FOOTER_HEADER_LEN,
     TRAILER_LEN,
@@ -23,6 +24,9 @@ pub struct FileIndex {
     /// For each stream, indices into `footer.blocks`, in raw-offset order.
     pub(super) stream_blocks: Vec<Vec<usize>>,
     pub(super) file_len: u64,
+    /// For a compact file, the format-1 file it stands for, up to its block's end: its block
+    /// is read from here ([`super::super::compact`]).
+    pub(super) image: Option<Arc<[u8]>>,
 }
 
 impl FileIndex {
@@ -35,6 +39,7 @@ impl FileIndex {
     pub fn heap_size(&self) -> usize {
         self.footer.blocks.len() * (std::mem::size_of::<BlockEntry>() + std::mem::size_of::<usize>())
             + self.footer.metadata.len()
+            + self.image.as_ref().map_or(0, |i| i.len())
             + self.footer.streams.len() * std::mem::size_of::<StreamInfo>()
     }
 }
@@ -43,15 +48,19 @@ impl<R: Read + Seek> Reader<R> {
     /// Opens a file: checks header, trailer and footer checksums and validates the index.
     pub fn new(mut inner: R, opts: ReadOptions) -> Result<Self> {
         let file_len = inner.seek(SeekFrom::End(0))?;
+        let mut head = [0u8; FILE_HEADER_LEN];
+        inner.seek(SeekFrom::Start(0))?;
+        let got = read_full(&mut inner, &mut head)?;
+        if got == FILE_HEADER_LEN && compact::is_compact_header(&head) {
+            return Self::open_compact(inner, &head, file_len, opts);
+        }
         let min = (FILE_HEADER_LEN + FOOTER_HEADER_LEN + 16 + 8 + TRAILER_LEN) as u64;
         if file_len < min {
-            let mut head = [0u8; 4];
-            inner.seek(SeekFrom::Start(0))?;
-            let n = read_full(&mut inner, &mut head)?;
-            if n == 4 && head != crate::stream::format::MAGIC {
+            let found: [u8; 4] = head[..4].try_into().expect("4 bytes");
+            if got >= 4 && found != crate::stream::format::MAGIC {
                 return Err(Error::BadMagic {
                     what: "header",
-                    found: head,
+                    found,
                     expected: crate::stream::format::MAGIC,
                 });
             }
@@ -61,10 +70,14 @@ impl<R: Read + Seek> Reader<R> {
                 available: file_len,
             });
         }
-        let mut head = [0u8; FILE_HEADER_LEN];
-        inner.seek(SeekFrom::Start(0))?;
-        inner.read_exact(&mut head)?;
         let header = FileHeader::decode(&head)?;
+        if header.major == compact::COMPACT_MAJOR {
+            return Err(Error::corrupt(
+                "file header",
+                0,
+                "a compact file whose header is damaged",
+            ));
+        }
         let mut tail = [0u8; TRAILER_LEN];
         let trailer_offset = file_len - TRAILER_LEN as u64;
         inner.seek(SeekFrom::Start(trailer_offset))?;
@@ -108,6 +121,34 @@ impl<R: Read + Seek> Reader<R> {
                 footer,
                 stream_blocks,
                 file_len,
+                image: None,
+            }),
+            opts,
+            in_memory: |_| None,
+            positional: |_| None,
+            dictionaries: Dictionaries::none(),
+        })
+    }
+
+    /// Opens a compact file (format 3.0) as the format-1 file it stands for: the whole file is
+    /// read (at most 1 MiB and 28 bytes) and its block is then read from memory.
+    fn open_compact(mut inner: R, head: &[u8; FILE_HEADER_LEN], file_len: u64, opts: ReadOptions) -> Result<Self> {
+        let max = (compact::COMPACT_HEADER_LEN + compact::COMPACT_MAX_RAW) as u64;
+        let mut file = Vec::with_capacity(file_len.min(max) as usize);
+        file.extend_from_slice(head);
+        // One byte past the limit at most: enough to know the file is too long.
+        (&mut inner)
+            .take(max + 1 - FILE_HEADER_LEN as u64)
+            .read_to_end(&mut file)?;
+        let opened = compact::open(&file)?;
+        Ok(Reader {
+            inner,
+            index: Arc::new(FileIndex {
+                header: opened.header,
+                stream_blocks: vec![vec![0]],
+                footer: opened.footer,
+                file_len,
+                image: Some(opened.image.into()),
             }),
             opts,
             in_memory: |_| None,
@@ -137,7 +178,12 @@ impl<R: Read + Seek> Reader<R> {
             }
             ids.len() < limit
         };
-        if let Some(file) = (self.in_memory)(&self.inner) {
+        // A compact file's block lies in its image (the offsets are the image's).
+        let memory = match &index.image {
+            Some(image) => Some(&image[..]),
+            None => (self.in_memory)(&self.inner),
+        };
+        if let Some(file) = memory {
             for at in offsets {
                 let at = at as usize;
                 let id = file[at..at + DICTIONARY_ID_LEN].try_into().expect("8 bytes");

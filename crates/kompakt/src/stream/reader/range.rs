@@ -11,6 +11,7 @@ use crate::stream::parallel::ordered_map;
 use crate::stream::source::ReadAt;
 use std::borrow::Cow;
 use std::io::{Read, Seek, Write};
+use std::sync::Arc;
 
 impl<R: Read + Seek> Reader<R> {
     /// Reads raw bytes `start..start + dst.len()` of `stream` into `dst`, decoding only the
@@ -30,7 +31,11 @@ impl<R: Read + Seek> Reader<R> {
         let stores = if uncached { Stores::Uncached } else { Stores::Cached };
         let positional = if threads > 1 { self.positional } else { |_: &R| None };
         let dictionaries = self.dictionaries.clone();
-        let mut source = BlockSource::new(&mut self.inner, self.in_memory, positional, self.positional);
+        let index = Arc::clone(&self.index);
+        let mut source = match &index.image {
+            Some(image) => BlockSource::Memory(image),
+            None => BlockSource::new(&mut self.inner, self.in_memory, positional, self.positional),
+        };
         let blocks = &self.index.footer.blocks;
         let mut readahead = Readahead::new(list, blocks);
         let mut rest = dst;
@@ -134,7 +139,11 @@ impl<R: Read + Seek> Reader<R> {
         let list = &self.index.stream_blocks[stream as usize][range];
         let positional = if threads > 1 { self.positional } else { |_: &R| None };
         let dictionaries = self.dictionaries.clone();
-        let mut source = BlockSource::new(&mut self.inner, self.in_memory, positional, self.positional);
+        let index = Arc::clone(&self.index);
+        let mut source = match &index.image {
+            Some(image) => BlockSource::Memory(image),
+            None => BlockSource::new(&mut self.inner, self.in_memory, positional, self.positional),
+        };
         // With a positional source, each thread reads its own blocks (see `read_range_into`).
         let fetch_from = match &source {
             BlockSource::Positional(s) => Some(*s),

@@ -46,7 +46,7 @@ pub fn decode_sequential_with<R: Read>(
     dictionaries: &Dictionaries,
     mut sink: impl FnMut(u32, &[u8]) -> Result<()>,
 ) -> Result<Footer> {
-    let mut scanner = BlockScanner::start(&mut input, None)?;
+    let mut scanner = BlockScanner::start(&mut input, None, true)?;
     let threads = resolve_threads(opts.threads);
     let verify = opts.verify_checksums;
     ordered_map(

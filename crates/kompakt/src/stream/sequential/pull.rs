@@ -108,13 +108,13 @@ impl SequentialDecoder {
                 State::Ended => return Ok(false),
                 State::Start if self.concatenated => match next_byte(input)? {
                     None => self.state = State::Ended,
-                    Some(first) => self.state = State::InFile(BlockScanner::start(input, Some(first))?),
+                    Some(first) => self.state = State::InFile(BlockScanner::start(input, Some(first), false)?),
                 },
-                State::Start => self.state = State::InFile(BlockScanner::start(input, None)?),
+                State::Start => self.state = State::InFile(BlockScanner::start(input, None, true)?),
                 State::Between => match next_byte(input)? {
                     None => self.state = State::Ended,
                     Some(first) if self.concatenated => {
-                        self.state = State::InFile(BlockScanner::start(input, Some(first))?)
+                        self.state = State::InFile(BlockScanner::start(input, Some(first), false)?)
                     }
                     Some(_) => return Err(Error::corrupt("file", 0, "bytes after the trailer")),
                 },

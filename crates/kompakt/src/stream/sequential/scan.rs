@@ -5,6 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::hash::xxh3_64;
+use crate::stream::compact;
 use crate::stream::format::{
     BlockEntry, BlockHeader, FileHeader, Footer, Trailer, BLOCK_HEADER_LEN, BLOCK_TAG, FILE_HEADER_LEN,
     FOOTER_HEADER_LEN, FOOTER_TAG, TRAILER_LEN,
@@ -27,12 +28,17 @@ pub(crate) struct BlockScanner {
     seen: Vec<BlockEntry>,
     raw_offsets: HashMap<u32, u64>,
     footer_head: Option<[u8; FOOTER_HEADER_LEN]>,
+    /// A compact file, read whole at the start (it has no footer to end it: its payload runs
+    /// to the end of the input), and its length.
+    compact: Option<Box<(compact::Opened, u64)>>,
 }
 
 impl BlockScanner {
     /// Reads and checks the file header; `first` is its first byte when the caller has already
-    /// read it (to learn whether another file follows).
-    pub fn start<R: Read + ?Sized>(input: &mut R, first: Option<u8>) -> Result<Self> {
+    /// read it (to learn whether another file follows). A compact file is read whole, to the
+    /// end of the input, so it cannot be one of several files read in a row: with
+    /// `alone` false it is refused.
+    pub fn start<R: Read + ?Sized>(input: &mut R, first: Option<u8>, alone: bool) -> Result<Self> {
         let mut head = [0u8; FILE_HEADER_LEN];
         let from = match first {
             Some(b) => {
@@ -42,12 +48,32 @@ impl BlockScanner {
             None => 0,
         };
         read_exact(input, &mut head[from..], "file header")?;
+        let file_header = FileHeader::decode(&head)?;
+        let compact = if file_header.major == compact::COMPACT_MAJOR {
+            if !alone {
+                return Err(Error::corrupt(
+                    "file header",
+                    0,
+                    "a compact file (format 3.0) ends only where its input does, so it cannot be one of \
+                     several files read in a row",
+                ));
+            }
+            let max = (compact::COMPACT_HEADER_LEN + compact::COMPACT_MAX_RAW) as u64;
+            let mut file = head.to_vec();
+            // One byte past the limit at most: enough to know the input is too long.
+            input.take(max + 1 - FILE_HEADER_LEN as u64).read_to_end(&mut file)?;
+            let len = file.len() as u64;
+            Some(Box::new((compact::open(&file)?, len)))
+        } else {
+            None
+        };
         Ok(BlockScanner {
-            file_header: FileHeader::decode(&head)?,
+            file_header,
             offset: FILE_HEADER_LEN as u64,
             seen: Vec::new(),
             raw_offsets: HashMap::new(),
             footer_head: None,
+            compact,
         })
     }
 
@@ -61,6 +87,24 @@ impl BlockScanner {
     ) -> Result<Option<ScannedBlock>> {
         if self.footer_head.is_some() {
             return Ok(None);
+        }
+        if let Some(compact) = &self.compact {
+            let opened = &compact.0;
+            if !self.seen.is_empty() {
+                return Ok(None);
+            }
+            let entry = opened.footer.blocks[0];
+            let header: [u8; BLOCK_HEADER_LEN] = opened.image[FILE_HEADER_LEN..FILE_HEADER_LEN + BLOCK_HEADER_LEN]
+                .try_into()
+                .expect("a block header");
+            payload.clear();
+            payload.extend_from_slice(&opened.image[FILE_HEADER_LEN + BLOCK_HEADER_LEN..]);
+            self.seen.push(entry);
+            return Ok(Some(ScannedBlock {
+                header,
+                fields: entry.header,
+                offset: entry.file_offset,
+            }));
         }
         let offset = self.offset;
         let mut tag = [0u8; 1];
@@ -118,6 +162,10 @@ impl BlockScanner {
     /// trailer and checks them, and that the footer indexes exactly the blocks seen. The input
     /// is left just after the trailer, whose end offset is returned with the footer.
     pub fn finish<R: Read + ?Sized>(self, input: &mut R) -> Result<(Footer, u64)> {
+        if let Some(compact) = self.compact {
+            let (opened, len) = *compact;
+            return Ok((opened.footer, len));
+        }
         let footer_offset = self.offset;
         let head = self
             .footer_head

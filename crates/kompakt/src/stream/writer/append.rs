@@ -175,6 +175,8 @@ impl<W: Write> Writer<W> {
                 "a zstd-dict block needs a writer made with a dictionary (a format 2.0 file)".into(),
             ));
         }
+        self.write_header()?;
+        let st = &mut self.streams[id.0 as usize];
         let payload = block.payload.bytes();
         let result = self
             .out

@@ -4,6 +4,7 @@
 use super::{StreamId, Writer, MAX_METADATA_LEN};
 use crate::error::{Error, Result};
 use crate::hash::xxh3_64;
+use crate::stream::compact::{self, Content, COMPACT_WRITE_MAX};
 use crate::stream::content::ContentHash;
 use crate::stream::format::{Footer, Trailer, FOOTER_HEADER_LEN, MAX_FOOTER_LEN};
 use std::io::Write;
@@ -12,10 +13,18 @@ impl<W: Write> Writer<W> {
     /// Ends a stream: its last partial block is written; later writes to it are errors.
     pub fn finish_stream(&mut self, id: StreamId) -> Result<()> {
         self.check(id)?;
-        self.flush_staged(id)?;
-        let st = &mut self.streams[id.0 as usize];
-        st.open = false;
-        st.staged = Vec::new();
+        // The only stream of a file that may still be written compact keeps its few staged
+        // bytes until the end decides (finish writes them as a block otherwise).
+        let st = &self.streams[id.0 as usize];
+        let may_be_compact = self.opts.compact
+            && self.pending_header.is_some()
+            && self.streams.len() == 1
+            && st.staged.len() <= COMPACT_WRITE_MAX;
+        if !may_be_compact {
+            self.flush_staged(id)?;
+            self.streams[id.0 as usize].staged = Vec::new();
+        }
+        self.streams[id.0 as usize].open = false;
         Ok(())
     }
 
@@ -26,6 +35,7 @@ impl<W: Write> Writer<W> {
     /// may cut a short block, so calling it after small writes costs ratio.
     pub fn flush_stream(&mut self, id: StreamId) -> Result<()> {
         self.check(id)?;
+        self.write_header()?;
         self.flush_staged(id)?;
         self.out.flush()?;
         Ok(())
@@ -59,9 +69,18 @@ impl<W: Write> Writer<W> {
     /// Like [`finish`](Writer::finish), also returning the content hash when
     /// [`hash_content`](Writer::hash_content) was called.
     pub fn finish_hashed(mut self) -> Result<(W, Option<ContentHash>)> {
+        if let Some(content) = self.compact_content() {
+            return self.finish_compact(content);
+        }
+        self.write_header()?;
         for i in 0..self.streams.len() {
             if self.streams[i].open {
                 self.finish_stream(StreamId(i as u32))?;
+            }
+            // A stream ended while the file could still have been compact kept its bytes.
+            if !self.streams[i].staged.is_empty() {
+                self.flush_staged(StreamId(i as u32))?;
+                self.streams[i].staged = Vec::new();
             }
         }
         let hash = self.content.as_ref().map(|h| h.finish(&self.metadata));
@@ -86,6 +105,42 @@ impl<W: Write> Writer<W> {
         .encode();
         self.out.write_all(&footer)?;
         self.out.write_all(&trailer)?;
+        let out = self.out.into_inner().map_err(|e| Error::Io(e.into_error()))?;
+        Ok((out, hash))
+    }
+}
+
+impl<W: Write> Writer<W> {
+    /// What the file would be written as a compact file of, if it may be one
+    /// ([`WriteOptions::compact`](super::WriteOptions::compact)): nothing written yet, one
+    /// stream holding 1 to `COMPACT_WRITE_MAX` staged bytes, and metadata a compact file
+    /// stands for.
+    fn compact_content(&self) -> Option<Content> {
+        let [stream] = &self.streams[..] else { return None };
+        let small = (1..=COMPACT_WRITE_MAX).contains(&stream.staged.len());
+        let nothing_out = self.pending_header.is_some() && self.blocks.is_empty() && !self.poisoned;
+        if !(self.opts.compact && small && nothing_out && self.pace.is_none()) {
+            return None;
+        }
+        Content::of_metadata(&self.metadata)
+    }
+
+    /// Writes the file as a compact file: its one block, coded as the stream's codec says
+    /// (filters do not pay on so little), after a 28-byte header.
+    fn finish_compact(mut self, content: Content) -> Result<(W, Option<ContentHash>)> {
+        let hash = self.content.as_ref().map(|h| h.finish(&self.metadata));
+        let stream = &mut self.streams[0];
+        let data = std::mem::take(&mut stream.staged);
+        let mut settings = stream.settings.clone();
+        settings.filters = crate::filter::FilterSet::NONE;
+        settings.auto_filters = false;
+        let mut encoder = crate::stream::pool::take_encoder();
+        let encoded = encoder.encode(0, &settings, &data).map(|block| {
+            let fields = block.fields;
+            compact::encode(content, fields.codec, fields.raw_len, block.payload.bytes())
+        });
+        crate::stream::pool::give_encoder(encoder);
+        self.out.write_all(&encoded?)?;
         let out = self.out.into_inner().map_err(|e| Error::Io(e.into_error()))?;
         Ok((out, hash))
     }

@@ -85,6 +85,9 @@ pub struct Writer<W: Write> {
     in_memory: Option<InMemory<W>>,
     /// Set by [`with_dictionary`](Writer::with_dictionary): what zstd blocks are compressed with.
     dictionary: Option<Dictionary>,
+    /// The file header, until it is written: with the first block, or at the end, unless the
+    /// file is written compact instead ([`WriteOptions::compact`]).
+    pending_header: Option<[u8; super::format::FILE_HEADER_LEN]>,
     poisoned: bool,
 }
 
@@ -152,14 +155,13 @@ impl<W: Write> Writer<W> {
         if dictionary.is_some() {
             Dictionary::check_codec(&opts.stream.codec)?;
         }
-        let mut out = BufWriter::with_capacity(64 << 10, out);
+        let out = BufWriter::with_capacity(64 << 10, out);
         let header = if dictionary.is_some() {
             FileHeader::WITH_DICTIONARIES
         } else {
             FileHeader::CURRENT
         }
         .encode();
-        out.write_all(&header)?;
         let threads = resolve_threads(opts.threads);
         Ok(Writer {
             out,
@@ -174,8 +176,20 @@ impl<W: Write> Writer<W> {
             paced_raw_blocks: 0,
             in_memory: None,
             dictionary,
+            pending_header: Some(header),
             poisoned: false,
         })
+    }
+
+    /// Writes the file header if it is still pending: before the first block, or at the end.
+    pub(super) fn write_header(&mut self) -> Result<()> {
+        if let Some(header) = self.pending_header.take() {
+            if let Err(e) = self.out.write_all(&header) {
+                self.poisoned = true;
+                return Err(e.into());
+            }
+        }
+        Ok(())
     }
 
     /// Like [`new`](Writer::new), for an output that holds its bytes in a `Vec`, always or in
@@ -235,6 +249,8 @@ impl<W: Write> Writer<W> {
             paced_raw_blocks: 0,
             in_memory: None,
             dictionary: None,
+            // The file's header is there already.
+            pending_header: None,
             poisoned: false,
         })
     }

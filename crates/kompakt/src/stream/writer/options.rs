@@ -31,6 +31,13 @@ pub struct WriteOptions {
     /// Compression threads; 0 = all available cores. Does not change the bytes written (unless
     /// the writer adapts to the disk: [`Writer::adapt_to`](super::Writer::adapt_to)).
     pub threads: usize,
+    /// Whether a file of one stream of at most
+    /// [`COMPACT_WRITE_MAX`](crate::stream::compact::COMPACT_WRITE_MAX) bytes, no dictionary,
+    /// and metadata that a compact file can stand for, is written as a compact file (format
+    /// 3.0, [`crate::stream::compact`]). Default: no (a compact file cannot be one of several
+    /// files read in a row, as the JVM's shuffle reads them); the front ends that save objects
+    /// and files turn it on.
+    pub compact: bool,
 }
 
 impl Default for WriteOptions {
@@ -39,6 +46,7 @@ impl Default for WriteOptions {
             stream: StreamOptions::default(),
             block_size: DEFAULT_BLOCK_SIZE,
             threads: 0,
+            compact: false,
         }
     }
 }
@@ -57,6 +65,11 @@ impl WriteOptions {
     /// Sets the element size of every stream.
     pub fn typesize(mut self, typesize: u8) -> Self {
         self.stream = self.stream.typesize(typesize);
+        self
+    }
+    /// Whether small single-stream files may be written compact ([`WriteOptions::compact`]).
+    pub fn compact(mut self, compact: bool) -> Self {
+        self.compact = compact;
         self
     }
     /// Sets the block size.

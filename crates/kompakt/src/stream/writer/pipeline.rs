@@ -21,6 +21,7 @@ impl<W: Write> Writer<W> {
         input: Input<'_>,
         progress: &mut dyn FnMut(u64),
     ) -> Result<()> {
+        self.write_header()?;
         let result = self.encode_blocks_inner(id, input, progress);
         self.poisoned |= result.is_err();
         result
