@@ -209,6 +209,10 @@ def save(
     ``"always"`` fsyncs the file and its folder before returning: it then survives a power
     loss, for about a millisecond more per file.
 
+    An object whose pickle is at most 64 KiB (no large buffer) is written as a compact file
+    (format 3.0): 28 bytes more than its compressed pickle, where ``pickle.dump``'s file is
+    the pickle itself.
+
     >>> import kompakt, numpy, os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "result.kpk")
     >>> kompakt.save({"weights": numpy.ones((1000, 100)), "epoch": 7}, path)

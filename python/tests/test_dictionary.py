@@ -45,10 +45,14 @@ def test_small_records_shrink_and_read_back(dictionary):
     packed = [kompakt.compress(r, dictionary=dictionary) for r in held_out]
     assert sum(map(len, packed)) < plain - 40 * len(held_out)
     assert [kompakt.decompress(p, dictionary=dictionary) for p in packed] == held_out
-    assert kompakt.info(packed[0])["format_version"] == "2.0"
+    # Small files are compact (format 3.0), with a dictionary or without one.
+    assert kompakt.info(packed[0])["format_version"] == "3.0"
     assert kompakt.info(packed[0])["dictionaries"] == [dictionary.id]
     assert kompakt.info(kompakt.compress(held_out[0]))["dictionaries"] == []
-    assert kompakt.info(kompakt.compress(held_out[0]))["format_version"] == "1.0"
+    assert kompakt.info(kompakt.compress(held_out[0]))["format_version"] == "3.0"
+    large = b"".join(held_out) * (70_000 // len(b"".join(held_out)) + 1)
+    assert kompakt.info(kompakt.compress(large, dictionary=dictionary))["format_version"] == "2.0"
+    assert kompakt.info(kompakt.compress(large))["format_version"] == "1.0"
 
 
 def test_a_missing_dictionary_is_named(dictionary):

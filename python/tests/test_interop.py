@@ -100,6 +100,25 @@ def test_golden_files_read_in_python(repo):
         reader.verify()
 
 
+def golden_small_object():
+    """The object in tests/golden/v3/python-object.kpk: a compact file (format 3.0), written
+    once with ``kompakt.save(golden_small_object(), path)``."""
+    return {"id": 7, "name": "target_7", "ok": True, "x": (1.5, 2.25)}
+
+
+def test_golden_compact_object_file_loads(repo, tmp_path):
+    path = repo / "tests" / "golden" / "v3" / "python-object.kpk"
+    for trusted in (True, False):
+        assert kompakt.load(path, trusted=trusted) == golden_small_object()
+    assert kompakt.info(path)["format_version"] == "3.0"
+    # A save of the same object today is compact and as small.
+    kompakt.save(golden_small_object(), tmp_path / "again.kpk")
+    again = (tmp_path / "again.kpk").read_bytes()
+    assert again[4:6] == b"\x03\x00" and len(again) <= path.stat().st_size
+    with pytest.raises(ValueError, match="kpk_read"):
+        kompakt.load(repo / "tests" / "golden" / "v3" / "r-object.kpk")
+
+
 def test_golden_object_file_loads(repo):
     path = repo / "tests" / "golden" / "v1" / GOLDEN_OBJECT
     want = golden_object()

@@ -106,8 +106,14 @@ pub struct WriteArgs<'a> {
 impl WriteArgs<'_> {
     /// The format's options, every one checked, or the first error (in the order of the
     /// fields).
+    ///
+    /// Small single-stream files are written compact (format 3.0): every front end reads them,
+    /// and only the JVM's shuffle streams, read several in a row, must not be (its writer
+    /// turns it off).
     pub fn build(&self) -> Result<WriteOptions> {
-        let mut opts = WriteOptions::default().codec(codec(self.codec, self.level, self.dictionary)?);
+        let mut opts = WriteOptions::default()
+            .codec(codec(self.codec, self.level, self.dictionary)?)
+            .compact(true);
         if let Some(t) = self.threads {
             opts = opts.threads(threads(t)?);
         }

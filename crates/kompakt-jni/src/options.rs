@@ -63,7 +63,10 @@ pub extern "system" fn Java_dev_kompakt_Native_optionsNew<'l>(
             block_size: given(block_size),
             dictionary: dictionary.is_some(),
         }
-        .build()?;
+        .build()?
+        // Spark reads a shuffle's compressed segments as files in a row, which a compact
+        // file (it ends only where its input does) cannot be one of.
+        .compact(false);
         Ok(into_handle(Options { write, dictionary }))
     })
 }

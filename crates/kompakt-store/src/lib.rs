@@ -298,6 +298,7 @@ impl Store {
         WriteOptions::default()
             .codec(codec.unwrap_or(self.config().codec))
             .threads(self.threads)
+            .compact(true)
     }
 
     /// A writer for a new object: add streams, write, set metadata, then [`Store::finish`].

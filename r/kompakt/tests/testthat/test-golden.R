@@ -8,6 +8,23 @@ test_that("the golden R object file (written by kompakt for R 0.1.0) reads back"
   expect_identical(x$frame, data.frame(x = c(1.5, 2.5), f = factor(c("a", "b"))))
 })
 
+# tests/golden/v3/r-object.kpk: a small object saved by kompakt for R as a compact file
+# (format 3.0), written once with kpk_save(golden_small_object(), path).
+golden_small_object <- function() list(id = 7L, name = "target_7", ok = TRUE, x = c(1.5, 2.25))
+
+test_that("the golden compact R object file (format 3.0) reads back", {
+  path <- golden(file.path("..", "v3", "r-object.kpk"))
+  expect_identical(kpk_read(path), golden_small_object())
+  expect_identical(kpk_read(path, trusted = FALSE), golden_small_object())
+  # A save of the same object today is compact and as small.
+  again <- tempfile(fileext = ".kpk")
+  on.exit(unlink(again))
+  kpk_save(golden_small_object(), again)
+  expect_identical(readBin(again, "raw", 6)[5:6], as.raw(c(3, 0)))
+  expect_lte(file.size(again), file.size(path))
+  expect_error(kpk_read(golden(file.path("..", "v3", "python-object.kpk"))), "Python object saved by kompakt.save")
+})
+
 test_that("files of other languages and kinds are refused with a message naming them", {
   expect_error(kpk_read(golden("python-object.kpk")), "Python object saved by kompakt.save")
   expect_error(kpk_read(golden("zstd-3.kpk")), "plain data")
