@@ -267,7 +267,7 @@ pub fn pulled(input: &[u8], verify: bool, concatenated: bool) -> Result<Option<V
 /// The pull decoder must agree with [`sequential_streams`]' result `pushed` for the same
 /// `file`: the same bytes where only stream 0 has data, an error where the push decoder
 /// failed or another stream has data; and the file twice, read as concatenated files, gives
-/// its bytes twice.
+/// its bytes twice (a compact file, which ends only where its input does: an error).
 pub fn check_pull_agrees(file: &[u8], verify: bool, pushed: &Result<Option<BTreeMap<u32, Vec<u8>>>, Error>) {
     let pull = pulled(file, verify, false);
     match pushed {
@@ -290,7 +290,13 @@ pub fn check_pull_agrees(file: &[u8], verify: bool, pushed: &Result<Option<BTree
                 return;
             };
             assert_eq!(got, want, "pull decoder: different bytes");
-            if (2 * want.len() as u64) < MAX_COLLECTED {
+            let compact = file.len() >= 6 && file[4..6] == COMPACT_MAJOR.to_le_bytes();
+            if compact {
+                // A compact file ends only where its input does: never one of several in a row.
+                let twice = [file, file].concat();
+                let e = pulled(&twice, verify, true).expect_err("a compact file read as one of several");
+                assert!(!matches!(e.kind(), kompakt::ErrorKind::Internal), "{e}");
+            } else if (2 * want.len() as u64) < MAX_COLLECTED {
                 let twice = [file, file].concat();
                 let got = pulled(&twice, verify, true).expect("the same file twice, concatenated");
                 assert_eq!(got, Some([want.clone(), want].concat()), "concatenated files");
