@@ -90,3 +90,20 @@ others_load <- function() {
           others_cores(machine_at_start), paste(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3], collapse = " "),
           median(busy), max(busy), sum(busy > 0.25), length(busy))
 }
+
+# Ends a report: the machine's load and the file system's settling, a note if the installed
+# kompakt was rebuilt meanwhile; writes it to `out_md`, prints it, and deletes the retired
+# folders and the private copy of kompakt.
+finish_report <- function(md, out_md) {
+  md <- c(md, paste0("Machine: ", others_load(), sprintf(
+    "; creating an empty file in %s took %.3f ms at the start (after waiting %.0f s for the file system to settle).",
+    data_dir, settled[["ms"]], settled[["waited"]])), "")
+  if (installed_build() != build_at_start) {
+    md <- c(md, sprintf("The installed kompakt (%s) was rebuilt during the run; the run used its copy taken at the start.",
+                        kompakt_source), "")
+  }
+  writeLines(md, out_md)
+  cat("\n", paste(md, collapse = "\n"), "\n", sep = "")
+  cat("written to", out_md, "\n")
+  unlink(c(trash, private_lib), recursive = TRUE)
+}

@@ -217,14 +217,4 @@ for (layout in names(layouts)) {
   md <- c(md, "")
 }
 md <- c(md, "saveRDS = saveRDS with its defaults (gzip); the ratios are of the medians.", "")
-md <- c(md, paste0("Machine: ", others_load(), sprintf(
-  "; creating an empty file in %s took %.3f ms at the start (after waiting %.0f s for the file system to settle).",
-  data_dir, settled[["ms"]], settled[["waited"]])), "")
-if (installed_build() != build_at_start) {
-  md <- c(md, sprintf("The installed kompakt (%s) was rebuilt during the run; the run used its copy taken at the start.",
-                      kompakt_source), "")
-}
-writeLines(md, out_md)
-cat("\n", paste(md, collapse = "\n"), "\n", sep = "")
-cat("written to", out_md, "\n")
-unlink(c(trash, private_lib), recursive = TRUE)
+finish_report(md, out_md)
