@@ -4,15 +4,20 @@
  * Arrow's (integer, double, integer64, raw) and into buffers of the write where it is not
  * (validity bitmaps, logical bits, factor keys, dates, timestamps, strings), freed when the
  * write ends, after an R error too, so nothing leaks on a longjmp; the arrays are released
- * inside kpk_table_write, before that.
+ * inside kpk_table_write, before that. Number columns are converted by worker threads
+ * (validity bitmaps, logical bits, factor keys: one pass over each row), strings on R's thread.
  *
  * The R side (R/table.R) chooses each column's kind and keeps R's attributes in the table's
  * metadata; this file converts values only. Reading is table_read.c. */
 #include <R.h>
 #include <Rinternals.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
 
 #include "glue.h"
 
@@ -55,13 +60,6 @@ static void release_schema(struct ArrowSchema *s) {
 }
 
 static void *big_alloc(size_t size);
-
-/* `n` set bits (every value of a logical column TRUE). */
-static const uint8_t *all_set(R_xlen_t n) {
-    uint8_t *bits = (uint8_t *)big_alloc((size_t)(n / 8) + 1);
-    memset(bits, 0xff, (size_t)(n / 8) + 1);
-    return bits;
-}
 
 static void *zalloc(size_t n, size_t size) {
     void *p = R_alloc(n ? n : 1, size);
@@ -149,36 +147,198 @@ static inline int is_r_na(double d) {
 
 /* A validity bitmap for `n` rows, NULL when every row is valid: a counting pass, then (when
  * some row is missing) the bits, eight rows to a byte. `v` is the vector's data, fetched once
- * (INTEGER() and friends are function calls outside R itself); `is_valid` says whether row j
- * holds a value. */
-#define VALIDITY(name, type, data, is_valid)                                                 \
-    static const uint8_t *name(SEXP x, R_xlen_t n, int64_t *nulls) {                        \
-        const type *v = data(x);                                                             \
-        R_xlen_t valid = 0;                                                                  \
-        for (R_xlen_t j = 0; j < n; j++) valid += (is_valid);                                \
-        *nulls = n - valid;                                                                  \
-        if (valid == n) return NULL;                                                         \
-        uint8_t *bits = (uint8_t *)big_alloc((size_t)(n / 8) + 1);                           \
-        R_xlen_t i = 0;                                                                      \
-        for (; i + 8 <= n; i += 8) {                                                         \
-            unsigned b = 0;                                                                  \
-            for (int k = 0; k < 8; k++) {                                                    \
-                R_xlen_t j = i + k;                                                          \
-                b |= (unsigned)(is_valid) << k;                                              \
-            }                                                                                \
-            bits[i >> 3] = (uint8_t)b;                                                       \
-        }                                                                                    \
-        unsigned b = 0;                                                                      \
-        for (R_xlen_t j = i; j < n; j++) b |= (unsigned)(is_valid) << (j - i);              \
-        bits[i >> 3] = (uint8_t)b;                                                           \
-        return bits;                                                                         \
+ * (STRING_PTR_RO is a function call outside R itself); `is_valid` says whether row j holds a
+ * value. Strings only: the other kinds are converted by worker threads (below). */
+static const uint8_t *string_validity(SEXP x, R_xlen_t n, int64_t *nulls) {
+    const SEXP *v = STRING_PTR_RO(x);
+    R_xlen_t valid = 0;
+    for (R_xlen_t j = 0; j < n; j++) valid += v[j] != NA_STRING;
+    *nulls = n - valid;
+    if (valid == n) return NULL;
+    uint8_t *bits = (uint8_t *)big_alloc((size_t)(n / 8) + 1);
+    memset(bits, 0, (size_t)(n / 8) + 1);
+    for (R_xlen_t j = 0; j < n; j++) bits[j >> 3] |= (uint8_t)((v[j] != NA_STRING) << (j & 7));
+    return bits;
+}
+
+/* ---- converting numbers on worker threads ------------------------------------------------ */
+
+/* What a number column's conversion does to its rows: plain loops over memory whose addresses
+ * R's thread fetched (INTEGER(), REAL(): a compact sequence is expanded there), so worker
+ * threads never call R. Each writes the validity bits and counts the valid rows in the same
+ * pass; a row chunk at a time, so that the cores share even a one-column frame and each
+ * chunk's rows are read from memory once. */
+enum {
+    CONVERT_INT,     /* int32: NA_INTEGER is missing */
+    CONVERT_REAL,    /* double: R's NA_real_ is missing (NaN is a value) */
+    CONVERT_INT64,   /* bit64::integer64: INT64_MIN is missing */
+    CONVERT_LOGICAL, /* int32 logical: NA is missing, bits of TRUE into `out` */
+    CONVERT_FACTOR,  /* 1-based codes into 0-based int32 keys in `out`; a code with no level is bad */
+};
+
+typedef struct {
+    int op;
+    const void *in;
+    R_xlen_t n;
+    uint8_t *valid;  /* n / 8 + 1 bytes */
+    void *out;       /* the logical bits or the factor keys */
+    int nlevels;
+    const char *name; /* the column's, for errors */
+    struct ArrowArray *array; /* its null_count and validity are set once every chunk is done */
+    atomic_llong valid_rows;
+    atomic_int bad;  /* some factor code has no level */
+} conversion;
+
+/* Rows a worker converts at a time: a multiple of 8 (chunks own whole bytes of the bitmaps). */
+#define CONVERT_CHUNK ((R_xlen_t)1 << 18)
+
+typedef struct {
+    conversion **items;
+    size_t len, cap;
+    size_t chunks;         /* chunks over all conversions */
+    atomic_size_t next;    /* the next chunk to take */
+} conversions;
+static conversions *write_conversions; /* the running write's */
+
+static inline unsigned popcount8(unsigned b) { return (unsigned)__builtin_popcount(b); }
+
+/* Rows [lo, hi) of `c`; lo is a multiple of 8. */
+static void convert_rows(conversion *c, R_xlen_t lo, R_xlen_t hi) {
+    uint8_t *valid = c->valid;
+    long long count = 0;
+    unsigned bad = 0;
+    R_xlen_t i = lo;
+    /* Eight rows to a byte of bits; `b` the validity's, `t` the logical values'. */
+#define CONVERT_LOOP(per_row, after_byte)                                        \
+    for (; i < hi; i += 8) {                                                     \
+        unsigned b = 0, t = 0;                                                   \
+        if (hi - i >= 8) {                                                       \
+            for (unsigned k = 0; k < 8; k++) { R_xlen_t j = i + k; per_row }     \
+        } else {                                                                 \
+            for (unsigned k = 0; k < hi - i; k++) { R_xlen_t j = i + k; per_row } \
+        }                                                                        \
+        valid[i >> 3] = (uint8_t)b;                                              \
+        count += popcount8(b);                                                   \
+        after_byte                                                               \
+        (void)t;                                                                 \
     }
-VALIDITY(int_validity, int, INTEGER, v[j] != NA_INTEGER)
-VALIDITY(real_validity, double, REAL, !is_r_na(v[j]))
-VALIDITY(string_validity, SEXP, STRING_PTR_RO, v[j] != NA_STRING)
-VALIDITY(int64_validity, int64_t, (const int64_t *)REAL, v[j] != INT64_MIN)
-/* A logical vector's values as bits (NA: 0; its validity says it is missing). */
-VALIDITY(true_bits, int, LOGICAL, v[j] != 0 && v[j] != NA_LOGICAL)
+    switch (c->op) {
+    case CONVERT_INT: {
+        const int *v = c->in;
+        CONVERT_LOOP(b |= (unsigned)(v[j] != NA_INTEGER) << k;, )
+        break;
+    }
+    case CONVERT_REAL: {
+        const double *v = c->in;
+        CONVERT_LOOP(b |= (unsigned)!is_r_na(v[j]) << k;, )
+        break;
+    }
+    case CONVERT_INT64: {
+        const int64_t *v = c->in;
+        CONVERT_LOOP(b |= (unsigned)(v[j] != INT64_MIN) << k;, )
+        break;
+    }
+    case CONVERT_LOGICAL: {
+        const int *v = c->in;
+        uint8_t *values = c->out;
+        CONVERT_LOOP(b |= (unsigned)(v[j] != NA_LOGICAL) << k; t |= (unsigned)(v[j] != 0 && v[j] != NA_LOGICAL) << k;,
+                     values[i >> 3] = (uint8_t)t;)
+        break;
+    }
+    case CONVERT_FACTOR: {
+        const int *v = c->in;
+        int32_t *keys = c->out;
+        unsigned nlevels = (unsigned)c->nlevels;
+        CONVERT_LOOP(int code = v[j]; unsigned missing = code == NA_INTEGER;
+                     keys[j] = missing ? 0 : code - 1; b |= (!missing) << k;
+                     bad |= !missing & ((unsigned)code - 1u >= nlevels);, )
+        break;
+    }
+    }
+#undef CONVERT_LOOP
+    atomic_fetch_add_explicit(&c->valid_rows, count, memory_order_relaxed);
+    if (bad) atomic_store_explicit(&c->bad, 1, memory_order_relaxed);
+}
+
+/* Takes chunks until none is left: conversion by conversion, chunk by chunk. */
+static void *convert_worker(void *data) {
+    conversions *all = data;
+    for (;;) {
+        size_t k = atomic_fetch_add_explicit(&all->next, 1, memory_order_relaxed);
+        if (k >= all->chunks) return NULL;
+        for (size_t i = 0; i < all->len; i++) {
+            conversion *c = all->items[i];
+            size_t chunks = (size_t)((c->n + CONVERT_CHUNK - 1) / CONVERT_CHUNK);
+            if (k >= chunks) { k -= chunks; continue; }
+            R_xlen_t lo = (R_xlen_t)k * CONVERT_CHUNK;
+            R_xlen_t hi = c->n - lo < CONVERT_CHUNK ? c->n : lo + CONVERT_CHUNK;
+            convert_rows(c, lo, hi);
+            break;
+        }
+    }
+}
+
+/* Queues the conversion of a column of `n` rows whose array is `a` (filled in by
+ * run_conversions), with an output buffer of `out_bytes` (none for 0). */
+static conversion *convert_later(int op, const void *in, R_xlen_t n, struct ArrowArray *a, size_t out_bytes,
+                           const char *name) {
+    conversions *all = write_conversions;
+    if (all->len == all->cap) {
+        size_t cap = all->cap ? 2 * all->cap : 16;
+        conversion **items = realloc(all->items, cap * sizeof *items);
+        if (items == NULL) Rf_error("kompakt: out of memory");
+        all->items = items;
+        all->cap = cap;
+    }
+    conversion *c = (conversion *)big_alloc(sizeof *c);
+    memset(c, 0, sizeof *c);
+    c->op = op;
+    c->in = in;
+    c->n = n;
+    c->valid = (uint8_t *)big_alloc((size_t)(n / 8) + 1);
+    c->out = out_bytes ? big_alloc(out_bytes) : NULL;
+    c->array = a;
+    c->name = name;
+    atomic_init(&c->valid_rows, 0);
+    atomic_init(&c->bad, 0);
+    all->items[all->len++] = c;
+    all->chunks += (size_t)((n + CONVERT_CHUNK - 1) / CONVERT_CHUNK);
+    return c;
+}
+
+/* Runs the queued conversions on up to `threads` threads (0: one per core), this one among
+ * them, then sets each array's null count and validity (none when every row is valid). A
+ * factor code with no level is an R error here, naming the column. */
+static void run_conversions(int threads) {
+    conversions *all = write_conversions;
+    if (threads <= 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores > 0 ? (int)cores : 1;
+    }
+    if ((size_t)threads > all->chunks) threads = all->chunks ? (int)all->chunks : 1;
+    atomic_init(&all->next, 0);
+    pthread_t helpers[64];
+    int started = 0;
+    for (int t = 1; t < threads && t <= 64; t++) {
+        /* One that cannot start leaves its chunks to the others. */
+        if (pthread_create(&helpers[started], NULL, convert_worker, all) == 0) started++;
+    }
+    convert_worker(all);
+    for (int t = 0; t < started; t++) pthread_join(helpers[t], NULL);
+    for (size_t i = 0; i < all->len; i++) {
+        conversion *c = all->items[i];
+        struct ArrowArray *a = c->array;
+        a->null_count = (int64_t)(c->n - (R_xlen_t)atomic_load(&c->valid_rows));
+        a->buffers[0] = a->null_count ? c->valid : NULL;
+        if (c->op == CONVERT_LOGICAL) a->buffers[1] = c->out;
+        if (atomic_load(&c->bad)) {
+            const int *codes = c->in;
+            for (R_xlen_t j = 0; j < c->n; j++)
+                if (codes[j] != NA_INTEGER && (codes[j] < 1 || codes[j] > c->nlevels))
+                    Rf_error("kompakt: column '%s': factor code %d has no level", c->name, codes[j]);
+        }
+    }
+}
 
 /* A string's UTF-8 bytes: its own for ASCII and UTF-8 strings (no copy), else translated into
  * R_alloc memory (the caller resets it with vmaxset). */
@@ -238,30 +398,26 @@ static void column_array(SEXP x, int kind, const char *name, const char *tz, SEX
     struct ArrowSchema *dictionary = NULL;
     int64_t ordered = 0;
     switch (kind) {
-    case KIND_LOGICAL: {
+    case KIND_LOGICAL:
         a = new_array(n, 2);
-        a->buffers[0] = int_validity(x, n, &a->null_count);
-        int64_t falses = 0;
-        const uint8_t *bits = true_bits(x, n, &falses);
-        a->buffers[1] = bits ? bits : all_set(n);
+        convert_later(CONVERT_LOGICAL, LOGICAL(x), n, a, (size_t)(n / 8) + 1, name);
         format = "b";
         break;
-    }
     case KIND_INTEGER:
         a = new_array(n, 2);
-        a->buffers[0] = int_validity(x, n, &a->null_count);
+        convert_later(CONVERT_INT, INTEGER(x), n, a, 0, name);
         a->buffers[1] = INTEGER(x);
         format = "i";
         break;
     case KIND_DOUBLE:
         a = new_array(n, 2);
-        a->buffers[0] = real_validity(x, n, &a->null_count);
+        convert_later(CONVERT_REAL, REAL(x), n, a, 0, name);
         a->buffers[1] = REAL(x);
         format = "g";
         break;
     case KIND_INT64:
         a = new_array(n, 2);
-        a->buffers[0] = int64_validity(x, n, &a->null_count);
+        convert_later(CONVERT_INT64, REAL(x), n, a, 0, name);
         a->buffers[1] = REAL(x);
         format = "l";
         break;
@@ -279,19 +435,9 @@ static void column_array(SEXP x, int kind, const char *name, const char *tz, SEX
             Rf_error("kompakt: column '%s': a factor must be integer codes with character levels", name);
         R_xlen_t nlevels = levels == R_NilValue ? 0 : XLENGTH(levels);
         a = new_array(n, 2);
-        a->buffers[0] = int_validity(x, n, &a->null_count);
-        int32_t *keys = (int32_t *)big_alloc((size_t)n * sizeof(int32_t));
-        const int *codes = INTEGER(x);
-        unsigned bad = 0;
-        for (R_xlen_t i = 0; i < n; i++) {
-            int c = codes[i], missing = c == NA_INTEGER;
-            keys[i] = missing ? 0 : c - 1;
-            bad |= (unsigned)!missing & ((unsigned)(c - 1) >= (unsigned)nlevels);
-        }
-        for (R_xlen_t i = 0; bad && i < n; i++)
-            if (codes[i] != NA_INTEGER && (codes[i] < 1 || codes[i] > nlevels))
-                Rf_error("kompakt: column '%s': factor code %d has no level", name, codes[i]);
-        a->buffers[1] = keys;
+        conversion *keys = convert_later(CONVERT_FACTOR, INTEGER(x), n, a, (size_t)n * sizeof(int32_t), name);
+        keys->nlevels = nlevels > INT_MAX ? INT_MAX : (int)nlevels;
+        a->buffers[1] = keys->out;
         const char *dict_format;
         SEXP lv = levels == R_NilValue ? PROTECT(Rf_allocVector(STRSXP, 0)) : PROTECT(levels);
         a->dictionary = string_array(lv, &dict_format, name);
@@ -317,10 +463,10 @@ static void column_array(SEXP x, int kind, const char *name, const char *tz, SEX
         }
         a = new_array(n, 2);
         if (TYPEOF(x) == INTSXP) {
-            a->buffers[0] = int_validity(x, n, &a->null_count);
+            convert_later(CONVERT_INT, INTEGER(x), n, a, 0, name);
             a->buffers[1] = INTEGER(x);
         } else {
-            a->buffers[0] = real_validity(x, n, &a->null_count);
+            convert_later(CONVERT_REAL, REAL(x), n, a, 0, name);
             int32_t *days = (int32_t *)big_alloc((size_t)n * sizeof(int32_t));
             const double *v = REAL(x);
             for (R_xlen_t i = 0; i < n; i++) days[i] = is_r_na(v[i]) ? 0 : (int32_t)v[i];
@@ -346,7 +492,7 @@ static void column_array(SEXP x, int kind, const char *name, const char *tz, SEX
             return;
         }
         a = new_array(n, 2);
-        a->buffers[0] = real_validity(x, n, &a->null_count);
+        convert_later(CONVERT_REAL, REAL(x), n, a, 0, name);
         a->buffers[1] = micros;
         size_t len = strlen(tz) + 5;
         char *f = R_alloc(len, 1);
@@ -467,6 +613,7 @@ static kpk_table_options table_options(SEXP o) {
 typedef struct {
     SEXP frame, file, options, append;
     buffers bufs;
+    conversions converts;
 } write_job;
 
 static SEXP write_body(void *data) {
@@ -495,6 +642,7 @@ static SEXP write_body(void *data) {
         const char *tz = Rf_translateCharUTF8(STRING_ELT(tzones, j));
         column_array(x, INTEGER(kinds)[j], name, tz, keep, j, &batch->children[j], &schema->children[j]);
     }
+    run_conversions(opts.threads);
     const char *path = copy_text(kpk_r_path(job->file));
     uint64_t appended = 0;
     int append = kpk_r_flag(job->append, "append");
@@ -511,6 +659,8 @@ static SEXP write_body(void *data) {
 static void write_cleanup(void *data, Rboolean jump) {
     (void)jump;
     write_job *job = data;
+    free(job->converts.items);
+    write_conversions = NULL;
     free_buffers(&job->bufs);
     write_buffers = NULL;
 }
@@ -526,6 +676,7 @@ SEXP kpk_table_write_c(SEXP frame, SEXP file, SEXP options, SEXP append) {
     job->append = append;
     SEXP cont = PROTECT(R_MakeUnwindCont());
     write_buffers = &job->bufs;
+    write_conversions = &job->converts;
     SEXP out = R_UnwindProtect(write_body, job, write_cleanup, job, cont);
     UNPROTECT(1);
     return out;

@@ -283,6 +283,32 @@ test_that("what a table cannot hold, and damaged files, are errors that name the
   expect_error(read_kpk_table(tempfile()), "cannot read")
 })
 
+test_that("columns of several conversion chunks round trip on any number of threads", {
+  # The C glue converts numbers in chunks of 2^18 rows on worker threads: NA on each side of
+  # every chunk boundary, a row count that is not a multiple of 8, and a bad factor code in the
+  # last chunk (found by a worker, reported by R's thread).
+  need("bit64")
+  n <- 3L * 2^18 + 5L
+  edges <- c(1L, 2^18 + 0:1, 2 * 2^18 + 0:1, n - 4L, n)
+  with_na <- function(x) { x[edges] <- NA; x }
+  df <- data.frame(
+    lgl = with_na(rep(c(TRUE, FALSE), length.out = n)),
+    int = with_na(seq_len(n)),
+    dbl = with_na(seq_len(n) / 8),
+    fct = with_na(factor(rep(c("a", "b", "c"), length.out = n))),
+    full = seq_len(n) * 2.5
+  )
+  df$i64 <- bit64::as.integer64(df$int) * 3L
+  for (threads in c(1, 2, 3)) expect_identical(roundtrip(df, threads = threads), df)
+  bad <- df["fct"]
+  codes <- unclass(bad$fct)
+  codes[n - 1L] <- 4L
+  bad$fct <- structure(codes, levels = c("a", "b", "c"), class = "factor")
+  path <- tempfile(fileext = ".kpk")
+  expect_error(write_kpk_table(bad, path), "column 'fct': factor code 4 has no level")
+  expect_false(file.exists(path))
+})
+
 test_that("property: random frames round trip", {
   set.seed(31)
   for (trial in 1:25) {
