@@ -53,6 +53,7 @@ mod sort;
 pub mod stats;
 mod string_layout;
 mod threads;
+mod validate;
 mod writer;
 mod zeroed;
 
@@ -64,6 +65,7 @@ pub use reader::{ColumnSummary, TableReader};
 pub use sort::SortKey;
 pub use stats::ColumnStatistics;
 pub use string_layout::StringLayout;
+pub use validate::validate_columns;
 pub use writer::{write_table_file, TableOptions, TableWriter, DEFAULT_ROWS_PER_GROUP, DEFAULT_STRING_CODEC};
 
 /// Whether a kompakt file's footer metadata marks it as a table file.

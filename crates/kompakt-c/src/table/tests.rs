@@ -377,6 +377,45 @@ fn bad_batches_handles_and_ranges_are_errors_with_messages() {
 }
 
 #[test]
+fn a_bad_key_anywhere_in_a_large_column_is_an_option_error_naming_it() {
+    // Columns are checked in row ranges on every core: a key past the dictionary in the first,
+    // a middle or the last range is found, and nothing is written.
+    use arrow_buffer::Buffer;
+    use arrow_data::ArrayData;
+    use arrow_schema::DataType;
+    let n = (2 << 20) + 17;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.kpk");
+    let path = CString::new(file.to_str().unwrap()).unwrap();
+    for bad_at in [0, (1 << 20) - 1, 1 << 20, n - 1] {
+        let keys: Vec<i32> = (0..n).map(|i| if i == bad_at { 3 } else { (i % 3) as i32 }).collect();
+        let values = StringArray::from(vec!["a", "b", "c"]).into_data();
+        let builder = ArrayData::builder(DataType::Dictionary(
+            Box::new(DataType::Int32),
+            Box::new(DataType::Utf8),
+        ))
+        .len(n)
+        .add_buffer(Buffer::from_vec(keys))
+        .add_child_data(values);
+        // SAFETY: the buffers match the type and the length; one key is past the dictionary,
+        // which is what the import must refuse before reading it.
+        let dict = DictionaryArray::<arrow_array::types::Int32Type>::from(unsafe { builder.build_unchecked() });
+        let plain: ArrayRef = Arc::new(Int32Array::from_iter_values(0..n as i32));
+        let b = RecordBatch::try_from_iter([("x", plain), ("f", Arc::new(dict) as ArrayRef)]).unwrap();
+        let (mut schema, mut array) = exported(&b);
+        // SAFETY: live locals; the array is moved into the call.
+        let status = unsafe { kpk_table_write(path.as_ptr(), &mut schema, &mut array, null()) };
+        assert_eq!(status, KPK_ERROR_OPTION, "bad key at {bad_at}");
+        assert!(
+            last_error().contains("column \"f\" is not valid Arrow data"),
+            "{}",
+            last_error()
+        );
+        assert!(!file.exists());
+    }
+}
+
+#[test]
 fn zero_options_are_the_tables_defaults_and_level_none_stores_raw_pages() {
     let dir = tempfile::tempdir().unwrap();
     let b = batch(20_000);

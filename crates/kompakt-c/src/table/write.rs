@@ -8,7 +8,7 @@ use arrow_array::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::{Array, RecordBatch, StructArray};
 use arrow_schema::DataType;
 use kompakt_api::options as api;
-use kompakt_table::{append_table_file, write_table_file, SortKey, TableOptions};
+use kompakt_table::{append_table_file, validate_columns, write_table_file, SortKey, TableOptions};
 use std::collections::HashMap;
 use std::ffi::c_char;
 use std::mem::size_of;
@@ -131,18 +131,23 @@ fn import_batch(schema: *mut FFI_ArrowSchema, array: *mut FFI_ArrowArray) -> Res
         return Err(Failure::usage("the ArrowArray is released"));
     }
     // SAFETY: the caller's buffers match the schema's types and lengths (the header's contract,
-    // that of every C data interface producer); validate_full below checks offsets, UTF-8,
-    // dictionary keys and lengths before any of it is used, so a producer's mistake becomes an
-    // error rather than an out-of-bounds read.
+    // that of every C data interface producer); validate_columns below checks offsets, UTF-8,
+    // dictionary keys and lengths (on every core) before any of it is used, so a producer's
+    // mistake becomes an error rather than an out-of-bounds read.
     let data = unsafe { from_ffi(array, schema) }.map_err(|e| Failure::option(e.to_string()))?;
-    data.validate_full()
-        .map_err(|e| Failure::option(format!("the columns are not valid Arrow data: {e}")))?;
-    if !matches!(data.data_type(), DataType::Struct(_)) {
+    let DataType::Struct(fields) = data.data_type() else {
         return Err(Failure::option(format!(
             "a table is written from a struct array of its columns, got {}",
             data.data_type()
         )));
-    }
+    };
+    data.validate_data()
+        .map_err(|e| Failure::option(format!("the columns are not valid Arrow data: {e}")))?;
+    let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
+    validate_columns(data.child_data(), &names, 0).map_err(|e| match e {
+        kompakt::Error::Usage(message) => Failure::option(message),
+        e => e.into(),
+    })?;
     let columns = StructArray::from(data);
     if columns.null_count() > 0 {
         return Err(Failure::option("the struct array of the columns has null rows"));
