@@ -3,7 +3,7 @@
 
 use crate::dict::DictState;
 use crate::meta::{PageEntry, TableMeta, MAX_ROWS_PER_GROUP};
-use crate::page::{encode_coded_strings, encode_page, encode_symbol_page, SymbolTable};
+use crate::page::{encode_coded_strings, encode_column_page, encode_symbol_page, SymbolTable, Verdicts};
 use crate::schema::{check_supported, to_json, ColumnLayout};
 use crate::shared_strings::{Coded, Draft, SharedStrings};
 use crate::sort::{SortCheck, SortKey};
@@ -530,65 +530,91 @@ impl<W: Write> TableWriter<W> {
             let symbols_for = |c: usize| {
                 symbol_tables[c].get_or_init(|| SymbolTable::train_on(schema.field(c).data_type(), &work[0][c]))
             };
-            work.par_iter()
-                .zip(coded.into_par_iter())
-                .flat_map_iter(|(pieces, codes)| pieces.iter().zip(codes).enumerate())
-                .map(|(c, (pieces, codes))| {
-                    let stats = with_stats.then(|| page_stats(schema.field(c).data_type(), pieces));
-                    let mut page = Vec::new();
-                    // `body`: how the values are encoded; for codes, how the codes are.
-                    let (mut encoded, body, strings) = match codes {
-                        Some(codes) => {
-                            let codes = codes.into_codes();
-                            let (e, codes) = encode_coded_strings(pieces, &codes, &mut page, trial_codec)?;
-                            (e, codes, false)
+            // One page: its statistics, its encoding, its codec, compressed.
+            let encode_one = |c: usize, pieces: &Vec<ArrayData>, codes: Option<Coded>, verdicts: &Verdicts| {
+                let stats = with_stats.then(|| page_stats(schema.field(c).data_type(), pieces));
+                let mut page = Vec::new();
+                // `body`: how the values are encoded; for codes, how the codes are.
+                let (mut encoded, body, strings) = match codes {
+                    Some(codes) => {
+                        let codes = codes.into_codes();
+                        let (e, codes) = encode_coded_strings(pieces, &codes, &mut page, trial_codec, Some(verdicts))?;
+                        (e, codes, false)
+                    }
+                    None => {
+                        let dt = schema.field(c).data_type();
+                        let e = encode_column_page(dt, pieces, &mut page, trial_codec, Some(verdicts))?;
+                        (e, e.summary & 0x7f, crate::schema::is_byte_array(dt))
+                    }
+                };
+                // Bit-packed codes have had their zero bits removed: what is left is the
+                // values' own entropy, which the codec would spend time on for nothing,
+                // unless some codes are much more frequent than others (airlines, airports:
+                // a byte histogram shows it for the cost of a pass over samples).
+                let settings = match body {
+                    crate::page::encoding::BITPACK => {
+                        use kompakt::codec::{entropy_saving_bound, MIN_ENTROPY_SAVING, SAMPLES};
+                        if entropy_saving_bound(&page, SAMPLES) >= MIN_ENTROPY_SAVING {
+                            &settings
+                        } else {
+                            &raw_settings
                         }
-                        None => {
-                            let dt = schema.field(c).data_type();
-                            let e = encode_page(dt, pieces, &mut page, trial_codec)?;
-                            (e, e.summary & 0x7f, crate::schema::is_byte_array(dt))
+                    }
+                    crate::page::encoding::PLAIN if strings => {
+                        let dt = schema.field(c).data_type();
+                        if zstd_beats_lz4(&string_settings, &settings, &page) {
+                            &settings
+                        } else if let Some(table) = symbol_codec
+                            .map(|codec| (codec, symbols_for(c)))
+                            .filter(|(codec, table)| table.beats_codec_on(*codec, dt, pieces))
+                            .map(|(_, table)| table)
+                        {
+                            page.clear();
+                            encoded = encode_symbol_page(dt, pieces, table, &mut page)?;
+                            &raw_settings
+                        } else {
+                            &string_settings
                         }
-                    };
-                    // Bit-packed codes have had their zero bits removed: what is left is the
-                    // values' own entropy, which the codec would spend time on for nothing,
-                    // unless some codes are much more frequent than others (airlines, airports:
-                    // a byte histogram shows it for the cost of a pass over samples).
-                    let settings = match body {
-                        crate::page::encoding::BITPACK => {
-                            use kompakt::codec::{entropy_saving_bound, MIN_ENTROPY_SAVING, SAMPLES};
-                            if entropy_saving_bound(&page, SAMPLES) >= MIN_ENTROPY_SAVING {
-                                &settings
-                            } else {
-                                &raw_settings
-                            }
-                        }
-                        crate::page::encoding::PLAIN if strings => {
-                            let dt = schema.field(c).data_type();
-                            if zstd_beats_lz4(&string_settings, &settings, &page) {
-                                &settings
-                            } else if let Some(table) = symbol_codec
-                                .map(|codec| (codec, symbols_for(c)))
-                                .filter(|(codec, table)| table.beats_codec_on(*codec, dt, pieces))
-                                .map(|(_, table)| table)
-                            {
-                                page.clear();
-                                encoded = encode_symbol_page(dt, pieces, table, &mut page)?;
-                                &raw_settings
-                            } else {
-                                &string_settings
-                            }
-                        }
-                        _ => &settings,
-                    };
-                    Ok(EncodedPage {
-                        blocks: compress_page(c as u32, settings, &page)?,
-                        raw_len: page.len() as u64,
-                        summary: encoded.summary,
-                        layout: encoded.layout,
-                        stats,
-                    })
+                    }
+                    _ => &settings,
+                };
+                Ok(EncodedPage {
+                    blocks: compress_page(c as u32, settings, &page)?,
+                    raw_len: page.len() as u64,
+                    summary: encoded.summary,
+                    layout: encoded.layout,
+                    stats,
                 })
-                .collect()
+            };
+            // The round's first group first: its pages' trial verdicts are then shared with
+            // the other groups' pages of their column (page::Verdicts), which look alike.
+            let verdicts: Vec<Verdicts> = (0..columns).map(|_| Verdicts::learning()).collect();
+            let mut coded = coded.into_iter();
+            let first_codes = coded.next().unwrap_or_default();
+            let mut pages: Vec<EncodedPage> = work
+                .first()
+                .map(|pieces| {
+                    pieces
+                        .par_iter()
+                        .zip(first_codes.into_par_iter())
+                        .enumerate()
+                        .map(|(c, (pieces, codes))| encode_one(c, pieces, codes, &verdicts[c]))
+                        .collect::<Result<Vec<_>>>()
+                })
+                .transpose()?
+                .unwrap_or_default();
+            verdicts.iter().for_each(Verdicts::freeze);
+            let rest: Vec<Vec<Option<Coded>>> = coded.collect();
+            let later: Vec<EncodedPage> = work
+                .get(1..)
+                .unwrap_or_default()
+                .par_iter()
+                .zip(rest.into_par_iter())
+                .flat_map_iter(|(pieces, codes)| pieces.iter().zip(codes).enumerate())
+                .map(|(c, (pieces, codes))| encode_one(c, pieces, codes, &verdicts[c]))
+                .collect::<Result<Vec<_>>>()?;
+            pages.extend(later);
+            Ok(pages)
         };
         let previous = std::mem::take(&mut self.encoded);
         let (written, encoded) = overlap(self.opts.threads, || self.write_pages(previous), encode)?;

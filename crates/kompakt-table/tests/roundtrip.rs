@@ -478,6 +478,59 @@ fn larger_than_one_round_of_groups_and_threads_do_not_change_the_bytes() {
 }
 
 #[test]
+fn pages_that_share_trial_verdicts_keep_the_bytes_independent_of_threads() {
+    // Narrow codes whose packing is decided by trials: the round's first group decides for the
+    // others that look the same (page::Verdicts), and a column whose values change half-way
+    // asks again. Three rounds of 16 groups; the bytes must not depend on the threads.
+    let n = 3 * 16 * 500 + 77;
+    let mut state = 7u64;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as i32
+    };
+    let ten: Int32Array = (0..n).map(|_| Some(next().rem_euclid(10))).collect();
+    let changing: Int32Array = (0..n)
+        .map(|i| {
+            Some(if i < n / 2 {
+                next().rem_euclid(3)
+            } else {
+                next().rem_euclid(200)
+            })
+        })
+        .collect();
+    let skewed: Int64Array = (0..n)
+        .map(|_| Some(i64::from(next().rem_euclid(16).min(9)) * 1000))
+        .collect();
+    let batch = RecordBatch::try_from_iter([
+        ("ten", Arc::new(ten) as ArrayRef),
+        ("changing", Arc::new(changing) as ArrayRef),
+        ("skewed", Arc::new(skewed) as ArrayRef),
+    ])
+    .unwrap();
+    let mut files = Vec::new();
+    for threads in [1, 2, 3] {
+        let opts = TableOptions {
+            rows_per_group: 500,
+            threads,
+            ..Default::default()
+        };
+        let mut w = TableWriter::new(Vec::new(), batch.schema(), opts).unwrap();
+        w.write(&batch.slice(0, 5_000)).unwrap();
+        w.write(&batch.slice(5_000, n - 5_000)).unwrap();
+        files.push(w.finish().unwrap());
+    }
+    assert!(files.windows(2).all(|w| w[0] == w[1]));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.kpk");
+    std::fs::write(&path, &files[0]).unwrap();
+    let t = TableReader::open(&path).unwrap();
+    check_read(&t, &batch, &[0, 1, 2], 0, n);
+    check_read(&t, &batch, &[1], 11_999, 12_555);
+}
+
+#[test]
 fn dictionaries_that_differ_between_batches_are_merged() {
     let schema = Arc::new(Schema::new(vec![Field::new(
         "c",

@@ -1030,6 +1030,7 @@ fn pages_coded_against_a_column_dictionary() {
         &codes,
         &mut page,
         Some(kompakt::Codec::Zstd { level: 2 }),
+        None,
     )
     .unwrap();
     assert_eq!(enc.summary, encoding::COLUMN_DICT | SUMMARY_NULLS);
@@ -1111,7 +1112,7 @@ fn column_dictionaries_of_every_string_type() {
         let codes: Vec<u32> = (0..100).map(|i| i % d).collect();
         let rows = BinaryArray::from(vec![b"".as_slice(); 100]);
         let mut page = Vec::new();
-        encode_coded_strings(&[rows.to_data()], &codes, &mut page, None).unwrap();
+        encode_coded_strings(&[rows.to_data()], &codes, &mut page, None, None).unwrap();
         let all = arrow_array::make_array(dict_values.clone());
         for dt in [DataType::Binary, DataType::LargeBinary] {
             let got = decode_page_rows_with(&dt, StringLayout::AsStored, 100, &page, 0..100, Some(&dict)).unwrap();
@@ -1150,7 +1151,7 @@ proptest::proptest! {
         let codes: Vec<u32> = picks.iter().map(|&(p, _)| (p % words.len()) as u32).collect();
         let rows = StringArray::from_iter(picks.iter().zip(&codes).map(|(&(_, ok), &c)| ok.then_some(dict_values[c as usize])));
         let mut page = Vec::new();
-        encode_coded_strings(&[rows.to_data()], &codes, &mut page, Some(kompakt::Codec::Zstd { level: 1 })).unwrap();
+        encode_coded_strings(&[rows.to_data()], &codes, &mut page, Some(kompakt::Codec::Zstd { level: 1 }), None).unwrap();
         let n = rows.len();
         let (a, b) = (window.0 % (n + 1), window.1 % (n + 1));
         let (a, b) = (a.min(b), a.max(b));

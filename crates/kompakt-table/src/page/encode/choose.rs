@@ -3,6 +3,7 @@
 
 use super::nested::{common_factor, encode_decimal, encode_scaled};
 use super::trials::{bytes_beat_packed, codec_beats, entropy_bits, pack_instead};
+use super::verdicts::{decide, Question, Site};
 use super::words::{
     count_runs, delta_width, encode_bitpack, encode_delta, encode_dict, encode_for, encode_runs, encode_wide_dict,
     value_range,
@@ -38,6 +39,7 @@ pub(super) fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Ve
         scaled: cx.nest,
         decimal: cx.nest,
         codec: cx.codec,
+        verdicts: cx.verdicts,
     };
     let (enc, needs) = choose_words::<W>(vals, kind, choice, out);
     cx.layout = cx.layout.max(needs);
@@ -46,7 +48,12 @@ pub(super) fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Ve
 
 /// Encodes as [`encode_words`] does; returns the encoding and the table layout it needs (2 for
 /// runs and for dictionaries with 2-byte codes, 3 for scaled and decimal pages).
-pub(super) fn choose_words<const W: usize>(vals: &[u8], kind: Kind, choice: Choice, out: &mut Vec<u8>) -> (u8, u16) {
+pub(super) fn choose_words<const W: usize>(
+    vals: &[u8],
+    kind: Kind,
+    choice: Choice<'_>,
+    out: &mut Vec<u8>,
+) -> (u8, u16) {
     let runs = choice.runs;
     let (words, _) = vals.as_chunks::<W>();
     if words.is_empty() {
@@ -89,11 +96,17 @@ pub(super) fn choose_words<const W: usize>(vals: &[u8], kind: Kind, choice: Choi
                 // `encode_dictionary_values`; elsewhere runs take equal values first.)
                 // Only below 4 bits of entropy a code: above, bytes through an entropy coder
                 // come close enough to it (and pack_instead took the pages where they do not).
+                // The trials' verdict is shared with the column's pages that look the same.
                 let pack = pack_instead(codes, bits)
-                    || bits > 0 && entropy_bits(codes) < 4.0 && {
-                        let mut packed = Vec::with_capacity((words.len() * bits).div_ceil(8) + 2 + W);
-                        encode_bitpack::<W>(words, bits, base, &mut packed);
-                        !bytes_beat_packed(choice.codec, codes, &packed[2 + W..])
+                    || bits > 0 && {
+                        let entropy = entropy_bits(codes);
+                        let question = Question::new(Site::BytesOrPacked, W, bits, entropy);
+                        entropy < 4.0
+                            && decide(choice.verdicts, question, || {
+                                let mut packed = Vec::with_capacity((words.len() * bits).div_ceil(8) + 2 + W);
+                                encode_bitpack::<W>(words, bits, base, &mut packed);
+                                !bytes_beat_packed(choice.codec, codes, &packed[2 + W..])
+                            })
                     };
                 if pack {
                     out.truncate(start);
@@ -137,15 +150,20 @@ pub(super) fn choose_words<const W: usize>(vals: &[u8], kind: Kind, choice: Choi
             // times, flight numbers).
             let packed = (words.len() * bits).div_ceil(8);
             let start = out.len();
+            // The trials' verdict is shared with the column's pages that look the same.
+            let codec_wins = |codes: &[u8]| {
+                let question = Question::new(Site::CodecOrPacked, W, bits, entropy_bits(codes));
+                decide(choice.verdicts, question, || codec_beats(choice.codec, codes, packed))
+            };
             if k < W {
                 encode_for::<W>(words, k, base, out);
-                if codec_beats(choice.codec, &out[start + 2 + W..], packed) {
+                if codec_wins(&out[start + 2 + W..]) {
                     return (encoding::FOR, 1);
                 }
             } else {
                 out.push(encoding::PLAIN);
                 push_shuffled(W, vals, out);
-                if codec_beats(choice.codec, &out[start + 1..], packed) {
+                if codec_wins(&out[start + 1..]) {
                     return (encoding::PLAIN, 1);
                 }
             }

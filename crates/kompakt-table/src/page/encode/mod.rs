@@ -17,11 +17,13 @@ mod node;
 mod strings;
 mod trials;
 mod validity;
+mod verdicts;
 mod words;
 
 pub(crate) use hash::BuildFx;
 pub(crate) use strings::repeats_likely;
 pub(crate) use trials::trial_fraction;
+pub use verdicts::Verdicts;
 
 use super::symbols::SymbolTable;
 use super::{encoding, Encoded, SUMMARY_NULLS};
@@ -71,16 +73,19 @@ struct Ctx<'t> {
     /// The symbol table the page's strings are coded with (layout 5), taken by the string
     /// node that uses it.
     symbols: Option<&'t SymbolTable>,
+    /// Trial verdicts shared with the column's other pages of the round.
+    verdicts: Option<&'t Verdicts>,
     layout: u16,
 }
 
 /// What [`choose_words`](choose::choose_words) may choose from.
 #[derive(Clone, Copy)]
-struct Choice {
+struct Choice<'t> {
     runs: bool,
     scaled: bool,
     decimal: bool,
     codec: Option<kompakt::Codec>,
+    verdicts: Option<&'t Verdicts>,
 }
 
 /// Encodes `pieces` (arrays of type `dt`, `n` rows in all) as one page appended to `out`;
@@ -91,12 +96,24 @@ pub fn encode_page(
     out: &mut Vec<u8>,
     codec: Option<kompakt::Codec>,
 ) -> Result<Encoded> {
+    encode_column_page(dt, pieces, out, codec, None)
+}
+
+/// As [`encode_page`], taking the verdicts of trials from `verdicts` where they answer (and
+/// recording them there while it learns), for a table writer's pages of one column.
+pub fn encode_column_page(
+    dt: &DataType,
+    pieces: &[ArrayData],
+    out: &mut Vec<u8>,
+    codec: Option<kompakt::Codec>,
+    verdicts: Option<&Verdicts>,
+) -> Result<Encoded> {
     // A dictionary column's pages hold its keys (its values are stored once, on their own).
     let dt = match dt {
         DataType::Dictionary(key, _) => key.as_ref(),
         other => other,
     };
-    encode_top(dt, pieces, out, codec, None)
+    encode_top(dt, pieces, out, codec, None, verdicts)
 }
 
 /// A page of `dt` with every encoding allowed, and `symbols` for its strings if given.
@@ -106,6 +123,7 @@ fn encode_top(
     out: &mut Vec<u8>,
     codec: Option<kompakt::Codec>,
     symbols: Option<&SymbolTable>,
+    verdicts: Option<&Verdicts>,
 ) -> Result<Encoded> {
     let mut cx = Ctx {
         runs: true,
@@ -113,6 +131,7 @@ fn encode_top(
         null_rows: true,
         codec,
         symbols,
+        verdicts,
         layout: 1,
     };
     let summary = encode_node(dt, pieces, out, &mut cx)?;
@@ -134,19 +153,21 @@ pub fn encode_symbol_page(
     if !crate::schema::is_byte_array(dt) {
         return Err(Error::Internal(format!("a symbol table for a column of {dt}")));
     }
-    encode_top(dt, pieces, out, None, Some(table))
+    encode_top(dt, pieces, out, None, Some(table), None)
 }
 
 /// Encodes a page of a string or binary column as `codes` into the dictionary its pages share
 /// (encoding [`COLUMN_DICT`](encoding::COLUMN_DICT), table layout 4): the validity of `pieces`
 /// (the page's rows), then the codes as a nested page of 4-byte values, which chooses its own
 /// encoding (bit-packed when a few values are common, runs, ...). Null rows' codes are the
-/// caller's choice. Returns the page's summary and layout, and the codes' encoding.
+/// caller's choice; `verdicts` as for [`encode_column_page`]. Returns the page's summary and
+/// layout, and the codes' encoding.
 pub fn encode_coded_strings(
     pieces: &[ArrayData],
     codes: &[u32],
     out: &mut Vec<u8>,
     codec: Option<kompakt::Codec>,
+    verdicts: Option<&Verdicts>,
 ) -> Result<(Encoded, u8)> {
     let n: usize = pieces.iter().map(ArrayData::len).sum();
     if n != codes.len() {
@@ -158,6 +179,7 @@ pub fn encode_coded_strings(
         null_rows: true,
         codec,
         symbols: None,
+        verdicts,
         layout: 4,
     };
     let mut summary = encoding::COLUMN_DICT;
@@ -193,6 +215,7 @@ pub(crate) fn encode_page_within(
         null_rows: layout >= 4,
         codec: None,
         symbols: None,
+        verdicts: None,
         layout: 1,
     };
     let summary = encode_node(dt, pieces, out, &mut cx)?;
@@ -213,6 +236,7 @@ pub fn encode_dictionary_values(values: &ArrayData, out: &mut Vec<u8>) -> Result
         null_rows: false,
         codec: None,
         symbols: None,
+        verdicts: None,
         layout: 1,
     };
     let summary = encode_node(values.data_type(), std::slice::from_ref(values), out, &mut cx)?;

@@ -40,7 +40,7 @@ pub(super) fn encode_scaled<const W: usize>(
     words: &[[u8; W]],
     base: u64,
     factor: u64,
-    choice: Choice,
+    choice: Choice<'_>,
     out: &mut Vec<u8>,
 ) -> (u8, u16) {
     let mask = if W == 8 { u64::MAX } else { (1u64 << (8 * W)) - 1 };
@@ -93,7 +93,7 @@ fn decimal_code<const W: usize>(bits: u64, e: u8) -> Option<u64> {
 /// that fits most of a sample (the smallest such), the codes as a nested page of integers,
 /// then the exceptions. Returns the layout it needs, or `None` (nothing written) when the
 /// floats are not decimals.
-pub(super) fn encode_decimal<const W: usize>(words: &[[u8; W]], choice: Choice, out: &mut Vec<u8>) -> Option<u16> {
+pub(super) fn encode_decimal<const W: usize>(words: &[[u8; W]], choice: Choice<'_>, out: &mut Vec<u8>) -> Option<u16> {
     let n = words.len();
     let most = if W == 8 {
         crate::page::MAX_DECIMAL_EXP_F64
