@@ -344,6 +344,10 @@ void kpk_table_close(kpk_table *table);
 uint64_t kpk_table_num_rows(const kpk_table *table);
 uint32_t kpk_table_rows_per_group(const kpk_table *table);
 uint64_t kpk_table_file_size(const kpk_table *table);
+/* A fingerprint of the table's index (its footer's checksum; 0 for NULL): two opens of an
+ * unchanged file give the same value, and any write to the file changes it. For caching what a
+ * front end derives from the schema and metadata. */
+uint64_t kpk_table_fingerprint(const kpk_table *table);
 /* The schema (a struct of the columns), exported into `out`; the caller releases it. */
 kpk_status kpk_table_schema(const kpk_table *table, struct ArrowSchema *out);
 /* A value of the user metadata, copied into `value`; *found is 0 (and value empty) if absent. */

@@ -284,6 +284,17 @@ pub unsafe extern "C" fn kpk_table_file_size(table: *const kpk_table) -> u64 {
     table_ref(table).map_or(0, |t| t.reader.file_len())
 }
 
+/// A fingerprint of the table's index (the footer's checksum; 0 for a NULL handle): two opens
+/// of an unchanged file give the same, any write to the file changes it. Front ends key what
+/// they derive from a table's schema and metadata by it.
+///
+/// # Safety
+/// `table` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_table_fingerprint(table: *const kpk_table) -> u64 {
+    table_ref(table).map_or(0, |t| t.reader.fingerprint())
+}
+
 pub(super) fn row_range(from: u64, to: u64) -> Result<std::ops::Range<u64>, Failure> {
     if from > to {
         return Err(Failure::option(format!("rows {from}..{to}: the start is past the end")));

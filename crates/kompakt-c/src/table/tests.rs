@@ -377,6 +377,47 @@ fn bad_batches_handles_and_ranges_are_errors_with_messages() {
 }
 
 #[test]
+fn a_fingerprint_is_the_same_for_an_unchanged_file_and_changes_with_any_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.kpk");
+    let path = CString::new(file.to_str().unwrap()).unwrap();
+    let fingerprint = || {
+        let mut t = null_mut();
+        // SAFETY: live locals; the handle is closed once.
+        unsafe {
+            assert_eq!(
+                kpk_table_open_file(path.as_ptr(), 1, &mut t),
+                KPK_OK,
+                "{}",
+                last_error()
+            );
+            let f = kpk_table_fingerprint(t);
+            kpk_table_close(t);
+            f
+        }
+    };
+    let write = |b: &RecordBatch| {
+        let (mut schema, mut array) = exported(b);
+        // SAFETY: live locals; the array is moved into the call.
+        assert_eq!(
+            unsafe { kpk_table_write(path.as_ptr(), &mut schema, &mut array, null()) },
+            KPK_OK
+        );
+    };
+    write(&batch(1000));
+    let first = fingerprint();
+    assert_ne!(first, 0);
+    assert_eq!(fingerprint(), first, "two opens of an unchanged file");
+    // The same rows again (a new file, same bytes): the same fingerprint; other rows: another.
+    write(&batch(1000));
+    assert_eq!(fingerprint(), first);
+    write(&batch_at(1, 1000));
+    assert_ne!(fingerprint(), first);
+    // SAFETY: NULL is allowed.
+    assert_eq!(unsafe { kpk_table_fingerprint(null()) }, 0);
+}
+
+#[test]
 fn a_bad_key_anywhere_in_a_large_column_is_an_option_error_naming_it() {
     // Columns are checked in row ranges on every core: a key past the dictionary in the first,
     // a middle or the last range is found, and nothing is written.

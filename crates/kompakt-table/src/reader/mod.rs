@@ -136,6 +136,12 @@ impl TableReader {
         self.index.file_len()
     }
 
+    /// A fingerprint of the table's index ([`kompakt::stream::FileIndex::fingerprint`]): equal
+    /// for two opens of an unchanged file, different after any write to it.
+    pub fn fingerprint(&self) -> u64 {
+        self.index.index().fingerprint()
+    }
+
     /// The position of the column named `name`.
     pub fn column_index(&self, name: &str) -> Result<usize> {
         self.parsed.schema.index_of(name).map_err(|_| {

@@ -27,9 +27,20 @@ pub struct FileIndex {
     /// For a compact file, the format-1 file it stands for, up to its block's end: its block
     /// is read from here ([`super::super::compact`]).
     pub(super) image: Option<Arc<[u8]>>,
+    /// XXH3-64 of the footer as stored (the trailer's checksum of it); of the whole file for a
+    /// compact file.
+    pub(super) fingerprint: u64,
 }
 
 impl FileIndex {
+    /// A 64-bit fingerprint of the file's index: the footer's checksum, which covers every
+    /// block's checksum, the streams and the metadata (a compact file's: of its bytes). Two
+    /// opens of an unchanged file agree; any write that changes the file changes it (short of
+    /// a 64-bit hash collision). What front ends key what they derive from an index by.
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+
     /// Size of the file the index describes, in bytes.
     pub fn file_len(&self) -> u64 {
         self.file_len
@@ -122,6 +133,7 @@ impl<R: Read + Seek> Reader<R> {
                 stream_blocks,
                 file_len,
                 image: None,
+                fingerprint: trailer.footer_checksum,
             }),
             opts,
             in_memory: |_| None,
@@ -149,6 +161,7 @@ impl<R: Read + Seek> Reader<R> {
                 footer: opened.footer,
                 file_len,
                 image: Some(opened.image.into()),
+                fingerprint: xxh3_64(&file),
             }),
             opts,
             in_memory: |_| None,
