@@ -153,15 +153,34 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
     stop("kompakt: path must be one path (a string) or a raw vector holding a table file", call. = FALSE)
   }
   ptr <- .Call(kpk_table_open_c, path, as.integer(threads))
-  info <- .Call(kpk_table_info_c, ptr)
-  meta <- if (!is.null(info$r)) .parse_r_metadata(info$r, info$names) else NULL
+  # The schema and R metadata of the table read last are kept under its fingerprint (which any
+  # write to the file changes): a small read then skips building and parsing them again.
+  fingerprint <- .Call(kpk_table_fingerprint_c, ptr)
+  cached <- identical(.last_table$fingerprint, fingerprint)
+  if (cached) {
+    info <- .last_table$info
+    meta <- .last_table$meta
+  } else {
+    info <- .Call(kpk_table_info_c, ptr)
+    meta <- if (!is.null(info$r)) .parse_r_metadata(info$r, info$names) else NULL
+    # Refused metadata is not kept: every read says so.
+    cached <- is.null(info$r) || !is.null(meta)
+    if (cached) {
+      .last_table$fingerprint <- fingerprint
+      .last_table$info <- info
+      .last_table$meta <- meta
+      .last_table$spec_pos <- NULL
+    }
+  }
   t <- new.env(parent = emptyenv())
+  t$cached <- cached
   t$ptr <- ptr
   t$info <- info
   t$meta <- meta
   t$source <- if (is.raw(path)) "<raw vector>" else path
   t
 }
+.last_table <- new.env(parent = emptyenv())
 
 .close_table <- function(t) invisible(.Call(kpk_table_close_c, t$ptr))
 
@@ -174,7 +193,9 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
 # see kpk_read()). A refused one gives the warning of unreadable metadata, naming what was
 # refused, and the columns come back as their stored types: the table's data is still read.
 .parse_r_metadata <- function(text, names) {
-  if (identical(.last_r_metadata$text, text)) return(.last_r_metadata$meta)
+  if (identical(.last_r_metadata$text, text) && identical(.last_r_metadata$names, names)) {
+    return(.last_r_metadata$meta)
+  }
   raw <- charToRaw(text)
   refused <- .Call(kpk_rserial_check_c, raw)
   if (!is.null(refused)) {
@@ -200,7 +221,13 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
   int64 <- meta$types == "double" &
     vapply(meta$attributes[names(meta$types)], function(a) "integer64" %in% a$class, TRUE)
   meta$int64 <- int64 & !is.na(int64)
+  # The same by column position (NA, NULL for columns R did not write), for reads to index.
+  at <- match(names, names(meta$types))
+  meta$int64_at <- unname(meta$int64[at]) %in% TRUE
+  meta$types_at <- unname(meta$types[at])
+  meta$attributes_at <- unname(meta$attributes[names])
   .last_r_metadata$text <- text
+  .last_r_metadata$names <- names
   .last_r_metadata$meta <- meta
   meta
 }
@@ -227,10 +254,12 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
 .row_range <- function(t, from, to) {
   n <- t$info$rows
   if (is.null(to)) to <- n
-  bad <- function(x) !is.numeric(x) || length(x) != 1L || is.na(x) || x != round(x)
+  # Each one whole number (checked without a helper: a small read spends microseconds here).
+  ok <- is.numeric(from) && length(from) == 1L && !is.na(from) && from == round(from) &&
+    is.numeric(to) && length(to) == 1L && !is.na(to) && to == round(to)
   # As read_fst(): a range that runs past the end reads the rows there.
-  if (!bad(to) && to > n) to <- n
-  if (bad(from) || bad(to) || from < 1 || from > to + 1) {
+  if (ok && to > n) to <- n
+  if (!ok || from < 1 || from > to + 1) {
     stop(sprintf("kompakt: rows from = %s to = %s are not in 1..%.0f of %s",
                  format(from), format(to), n, t$source), call. = FALSE)
   }
@@ -241,32 +270,55 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
 # `rows` is given, the rows at those positions (1-based, any order, repeats allowed), each row
 # group holding any of them decoded once; or, when `filters` is given (.filter_spec), the rows
 # of [lo, hi) that pass them, reading only the row groups that can hold one.
+.columns_spec <- function(info, meta, pos) {
+  names <- info$names[pos]
+  if (is.null(meta)) {
+    int64 <- logical(length(pos))
+    types <- rep(NA_character_, length(pos))
+    attrs <- vector("list", length(pos))
+  } else {
+    int64 <- meta$int64_at[pos]
+    types <- meta$types_at[pos]
+    attrs <- meta$attributes_at[pos]
+  }
+  # Attributes are set in C, on vectors nothing else references yet: from R, each would copy.
+  list(columns = as.integer(pos - 1L), names = names, formats = info$formats[pos],
+       dictionaries = info$dictionaries[pos], ordered = info$ordered[pos], int64 = int64,
+       types = types, attributes = attrs, from = 0, to = 0, rows = NULL, filters = NULL)
+}
+
 .read_rows <- function(t, pos, lo, hi, as.data.table = FALSE, rows = NULL, filters = NULL) {
   info <- t$info
   meta <- t$meta
-  names <- info$names[pos]
-  int64 <- if (is.null(meta)) rep(FALSE, length(pos)) else unname(meta$int64[names])
-  int64[is.na(int64)] <- FALSE
-  types <- if (is.null(meta)) rep(NA_character_, length(pos)) else unname(meta$types[names])
-  attrs <- if (is.null(meta)) vector("list", length(pos)) else unname(meta$attributes[names])
-  # Attributes are set in C, on vectors nothing else references yet: from R, each would copy.
-  spec <- list(columns = as.integer(pos - 1L), names = names, formats = info$formats[pos],
-               dictionaries = info$dictionaries[pos], ordered = info$ordered[pos], int64 = int64,
-               types = types, attributes = attrs, from = as.numeric(lo), to = as.numeric(hi),
-               rows = if (is.null(rows)) NULL else as.numeric(rows) - 1, filters = filters)
+  # What the read asks of each column, kept for the last columns of the table read last.
+  if (t$cached && identical(.last_table$spec_pos, pos)) {
+    spec <- .last_table$spec
+  } else {
+    spec <- .columns_spec(info, meta, pos)
+    if (t$cached) {
+      .last_table$spec_pos <- pos
+      .last_table$spec <- spec
+    }
+  }
+  names <- spec$names
+  spec$from <- as.numeric(lo)
+  spec$to <- as.numeric(hi)
+  # (Assigning NULL would drop the element: the template holds NULL for both.)
+  if (!is.null(rows)) spec$rows <- as.numeric(rows) - 1
+  if (!is.null(filters)) spec$filters <- filters
   cols <- .Call(kpk_table_read_c, t$ptr, spec)
   n <- if (!is.null(filters)) attr(cols, "rows") else if (is.null(rows)) hi - lo else length(rows)
-  attributes(cols) <- NULL
-  names(cols) <- names
   frame_class <- if (is.null(meta)) "data.frame" else meta$class
   # Filtered rows are numbered anew (which rows passed is not returned).
   rn <- if (is.null(filters) && !is.null(meta$row.names) && length(meta$row.names) == info$rows) {
     # Repeated rows get unique names, as `[.data.frame` gives them ("a", "a.1").
     if (is.null(rows)) meta$row.names[(lo + 1):hi] else make.unique(meta$row.names[rows])
   }
-  df <- structure(cols, names = names,
-                  row.names = if (!is.null(rn) && n > 0) rn else .set_row_names(as.integer(n)),
-                  class = "data.frame")
+  # attributes<- at once: structure() costs several microseconds of a small read.
+  df <- cols
+  attributes(df) <- list(names = names,
+                         row.names = if (!is.null(rn) && n > 0) rn else if (n > 0) c(NA_integer_, -as.integer(n)) else integer(),
+                         class = "data.frame")
   want_dt <- isTRUE(as.data.table) || "data.table" %in% frame_class
   if (want_dt && requireNamespace("data.table", quietly = TRUE)) {
     df <- data.table::setDT(df)

@@ -32,6 +32,7 @@ SEXP kpk_table_write_c(SEXP frame, SEXP file, SEXP options, SEXP append);
 SEXP kpk_table_open_c(SEXP source, SEXP threads);
 SEXP kpk_table_close_c(SEXP ptr);
 SEXP kpk_table_info_c(SEXP ptr);
+SEXP kpk_table_fingerprint_c(SEXP ptr);
 SEXP kpk_table_sizes_c(SEXP ptr);
 SEXP kpk_table_read_c(SEXP ptr, SEXP spec);
 
@@ -62,6 +63,7 @@ static const R_CallMethodDef call_methods[] = {
     CALL(kpk_table_open_c, 2),
     CALL(kpk_table_close_c, 1),
     CALL(kpk_table_info_c, 1),
+    CALL(kpk_table_fingerprint_c, 1),
     CALL(kpk_table_sizes_c, 1),
     CALL(kpk_table_read_c, 2),
     {NULL, NULL, 0}};

@@ -58,6 +58,14 @@ SEXP kpk_table_close_c(SEXP ptr) {
     return R_NilValue;
 }
 
+/* The table's fingerprint (kpk_table_fingerprint) as 16 hex digits: R keeps what it derives
+ * from a table's schema and metadata under it. */
+SEXP kpk_table_fingerprint_c(SEXP ptr) {
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)kpk_table_fingerprint(table_of(ptr)));
+    return Rf_mkString(hex);
+}
+
 static SEXP bytes_string(kpk_bytes *b) {
     SEXP out = PROTECT(Rf_ScalarString(Rf_mkCharLenCE((const char *)b->data, (int)b->len, CE_UTF8)));
     kpk_bytes_free(b);

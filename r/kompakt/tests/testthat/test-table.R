@@ -309,6 +309,27 @@ test_that("columns of several conversion chunks round trip on any number of thre
   expect_false(file.exists(path))
 })
 
+test_that("a table rewritten in place is read as it now is, not as it was", {
+  # The schema and R metadata of the table read last are kept under its fingerprint.
+  path <- tempfile(fileext = ".kpk")
+  other <- tempfile(fileext = ".kpk")
+  on.exit(unlink(c(path, other)))
+  a <- data.frame(x = 1:3, d = as.Date("2026-01-01") + 0:2)
+  b <- data.frame(x = c("p", "q"), d = factor(c("u", "v")), stringsAsFactors = FALSE)
+  write_kpk_table(a, path)
+  write_kpk_table(b, other)
+  for (round in 1:2) {
+    expect_identical(read_kpk_table(path, columns = "d", from = 2, to = 3), a[2:3, "d", drop = FALSE],
+                     ignore_attr = "row.names")
+    expect_identical(read_kpk_table(other), b)
+  }
+  write_kpk_table(b, path)
+  expect_identical(read_kpk_table(path), b)
+  expect_identical(read_kpk_table(path, columns = "d"), b["d"])
+  write_kpk_table(a, path)
+  expect_identical(read_kpk_table(path), a)
+})
+
 test_that("property: random frames round trip", {
   set.seed(31)
   for (trial in 1:25) {
