@@ -276,6 +276,37 @@ mod tests {
     }
 
     #[test]
+    fn readers_of_one_index_share_its_small_dictionaries_only() {
+        use arrow_array::types::Int32Type;
+        use arrow_array::{Array, DictionaryArray};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.kpk");
+        let small: DictionaryArray<Int32Type> = (0..6000).map(|i| ["a", "b", "c"][i % 3]).collect();
+        let words: Vec<String> = (0..6000).map(|i| format!("a longer level, number {i:06}")).collect();
+        let large: DictionaryArray<Int32Type> = (0..6000).map(|i| words[(i * 7) % 6000].as_str()).collect();
+        let b = RecordBatch::try_from_iter([
+            ("small", Arc::new(small) as arrow_array::ArrayRef),
+            ("large", Arc::new(large) as arrow_array::ArrayRef),
+        ])
+        .unwrap();
+        write_table_file(&path, b.schema(), [Ok(b.clone())], TableOptions::default()).unwrap();
+        let first = TableReader::open(&path).unwrap();
+        let (_, got) = first.read(None, 0..1000, 1).unwrap();
+        let index = first.shared_index();
+        {
+            let shared = index.shared_dictionaries.lock().unwrap();
+            assert!(shared.contains_key(&0), "the 3 levels are shared");
+            assert!(!shared.contains_key(&1), "6000 levels of 30 bytes are not");
+        }
+        let source: Arc<dyn kompakt::stream::ReadAt> = Arc::new(File::open(&path).unwrap());
+        let second = TableReader::with_index(source, index).unwrap();
+        let (_, again) = second.read(None, 0..1000, 1).unwrap();
+        assert_eq!(got, again);
+        assert_eq!(again[0].column(0).len(), 1000);
+        assert_eq!(again[0], b.slice(0, 1000));
+    }
+
+    #[test]
     fn the_cache_is_bounded() {
         let _turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
         clear();

@@ -354,24 +354,31 @@ static void copy_strings(const struct ArrowArray *a, int large, SEXP out, R_xlen
     }
 }
 
-/* Dictionary keys of any integer width, 0-based, as 1-based factor codes. */
+/* Dictionary keys of any integer width, 0-based, as 1-based factor codes (a loop per width:
+ * a switch per key cost more than the copy). */
+#define COPY_KEYS(type)                                                                          \
+    do {                                                                                         \
+        const type *keys = (const type *)a->buffers[1] + a->offset;                              \
+        for (int64_t i = 0; i < a->length; i++) {                                                \
+            int64_t key = (int64_t)keys[i];                                                      \
+            codes[i] = (valid && !VALID(valid, i + a->offset)) || key < 0 || key >= nlevels       \
+                           ? NA_INTEGER : (int)key + 1;                                          \
+        }                                                                                        \
+    } while (0)
 static void copy_keys(const struct ArrowArray *a, const char *format, SEXP out, R_xlen_t at, R_xlen_t nlevels) {
     const uint8_t *valid = a->null_count ? a->buffers[0] : NULL;
     int *codes = INTEGER(out) + at;
-    for (int64_t i = 0; i < a->length; i++) {
-        int64_t k = i + a->offset, key;
-        switch (format[0]) {
-        case 'c': key = ((const int8_t *)a->buffers[1])[k]; break;
-        case 'C': key = ((const uint8_t *)a->buffers[1])[k]; break;
-        case 's': key = ((const int16_t *)a->buffers[1])[k]; break;
-        case 'S': key = ((const uint16_t *)a->buffers[1])[k]; break;
-        case 'i': key = ((const int32_t *)a->buffers[1])[k]; break;
-        case 'I': key = ((const uint32_t *)a->buffers[1])[k]; break;
-        default: key = ((const int64_t *)a->buffers[1])[k]; break;
-        }
-        codes[i] = (valid && !VALID(valid, k)) || key < 0 || key >= nlevels ? NA_INTEGER : (int)key + 1;
+    switch (format[0]) {
+    case 'c': COPY_KEYS(int8_t); break;
+    case 'C': COPY_KEYS(uint8_t); break;
+    case 's': COPY_KEYS(int16_t); break;
+    case 'S': COPY_KEYS(uint16_t); break;
+    case 'i': COPY_KEYS(int32_t); break;
+    case 'I': COPY_KEYS(uint32_t); break;
+    default: COPY_KEYS(int64_t); break;
     }
 }
+#undef COPY_KEYS
 
 /* Values [start, start + len) of a list's child array as an R vector. */
 static SEXP child_slice(const struct ArrowArray *c, const char *f, int64_t start, int64_t len, const char *name) {

@@ -43,7 +43,27 @@ impl TableReader {
         if let Some(d) = self.dictionaries.lock().expect("dictionary cache").get(&c) {
             return Ok(d.clone());
         }
-        let values = self.load_dictionary(c, budget)?;
+        let shared = self
+            .shared_dictionaries
+            .lock()
+            .expect("dictionary cache")
+            .get(&c)
+            .cloned();
+        let values = match shared {
+            Some(values) => values,
+            None => {
+                // The bytes are those an earlier reader checked (the index is only shared
+                // while the file is unchanged): a shared dictionary is not read again.
+                let values = self.load_dictionary(c, budget)?;
+                let size = values.get_array_memory_size();
+                let mut shared = self.shared_dictionaries.lock().expect("dictionary cache");
+                let held: usize = shared.values().map(ArrayData::get_array_memory_size).sum();
+                if size <= super::open::SHARED_DICTIONARY_MAX && held + size <= super::open::SHARED_DICTIONARIES_TOTAL {
+                    shared.insert(c, values.clone());
+                }
+                values
+            }
+        };
         self.dictionaries
             .lock()
             .expect("dictionary cache")

@@ -49,6 +49,8 @@ pub struct TableReader {
     parsed: Arc<ParsedSchema>,
     verify: bool,
     dictionaries: Mutex<HashMap<usize, ArrayData>>,
+    /// Small dictionaries shared with other readers of the same bytes ([`open::SharedDictionaries`]).
+    shared_dictionaries: open::SharedDictionaries,
     /// Shared dictionaries of string columns, ready for pages to gather from.
     column_dicts: Mutex<HashMap<usize, Arc<ColumnDict>>>,
     /// The statistics section, once read.

@@ -4,6 +4,7 @@
 use super::TableReader;
 use crate::meta::TableMeta;
 use crate::schema::{from_json, ParsedSchema};
+use arrow_data::ArrayData;
 use kompakt::stream::{FileIndex, ReadAt, ReadOptions, Reader};
 use kompakt::{Error, Result};
 use std::collections::HashMap;
@@ -18,7 +19,21 @@ pub(crate) struct TableIndex {
     file: Arc<FileIndex>,
     meta: Arc<TableMeta>,
     parsed: Arc<ParsedSchema>,
+    /// Small dictionaries the readers of these bytes loaded, for the next reader.
+    pub(crate) shared_dictionaries: SharedDictionaries,
 }
+
+/// Dictionaries of at most [`SHARED_DICTIONARY_MAX`] bytes (and [`SHARED_DICTIONARIES_TOTAL`]
+/// together), by column, shared by every reader
+/// opened from one [`TableIndex`]: a 1000-row read of a factor column otherwise read and decoded
+/// its levels again on each open (a quarter of the read). Large ones stay each reader's own, so
+/// that what a cached index holds stays small.
+pub(crate) type SharedDictionaries = Arc<Mutex<HashMap<usize, ArrayData>>>;
+
+/// The largest dictionary readers share, in bytes of Arrow memory.
+pub(crate) const SHARED_DICTIONARY_MAX: usize = 64 << 10;
+/// The most bytes of dictionaries one index shares: a cached index stays small.
+pub(crate) const SHARED_DICTIONARIES_TOTAL: usize = 1 << 20;
 
 impl TableIndex {
     /// Heap bytes the index holds, roughly.
@@ -69,6 +84,7 @@ impl TableReader {
             parsed: Arc::new(parsed),
             verify: true,
             dictionaries: Mutex::new(HashMap::new()),
+            shared_dictionaries: SharedDictionaries::default(),
             column_dicts: Mutex::new(HashMap::new()),
             statistics: Mutex::new(None),
             read_limit: std::sync::atomic::AtomicU64::new(u64::MAX),
@@ -82,6 +98,7 @@ impl TableReader {
             file: self.index.index(),
             meta: Arc::clone(&self.meta),
             parsed: Arc::clone(&self.parsed),
+            shared_dictionaries: Arc::clone(&self.shared_dictionaries),
         }
     }
 
@@ -95,6 +112,7 @@ impl TableReader {
             parsed: index.parsed,
             verify: true,
             dictionaries: Mutex::new(HashMap::new()),
+            shared_dictionaries: index.shared_dictionaries,
             column_dicts: Mutex::new(HashMap::new()),
             statistics: Mutex::new(None),
             read_limit: std::sync::atomic::AtomicU64::new(u64::MAX),
