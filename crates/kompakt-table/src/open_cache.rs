@@ -13,7 +13,8 @@
 //! entries, an index is kept only for a file whose times are [`SETTLED`] in the past when it is
 //! opened: a change after that moves the times on. The cache holds no file handle (a deleted
 //! file's space is freed as usual), every open opens the file itself, and every block still
-//! checks its checksum when read.
+//! checks its checksum when read, but for small dictionaries an earlier reader of the same
+//! unchanged file read, checked and decoded, which the index keeps for the next.
 
 use crate::reader::{TableIndex, TableReader};
 use kompakt::Result;
