@@ -1,6 +1,7 @@
 # kompakt tables for R against fst, qs2, saveRDS, data.table's fwrite/fread and Parquet.
 #
 #   Rscript bench/r_tables.R [--quick] [--repeats N] [--out bench/results/r_tables.md]
+#                            [--scenarios fst,strings,keyed] [--methods kompakt,fst:50,...]
 #
 # Each operation runs in a fresh R process (Rscript) that builds the data (fixed seed, outside
 # the timing), then times the call alone; memory is the kernel's high-water mark (VmHWM) minus
@@ -164,6 +165,17 @@ scenarios <- list(
   keyed = list(n = if (quick) 1e6 else 1e7, label = "the fst frame as a data.table keyed by Integer",
                methods = usable(c("kompakt", "fst:50", "qs2:3", "saveRDS")))
 )
+
+# --scenarios and --methods keep the named ones (default: all): a run of what a change touched.
+cli <- commandArgs(trailingOnly = TRUE)
+only <- function(flag) {
+  i <- match(flag, cli)
+  if (is.na(i) || i == length(cli)) NULL else strsplit(cli[[i + 1]], ",")[[1]]
+}
+if (!is.null(keep <- only("--scenarios"))) scenarios <- scenarios[intersect(names(scenarios), keep)]
+if (!is.null(keep <- only("--methods"))) {
+  for (s in names(scenarios)) scenarios[[s]]$methods <- intersect(scenarios[[s]]$methods, keep)
+}
 
 rscript <- file.path(R.home("bin"), "Rscript")
 run_child <- function(scenario, method, op, path, n) {

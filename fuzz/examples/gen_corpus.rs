@@ -246,7 +246,7 @@ fn table_seeds() -> Vec<(String, Vec<u8>)> {
     let mut seed = vec![4u8];
     seed.extend((rows as u16).to_le_bytes());
     let codec = Some(Codec::Zstd { level: 2 });
-    kompakt_table::page::encode_coded_strings(&[strings.to_data()], &codes, &mut seed, codec).unwrap();
+    kompakt_table::page::encode_coded_strings(&[strings.to_data()], &codes, &mut seed, codec, None).unwrap();
     seeds.push(("page-column-dict-utf8".into(), seed));
     // A Utf8 page of URLs coded with a symbol table trained on them, with a null and a value
     // whose bytes the table has no symbols for (escapes).
