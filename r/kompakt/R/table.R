@@ -314,22 +314,33 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
     # Repeated rows get unique names, as `[.data.frame` gives them ("a", "a.1").
     if (is.null(rows)) meta$row.names[(lo + 1):hi] else make.unique(meta$row.names[rows])
   }
-  # attributes<- at once: structure() costs several microseconds of a small read.
+  # The attributes at once, on the list nothing else references (structure(), setDT() and
+  # data.table::setattr() cost tens of microseconds of a small read between them).
+  compact_rn <- if (n > 0) c(NA_integer_, -as.integer(n)) else integer()
   df <- cols
-  attributes(df) <- list(names = names,
-                         row.names = if (!is.null(rn) && n > 0) rn else if (n > 0) c(NA_integer_, -as.integer(n)) else integer(),
-                         class = "data.frame")
-  want_dt <- isTRUE(as.data.table) || "data.table" %in% frame_class
-  if (want_dt && requireNamespace("data.table", quietly = TRUE)) {
-    df <- data.table::setDT(df)
+  want_dt <- (isTRUE(as.data.table) || "data.table" %in% frame_class) && .have_data_table()
+  if (want_dt) {
+    # What setDT() makes of a fresh data frame: the class, plain row names, and (alloc.col)
+    # room for columns added by reference. The key holds only for rows read in the table's
+    # order: a range or the rows a filter kept, not rows taken by position.
     keys <- info$sort_columns
-    if (length(keys) && all(!info$sort_descending) && all(keys %in% names)) {
-      data.table::setattr(df, "sorted", keys)
-    }
-  } else if (!"data.table" %in% frame_class && length(frame_class) && frame_class[[length(frame_class)]] == "data.frame") {
-    class(df) <- frame_class
+    sorted <- is.null(rows) && length(keys) && all(!info$sort_descending) && all(keys %in% names)
+    attributes(df) <- c(list(names = names, row.names = compact_rn, class = c("data.table", "data.frame")),
+                        if (sorted) list(sorted = keys))
+    df <- data.table::alloc.col(df)
+  } else {
+    keep_class <- !"data.table" %in% frame_class && length(frame_class) &&
+      frame_class[[length(frame_class)]] == "data.frame"
+    attributes(df) <- list(names = names, row.names = if (!is.null(rn) && n > 0) rn else compact_rn,
+                           class = if (keep_class) frame_class else "data.frame")
   }
   df
+}
+
+# Whether data.table can be loaded (asked once: requireNamespace() costs microseconds a call).
+.have_data_table <- function() {
+  if (is.null(.last_table$data_table)) .last_table$data_table <- requireNamespace("data.table", quietly = TRUE)
+  .last_table$data_table
 }
 
 read_kpk_table <- function(path, columns = NULL, from = 1, to = NULL, as.data.table = FALSE, threads = 0L,

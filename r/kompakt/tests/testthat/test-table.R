@@ -70,6 +70,16 @@ test_that("integer64, data.table keys and tibbles come back as they were written
   expect_true(data.table::is.data.table(back))
   expect_identical(data.table::key(back), c("k", "s"))
   expect_equal(back, dt, ignore_attr = ".internal.selfref")
+  # A real data.table: columns added by reference, as setDT() makes it.
+  back[, w := v * 2L]
+  expect_identical(back$w, dt$v * 2L)
+  expect_identical(read_kpk_table(path, columns = c("k", "s", "v"), from = 2, to = 3),
+                   data.table::setkey(data.table::setDT(as.data.frame(dt)[2:3, ]), k, s))
+  # Rows taken by position, out of order, are not in the key's order: no key.
+  taken <- kpk_table(path)[c(3, 1), ]
+  expect_true(data.table::is.data.table(taken))
+  expect_null(data.table::key(taken))
+  expect_identical(taken$s, dt$s[c(3, 1)])
   # A frame read as a data.table on request, keyed by the recorded order.
   write_kpk_table(as.data.frame(dt), path, sorted_by = "k")
   expect_identical(data.table::key(read_kpk_table(path, as.data.table = TRUE)), "k")
