@@ -70,8 +70,9 @@ test_that("integer64, data.table keys and tibbles come back as they were written
   expect_true(data.table::is.data.table(back))
   expect_identical(data.table::key(back), c("k", "s"))
   expect_equal(back, dt, ignore_attr = ".internal.selfref")
-  # A real data.table: columns added by reference, as setDT() makes it.
-  back[, w := v * 2L]
+  # A real data.table: room for columns added by reference, as setDT() makes it (set(), not
+  # :=, which needs data.table attached).
+  data.table::set(back, j = "w", value = back$v * 2L)
   expect_identical(back$w, dt$v * 2L)
   expect_identical(read_kpk_table(path, columns = c("k", "s", "v"), from = 2, to = 3),
                    data.table::setkey(data.table::setDT(as.data.frame(dt)[2:3, ]), k, s))
