@@ -156,24 +156,21 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
   # The schema and R metadata of the table read last are kept under its fingerprint (which any
   # write to the file changes): a small read then skips building and parsing them again.
   fingerprint <- .Call(kpk_table_fingerprint_c, ptr)
-  cached <- identical(.last_table$fingerprint, fingerprint)
-  if (cached) {
+  if (identical(.last_table$fingerprint, fingerprint)) {
     info <- .last_table$info
     meta <- .last_table$meta
   } else {
     info <- .Call(kpk_table_info_c, ptr)
     meta <- if (!is.null(info$r)) .parse_r_metadata(info$r, info$names) else NULL
     # Refused metadata is not kept: every read says so.
-    cached <- is.null(info$r) || !is.null(meta)
-    if (cached) {
+    if (is.null(info$r) || !is.null(meta)) {
       .last_table$fingerprint <- fingerprint
       .last_table$info <- info
       .last_table$meta <- meta
-      .last_table$spec_pos <- NULL
     }
   }
   t <- new.env(parent = emptyenv())
-  t$cached <- cached
+  t$fingerprint <- fingerprint
   t$ptr <- ptr
   t$info <- info
   t$meta <- meta
@@ -290,15 +287,15 @@ append_kpk_table <- function(x, path, codec = NULL, level = NULL, threads = 0L) 
 .read_rows <- function(t, pos, lo, hi, as.data.table = FALSE, rows = NULL, filters = NULL) {
   info <- t$info
   meta <- t$meta
-  # What the read asks of each column, kept for the last columns of the table read last.
-  if (t$cached && identical(.last_table$spec_pos, pos)) {
+  # What the read asks of each column, kept for the last columns read, under their table's
+  # fingerprint (a lazy table may be read after other tables were).
+  if (identical(.last_table$spec_fingerprint, t$fingerprint) && identical(.last_table$spec_pos, pos)) {
     spec <- .last_table$spec
   } else {
     spec <- .columns_spec(info, meta, pos)
-    if (t$cached) {
-      .last_table$spec_pos <- pos
-      .last_table$spec <- spec
-    }
+    .last_table$spec_fingerprint <- t$fingerprint
+    .last_table$spec_pos <- pos
+    .last_table$spec <- spec
   }
   names <- spec$names
   spec$from <- as.numeric(lo)

@@ -339,6 +339,10 @@ test_that("a table rewritten in place is read as it now is, not as it was", {
   expect_identical(read_kpk_table(path, columns = "d"), b["d"])
   write_kpk_table(a, path)
   expect_identical(read_kpk_table(path), a)
+  # A lazy table read after another table was (same columns asked): its own columns.
+  lazy <- kpk_table(path)
+  expect_identical(read_kpk_table(other, columns = "d"), b["d"])
+  expect_identical(lazy[, "d"], a["d"])
 })
 
 test_that("property: random frames round trip", {
