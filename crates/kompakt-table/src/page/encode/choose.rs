@@ -97,9 +97,9 @@ pub(super) fn choose_words<const W: usize>(
                 // Only below 4 bits of entropy a code: above, bytes through an entropy coder
                 // come close enough to it (and pack_instead took the pages where they do not).
                 // The trials' verdict is shared with the column's pages that look the same.
-                let pack = pack_instead(codes, bits)
+                let entropy = entropy_bits(codes);
+                let pack = pack_instead(codes, bits, entropy)
                     || bits > 0 && {
-                        let entropy = entropy_bits(codes);
                         let question = Question::new(Site::BytesOrPacked, W, bits, entropy);
                         entropy < 4.0
                             && decide(choice.verdicts, question, || {
@@ -143,7 +143,7 @@ pub(super) fn choose_words<const W: usize>(
     }
     if let Some((bits, base)) = narrow_codes {
         let k = bits.div_ceil(8).max(1);
-        if 8 * k - bits >= 3 || (W == 1 && bits < 8 && pack_instead(vals, bits)) {
+        if 8 * k - bits >= 3 || (W == 1 && bits < 8 && pack_instead(vals, bits, entropy_bits(vals))) {
             // At least 3 of 8k bits would be zero in every code, or the codec could not save
             // much more than the zero bits: pack them, unless the codec shrinks byte-wide
             // codes well below the packed size (clustered or repeating values: departure

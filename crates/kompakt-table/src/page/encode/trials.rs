@@ -6,11 +6,12 @@
 /// [`MIN_ENTROPY_SAVING`] over packing, and LZ4 finds no repeats, the codec would spend its
 /// time (and the reader's: decoding entropy-coded bytes is several times slower than
 /// unpacking bits) for next to nothing. Uniform codes of 1..100 in 7 bits: 5 % at most.
+/// `entropy` is [`entropy_bits`] of `codes`, which the caller asks for anyway.
 ///
 /// [`MIN_ENTROPY_SAVING`]: kompakt::codec::MIN_ENTROPY_SAVING
-pub(super) fn pack_instead(codes: &[u8], bits: usize) -> bool {
+pub(super) fn pack_instead(codes: &[u8], bits: usize, entropy: f64) -> bool {
     use kompakt::codec::{MIN_ENTROPY_SAVING, MIN_SAVING, SAMPLES};
-    if entropy_bits(codes) < bits as f64 * (1.0 - MIN_ENTROPY_SAVING) {
+    if entropy < bits as f64 * (1.0 - MIN_ENTROPY_SAVING) {
         return false;
     }
     let lz4 = kompakt::Codec::Lz4 { acceleration: 1 };
