@@ -105,8 +105,10 @@ impl SharedStrings {
 
     /// Phase one of coding a page (`pieces`, arrays of the column's type), read-only so that
     /// the pages of a round run in parallel: each row's code in the dictionary as it stands,
-    /// or a mark and the index of a value new to it. Refused when more than half the rows are
-    /// new values (or when the column has stopped trying).
+    /// or a mark and the index of a value new to it. Refused when more than three quarters of
+    /// the rows are new values (or when the column has stopped trying); until a page has been accepted,
+    /// every page of the round meets an empty dictionary, so [`commit`](Self::commit) judges
+    /// them by what each adds after the pages before it.
     pub fn draft<'a>(&self, pieces: &'a [ArrayData]) -> Draft<'a> {
         let n: usize = pieces.iter().map(ArrayData::len).sum();
         if self.state == State::Off || n == 0 {
@@ -125,7 +127,7 @@ impl SharedStrings {
                 return Draft::Refused;
             }
         }
-        let max_new = n / 2;
+        let max_new = if self.accepted == 0 { n } else { max_new_values(n) };
         let mut codes = Vec::with_capacity(n);
         let mut new: Vec<&'a [u8]> = Vec::new();
         let mut local: HashMap<&'a [u8], u32, BuildFx> = HashMap::with_hasher(BuildFx);
@@ -205,6 +207,10 @@ impl SharedStrings {
             } => (codes, new, first_valid),
         };
         let before = self.ends.len();
+        // As the draft's rule, on the values the page really adds: a round's first pages were
+        // drafted against the same dictionary, and the words of a 10,000-word vocabulary are
+        // about half of any one page of 16,384 rows but a tenth of the next ones'.
+        let max_new = max_new_values(codes.len());
         let mut map = Vec::with_capacity(new.len());
         for value in new {
             let code = match self.lookup.get(value) {
@@ -212,6 +218,9 @@ impl SharedStrings {
                 None => {
                     if self.ends.len() >= MAX_VALUES || self.data.len() + value.len() > MAX_BYTES {
                         self.state = State::Full;
+                        return self.refuse(before);
+                    }
+                    if self.ends.len() - before >= max_new {
                         return self.refuse(before);
                     }
                     self.push(value)
@@ -267,6 +276,14 @@ impl SharedStrings {
             .build()
             .map_err(|e| Error::Internal(format!("a shared dictionary: {e}")))
     }
+}
+
+/// The most values new to the dictionary a page of `n` rows may add: three quarters. A value
+/// is stored once in the dictionary instead of in the page, so what a page of many new values
+/// costs is its codes; a column of values that never repeat fills the dictionary to its limit
+/// and stops being tried.
+fn max_new_values(n: usize) -> usize {
+    n * 3 / 4
 }
 
 /// Marks a drafted code as the index of a value new to the dictionary (codes stay below 2^16).
@@ -347,9 +364,18 @@ fn for_each_value<const OW: usize>(p: &ArrayData, add: &mut impl FnMut(&[u8]) ->
 }
 
 /// Whether the values of `p` repeat enough to be worth a dictionary, from a sample.
+/// Whether the values of `p`, one page, look like a vocabulary a shared dictionary can hold:
+/// drawn from at most about [`SAMPLED_VOCABULARY`] values.
 fn sample_repeats<const OW: usize>(p: &ArrayData) -> bool {
-    crate::page::repeats_likely(p.len(), value_at::<OW>(p))
+    crate::page::repeats_likely(p.len(), SAMPLED_VOCABULARY, value_at::<OW>(p))
 }
+
+/// The vocabulary a page's sample must look drawn from for a shared dictionary to be tried:
+/// a page's own rows. Words of a 10,000-word vocabulary are half of a page's rows, too many
+/// for a page's own dictionary (at most n/2 distinct), but a column's dictionary stores them
+/// once for all its pages (a third of the plain pages' bytes with codes of 14 bits). Unique
+/// values (ids, URLs) show no repeats in the sample at all.
+const SAMPLED_VOCABULARY: usize = 16_384;
 
 /// The bytes of row `i` of `p`, a string array with `OW`-byte offsets (whatever its validity).
 fn value_at<'a, const OW: usize>(p: &'a ArrayData) -> impl Fn(usize) -> &'a [u8] {
@@ -404,6 +430,39 @@ mod tests {
         assert_eq!(
             s.code_page(&[data(&[Some("b"), Some("c"), Some("b"), Some("b")])]),
             Some(vec![1, 2, 1, 1])
+        );
+    }
+
+    #[test]
+    fn a_first_round_is_judged_by_what_each_page_adds() {
+        let page = |values: [&'static str; 8]| [data(&values.map(Some))];
+        // Two pages drafted against the same empty dictionary, as a round's are: 7 of 8 rows
+        // new (more than 3/4) is refused, and leaves nothing for the next page.
+        let mut s = SharedStrings::new(&DataType::Utf8);
+        let (first, second) = (
+            page(["a", "b", "c", "d", "e", "f", "g", "a"]),
+            page(["a", "b", "c", "d", "e", "f", "h", "b"]),
+        );
+        let [d1, d2] = [s.draft(&first), s.draft(&second)];
+        assert!(s.commit(d1).is_none(), "7 of 8 rows new: refused");
+        assert!(s.ends.is_empty());
+        assert!(s.commit(d2).is_none(), "7 of 8 new once the first page left nothing");
+        // A page that shares most of its values with the one before it in the round.
+        let mut s = SharedStrings::new(&DataType::Utf8);
+        let third = page(["a", "b", "c", "d", "e", "f", "a", "b"]);
+        let fourth = page(["a", "b", "c", "d", "e", "g", "h", "h"]);
+        let mut after_a_round = SharedStrings::new(&DataType::Utf8);
+        after_a_round.accepted = 1;
+        assert!(
+            matches!(after_a_round.draft(&fourth), Draft::Refused),
+            "7 of 8 new against a dictionary without them, drafted after a round: refused"
+        );
+        let [d3, d4] = [s.draft(&third), s.draft(&fourth)];
+        assert_eq!(s.commit(d3).map(Coded::into_codes), Some(vec![0, 1, 2, 3, 4, 5, 0, 1]));
+        assert_eq!(
+            s.commit(d4).map(Coded::into_codes),
+            Some(vec![0, 1, 2, 3, 4, 6, 7, 7]),
+            "2 of 8 new after the page before it"
         );
     }
 

@@ -31,7 +31,7 @@ pub(crate) use decode::{decode_page_into_within, decode_page_rows_within};
 pub use encode::{
     encode_coded_strings, encode_column_page, encode_dictionary_values, encode_page, encode_symbol_page, Verdicts,
 };
-pub(crate) use encode::{encode_page_within, repeats_likely, trial_fraction, BuildFx};
+pub(crate) use encode::{encode_page_within, repeats_likely, BuildFx, Question, Site};
 pub use symbols::SymbolTable;
 
 use arrow_data::ArrayData;

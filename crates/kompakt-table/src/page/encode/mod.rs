@@ -22,8 +22,8 @@ mod words;
 
 pub(crate) use hash::BuildFx;
 pub(crate) use strings::repeats_likely;
-pub(crate) use trials::trial_fraction;
 pub use verdicts::Verdicts;
+pub(crate) use verdicts::{Question, Site};
 
 use super::symbols::SymbolTable;
 use super::{encoding, Encoded, SUMMARY_NULLS};

@@ -67,7 +67,7 @@ fn encode_string_dict<const OW: usize>(
     // prefix misses tail numbers: a morning's first 256 flights are nearly all different
     // aircraft), and values over half distinct after 4 * PREFIX.
     const PREFIX: usize = 1024;
-    if !repeats_likely(n, value) {
+    if !repeats_likely(n, n / 2, value) {
         return None;
     }
     let limit = MAX_STRING_DICT.min(n / 2);
@@ -111,12 +111,13 @@ fn encode_string_dict<const OW: usize>(
     Some(())
 }
 
-/// Whether a page of `n` values (`value(i)`) may hold at most about n/2 distinct ones, from
-/// the repeats in a sample of rows spread over the page: s values drawn from d equally common
-/// ones repeat about s²/(2d) times, so at d = n/2, s²/n times (9 in a page of 16,384 rows;
-/// tail numbers, d ≈ 3,000: 25); unique values (ids, URLs) about half that. 384 hashes
-/// instead of the 1024 a prefix needs to tell them apart, on the pages where it matters.
-pub(crate) fn repeats_likely<'a>(n: usize, value: impl Fn(usize) -> &'a [u8]) -> bool {
+/// Whether a page of `n` values (`value(i)`) may be drawn from at most about `distinct`
+/// values, from the repeats in a sample of rows spread over the page: s values drawn from d
+/// equally common ones repeat about s²/(2d) times, so at d = n/2, s²/n times (9 in a page of
+/// 16,384 rows; tail numbers, d ≈ 3,000: 25); unique values (ids, URLs) about half that at
+/// most. 384 hashes instead of the 1024 a prefix needs to tell them apart, on the pages where
+/// it matters.
+pub(crate) fn repeats_likely<'a>(n: usize, distinct: usize, value: impl Fn(usize) -> &'a [u8]) -> bool {
     const SAMPLE: usize = 384;
     // Small pages are hashed whole (the filter would be noisy there, and they cost little).
     if n < 8192 {
@@ -126,5 +127,5 @@ pub(crate) fn repeats_likely<'a>(n: usize, value: impl Fn(usize) -> &'a [u8]) ->
     let mut seen: std::collections::HashSet<&[u8], BuildFx> =
         std::collections::HashSet::with_capacity_and_hasher(SAMPLE, BuildFx);
     let repeats = (0..SAMPLE).filter(|&j| !seen.insert(value(j * step))).count();
-    repeats * n >= SAMPLE * SAMPLE
+    repeats * 2 * distinct >= SAMPLE * SAMPLE
 }

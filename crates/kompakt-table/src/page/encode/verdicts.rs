@@ -36,6 +36,8 @@ const ENTROPY_TOLERANCE: u16 = 8;
 pub(crate) enum Site {
     /// Byte-wide codes through the codec against the same codes bit-packed.
     BytesOrPacked,
+    /// A plain string page through zstd against LZ4 (the writer's string codec).
+    StringCodec,
 }
 
 impl Question {
