@@ -545,6 +545,62 @@ fn pages_that_share_trial_verdicts_keep_the_bytes_independent_of_threads() {
 }
 
 #[test]
+fn long_text_pages_are_blocks_written_and_read_in_parallel() {
+    // Pages of 16,384 entries of ~300 bytes (5 MB) are cut into 1 MiB blocks, compressed and
+    // decoded on the pools' threads; the bytes must not depend on the threads, every read
+    // must equal the original, and damage to one block of a page must be found.
+    let n = 40_000;
+    let mut state = 3u64;
+    let mut word = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ["apt", "fix", "build", "upload", "debian", "release", "policy", "tests"][(state >> 40) as usize % 8]
+    };
+    let text: StringArray = (0..n)
+        .map(|i| {
+            Some(format!(
+                "  * entry {i}: {}",
+                (0..40).map(|_| word()).collect::<Vec<_>>().join(" ")
+            ))
+        })
+        .collect();
+    let ids = Int64Array::from_iter_values(0..n as i64);
+    let batch =
+        RecordBatch::try_from_iter([("text", Arc::new(text) as ArrayRef), ("id", Arc::new(ids) as ArrayRef)]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for threads in [1, 2, 3] {
+        let path = dir.path().join(format!("t{threads}.kpk"));
+        let opts = TableOptions {
+            threads,
+            ..Default::default()
+        };
+        write_table_file(&path, batch.schema(), [Ok(batch.clone())], opts).unwrap();
+        files.push(std::fs::read(&path).unwrap());
+    }
+    assert!(
+        files.windows(2).all(|w| w[0] == w[1]),
+        "the same bytes on 1, 2 and 3 threads"
+    );
+    let path = dir.path().join("t1.kpk");
+    let t = TableReader::open(&path).unwrap();
+    let blocks = t.summary()[0].codecs.values().sum::<u64>();
+    assert!(blocks >= 3 * 4, "pages of several blocks: {blocks} blocks in 3 pages");
+    check_read(&t, &batch, &[0, 1], 0, n);
+    check_read(&t, &batch, &[0], 20_000, 20_100);
+    // A flipped byte in the middle of the file, inside one of the text blocks.
+    let mut bad = files[0].clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0x10;
+    let bad_path = dir.path().join("bad.kpk");
+    std::fs::write(&bad_path, &bad).unwrap();
+    let t = TableReader::open(&bad_path).unwrap();
+    let err = t.read_columns(Some(&[0]), 0..n as u64, 2).unwrap_err();
+    assert!(err.is_corruption(), "{err}");
+}
+
+#[test]
 fn dictionaries_that_differ_between_batches_are_merged() {
     let schema = Arc::new(Schema::new(vec![Field::new(
         "c",
