@@ -321,22 +321,28 @@ while True:
 """
 
 
-@pytest.mark.parametrize("sync", ["none", "always"])
-def test_a_writer_killed_mid_save_never_leaves_a_torn_file(tmp_path, sync):
+def kill_while_saving(script: str, *args: str) -> None:
+    """Runs `script` in a fresh Python with `args`, and kills it (SIGKILL: no clean-up of any
+    kind runs) half a second after it says "ready": inside some save, several saves in."""
     import signal
     import subprocess
     import sys
     import time
 
-    path = tmp_path / "x.kpk"
-    kompakt.save("old", path)
-    child = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(path), sync], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
-        time.sleep(0.5)  # inside some save, several saves in
+        time.sleep(0.5)
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)
+
+
+@pytest.mark.parametrize("sync", ["none", "always"])
+def test_a_writer_killed_mid_save_never_leaves_a_torn_file(tmp_path, sync):
+    path = tmp_path / "x.kpk"
+    kompakt.save("old", path)
+    kill_while_saving(KILLED_WRITER, str(path), sync)
     back = kompakt.load(path)
     assert back == "old" or np.array_equal(back["x"], np.arange(3_000_000, dtype=np.float64))
     # What the killed writer left is its temporary file, never a torn target.
@@ -356,20 +362,7 @@ for i in range(1_000_000):
 
 @pytest.mark.parametrize("sync", ["none", "always"])
 def test_a_writer_killed_while_creating_files_leaves_only_whole_ones(tmp_path, sync):
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    child = subprocess.Popen(
-        [sys.executable, "-c", KILLED_CREATOR, str(tmp_path), sync], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
-        time.sleep(0.5)  # inside some save, several saves in
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
+    kill_while_saving(KILLED_CREATOR, str(tmp_path), sync)
     names = sorted(os.listdir(tmp_path))
     assert names, "the writer saved some files before it was killed"
     # New files are written unnamed and linked in whole (Linux): no temporary file is left.

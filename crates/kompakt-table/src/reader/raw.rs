@@ -57,18 +57,20 @@ impl TableReader {
         for b in blocks {
             let lo = start.max(b.raw_offset);
             let hi = end.min(b.raw_offset + u64::from(b.header.raw_len));
-            fit(
-                stored,
-                kompakt::stream::format::BLOCK_HEADER_LEN + b.header.stored_len as usize,
-            )?;
-            read_exact_at(self.source.as_ref(), stored, b.file_offset)?;
             let dst = &mut out[(lo - start) as usize..(hi - start) as usize];
-            DECODER.with(|d| {
-                d.borrow_mut()
-                    .decode_entry(&b, stored, self.verify, (lo - b.raw_offset) as usize, dst)
-            })?;
+            self.decode_block(&b, stored, (lo - b.raw_offset) as usize, dst)?;
         }
         Ok(())
+    }
+
+    /// Reads block `b` into `stored` and decodes its bytes from `skip` on into `dst`.
+    fn decode_block(&self, b: &BlockEntry, stored: &mut Vec<u8>, skip: usize, dst: &mut [u8]) -> Result<()> {
+        fit(
+            stored,
+            kompakt::stream::format::BLOCK_HEADER_LEN + b.header.stored_len as usize,
+        )?;
+        read_exact_at(self.source.as_ref(), stored, b.file_offset)?;
+        DECODER.with(|d| d.borrow_mut().decode_entry(b, stored, self.verify, skip, dst))
     }
 }
 
@@ -107,12 +109,7 @@ impl TableReader {
         parts.into_par_iter().try_for_each(|(b, dst, skip)| {
             STORED.with(|stored| {
                 let stored = &mut *stored.borrow_mut();
-                fit(
-                    stored,
-                    kompakt::stream::format::BLOCK_HEADER_LEN + b.header.stored_len as usize,
-                )?;
-                read_exact_at(self.source.as_ref(), stored, b.file_offset)?;
-                let decoded = DECODER.with(|d| d.borrow_mut().decode_entry(b, stored, self.verify, skip, dst));
+                let decoded = self.decode_block(b, stored, skip, dst);
                 if stored.capacity() > SCRATCH_KEEP {
                     *stored = Vec::new();
                 }
