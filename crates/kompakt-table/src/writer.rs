@@ -155,9 +155,11 @@ thread_local! {
 
 /// How much smaller than LZ4's a plain string page's zstd blocks must be for zstd to store it:
 /// zstd decodes text at 1.1-1.3 GB/s on the project's machine, LZ4 at about 2.0 (see
-/// [`WriteOptions::string_codec`]), so a page pays up to 1.8x the decoding time for at least a
-/// fifth fewer bytes. Source code lines: 0.69x; URLs of a 10,000-word vocabulary: 0.59x; random
-/// letters: 0.83x (LZ4, which leaves them as they are, then).
+/// [`DEFAULT_STRING_CODEC`]), so a page pays up to 1.8x the decoding time for at least a fifth
+/// fewer bytes. Source code lines and URLs of a 10,000-word vocabulary take zstd (0.59x LZ4's
+/// bytes for the URLs), so do random letters (LZ4 finds nothing, zstd's entropy coder a third);
+/// random printable characters keep LZ4, which stores them as they are (zstd saves under a
+/// fifth).
 const ZSTD_STRINGS_BELOW: f64 = 0.8;
 
 /// A plain string page compressed with the string codec (LZ4) or the column's (zstd),
