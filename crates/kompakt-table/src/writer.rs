@@ -45,7 +45,7 @@ const PAGE_BLOCK: usize = 2 << 20;
 /// is 1.68x larger than with zstd level 2. Numbers, dictionary codes and short dictionaries
 /// gain far more from zstd and cost it little, since their pages are small after encoding.
 /// A plain string page takes the column's zstd instead where that stores it in under
-/// [`ZSTD_STRINGS_BELOW`] of LZ4's bytes (text: source lines, URLs, logs).
+/// 0.8x LZ4's bytes (text: source lines, URLs, logs).
 pub const DEFAULT_STRING_CODEC: CodecSpec = CodecSpec::Fixed(kompakt::Codec::Lz4 { acceleration: 1 });
 
 /// The stream options of every column, and the block settings of plain string pages.
