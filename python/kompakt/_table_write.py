@@ -149,11 +149,12 @@ def write_table(
     ``data`` is a pandas or polars DataFrame, a pyarrow Table, RecordBatch or
     RecordBatchReader (streamed: a table larger than memory is fine), or any object with
     ``__arrow_c_stream__``. ``codec``/``level`` choose the codec applied after each page's own
-    encoding, for every page. By default, numbers, dictionary codes and nested data use
-    ``"zstd:2"``, and the pages of string and binary columns that are not dictionary-encoded
-    ``"zstd:2"`` where it stores them in under 0.8x LZ4's bytes (text: source lines, URLs,
-    logs), else ``"lz4"``, which decodes them up to 1.8x faster; pass ``codec="lz4"`` for the
-    fastest reads, or ``codec="zstd:2"`` for zstd everywhere. ``rows_per_group`` is the unit of random access (default
+    encoding, for every page. By default, numbers and dictionary codes use ``"zstd:2"``,
+    lists and structs holding strings ``"zstd:3"``, and the pages of string and binary columns
+    that are not dictionary-encoded ``"zstd:3"`` where it stores them in under 0.8x LZ4's
+    bytes (text: source lines, URLs, logs), else ``"lz4"``, which decodes them up to 1.8x
+    faster; pass ``codec="lz4"`` for the fastest reads, or ``codec="zstd:2"`` for that codec
+    everywhere. ``rows_per_group`` is the unit of random access (default
     16384); ``metadata`` is stored with the table (``TableFile.metadata``). pandas indexes are
     kept as pandas does with Arrow (``preserve_index``). Returns the number of rows written.
 

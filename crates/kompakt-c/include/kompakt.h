@@ -302,7 +302,7 @@ typedef struct kpk_table kpk_table;
 
 /* How a table is written; zero-initialize it (see "Options structs" above) and set what you
  * need. codec and level as for kpk_write_options; neither given: the table's own defaults
- * (zstd:2; plain strings zstd:2 where it saves a fifth of LZ4's bytes, else LZ4); a codec
+ * (zstd:2; text zstd:3, plain strings LZ4 where zstd saves under a fifth); a codec
  * or level named is used for every page, and
  * KPK_LEVEL_NONE stores every page raw. string_codec (NULL: as just said) names the codec of
  * the pages of plain string and binary columns, whatever the rest take. Sort columns are
