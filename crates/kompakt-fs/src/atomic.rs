@@ -237,10 +237,7 @@ impl AtomicFile {
             })?
             .to_string_lossy()
             .into_owned();
-        let dir = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let dir = folder_of(&target).to_path_buf();
         let wrap = |file: File| match (&progress, durability) {
             (None, Durability::None) => WritebackFile::unsynced(file),
             _ => WritebackFile::with_progress(file, progress.clone()),
@@ -359,10 +356,7 @@ impl AtomicFile {
         }
         // Locked before it has a name, so that cleaners never take it for litter.
         let _ = file.try_lock();
-        let dir = match self.target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
+        let dir = folder_of(&self.target);
         let name = self.target.file_name().unwrap_or_default().to_string_lossy();
         let ((), tmp) = unique_temp(dir, &name, |tmp| unnamed::link(file, tmp))?;
         fs::rename(&tmp, &self.target).inspect_err(|_| {
@@ -443,11 +437,15 @@ mod unnamed {
 /// Fsyncs the folder holding `path`, which makes a rename, creation or removal of `path`
 /// durable (on platforms where folders can be opened and synced).
 pub fn sync_parent_dir(path: &Path) -> io::Result<()> {
-    let dir = match path.parent() {
+    File::open(folder_of(path))?.sync_all()
+}
+
+/// The folder holding `path` (`.` for a bare file name).
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
-    };
-    File::open(dir)?.sync_all()
+    }
 }
 
 /// The path a write to `path` must replace: `path` itself, or, for a symbolic link, the file
