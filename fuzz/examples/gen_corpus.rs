@@ -205,10 +205,17 @@ fn forged_seeds() -> Vec<(String, Vec<u8>)> {
 /// The golden table files, and pages (type byte, row count, page) of each encoding of runs.
 fn table_seeds() -> Vec<(String, Vec<u8>)> {
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/v1/table");
-    let mut seeds: Vec<(String, Vec<u8>)> = ["fst.kpk", "layout2.kpk", "layout3.kpk", "layout4.kpk", "layout5.kpk"]
-        .iter()
-        .map(|name| (name.to_string(), fs::read(golden.join(name)).unwrap()))
-        .collect();
+    let mut seeds: Vec<(String, Vec<u8>)> = [
+        "fst.kpk",
+        "layout2.kpk",
+        "layout3.kpk",
+        "layout4.kpk",
+        "layout5.kpk",
+        "layout6.kpk",
+    ]
+    .iter()
+    .map(|name| (name.to_string(), fs::read(golden.join(name)).unwrap()))
+    .collect();
     // Int32 (type 0), 10 rows, no nulls, runs: 2 runs of values 1 and 2 ending at rows 3 and 10.
     let mut page = vec![0u8, 10, 0, 0, 5, 2, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0];
     page.extend(3u32.to_le_bytes());
@@ -246,8 +253,23 @@ fn table_seeds() -> Vec<(String, Vec<u8>)> {
     let mut seed = vec![4u8];
     seed.extend((rows as u16).to_le_bytes());
     let codec = Some(Codec::Zstd { level: 2 });
-    kompakt_table::page::encode_coded_strings(&[strings.to_data()], &codes, &mut seed, codec, None).unwrap();
+    let utf8 = arrow_schema::DataType::Utf8;
+    kompakt_table::page::encode_coded_values(&utf8, &[strings.to_data()], &codes, &mut seed, codec, None).unwrap();
     seeds.push(("page-column-dict-utf8".into(), seed));
+    // An Int64 page (type 1) and a Float32 page (type 11) coded against the target's column
+    // dictionaries of 4 values of their width (table layout 6), with a few nulls.
+    let longs = Int64Array::from_iter((0..rows).map(|i| (i % 150 != 9).then_some(0)));
+    let floats = Float32Array::from_iter((0..rows).map(|i| (i % 150 != 9).then_some(0.0)));
+    for (name, t, array) in [
+        ("page-column-dict-int64", 1u8, &longs as &dyn Array),
+        ("page-column-dict-float32", 11, &floats),
+    ] {
+        let mut seed = vec![t];
+        seed.extend((rows as u16).to_le_bytes());
+        let data = array.to_data();
+        kompakt_table::page::encode_coded_values(array.data_type(), &[data], &codes, &mut seed, codec, None).unwrap();
+        seeds.push((name.into(), seed));
+    }
     // A Utf8 page of URLs coded with a symbol table trained on them, with a null and a value
     // whose bytes the table has no symbols for (escapes).
     let urls: Vec<Option<String>> = (0..rows)

@@ -5,7 +5,8 @@
 //!   with `read_columns`), summarized, and its row-group statistics read;
 //! - as a page: byte 0 picks the type, bytes 1-2 the row count (at most 4096), the rest is
 //!   given to `decode_page`, whose result must be a valid Arrow array of that many rows;
-//!   string and binary pages are also decoded against a column dictionary of a few values.
+//!   string, binary and 4- and 8-byte pages are also decoded against a column dictionary of a
+//!   few values.
 //!
 //! Errors are fine; panics, hangs and huge allocations are not.
 #![no_main]
@@ -184,6 +185,37 @@ fn column_dict() -> &'static ColumnDict {
     })
 }
 
+/// The dictionaries pages of 4- and 8-byte values are decoded against (table layout 6).
+fn numeric_dict(width: usize) -> &'static ColumnDict {
+    static DICTS: OnceLock<[ColumnDict; 2]> = OnceLock::new();
+    let [four, eight] = DICTS.get_or_init(|| {
+        let four = arrow_array::Int32Array::from(vec![0, -1, 7, i32::MAX]).to_data();
+        let eight = arrow_array::Float64Array::from(vec![0.0, f64::NAN, -2.5, 1e300]).to_data();
+        [four, eight].map(|values| ColumnDict::new(&values).expect("a valid dictionary"))
+    });
+    if width == 4 {
+        four
+    } else {
+        eight
+    }
+}
+
+/// A page of 4- or 8-byte values coded against [`numeric_dict`], whole and a window.
+fn exercise_numeric_dict_page(dtype: &DataType, n: usize, bytes: &[u8]) {
+    let Some(w @ (4 | 8)) = fixed_width(dtype) else {
+        return;
+    };
+    for rows in [0..n, n / 3..n] {
+        let dict = Some(numeric_dict(w));
+        if let Ok(array) = decode_page_rows_with(dtype, StringLayout::AsStored, n, bytes, rows.clone(), dict) {
+            assert_eq!(array.len(), rows.len(), "{dtype} against a dictionary: rows decoded");
+            array
+                .validate_full()
+                .unwrap_or_else(|e| panic!("{dtype} against a dictionary: an invalid array: {e}"));
+        }
+    }
+}
+
 /// A string or binary page coded against [`column_dict`], as stored and in every layout.
 fn exercise_column_dict_page(dtype: &DataType, n: usize, bytes: &[u8]) {
     for layout in [StringLayout::AsStored, StringLayout::Large, StringLayout::View] {
@@ -207,8 +239,10 @@ fuzz_target!(|data: &[u8]| {
     exercise_page(data);
     if let [t, n0, n1, bytes @ ..] = data {
         let dtype = page_type(*t);
+        let n = usize::from(u16::from_le_bytes([*n0, *n1])) % 4097;
         if matches!(dtype, DataType::Utf8 | DataType::Binary | DataType::LargeBinary) {
-            exercise_column_dict_page(&dtype, usize::from(u16::from_le_bytes([*n0, *n1])) % 4097, bytes);
+            exercise_column_dict_page(&dtype, n, bytes);
         }
+        exercise_numeric_dict_page(&dtype, n, bytes);
     }
 });

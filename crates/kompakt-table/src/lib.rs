@@ -48,7 +48,7 @@ pub mod page;
 pub mod plan;
 mod reader;
 pub mod schema;
-mod shared_strings;
+mod shared_values;
 mod sort;
 pub mod stats;
 mod string_layout;

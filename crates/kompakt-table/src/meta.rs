@@ -8,8 +8,9 @@ pub const MAGIC: [u8; 4] = *b"KTBL";
 /// Newest table layout this version reads. It writes layout 1 unless a page uses an encoding
 /// that came later (run-length pages: layout 2; scaled and decimal pages: layout 3; string
 /// pages coded against a dictionary their column shares: layout 4; string pages coded with a
-/// symbol table: layout 5), so that older readers read what they can.
-pub const LAYOUT: u16 = 5;
+/// symbol table: layout 5; pages of 4- or 8-byte values coded against a dictionary their
+/// column shares: layout 6), so that older readers read what they can.
+pub const LAYOUT: u16 = 6;
 const HEADER_LEN: usize = 32;
 /// Bytes per page in the index: start and end (u64 each) and the summary byte.
 const PAGE_ENTRY_LEN: usize = 17;

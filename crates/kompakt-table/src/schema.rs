@@ -438,9 +438,9 @@ pub fn from_json(bytes: &[u8], streams: usize) -> Result<ParsedSchema> {
         check_supported(&field).map_err(|e| bad(e.to_string()))?;
         let name = field.name().clone();
         let mut layout = ColumnLayout::default();
-        // Dictionary columns have a dictionary stream; string and binary columns may have one,
-        // a dictionary their pages share (table layout 4).
-        let shares = is_byte_array(field.data_type()) && !f["dictionary_stream"].is_null();
+        // Dictionary columns have a dictionary stream; string, binary and 4- and 8-byte columns
+        // may have one, a dictionary their pages share (table layouts 4 and 6).
+        let shares = may_share_dictionary(field.data_type()) && !f["dictionary_stream"].is_null();
         if matches!(field.data_type(), DataType::Dictionary(..)) || shares {
             let s = f["dictionary_stream"]
                 .as_u64()
@@ -475,6 +475,12 @@ pub fn from_json(bytes: &[u8], streams: usize) -> Result<ParsedSchema> {
 
 /// Whether `dt` is a string or binary type (variable-length values with offsets). Pages of it
 /// are compressed with [`TableOptions::string_codec`](crate::TableOptions::string_codec).
+/// Whether the pages of a top-level column of `dt` may share a dictionary (encoding 8): string
+/// and binary columns (table layout 4) and columns of 4- or 8-byte values (table layout 6).
+pub(crate) fn may_share_dictionary(dt: &DataType) -> bool {
+    is_byte_array(dt) || matches!(fixed_width(dt), Some(4 | 8))
+}
+
 pub(crate) fn is_byte_array(dt: &DataType) -> bool {
     matches!(
         dt,

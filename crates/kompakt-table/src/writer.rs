@@ -3,9 +3,9 @@
 
 use crate::dict::DictState;
 use crate::meta::{PageEntry, TableMeta, MAX_ROWS_PER_GROUP};
-use crate::page::{encode_coded_strings, encode_column_page, encode_symbol_page, SymbolTable, Verdicts};
+use crate::page::{encode_coded_values, encode_column_page, encode_symbol_page, SymbolTable, Verdicts};
 use crate::schema::{check_supported, to_json, ColumnLayout};
-use crate::shared_strings::{Coded, Draft, SharedStrings};
+use crate::shared_values::{Coded, Draft, SharedValues};
 use crate::sort::{SortCheck, SortKey};
 use crate::stats::{encode_section, page_stats, PageStats, StatisticsLocation};
 use crate::threads::overlap;
@@ -326,8 +326,8 @@ pub struct TableWriter<W: Write> {
     pages: Vec<Vec<PageEntry>>,
     stream_pos: Vec<u64>,
     dicts: Vec<Option<DictState>>,
-    /// Dictionaries shared by the pages of string and binary columns.
-    shared: Vec<Option<SharedStrings>>,
+    /// Dictionaries shared by the pages of a column (strings, binary, 4- and 8-byte values).
+    shared: Vec<Option<SharedValues>>,
     layouts: Vec<ColumnLayout>,
     /// Table layout of the footer: the newest any page needs (1 unless a page needs a later one).
     layout: u16,
@@ -396,7 +396,7 @@ impl<W: Write> TableWriter<W> {
                 dicts.push(None);
             }
         }
-        let shared = schema.fields().iter().map(|f| shared_strings(f.data_type())).collect();
+        let shared = schema.fields().iter().map(|f| shared_values(f.data_type())).collect();
         let opts_statistics = opts.statistics;
         Ok(TableWriter {
             out,
@@ -449,8 +449,8 @@ impl<W: Write> TableWriter<W> {
         let mut shared = Vec::with_capacity(resume.layouts.len());
         for (f, values) in schema.fields().iter().zip(resume.dictionaries) {
             shared.push(match &values {
-                Some(values) if shared_strings(f.data_type()).is_some() => Some(SharedStrings::with_values(values)?),
-                _ => shared_strings(f.data_type()),
+                Some(values) if shared_values(f.data_type()).is_some() => Some(SharedValues::with_values(values)?),
+                _ => shared_values(f.data_type()),
             });
             dicts.push(match (f.data_type(), values) {
                 (DataType::Dictionary(key, value), Some(values)) => {
@@ -605,7 +605,7 @@ impl<W: Write> TableWriter<W> {
             let drafts: Vec<Draft<'_>> = (0..work.len() * columns)
                 .into_par_iter()
                 .map(|i| match &shared[i % columns] {
-                    Some(s) => s.draft(&work[i / columns][i % columns]),
+                    Some(s) => s.draft(&work[i / columns][i % columns], trial_codec),
                     None => Draft::Skipped,
                 })
                 .collect();
@@ -630,7 +630,9 @@ impl<W: Write> TableWriter<W> {
                 let (mut encoded, body, strings) = match codes {
                     Some(codes) => {
                         let codes = codes.into_codes();
-                        let (e, codes) = encode_coded_strings(pieces, &codes, &mut page, trial_codec, Some(verdicts))?;
+                        let dt = schema.field(c).data_type();
+                        let (e, codes) =
+                            encode_coded_values(dt, pieces, &codes, &mut page, trial_codec, Some(verdicts))?;
                         (e, codes, false)
                     }
                     None => {
@@ -773,6 +775,15 @@ impl<W: Write> TableWriter<W> {
         self.append_to_stream(stream, &page, encoded.layout)
     }
 
+    /// Writes a dictionary a column's pages share at the end of `stream`, as
+    /// [`write_dictionary`](Self::write_dictionary) does.
+    fn write_shared_dictionary(&mut self, stream: u32, values: &ArrayData) -> Result<u64> {
+        let mut page = (values.len() as u64).to_le_bytes().to_vec();
+        let encoded = crate::page::encode_shared_dictionary(values, &mut page)?;
+        self.layout = self.layout.max(encoded.layout);
+        self.append_to_stream(stream, &page, encoded.layout)
+    }
+
     /// Writes `bytes` (a dictionary, a statistics section) at the end of `stream`, compressed
     /// with the column codec; returns where they start in the stream.
     fn append_to_stream(&mut self, stream: u32, bytes: &[u8], layout: u16) -> Result<u64> {
@@ -839,7 +850,7 @@ impl<W: Write> TableWriter<W> {
                     s
                 }
             };
-            self.layouts[c].dictionary_offset = self.write_dictionary(stream, &s.values()?)?;
+            self.layouts[c].dictionary_offset = self.write_shared_dictionary(stream, &s.values()?)?;
         }
         let statistics = match self.stats.take() {
             Some(stats) => Some(self.write_statistics(&stats)?),
@@ -864,9 +875,9 @@ impl<W: Write> TableWriter<W> {
 }
 
 /// A shared dictionary for a column of type `dt`, if its pages may share one: top-level
-/// string and binary columns.
-fn shared_strings(dt: &DataType) -> Option<SharedStrings> {
-    crate::schema::is_byte_array(dt).then(|| SharedStrings::new(dt))
+/// string and binary columns, and columns of 4- and 8-byte values.
+fn shared_values(dt: &DataType) -> Option<SharedValues> {
+    crate::schema::may_share_dictionary(dt).then(|| SharedValues::new(dt))
 }
 
 /// Writes `batches` (all of `schema`) to `path` atomically: a crash or an error leaves any

@@ -10,6 +10,8 @@
 //! and binary columns share a dictionary across row groups, and whose sparse nulls are stored
 //! as row numbers. `tests/golden/v1/table/layout5.kpk` (table layout 5) holds
 //! [`symbols_batch`], whose URL-like strings and paths are coded with symbol tables.
+//! `tests/golden/v1/table/layout6.kpk` (table layout 6) holds [`numbers_batch`], whose float
+//! column shares a dictionary across row groups.
 //! `tests/golden/v1/table/statistics.kpk` (table layout 1 with a statistics section, version 1)
 //! holds [`golden_batch`] again, with its row-group statistics.
 //! `tests/golden/v1/table/nested.kpk` holds [`nested_batch`]: a list, a struct and a map column
@@ -62,6 +64,10 @@ fn nested_path() -> PathBuf {
 
 fn symbols_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/v1/table/layout5.kpk")
+}
+
+fn numbers_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/v1/table/layout6.kpk")
 }
 
 // The value of each column at row `i`: the golden file's content, recomputed.
@@ -423,6 +429,7 @@ fn current_writer_encodes_the_golden_tables_as_before() {
         (scaled_batch(), scaled_options(), scaled_path()),
         (shared_batch(), shared_options(), shared_path()),
         (symbols_batch(), symbols_options(), symbols_path()),
+        (numbers_batch(), one_thread(NUMBERS_ROWS_PER_GROUP), numbers_path()),
     ] {
         let now = dir.path().join("now.kpk");
         write_table_file(&now, batch.schema(), [Ok(batch)], options).unwrap();
@@ -455,6 +462,7 @@ fn write_missing_golden_table() {
         (scaled_path(), scaled_batch(), scaled_options()),
         (shared_path(), shared_batch(), shared_options()),
         (symbols_path(), symbols_batch(), symbols_options()),
+        (numbers_path(), numbers_batch(), one_thread(NUMBERS_ROWS_PER_GROUP)),
         (statistics_path(), golden_batch(), golden_options()),
         (nested_path(), nested_batch(), one_thread(NESTED_ROWS_PER_GROUP)),
     ] {
@@ -968,4 +976,77 @@ fn golden_nested_table_reads_back_exactly() {
         let expected = arrow_select::take::take(want.column(c).as_ref(), &indices, None).unwrap();
         assert_eq!(taken.column(c).as_ref(), expected.as_ref(), "take, column {c}");
     }
+}
+
+// The layout-6 golden table: floats that are not decimals (sevenths), with nulls, drawn from
+// 1,100 values, which no page's own dictionary holds (at most a quarter of its 4,096 rows):
+// shared by the pages of their column; and a sorted count, on its own (it is small enough as
+// it is; kept under the fuzz seeds' 32 KiB).
+
+const NUMBERS_ROWS: usize = 3 * 4096;
+const NUMBERS_ROWS_PER_GROUP: u32 = 4096;
+
+/// A well-mixed hash of `i` (splitmix64's finalizer): values drawn with it repeat as random
+/// draws do.
+fn mix(i: u64) -> u64 {
+    let mut z = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn sevenths(i: usize) -> Option<f64> {
+    (i % 41 != 9).then(|| (mix(i as u64) % 1100) as f64 / 7.0 + 3.0)
+}
+
+fn numbers_schema() -> Schema {
+    Schema::new(vec![
+        Field::new("sevenths", DataType::Float64, true),
+        Field::new("count", DataType::Int32, false),
+    ])
+}
+
+fn numbers_batch() -> RecordBatch {
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Float64Array::from_iter((0..NUMBERS_ROWS).map(sevenths))),
+        Arc::new(Int32Array::from_iter_values((0..NUMBERS_ROWS).map(|i| (i / 3) as i32))),
+    ];
+    RecordBatch::try_new(Arc::new(numbers_schema()), columns).unwrap()
+}
+
+#[test]
+fn golden_numbers_table_reads_back_exactly() {
+    let t = open_golden(numbers_path(), 6, NUMBERS_ROWS, numbers_schema());
+    let want = numbers_batch();
+    let cases = [
+        (0..NUMBERS_ROWS, vec![0, 1]),
+        (4000..8200, vec![1, 0]),
+        (4095..4097, vec![0]),
+        (NUMBERS_ROWS - 1..NUMBERS_ROWS, vec![0]),
+    ];
+    check_reads(&t, &cases, |c, got, at| {
+        let expected = want.column(c).slice(at, got.len());
+        assert_eq!(got, expected.as_ref(), "column {c}, rows from {at}");
+    });
+    let indices = [12_287u64, 0, 4096, 77, 8191, 77];
+    let (_, taken) = t.take(Some(&[0, 1]), &indices, 1).unwrap();
+    for (k, &i) in indices.iter().enumerate() {
+        for c in 0..2 {
+            let (got, expected) = (taken.column(c).slice(k, 1), want.column(c).slice(i as usize, 1));
+            assert_eq!(got.as_ref(), expected.as_ref(), "row {i}");
+        }
+    }
+    let mut floats = vec![0u8; 8 * 5000];
+    t.read_column_into(0, 3000..8000, &mut floats, 1).unwrap();
+    for (k, v) in floats.chunks_exact(8).enumerate() {
+        if let Some(want) = sevenths(3000 + k) {
+            assert_eq!(f64::from_le_bytes(v.try_into().unwrap()), want, "row {}", 3000 + k);
+        }
+    }
+    // What this file keeps readable: numbers coded against their column's dictionary.
+    let summary = t.summary();
+    let col = summary.iter().find(|s| s.name == "sevenths").unwrap();
+    assert_eq!(col.encodings.get("column dict"), Some(&3), "{:?}", col.encodings);
+    let count = summary.iter().find(|s| s.name == "count").unwrap();
+    assert!(!count.encodings.contains_key("column dict"), "{:?}", count.encodings);
 }

@@ -1379,3 +1379,101 @@ fn a_prefetch_hints_the_pages_that_reads_of_the_range_then_read() {
     assert!(t.prefetch(None, 0..5_001).is_err());
     assert!(t.prefetch(Some(&[99]), 0..10).is_err());
 }
+
+/// Numbers drawn from a few thousand values (hourly earnings, prices) share one dictionary per
+/// column (table layout 6): every read path gives them back, appends grow the dictionary, and
+/// numbers whose own encodings are as small (sorted, narrow, few) keep them.
+#[test]
+fn numeric_column_dictionaries_round_trip_and_grow_with_appends() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float64Type, Int64Type};
+    use kompakt_table::append_table_file;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("earnings", DataType::Float64, true),
+        Field::new("wide", DataType::Int64, false),
+        Field::new("narrow", DataType::UInt32, false),
+        Field::new("sorted", DataType::Int64, false),
+    ]));
+    // Values hashed from the row number: each about as common as any other.
+    let mix = |i: u64| {
+        let mut z = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let pick = |i: usize, kinds: usize| (mix(i as u64) % kinds as u64) as usize;
+    let batch = |from: usize, n: usize, kinds: usize| {
+        let rows = from..from + n;
+        RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Float64Array::from_iter(
+                    rows.clone()
+                        .map(|i| (i % 97 != 5).then(|| pick(i, kinds) as f64 / 7.0 + 3.0)),
+                )) as ArrayRef,
+                Arc::new(Int64Array::from_iter_values(
+                    // Ids of 64 bits: no common factor, no narrow range.
+                    rows.clone().map(|i| mix(pick(i, kinds) as u64 + 77) as i64),
+                )),
+                Arc::new(UInt32Array::from_iter_values(
+                    rows.clone().map(|i| pick(i, kinds) as u32),
+                )),
+                Arc::new(Int64Array::from_iter_values(rows.map(|i| (i / 13) as i64 * 3_600))),
+            ],
+        )
+        .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("numbers.kpk");
+    let opts = TableOptions::default();
+    write_table_file(&path, schema.clone(), [Ok(batch(0, 40_000, 3_000))], opts.clone()).unwrap();
+    let t = TableReader::open(&path).unwrap();
+    assert_eq!(t.layout(), 6);
+    let encodings: Vec<_> = t.summary().into_iter().map(|c| c.encodings).collect();
+    for c in 0..2 {
+        assert_eq!(encodings[c].get("column dict"), Some(&3), "{c}: {encodings:?}");
+    }
+    for c in 2..4 {
+        assert!(!encodings[c].contains_key("column dict"), "{c}: {encodings:?}");
+    }
+    // Appended rows add values (the first 3,000 keep their codes) and new pages use them.
+    append_table_file(&path, [Ok(batch(40_000, 30_000, 4_000))], opts.clone()).unwrap();
+    let want = arrow_select::concat::concat_batches(&schema, &[batch(0, 40_000, 3_000), batch(40_000, 30_000, 4_000)])
+        .unwrap();
+    let t = TableReader::open(&path).unwrap();
+    assert_eq!(t.layout(), 6);
+    assert_eq!(t.summary()[0].encodings.get("column dict"), Some(&5));
+    let (_, batches) = t.read(None, 0..70_000, 2).unwrap();
+    assert_eq!(arrow_select::concat::concat_batches(&schema, &batches).unwrap(), want);
+    let (_, batches) = t.read(None, 16_000..41_000, 1).unwrap();
+    assert_eq!(
+        arrow_select::concat::concat_batches(&schema, &batches).unwrap(),
+        want.slice(16_000, 25_000)
+    );
+    let indices = [0u64, 16_383, 16_384, 39_999, 40_000, 69_999, 123];
+    let (_, taken) = t.take(None, &indices, 2).unwrap();
+    for (k, &i) in indices.iter().enumerate() {
+        assert_eq!(taken.slice(k, 1), want.slice(i as usize, 1), "row {i}");
+    }
+    // Straight into a caller's buffer, as whole-column reads into numpy and R do.
+    let mut earnings = vec![0u8; 8 * 30_000];
+    t.read_column_into(0, 35_000..65_000, &mut earnings, 2).unwrap();
+    let want_earnings = want.column(0).as_primitive::<Float64Type>();
+    for (k, v) in earnings.chunks_exact(8).enumerate() {
+        if want_earnings.is_valid(35_000 + k) {
+            assert_eq!(
+                f64::from_le_bytes(v.try_into().unwrap()),
+                want_earnings.value(35_000 + k)
+            );
+        }
+    }
+    let mut wide = vec![0u8; 8 * 70_000];
+    t.read_column_into(1, 0..70_000, &mut wide, 2).unwrap();
+    let want_wide = want.column(1).as_primitive::<Int64Type>().values();
+    assert!(wide
+        .chunks_exact(8)
+        .zip(want_wide.iter())
+        .all(|(v, w)| i64::from_le_bytes(v.try_into().unwrap()) == *w));
+    // A reader checks the whole file, dictionaries included.
+    assert_eq!(t.verify_rows(2, &mut |_| {}).unwrap(), 70_000);
+}

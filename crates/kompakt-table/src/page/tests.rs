@@ -1025,7 +1025,8 @@ fn pages_coded_against_a_column_dictionary() {
             .map(|(&c, &ok)| ok.then_some(names[c as usize])),
     );
     let mut page = Vec::new();
-    let (enc, inner) = encode_coded_strings(
+    let (enc, inner) = encode_coded_values(
+        &DataType::Utf8,
         &[expected.to_data()],
         &codes,
         &mut page,
@@ -1112,7 +1113,7 @@ fn column_dictionaries_of_every_string_type() {
         let codes: Vec<u32> = (0..100).map(|i| i % d).collect();
         let rows = BinaryArray::from(vec![b"".as_slice(); 100]);
         let mut page = Vec::new();
-        encode_coded_strings(&[rows.to_data()], &codes, &mut page, None, None).unwrap();
+        encode_coded_values(&DataType::Utf8, &[rows.to_data()], &codes, &mut page, None, None).unwrap();
         let all = arrow_array::make_array(dict_values.clone());
         for dt in [DataType::Binary, DataType::LargeBinary] {
             let got = decode_page_rows_with(&dt, StringLayout::AsStored, 100, &page, 0..100, Some(&dict)).unwrap();
@@ -1151,7 +1152,7 @@ proptest::proptest! {
         let codes: Vec<u32> = picks.iter().map(|&(p, _)| (p % words.len()) as u32).collect();
         let rows = StringArray::from_iter(picks.iter().zip(&codes).map(|(&(_, ok), &c)| ok.then_some(dict_values[c as usize])));
         let mut page = Vec::new();
-        encode_coded_strings(&[rows.to_data()], &codes, &mut page, Some(kompakt::Codec::Zstd { level: 1 }), None).unwrap();
+        encode_coded_values(&DataType::Utf8, &[rows.to_data()], &codes, &mut page, Some(kompakt::Codec::Zstd { level: 1 }), None).unwrap();
         let n = rows.len();
         let (a, b) = (window.0 % (n + 1), window.1 % (n + 1));
         let (a, b) = (a.min(b), a.max(b));
@@ -1515,10 +1516,10 @@ fn run_pages_that_expand_past_the_budget_are_refused_before_the_work() {
     // The same into a caller's buffer: its validity and values are within the read.
     let budget = crate::budget::Budget::new(0);
     let mut dst = vec![0u8; 8 * 1000];
-    let bits = decode_page_into_within(&DataType::Int64, 1 << 28, &page, 0..1000, &mut dst, &budget).unwrap();
+    let bits = decode_page_into_within(&DataType::Int64, 1 << 28, &page, 0..1000, &mut dst, None, &budget).unwrap();
     assert!(bits.validity.is_none() && dst.chunks(8).all(|v| v == 7i64.to_le_bytes()));
     let nulls = [vec![validity::BITMAP], vec![0xff; 1 << 12], one_run(8, 7, 1 << 15)].concat();
-    let r = decode_page_into_within(&DataType::Int64, 1 << 15, &nulls, 0..1000, &mut dst, &budget);
+    let r = decode_page_into_within(&DataType::Int64, 1 << 15, &nulls, 0..1000, &mut dst, None, &budget);
     assert!(crate::is_over_limit(&r.unwrap_err()));
 }
 
@@ -1544,4 +1545,103 @@ proptest::proptest! {
             }
         }
     }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Any numbers coded against any dictionary holding them (table layout 6) read back: whole
+    /// pages, windows, and windows straight into a caller's buffer.
+    #[test]
+    fn numeric_column_dictionary_pages_round_trip(
+        values in proptest::collection::vec(proptest::prelude::any::<f64>(), 1..300),
+        picks in proptest::collection::vec((0usize..100_000, proptest::bool::weighted(0.9)), 1..3000),
+        window in (0usize..3000, 0usize..3000),
+    ) {
+        let dict = ColumnDict::new(&Float64Array::from(values.clone()).to_data()).unwrap();
+        let codes: Vec<u32> = picks.iter().map(|&(p, _)| (p % values.len()) as u32).collect();
+        let rows = Float64Array::from_iter(picks.iter().zip(&codes).map(|(&(_, ok), &c)| ok.then_some(values[c as usize])));
+        let mut page = Vec::new();
+        let (encoded, _) = encode_coded_values(&DataType::Float64, &[rows.to_data()], &codes, &mut page, Some(kompakt::Codec::Zstd { level: 1 }), None).unwrap();
+        proptest::prop_assert_eq!(encoded.layout, 6);
+        let n = rows.len();
+        let (a, b) = (window.0 % (n + 1), window.1 % (n + 1));
+        let (a, b) = (a.min(b), a.max(b));
+        let got = decode_page_rows_with(&DataType::Float64, StringLayout::AsStored, n, &page, a..b, Some(&dict)).unwrap();
+        got.validate_full().unwrap();
+        // Bits, not floats: NaNs too.
+        let bits = |a: &Float64Array| a.iter().map(|v| v.map(f64::to_bits)).collect::<Vec<_>>();
+        let got = Float64Array::from(got);
+        proptest::prop_assert_eq!(bits(&got), bits(&rows.slice(a, b - a)));
+        let mut dst = vec![0u8; 8 * (b - a)];
+        let budget = crate::budget::Budget::new(u64::MAX);
+        decode_page_into_within(&DataType::Float64, n, &page, a..b, &mut dst, Some(&dict), &budget).unwrap();
+        for (k, v) in dst.chunks_exact(8).enumerate() {
+            if rows.is_valid(a + k) {
+                proptest::prop_assert_eq!(u64::from_le_bytes(v.try_into().unwrap()), rows.value(a + k).to_bits());
+            }
+        }
+    }
+}
+
+/// Hostile pages of numbers coded against a column dictionary are errors: codes past the
+/// dictionary, a dictionary of the wrong width or of strings, no dictionary, the encoding
+/// inside a struct or inside another page of values.
+#[test]
+fn numeric_column_dictionary_pages_checked() {
+    let dict = ColumnDict::new(&Int64Array::from(vec![10, 20, 30]).to_data()).unwrap();
+    let page = |codes: &[u32]| {
+        let mut page = vec![validity::VALID, encoding::COLUMN_DICT, encoding::PLAIN];
+        let bytes: Vec<u8> = codes.iter().flat_map(|c| c.to_le_bytes()).collect();
+        push_shuffled(4, &bytes, &mut page);
+        page
+    };
+    let read = |dt: &DataType, page: &[u8], dict: Option<&ColumnDict>| {
+        decode_page_rows_with(dt, StringLayout::AsStored, 4, page, 0..4, dict)
+    };
+    let good = read(&DataType::Int64, &page(&[2, 0, 1, 2]), Some(&dict)).unwrap();
+    assert_eq!(Int64Array::from(good), Int64Array::from(vec![30, 10, 20, 30]));
+    let corrupt = |r: kompakt::Result<arrow_data::ArrayData>, what: &str| {
+        let err = r.unwrap_err();
+        assert!(err.is_corruption(), "{what}: {err}");
+    };
+    corrupt(
+        read(&DataType::Int64, &page(&[0, 3, 1, 2]), Some(&dict)),
+        "a code past the dictionary",
+    );
+    corrupt(read(&DataType::Int64, &page(&[0, 0, 0, 0]), None), "no dictionary");
+    corrupt(
+        read(&DataType::Int32, &page(&[0, 0, 0, 0]), Some(&dict)),
+        "8-byte values for a 4-byte column",
+    );
+    corrupt(
+        read(
+            &DataType::Int64,
+            &page(&[0, 0, 0, 0]),
+            Some(&column_dict(&["a", "b", "c"])),
+        ),
+        "strings",
+    );
+    let mut inner = vec![validity::VALID, encoding::SCALED];
+    inner.extend_from_slice(&0u64.to_le_bytes());
+    inner.extend_from_slice(&4u64.to_le_bytes());
+    inner.extend_from_slice(&page(&[0, 0, 0, 0])[1..]);
+    corrupt(read(&DataType::Int64, &inner, Some(&dict)), "inside a scaled page");
+    let dt = DataType::Struct(vec![arrow_schema::Field::new("x", DataType::Int64, false)].into());
+    let mut nested = vec![validity::VALID];
+    nested.extend_from_slice(&page(&[0, 0, 0, 0]));
+    corrupt(
+        decode_page_rows_with(&dt, StringLayout::AsStored, 4, &nested, 0..4, Some(&dict)),
+        "inside a struct",
+    );
+    // A window reads only its rows' codes, and checks them.
+    let window = decode_page_rows_with(
+        &DataType::Int64,
+        StringLayout::AsStored,
+        4,
+        &page(&[2, 0, 1, 2]),
+        1..3,
+        Some(&dict),
+    );
+    assert_eq!(Int64Array::from(window.unwrap()), Int64Array::from(vec![10, 20]));
 }

@@ -12,7 +12,7 @@ use kompakt::{Error, Result};
 use std::sync::Arc;
 
 impl TableReader {
-    /// The dictionary the pages of string column `c` share, if it has one (read once, then
+    /// The dictionary the pages of column `c` share, if it has one (read once, then
     /// cached).
     pub(super) fn column_dict(&self, c: usize, budget: &Budget) -> Result<Option<Arc<ColumnDict>>> {
         if self.parsed.layouts[c].dictionary_stream.is_none()

@@ -63,11 +63,12 @@ impl TableReader {
         let page = self.meta.pages[c][g as usize];
         let field = self.parsed.schema.field(c);
         let n = self.group_rows(g);
+        let dict = self.column_dict(c, budget).map_err(|e| self.in_page(e, c, g))?;
         budget
             .check(page.end.saturating_sub(page.start), "a page's bytes")
             .map_err(|e| self.in_page(e, c, g))?;
         self.with_raw(c as u32, page.start, page.end, |raw| {
-            decode_page_into_within(leaf_type(field.data_type()), n, raw, rows, dst, budget)
+            decode_page_into_within(leaf_type(field.data_type()), n, raw, rows, dst, dict.as_deref(), budget)
         })
         .map_err(|e| self.in_page(e, c, g))
     }

@@ -3,6 +3,7 @@
 //! pages that nest another page of values.
 
 use super::{corrupt, no_memory, Cursor};
+use crate::page::column_dict::ColumnDict;
 use crate::page::{
     decimal_value, encoding, load, store, MAX_DECIMAL_EXP_F32, MAX_DECIMAL_EXP_F64, MAX_FIXED_DICT, MAX_WIDE_DICT,
 };
@@ -23,23 +24,29 @@ pub(super) fn decode_fixed(w: usize, n: usize, c: &mut Cursor<'_>) -> Result<Mut
 pub(super) struct Nest {
     scaled: bool,
     decimal: bool,
+    /// Codes into the column's shared dictionary (a column's own values, not a part of them).
+    column: bool,
 }
 
 impl Nest {
     pub(super) const INTEGERS: Nest = Nest {
         scaled: true,
         decimal: false,
+        column: false,
     };
     const NONE: Nest = Nest {
         scaled: false,
         decimal: false,
+        column: false,
     };
 
-    /// The values of a column of type `dt`: decimal pages only for float32 and float64.
+    /// The values of a column of type `dt`: decimal pages only for float32 and float64; codes
+    /// into the column's dictionary where the cursor has one (top-level columns).
     pub(super) fn top(dt: &DataType) -> Nest {
         Nest {
             scaled: true,
             decimal: matches!(dt, DataType::Float32 | DataType::Float64),
+            column: true,
         }
     }
 }
@@ -154,6 +161,26 @@ fn decode_words<const W: usize>(
                 if (lo..hi).contains(&p) {
                     dst[(p - lo) * W..(p - lo + 1) * W].copy_from_slice(v);
                 }
+            }
+            return Ok(());
+        }
+        encoding::COLUMN_DICT if nest.column && (W == 4 || W == 8) => {
+            let values = c
+                .dict
+                .and_then(ColumnDict::fixed::<W>)
+                .ok_or_else(super::strings::no_column_dict)?;
+            // The codes: a page of 4-byte values inside (any encoding but decimal).
+            let mut codes = c.alloc((hi - lo) * 4)?;
+            decode_fixed_rows_into(4, n, rows, c, codes.as_slice_mut(), Nest::INTEGERS)?;
+            let (codes, _) = codes.as_slice().as_chunks::<4>();
+            let d = values.len();
+            if codes.iter().fold(0u32, |m, &x| m.max(u32::from_le_bytes(x))) as usize >= d && !codes.is_empty() {
+                return Err(corrupt(format!(
+                    "a dictionary code is not below the dictionary size {d}"
+                )));
+            }
+            for (o, &x) in dst.as_chunks_mut::<W>().0.iter_mut().zip(codes) {
+                *o = values[u32::from_le_bytes(x) as usize];
             }
             return Ok(());
         }

@@ -33,7 +33,7 @@ struct Cursor<'a> {
     /// Bytes the page may still decode to: one bound for all its parts (a struct's fields, a
     /// list's levels), so that nesting cannot multiply what a hostile page makes us allocate.
     budget: u64,
-    /// The column's shared dictionary, for top-level string pages coded against it.
+    /// The column's shared dictionary, for top-level pages coded against it.
     dict: Option<&'a ColumnDict>,
     /// The budget of the read the page is part of: every buffer the page decodes to is counted
     /// against it before it is allocated, copies of the page's own bytes included.
@@ -247,20 +247,21 @@ pub fn decode_page_into(
     rows: std::ops::Range<usize>,
     dst: &mut [u8],
 ) -> Result<WindowBits> {
-    decode_page_into_budgeted(dt, n, bytes, rows, dst, None)
+    decode_page_into_budgeted(dt, n, bytes, rows, dst, None, None)
 }
 
-/// [`decode_page_into`] as part of a read: the bitmaps it makes are counted against `read`
-/// (the caller counted `dst`).
+/// [`decode_page_into`] as part of a read, for a page of a column whose pages may share
+/// `dict`: the bitmaps it makes are counted against `read` (the caller counted `dst`).
 pub(crate) fn decode_page_into_within(
     dt: &DataType,
     n: usize,
     bytes: &[u8],
     rows: std::ops::Range<usize>,
     dst: &mut [u8],
+    dict: Option<&ColumnDict>,
     read: &Budget,
 ) -> Result<WindowBits> {
-    decode_page_into_budgeted(dt, n, bytes, rows, dst, Some(read))
+    decode_page_into_budgeted(dt, n, bytes, rows, dst, dict, Some(read))
 }
 
 fn decode_page_into_budgeted(
@@ -269,6 +270,7 @@ fn decode_page_into_budgeted(
     bytes: &[u8],
     rows: std::ops::Range<usize>,
     dst: &mut [u8],
+    dict: Option<&ColumnDict>,
     read: Option<&Budget>,
 ) -> Result<WindowBits> {
     if rows.start > rows.end || rows.end > n {
@@ -284,6 +286,7 @@ fn decode_page_into_budgeted(
         )));
     }
     let mut c = Cursor::new(bytes);
+    c.dict = dict;
     c.read = read;
     let bits = decode_window_bits(dt, n, rows, &mut c, dst)?;
     if c.pos != bytes.len() {

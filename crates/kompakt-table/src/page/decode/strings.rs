@@ -97,7 +97,7 @@ pub(super) fn decode_strings<const SW: usize, const OW: usize>(
             Ok((offsets.into(), data.into()))
         }
         encoding::COLUMN_DICT => {
-            let dict = c.dict.ok_or_else(no_column_dict)?;
+            let dict = c.dict.filter(|d| d.holds_strings()).ok_or_else(no_column_dict)?;
             let codes = column_codes(n, c)?;
             let total = coded_total::<SW>(&codes, &dict.starts)?;
             c.charge(total.saturating_add((n + 1) * OW))?;

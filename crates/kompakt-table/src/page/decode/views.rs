@@ -109,7 +109,7 @@ pub(super) fn decode_string_views(n: usize, c: &mut Cursor<'_>, utf8: bool) -> R
             Ok((Buffer::from_vec(views), c.copy(data)?))
         }
         encoding::COLUMN_DICT => {
-            let dict = c.dict.ok_or_else(no_column_dict)?;
+            let dict = c.dict.filter(|d| d.holds_strings()).ok_or_else(no_column_dict)?;
             let values = dict
                 .views
                 .as_deref()

@@ -156,13 +156,14 @@ pub fn encode_symbol_page(
     encode_top(dt, pieces, out, None, Some(table), None)
 }
 
-/// Encodes a page of a string or binary column as `codes` into the dictionary its pages share
-/// (encoding [`COLUMN_DICT`](encoding::COLUMN_DICT), table layout 4): the validity of `pieces`
-/// (the page's rows), then the codes as a nested page of 4-byte values, which chooses its own
-/// encoding (bit-packed when a few values are common, runs, ...). Null rows' codes are the
-/// caller's choice; `verdicts` as for [`encode_column_page`]. Returns the page's summary and
-/// layout, and the codes' encoding.
-pub fn encode_coded_strings(
+/// Encodes a page of a column of type `dt` as `codes` into the dictionary its pages share
+/// (encoding [`COLUMN_DICT`](encoding::COLUMN_DICT); table layout 4 for strings and binary
+/// values, 6 for 4- and 8-byte values): the validity of `pieces` (the page's rows), then the
+/// codes as a nested page of 4-byte values, which chooses its own encoding (bit-packed when a
+/// few values are common, runs, ...). Null rows' codes are the caller's choice; `verdicts` as
+/// for [`encode_column_page`]. Returns the page's summary and layout, and the codes' encoding.
+pub fn encode_coded_values(
+    dt: &DataType,
     pieces: &[ArrayData],
     codes: &[u32],
     out: &mut Vec<u8>,
@@ -173,6 +174,15 @@ pub fn encode_coded_strings(
     if n != codes.len() {
         return Err(Error::Internal(format!("{} codes for a page of {n} rows", codes.len())));
     }
+    let layout = if crate::schema::is_byte_array(dt) {
+        4
+    } else if crate::schema::may_share_dictionary(dt) {
+        6
+    } else {
+        return Err(Error::Internal(format!(
+            "a page of {dt} coded against a column dictionary"
+        )));
+    };
     let mut cx = Ctx {
         runs: true,
         nest: true,
@@ -180,7 +190,7 @@ pub fn encode_coded_strings(
         codec,
         symbols: None,
         verdicts,
-        layout: 4,
+        layout,
     };
     let mut summary = encoding::COLUMN_DICT;
     if let Some(bits) = gather_validity(pieces, n) {
@@ -220,6 +230,54 @@ pub(crate) fn encode_page_within(
     };
     let summary = encode_node(dt, pieces, out, &mut cx)?;
     debug_assert!(cx.layout <= layout.max(1));
+    Ok(Encoded {
+        summary,
+        layout: cx.layout,
+    })
+}
+
+/// Whether a column's first page (`pieces`, of type `dt`) is stored in fewer bytes as `codes`
+/// into a new column dictionary of `values` (the page's distinct values), dictionary
+/// included, than by its own encodings: a trial of both through `codec`, by the expected
+/// compressed sizes. Decided for a column of numbers before its pages share a dictionary:
+/// where the page's own encodings are as small (decimal codes of a few digits, values of a
+/// few hundred that a page's dictionary codes in a byte), the shared one would only cost a
+/// lookup per value on every read. The shared dictionary must save a tenth.
+pub(crate) fn column_dict_pays(
+    dt: &DataType,
+    pieces: &[ArrayData],
+    codes: &[u32],
+    values: &ArrayData,
+    codec: Option<kompakt::Codec>,
+) -> Result<bool> {
+    let mut own = Vec::new();
+    encode_column_page(dt, pieces, &mut own, codec, None)?;
+    let mut coded = Vec::new();
+    encode_coded_values(dt, pieces, codes, &mut coded, codec, None)?;
+    let mut dictionary = Vec::new();
+    encode_shared_dictionary(values, &mut dictionary)?;
+    let shared = trials::expected_size(codec, &coded) + trials::expected_size(codec, &dictionary);
+    Ok(shared < 0.9 * trials::expected_size(codec, &own))
+}
+
+/// Encodes the values of a dictionary its column's pages share (`values`, strings or
+/// numbers), as [`encode_dictionary_values`] does but that floats that are decimals may be
+/// stored as their codes and numbers as multiples of a common factor (table layout 3; shared
+/// dictionaries of numbers came with layout 6).
+pub fn encode_shared_dictionary(values: &ArrayData, out: &mut Vec<u8>) -> Result<Encoded> {
+    if crate::schema::is_byte_array(values.data_type()) {
+        return encode_dictionary_values(values, out);
+    }
+    let mut cx = Ctx {
+        runs: false,
+        nest: true,
+        null_rows: false,
+        codec: None,
+        symbols: None,
+        verdicts: None,
+        layout: 1,
+    };
+    let summary = encode_node(values.data_type(), std::slice::from_ref(values), out, &mut cx)?;
     Ok(Encoded {
         summary,
         layout: cx.layout,

@@ -66,6 +66,31 @@ const DECIMAL_SAMPLE: usize = 64;
 /// 4 + W bytes, and more of them mean the floats are not decimals.
 const MAX_DECIMAL_EXCEPTIONS_SHIFT: u32 = 5;
 
+/// The power of ten of a decimal page of floats like `sample` (their bits, `W` bytes each), and
+/// how many bits the sample's codes span; `None` when they are not decimals worth a page.
+fn sampled_power<const W: usize>(sample: &[u64]) -> Option<(u8, usize)> {
+    let most = if W == 8 {
+        crate::page::MAX_DECIMAL_EXP_F64
+    } else {
+        crate::page::MAX_DECIMAL_EXP_F32
+    };
+    // The smallest power that most of the sample fits: the narrowest codes. A few values with
+    // more decimals (a computed 0.1 + 0.2) are exceptions, not a reason for 10^17.
+    let fits = |e: u8| sample.iter().filter(|&&b| decimal_code::<W>(b, e).is_some()).count();
+    let e = (0..=most).find(|&e| fits(e) * 8 >= sample.len() * 7)?;
+    // And codes narrower than the floats by 16 bits (float32: 8): with 16 or 17 digits, most
+    // doubles of modest size are some integer over 10^16 (a third is 3333333333333333 / 10^16),
+    // which would cost a division per value to save nothing.
+    let spare = if W == 8 { 16 } else { 8 };
+    let (lo, hi) = sample
+        .iter()
+        .filter_map(|&b| decimal_code::<W>(b, e))
+        .map(|c| if W == 8 { c as i64 } else { i64::from(c as u32 as i32) })
+        .fold((i64::MAX, i64::MIN), |(lo, hi), c| (lo.min(c), hi.max(c)));
+    let width = 64 - (hi.wrapping_sub(lo) as u64).leading_zeros() as usize;
+    (width + spare <= 8 * W).then_some((e, width))
+}
+
 /// The code of `v` at power `e`, if `v` is exactly that code divided by 10^e.
 #[inline]
 fn decimal_code<const W: usize>(bits: u64, e: u8) -> Option<u64> {
@@ -105,23 +130,8 @@ pub(super) fn encode_decimal<const W: usize>(words: &[[u8; W]], choice: Choice<'
     let sample: Vec<u64> = (0..n.min(DECIMAL_SAMPLE))
         .map(|j| load::<W>(&words[(j * step + j * 37 % step).min(n - 1)]))
         .collect();
-    // The smallest power that most of the sample fits: the narrowest codes. A few values with
-    // more decimals (a computed 0.1 + 0.2) are exceptions, not a reason for 10^17.
-    let fits = |e: u8| sample.iter().filter(|&&b| decimal_code::<W>(b, e).is_some()).count();
-    let mut best_e = (0..=most).find(|&e| fits(e) * 8 >= sample.len() * 7)?;
-    // And codes narrower than the floats by 16 bits (float32: 8): with 16 or 17 digits, most
-    // doubles of modest size are some integer over 10^16 (a third is 3333333333333333 / 10^16),
-    // which would cost a division per value to save nothing.
+    let (mut best_e, width) = sampled_power::<W>(&sample)?;
     let spare = if W == 8 { 16 } else { 8 };
-    let (lo, hi) = sample
-        .iter()
-        .filter_map(|&b| decimal_code::<W>(b, best_e))
-        .map(|c| if W == 8 { c as i64 } else { i64::from(c as u32 as i32) })
-        .fold((i64::MAX, i64::MIN), |(lo, hi), c| (lo.min(c), hi.max(c)));
-    let width = 64 - (hi.wrapping_sub(lo) as u64).leading_zeros() as usize;
-    if width + spare > 8 * W {
-        return None;
-    }
     // Raising the power by d widens the codes by about 3.33 d bits: only while they stay
     // narrow.
     let sampled_e = best_e;

@@ -95,3 +95,11 @@ pub(super) fn codec_beats(codec: Option<kompakt::Codec>, codes: &[u8], packed: u
     }
     trial_fraction(codec, codes, TRIALS).is_some_and(|f| f * (codes.len() as f64) < target)
 }
+
+/// Bytes `codec` is expected to store `data` in (trial compressions of samples with its fast
+/// stand-in; `data`'s own size without a codec or when a trial fails).
+pub(super) fn expected_size(codec: Option<kompakt::Codec>, data: &[u8]) -> f64 {
+    use kompakt::codec::SAMPLES;
+    let fraction = trial_stand_in(codec).and_then(|c| trial_fraction(c, data, SAMPLES));
+    fraction.unwrap_or(1.0).min(1.0) * data.len() as f64
+}

@@ -1,11 +1,13 @@
-//! The writer's side of a dictionary shared by every page of a string or binary column
-//! (encoding [`COLUMN_DICT`](crate::page::encoding::COLUMN_DICT)): values get codes in the
-//! order they are first seen, so a dictionary that grows keeps the meaning of every code
-//! already written, and is stored once, at the end, in the column's dictionary stream.
+//! The writer's side of a dictionary shared by every page of a column (encoding
+//! [`COLUMN_DICT`](crate::page::encoding::COLUMN_DICT)): string and binary columns, and columns
+//! of 4- and 8-byte values. Values get codes in the order they are first seen, so a dictionary
+//! that grows keeps the meaning of every code already written, and is stored once, at the end,
+//! in the column's dictionary stream.
 //!
 //! A page of 16,384 flights holds about 3,000 of the 4,000 aircraft tail numbers: a
 //! dictionary per page stores most of them again in each page, one per column stores each
-//! once (docs/DESIGN.md, "What kompakt's table writer chooses").
+//! once (docs/DESIGN.md, "What kompakt's table writer chooses"). The same holds for numbers
+//! drawn from a few thousand values: hourly earnings, prices.
 
 use crate::page::BuildFx;
 use arrow_buffer::{Buffer, ScalarBuffer};
@@ -31,8 +33,10 @@ enum State {
 }
 
 /// A column's shared dictionary as it is being built.
-pub(crate) struct SharedStrings {
+pub(crate) struct SharedValues {
     data_type: DataType,
+    /// The width of fixed-width values; `None` for strings and binary values.
+    width: Option<usize>,
     lookup: HashMap<Box<[u8]>, u32, BuildFx>,
     /// The values back to back, and where each ends.
     data: Vec<u8>,
@@ -44,11 +48,13 @@ pub(crate) struct SharedStrings {
     rejected: usize,
 }
 
-impl SharedStrings {
-    /// An empty dictionary for a column of `data_type` (a string or binary type).
+impl SharedValues {
+    /// An empty dictionary for a column of `data_type` (a string or binary type, or one of 4-
+    /// or 8-byte values).
     pub fn new(data_type: &DataType) -> Self {
-        SharedStrings {
+        SharedValues {
             data_type: data_type.clone(),
+            width: crate::schema::fixed_width(data_type),
             lookup: HashMap::with_hasher(BuildFx),
             data: Vec::new(),
             ends: Vec::new(),
@@ -61,12 +67,19 @@ impl SharedStrings {
 
     /// The dictionary of a table being appended to, whose values so far are `values`.
     pub fn with_values(values: &ArrayData) -> Result<Self> {
-        let mut s = SharedStrings::new(values.data_type());
+        let mut s = SharedValues::new(values.data_type());
+        let width = s.width;
         let mut add = |v: &[u8]| s.push(v);
-        match values.data_type() {
-            DataType::Utf8 | DataType::Binary => for_each_value::<4>(values, &mut add),
-            DataType::LargeUtf8 | DataType::LargeBinary => for_each_value::<8>(values, &mut add),
-            other => return Err(Error::Internal(format!("a shared dictionary of {other}"))),
+        match (values.data_type(), width) {
+            (DataType::Utf8 | DataType::Binary, _) => for_each_value::<4>(values, &mut add),
+            (DataType::LargeUtf8 | DataType::LargeBinary, _) => for_each_value::<8>(values, &mut add),
+            (_, Some(w @ (4 | 8))) => {
+                let raw = &values.buffers()[0].as_slice()[values.offset() * w..(values.offset() + values.len()) * w];
+                raw.chunks_exact(w).for_each(|v| {
+                    add(v);
+                });
+            }
+            (other, _) => return Err(Error::Internal(format!("a shared dictionary of {other}"))),
         }
         s.stored = s.ends.len();
         s.accepted = 1;
@@ -99,7 +112,7 @@ impl SharedStrings {
     /// values: [`draft`](Self::draft) then [`commit`](Self::commit).
     #[cfg(test)]
     pub fn code_page(&mut self, pieces: &[ArrayData]) -> Option<Vec<u32>> {
-        let draft = self.draft(pieces);
+        let draft = self.draft(pieces, None);
         self.commit(draft).map(Coded::into_codes)
     }
 
@@ -108,8 +121,10 @@ impl SharedStrings {
     /// or a mark and the index of a value new to it. Refused when more than three quarters of
     /// the rows are new values (or when the column has stopped trying); until a page has been accepted,
     /// every page of the round meets an empty dictionary, so [`commit`](Self::commit) judges
-    /// them by what each adds after the pages before it.
-    pub fn draft<'a>(&self, pieces: &'a [ArrayData]) -> Draft<'a> {
+    /// them by what each adds after the pages before it. A column of numbers is coded only when
+    /// a trial through `codec` (the one pages are weighed against) says its first page is
+    /// smaller coded, dictionary included ([`column_dict_pays`](crate::page::column_dict_pays)).
+    pub fn draft<'a>(&self, pieces: &'a [ArrayData], codec: Option<kompakt::Codec>) -> Draft<'a> {
         let n: usize = pieces.iter().map(ArrayData::len).sum();
         if self.state == State::Off || n == 0 {
             return Draft::Skipped;
@@ -118,9 +133,12 @@ impl SharedStrings {
         // While no page has used it, a sample says whether the values repeat at all (ids and
         // URLs do not): hashing and copying a page to find out would cost more.
         if self.accepted == 0 {
-            let likely = match pieces {
-                [p] if large => sample_repeats::<8>(p),
-                [p] => sample_repeats::<4>(p),
+            let likely = match (pieces, self.width) {
+                ([p], Some(w)) => numbers_worth_sharing(p, w, is_float(&self.data_type)),
+                // A page of several pieces: only strings are tried without a sample.
+                (_, Some(_)) => false,
+                ([p], None) if large => sample_repeats::<8>(p),
+                ([p], None) => sample_repeats::<4>(p),
                 _ => true,
             };
             if !likely {
@@ -177,19 +195,49 @@ impl SharedStrings {
         };
         let mut row = 0;
         for p in pieces {
-            let ok = if large {
-                visit::<8>(p, &mut row, &mut each)
-            } else {
-                visit::<4>(p, &mut row, &mut each)
+            let ok = match self.width {
+                Some(w) => visit_fixed(p, w, &mut row, &mut each),
+                None if large => visit::<8>(p, &mut row, &mut each),
+                None => visit::<4>(p, &mut row, &mut each),
             };
             if !ok {
                 return Draft::Refused;
             }
         }
+        if self.width.is_some() && self.accepted == 0 && !self.pays_on_its_own(pieces, &codes, &new, first_valid, codec)
+        {
+            return Draft::Refused;
+        }
         Draft::Coded {
             codes,
             new,
             first_valid,
+        }
+    }
+
+    /// Whether a page of numbers drafted against an empty dictionary (so that every code is
+    /// one of its `new` values) is smaller coded, dictionary included, than on its own.
+    fn pays_on_its_own(
+        &self,
+        pieces: &[ArrayData],
+        codes: &[u32],
+        new: &[&[u8]],
+        first_valid: Option<usize>,
+        codec: Option<kompakt::Codec>,
+    ) -> bool {
+        let coded = Coded {
+            codes: codes.to_vec(),
+            map: (0..new.len() as u32).collect(),
+            first_valid: first_valid.unwrap_or(0),
+        };
+        let values = ArrayDataBuilder::new(self.data_type.clone())
+            .len(new.len())
+            .add_buffer(Buffer::from(new.concat()))
+            .build();
+        match values {
+            Ok(values) => crate::page::column_dict_pays(&self.data_type, pieces, &coded.into_codes(), &values, codec)
+                .unwrap_or(false),
+            Err(_) => false,
         }
     }
 
@@ -257,6 +305,13 @@ impl SharedStrings {
 
     /// The dictionary's values, as an array of the column's type.
     pub fn values(&self) -> Result<ArrayData> {
+        if self.width.is_some() {
+            return ArrayDataBuilder::new(self.data_type.clone())
+                .len(self.ends.len())
+                .add_buffer(Buffer::from(self.data.as_slice()))
+                .build()
+                .map_err(|e| Error::Internal(format!("a shared dictionary: {e}")));
+        }
         let offsets: Buffer = match self.data_type {
             DataType::LargeUtf8 | DataType::LargeBinary => {
                 ScalarBuffer::from_iter(std::iter::once(0i64).chain(self.ends.iter().map(|&e| e as i64))).into_inner()
@@ -289,7 +344,7 @@ fn max_new_values(n: usize) -> usize {
 /// Marks a drafted code as the index of a value new to the dictionary (codes stay below 2^16).
 const NEW: u32 = 1 << 31;
 
-/// A page's codes after phase one ([`SharedStrings::draft`]).
+/// A page's codes after phase one ([`SharedValues::draft`]).
 pub(crate) enum Draft<'a> {
     /// The column no longer tries (or the page is empty): not a refusal.
     Skipped,
@@ -355,6 +410,95 @@ fn visit<'a, const OW: usize>(
     true
 }
 
+/// [`visit`] for an array of fixed-width values of `w` bytes.
+fn visit_fixed<'a>(
+    p: &'a ArrayData,
+    w: usize,
+    row: &mut usize,
+    each: &mut impl FnMut(usize, Option<&'a [u8]>) -> bool,
+) -> bool {
+    let raw = &p.buffers()[0].as_slice()[p.offset() * w..(p.offset() + p.len()) * w];
+    let nulls = p.nulls();
+    for (i, value) in raw.chunks_exact(w).enumerate() {
+        let value = match nulls {
+            Some(nb) if nb.is_null(i) => None,
+            _ => Some(value),
+        };
+        if !each(*row, value) {
+            return false;
+        }
+        *row += 1;
+    }
+    true
+}
+
+fn is_float(dt: &DataType) -> bool {
+    matches!(dt, DataType::Float32 | DataType::Float64)
+}
+
+/// Whether a page of numbers (`p`, of `w`-byte values) looks worth a trial of coding against
+/// a column dictionary, from a sample of its valid rows spread over it: more distinct values
+/// than a page's own dictionary codes in a byte (over a third of the sample), drawn from a
+/// vocabulary a column dictionary holds (as [`sample_repeats`]); for integers, dates and
+/// times, not sorted (sorted ones are small as differences) and spread over a range (over the
+/// values' common factor) at least 16 times wider than the vocabulary (narrower ones are as
+/// small as codes already, bit-packed from the page's least value). Small pages are left to
+/// their own encodings: the dictionary's stream costs more than it saves there.
+fn numbers_worth_sharing(p: &ArrayData, w: usize, float: bool) -> bool {
+    const SAMPLE: usize = 384;
+    const MIN_ROWS: usize = 4096;
+    let n = p.len();
+    if n < MIN_ROWS {
+        return false;
+    }
+    let raw = &p.buffers()[0].as_slice()[p.offset() * w..(p.offset() + n) * w];
+    let step = n / SAMPLE;
+    let nulls = p.nulls();
+    let sample: Vec<u64> = (0..SAMPLE)
+        .map(|j| j * step)
+        .filter(|&i| nulls.is_none_or(|nb| nb.is_valid(i)))
+        .map(|i| {
+            let mut a = [0u8; 8];
+            a[..w].copy_from_slice(&raw[i * w..(i + 1) * w]);
+            u64::from_le_bytes(a)
+        })
+        .collect();
+    let s = sample.len();
+    if s < SAMPLE / 4 {
+        return false;
+    }
+    let distinct: std::collections::HashSet<u64, BuildFx> = sample.iter().copied().collect();
+    let repeats = s - distinct.len();
+    if distinct.len() <= s / 3 || repeats * 2 * SAMPLED_VOCABULARY < s * s {
+        return false;
+    }
+    if float {
+        return true;
+    }
+    // s values drawn from d repeat about s²/(2d) times.
+    let vocabulary = (s * s / (2 * repeats)).max(1);
+    let code_bits = (usize::BITS - vocabulary.leading_zeros()) as usize;
+    // Signed order as unsigned (the range of uint* values past 2^(8w-1) is overstated).
+    let flip = 1u64 << (8 * w - 1);
+    let mask = u64::MAX >> (64 - 8 * w);
+    let values: Vec<u64> = sample.iter().map(|&v| (v ^ flip) & mask).collect();
+    if values.is_sorted() {
+        return false;
+    }
+    let lo = values.iter().copied().min().unwrap_or(0);
+    let hi = values.iter().copied().max().unwrap_or(0);
+    let factor = values.iter().fold(0, |g, &v| gcd(g, v - lo)).max(1);
+    let range_bits = (u64::BITS - ((hi - lo) / factor).leading_zeros()) as usize;
+    range_bits >= code_bits + 4
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
 fn for_each_value<const OW: usize>(p: &ArrayData, add: &mut impl FnMut(&[u8]) -> u32) {
     let mut row = 0;
     visit::<OW>(p, &mut row, &mut |_, v| {
@@ -402,7 +546,7 @@ mod tests {
 
     #[test]
     fn codes_keep_their_meaning_as_the_dictionary_grows() {
-        let mut s = SharedStrings::new(&DataType::Utf8);
+        let mut s = SharedValues::new(&DataType::Utf8);
         let a = data(&[Some("x"), Some("y"), Some("x"), Some("x")]);
         assert_eq!(s.code_page(&[a]), Some(vec![0, 1, 0, 0]));
         let b = data(&[None, Some("z"), Some("y"), None, Some("y"), Some("y")]);
@@ -417,7 +561,7 @@ mod tests {
 
     #[test]
     fn pages_of_new_values_are_refused_and_leave_nothing() {
-        let mut s = SharedStrings::new(&DataType::Utf8);
+        let mut s = SharedValues::new(&DataType::Utf8);
         assert!(s
             .code_page(&[data(&[Some("a"), Some("a"), Some("b"), Some("a")])])
             .is_some());
@@ -438,26 +582,26 @@ mod tests {
         let page = |values: [&'static str; 8]| [data(&values.map(Some))];
         // Two pages drafted against the same empty dictionary, as a round's are: 7 of 8 rows
         // new (more than 3/4) is refused, and leaves nothing for the next page.
-        let mut s = SharedStrings::new(&DataType::Utf8);
+        let mut s = SharedValues::new(&DataType::Utf8);
         let (first, second) = (
             page(["a", "b", "c", "d", "e", "f", "g", "a"]),
             page(["a", "b", "c", "d", "e", "f", "h", "b"]),
         );
-        let [d1, d2] = [s.draft(&first), s.draft(&second)];
+        let [d1, d2] = [s.draft(&first, None), s.draft(&second, None)];
         assert!(s.commit(d1).is_none(), "7 of 8 rows new: refused");
         assert!(s.ends.is_empty());
         assert!(s.commit(d2).is_none(), "7 of 8 new once the first page left nothing");
         // A page that shares most of its values with the one before it in the round.
-        let mut s = SharedStrings::new(&DataType::Utf8);
+        let mut s = SharedValues::new(&DataType::Utf8);
         let third = page(["a", "b", "c", "d", "e", "f", "a", "b"]);
         let fourth = page(["a", "b", "c", "d", "e", "g", "h", "h"]);
-        let mut after_a_round = SharedStrings::new(&DataType::Utf8);
+        let mut after_a_round = SharedValues::new(&DataType::Utf8);
         after_a_round.accepted = 1;
         assert!(
-            matches!(after_a_round.draft(&fourth), Draft::Refused),
+            matches!(after_a_round.draft(&fourth, None), Draft::Refused),
             "7 of 8 new against a dictionary without them, drafted after a round: refused"
         );
-        let [d3, d4] = [s.draft(&third), s.draft(&fourth)];
+        let [d3, d4] = [s.draft(&third, None), s.draft(&fourth, None)];
         assert_eq!(s.commit(d3).map(Coded::into_codes), Some(vec![0, 1, 2, 3, 4, 5, 0, 1]));
         assert_eq!(
             s.commit(d4).map(Coded::into_codes),
@@ -468,7 +612,7 @@ mod tests {
 
     #[test]
     fn columns_without_repeats_stop_being_tried() {
-        let mut s = SharedStrings::new(&DataType::LargeUtf8);
+        let mut s = SharedValues::new(&DataType::LargeUtf8);
         for k in 0..3 {
             let page = arrow_array::LargeStringArray::from_iter_values((0..64).map(|i| format!("{k}-{i}"))).to_data();
             assert_eq!(s.code_page(&[page]), None);
@@ -479,7 +623,7 @@ mod tests {
     #[test]
     fn an_append_continues_the_stored_dictionary() {
         let stored = data(&[Some("p"), Some("q")]);
-        let mut s = SharedStrings::with_values(&stored).unwrap();
+        let mut s = SharedValues::with_values(&stored).unwrap();
         assert!(!s.grew());
         assert_eq!(
             s.code_page(&[data(&[Some("q"), Some("p"), Some("q")])]),
@@ -495,9 +639,9 @@ mod tests {
 
     #[test]
     fn all_null_pages_need_a_value_to_point_at() {
-        let mut s = SharedStrings::new(&DataType::Utf8);
+        let mut s = SharedValues::new(&DataType::Utf8);
         assert_eq!(s.code_page(&[data(&[None, None])]), None);
-        let mut s = SharedStrings::new(&DataType::Utf8);
+        let mut s = SharedValues::new(&DataType::Utf8);
         assert!(s.code_page(&[data(&[Some("a"), Some("a")])]).is_some());
         assert_eq!(s.code_page(&[data(&[None, None])]), Some(vec![0, 0]));
     }
