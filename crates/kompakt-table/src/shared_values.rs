@@ -112,7 +112,7 @@ impl SharedValues {
     /// values: [`draft`](Self::draft) then [`commit`](Self::commit).
     #[cfg(test)]
     pub fn code_page(&mut self, pieces: &[ArrayData]) -> Option<Vec<u32>> {
-        let draft = self.draft(pieces, None);
+        let draft = self.draft(pieces, None, true);
         self.commit(draft).map(Coded::into_codes)
     }
 
@@ -123,8 +123,10 @@ impl SharedValues {
     /// every page of the round meets an empty dictionary, so [`commit`](Self::commit) judges
     /// them by what each adds after the pages before it. A column of numbers is coded only when
     /// a trial through `codec` (the one pages are weighed against) says its first page is
-    /// smaller coded, dictionary included ([`column_dict_pays`](crate::page::column_dict_pays)).
-    pub fn draft<'a>(&self, pieces: &'a [ArrayData], codec: Option<kompakt::Codec>) -> Draft<'a> {
+    /// smaller coded, dictionary included ([`column_dict_pays`](crate::page::column_dict_pays)):
+    /// the trial runs on the round's `first` page only, and the others of a round that
+    /// starts the dictionary follow its verdict at commit.
+    pub fn draft<'a>(&self, pieces: &'a [ArrayData], codec: Option<kompakt::Codec>, first: bool) -> Draft<'a> {
         let n: usize = pieces.iter().map(ArrayData::len).sum();
         if self.state == State::Off || n == 0 {
             return Draft::Skipped;
@@ -204,14 +206,15 @@ impl SharedValues {
                 return Draft::Refused;
             }
         }
-        if self.width.is_some() && self.accepted == 0 && !self.pays_on_its_own(pieces, &codes, &new, first_valid, codec)
-        {
+        let untried = self.width.is_some() && self.accepted == 0;
+        if untried && first && !self.pays_on_its_own(pieces, &codes, &new, first_valid, codec) {
             return Draft::Refused;
         }
         Draft::Coded {
             codes,
             new,
             first_valid,
+            untried: untried && !first,
         }
     }
 
@@ -252,7 +255,15 @@ impl SharedValues {
                 codes,
                 new,
                 first_valid,
-            } => (codes, new, first_valid),
+                untried,
+            } => {
+                // A page of numbers after a round's first, which no trial judged: coded only
+                // when the first was.
+                if untried && self.accepted == 0 {
+                    return self.refuse(self.ends.len());
+                }
+                (codes, new, first_valid)
+            }
         };
         let before = self.ends.len();
         // As the draft's rule, on the values the page really adds: a round's first pages were
@@ -355,6 +366,8 @@ pub(crate) enum Draft<'a> {
         codes: Vec<u32>,
         new: Vec<&'a [u8]>,
         first_valid: Option<usize>,
+        /// Numbers drafted before any page used the dictionary, without a trial.
+        untried: bool,
     },
 }
 
@@ -446,7 +459,7 @@ fn is_float(dt: &DataType) -> bool {
 /// their own encodings: the dictionary's stream costs more than it saves there.
 fn numbers_worth_sharing(p: &ArrayData, w: usize, float: bool) -> bool {
     const SAMPLE: usize = 384;
-    const MIN_ROWS: usize = 4096;
+    const MIN_ROWS: usize = 1024;
     let n = p.len();
     if n < MIN_ROWS {
         return false;
@@ -587,7 +600,7 @@ mod tests {
             page(["a", "b", "c", "d", "e", "f", "g", "a"]),
             page(["a", "b", "c", "d", "e", "f", "h", "b"]),
         );
-        let [d1, d2] = [s.draft(&first, None), s.draft(&second, None)];
+        let [d1, d2] = [s.draft(&first, None, true), s.draft(&second, None, false)];
         assert!(s.commit(d1).is_none(), "7 of 8 rows new: refused");
         assert!(s.ends.is_empty());
         assert!(s.commit(d2).is_none(), "7 of 8 new once the first page left nothing");
@@ -598,10 +611,10 @@ mod tests {
         let mut after_a_round = SharedValues::new(&DataType::Utf8);
         after_a_round.accepted = 1;
         assert!(
-            matches!(after_a_round.draft(&fourth, None), Draft::Refused),
+            matches!(after_a_round.draft(&fourth, None, true), Draft::Refused),
             "7 of 8 new against a dictionary without them, drafted after a round: refused"
         );
-        let [d3, d4] = [s.draft(&third, None), s.draft(&fourth, None)];
+        let [d3, d4] = [s.draft(&third, None, true), s.draft(&fourth, None, false)];
         assert_eq!(s.commit(d3).map(Coded::into_codes), Some(vec![0, 1, 2, 3, 4, 5, 0, 1]));
         assert_eq!(
             s.commit(d4).map(Coded::into_codes),

@@ -605,7 +605,7 @@ impl<W: Write> TableWriter<W> {
             let drafts: Vec<Draft<'_>> = (0..work.len() * columns)
                 .into_par_iter()
                 .map(|i| match &shared[i % columns] {
-                    Some(s) => s.draft(&work[i / columns][i % columns], trial_codec),
+                    Some(s) => s.draft(&work[i / columns][i % columns], trial_codec, i < columns),
                     None => Draft::Skipped,
                 })
                 .collect();

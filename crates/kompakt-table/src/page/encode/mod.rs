@@ -68,6 +68,8 @@ struct Ctx<'t> {
     nest: bool,
     /// Validity as the null rows' numbers (layout 4).
     null_rows: bool,
+    /// Values of the valid rows only, after a bitmap (layout 7).
+    valid_only: bool,
     /// The codec the page goes through, to weigh packed bits against bytes it compresses.
     codec: Option<kompakt::Codec>,
     /// The symbol table the page's strings are coded with (layout 5), taken by the string
@@ -129,6 +131,7 @@ fn encode_top(
         runs: true,
         nest: true,
         null_rows: true,
+        valid_only: true,
         codec,
         symbols,
         verdicts,
@@ -187,6 +190,7 @@ pub fn encode_coded_values(
         runs: true,
         nest: true,
         null_rows: true,
+        valid_only: false,
         codec,
         symbols: None,
         verdicts,
@@ -223,6 +227,7 @@ pub(crate) fn encode_page_within(
         runs: layout >= 2,
         nest: layout >= 3,
         null_rows: layout >= 4,
+        valid_only: layout >= 7,
         codec: None,
         symbols: None,
         verdicts: None,
@@ -238,8 +243,8 @@ pub(crate) fn encode_page_within(
 
 /// Whether a column's first page (`pieces`, of type `dt`) is stored in fewer bytes as `codes`
 /// into a new column dictionary of `values` (the page's distinct values), dictionary
-/// included, than by its own encodings: a trial of both through `codec`, by the expected
-/// compressed sizes. Decided for a column of numbers before its pages share a dictionary:
+/// included, than by its own encodings: a trial of both, compressed whole with `codec`'s fast
+/// stand-in. Decided for a column of numbers before its pages share a dictionary:
 /// where the page's own encodings are as small (decimal codes of a few digits, values of a
 /// few hundred that a page's dictionary codes in a byte), the shared one would only cost a
 /// lookup per value on every read. The shared dictionary must save a tenth.
@@ -256,8 +261,8 @@ pub(crate) fn column_dict_pays(
     encode_coded_values(dt, pieces, codes, &mut coded, codec, None)?;
     let mut dictionary = Vec::new();
     encode_shared_dictionary(values, &mut dictionary)?;
-    let shared = trials::expected_size(codec, &coded) + trials::expected_size(codec, &dictionary);
-    Ok(shared < 0.9 * trials::expected_size(codec, &own))
+    let shared = trials::compressed_size(codec, &coded) + trials::compressed_size(codec, &dictionary);
+    Ok((shared as f64) < 0.9 * trials::compressed_size(codec, &own) as f64)
 }
 
 /// Encodes the values of a dictionary its column's pages share (`values`, strings or
@@ -272,6 +277,7 @@ pub fn encode_shared_dictionary(values: &ArrayData, out: &mut Vec<u8>) -> Result
         runs: false,
         nest: true,
         null_rows: false,
+        valid_only: false,
         codec: None,
         symbols: None,
         verdicts: None,
@@ -292,6 +298,7 @@ pub fn encode_dictionary_values(values: &ArrayData, out: &mut Vec<u8>) -> Result
         runs: false,
         nest: false,
         null_rows: false,
+        valid_only: false,
         codec: None,
         symbols: None,
         verdicts: None,

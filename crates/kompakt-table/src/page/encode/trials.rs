@@ -96,10 +96,23 @@ pub(super) fn codec_beats(codec: Option<kompakt::Codec>, codes: &[u8], packed: u
     trial_fraction(codec, codes, TRIALS).is_some_and(|f| f * (codes.len() as f64) < target)
 }
 
-/// Bytes `codec` is expected to store `data` in (trial compressions of samples with its fast
-/// stand-in; `data`'s own size without a codec or when a trial fails).
-pub(super) fn expected_size(codec: Option<kompakt::Codec>, data: &[u8]) -> f64 {
-    use kompakt::codec::SAMPLES;
-    let fraction = trial_stand_in(codec).and_then(|c| trial_fraction(c, data, SAMPLES));
-    fraction.unwrap_or(1.0).min(1.0) * data.len() as f64
+/// Bytes `codec` stores `data` in, compressed whole with its fast stand-in (samples misjudge
+/// pages of shuffled bytes and small dictionaries by several percent); `data`'s own size
+/// without a codec or when compression fails.
+pub(super) fn compressed_size(codec: Option<kompakt::Codec>, data: &[u8]) -> usize {
+    use kompakt::codec::Compressor;
+    thread_local! {
+        static WHOLE: std::cell::RefCell<(Compressor, Vec<u8>)> = std::cell::RefCell::new((Compressor::new(), Vec::new()));
+    }
+    let Some(codec) = trial_stand_in(codec) else {
+        return data.len();
+    };
+    WHOLE.with(|t| {
+        let (compressor, scratch) = &mut *t.borrow_mut();
+        scratch.clear();
+        match compressor.compress_append(codec, data, scratch, data.len()) {
+            Ok(Some(n)) => n.min(data.len()),
+            _ => data.len(),
+        }
+    })
 }
