@@ -212,6 +212,7 @@ fn table_seeds() -> Vec<(String, Vec<u8>)> {
         "layout4.kpk",
         "layout5.kpk",
         "layout6.kpk",
+        "layout7.kpk",
     ]
     .iter()
     .map(|name| (name.to_string(), fs::read(golden.join(name)).unwrap()))

@@ -11,7 +11,9 @@
 //! as row numbers. `tests/golden/v1/table/layout5.kpk` (table layout 5) holds
 //! [`symbols_batch`], whose URL-like strings and paths are coded with symbol tables.
 //! `tests/golden/v1/table/layout6.kpk` (table layout 6) holds [`numbers_batch`], whose float
-//! column shares a dictionary across row groups.
+//! column shares a dictionary across row groups. `tests/golden/v1/table/layout7.kpk` (table
+//! layout 7) holds [`sparse_batch`], whose columns of numbers with many nulls store their
+//! valid rows' values only (a list's items too).
 //! `tests/golden/v1/table/statistics.kpk` (table layout 1 with a statistics section, version 1)
 //! holds [`golden_batch`] again, with its row-group statistics.
 //! `tests/golden/v1/table/nested.kpk` holds [`nested_batch`]: a list, a struct and a map column
@@ -68,6 +70,10 @@ fn symbols_path() -> PathBuf {
 
 fn numbers_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/v1/table/layout6.kpk")
+}
+
+fn sparse_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/v1/table/layout7.kpk")
 }
 
 // The value of each column at row `i`: the golden file's content, recomputed.
@@ -430,6 +436,7 @@ fn current_writer_encodes_the_golden_tables_as_before() {
         (shared_batch(), shared_options(), shared_path()),
         (symbols_batch(), symbols_options(), symbols_path()),
         (numbers_batch(), one_thread(NUMBERS_ROWS_PER_GROUP), numbers_path()),
+        (sparse_batch(), one_thread(SPARSE_ROWS_PER_GROUP), sparse_path()),
     ] {
         let now = dir.path().join("now.kpk");
         write_table_file(&now, batch.schema(), [Ok(batch)], options).unwrap();
@@ -463,6 +470,7 @@ fn write_missing_golden_table() {
         (shared_path(), shared_batch(), shared_options()),
         (symbols_path(), symbols_batch(), symbols_options()),
         (numbers_path(), numbers_batch(), one_thread(NUMBERS_ROWS_PER_GROUP)),
+        (sparse_path(), sparse_batch(), one_thread(SPARSE_ROWS_PER_GROUP)),
         (statistics_path(), golden_batch(), golden_options()),
         (nested_path(), nested_batch(), one_thread(NESTED_ROWS_PER_GROUP)),
     ] {
@@ -1049,4 +1057,96 @@ fn golden_numbers_table_reads_back_exactly() {
     assert_eq!(col.encodings.get("column dict"), Some(&3), "{:?}", col.encodings);
     let count = summary.iter().find(|s| s.name == "count").unwrap();
     assert!(!count.encodings.contains_key("column dict"), "{:?}", count.encodings);
+}
+
+// The layout-7 golden table: STAR-like scores and class sizes, 40 % missing in runs and
+// scattered, a float column with a null in 8 rows (the threshold), a list of readings whose
+// items are a third null, and a factor (dictionary keys) with nulls.
+
+const SPARSE_ROWS: usize = 2500;
+const SPARSE_ROWS_PER_GROUP: u32 = 1000;
+
+fn star_score(i: usize) -> Option<i32> {
+    (i % 5 >= 2 && !(700..900).contains(&i)).then(|| 400 + (i * 37 % 250) as i32)
+}
+
+fn eighth(i: usize) -> Option<f64> {
+    (i % 8 != 3).then(|| (i * 7919 % 1000) as f64 / 100.0)
+}
+
+fn list_reading(i: usize, k: usize) -> Option<f64> {
+    ((i + k) % 3 != 0).then(|| ((i * 31 + k * 7) % 500) as f64 / 4.0)
+}
+
+fn grade(i: usize) -> Option<i8> {
+    (i % 9 > 3).then_some((i % 4) as i8)
+}
+
+fn sparse_schema() -> Schema {
+    let item = Arc::new(Field::new("item", DataType::Float64, true));
+    Schema::new(vec![
+        Field::new("score", DataType::Int32, true),
+        Field::new("eighth", DataType::Float64, true),
+        Field::new("readings", DataType::List(item), true),
+        Field::new(
+            "grade",
+            DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::Utf8)),
+            true,
+        ),
+    ])
+}
+
+fn sparse_batch() -> RecordBatch {
+    let mut readings = arrow_array::builder::ListBuilder::new(arrow_array::builder::Float64Builder::new());
+    for i in 0..SPARSE_ROWS {
+        for k in 0..i % 4 {
+            readings.values().append_option(list_reading(i, k));
+        }
+        readings.append(i % 10 != 7);
+    }
+    let grades = DictionaryArray::<Int8Type>::new(
+        arrow_array::Int8Array::from_iter((0..SPARSE_ROWS).map(grade)),
+        Arc::new(StringArray::from(vec!["K", "1", "2", "3"])),
+    );
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int32Array::from_iter((0..SPARSE_ROWS).map(star_score))),
+        Arc::new(Float64Array::from_iter((0..SPARSE_ROWS).map(eighth))),
+        Arc::new(readings.finish()),
+        Arc::new(grades),
+    ];
+    RecordBatch::try_new(Arc::new(sparse_schema()), columns).unwrap()
+}
+
+#[test]
+fn golden_sparse_table_reads_back_exactly() {
+    let t = open_golden(sparse_path(), 7, SPARSE_ROWS, sparse_schema());
+    let want = sparse_batch();
+    let cases = [
+        (0..SPARSE_ROWS, vec![0, 1, 2, 3]),
+        (650..1950, vec![3, 2, 1, 0]),
+        (999..1001, vec![0, 2]),
+        (SPARSE_ROWS - 1..SPARSE_ROWS, vec![1]),
+    ];
+    check_reads(&t, &cases, |c, got, at| {
+        let expected = want.column(c).slice(at, got.len());
+        assert_eq!(got, expected.as_ref(), "column {c}, rows from {at}");
+    });
+    let indices = [2499u64, 0, 1000, 703, 703, 1999];
+    let (_, taken) = t.take(None, &indices, 1).unwrap();
+    for (k, &i) in indices.iter().enumerate() {
+        for c in 0..4 {
+            let (got, expected) = (taken.column(c).slice(k, 1), want.column(c).slice(i as usize, 1));
+            assert_eq!(got.as_ref(), expected.as_ref(), "column {c}, row {i}");
+        }
+    }
+    let mut scores = vec![0u8; 4 * 1500];
+    let valid = t.read_column_into_with_validity(0, 600..2100, &mut scores, 1).unwrap();
+    for (k, v) in scores.chunks_exact(4).enumerate() {
+        let i = 600 + k;
+        if let Some(want) = star_score(i) {
+            assert_eq!(i32::from_le_bytes(v.try_into().unwrap()), want, "row {i}");
+        }
+        let valid = valid.as_ref().expect("the column has nulls");
+        assert_eq!(valid.value(k), star_score(i).is_some(), "row {i}");
+    }
 }

@@ -75,6 +75,9 @@ mod validity {
     /// The null rows' numbers follow: a u32 count, then a nested page of 4-byte values
     /// (table layout 4). Sparse nulls take a few bits each instead of a bit per row.
     pub const NULL_ROWS: u8 = 2;
+    /// A bitmap as [`BITMAP`], and the values that follow are the valid rows' only (table
+    /// layout 7; nodes of fixed-width values).
+    pub const VALID_ONLY: u8 = 3;
 }
 
 /// Largest power of ten of a decimal page of float64 values: 10^18 keeps every quotient

@@ -952,8 +952,9 @@ fn sparse_nulls_are_stored_as_row_numbers() {
     let mut page = Vec::new();
     encode_page(sparse.data_type(), &[sparse.to_data()], &mut page, None).unwrap();
     assert_eq!(page[0], validity::NULL_ROWS);
-    // Nulls in every 8th row and more: the bitmap; small pages: the bitmap.
-    let dense = Int64Array::from_iter((0..5000i64).map(|i| (i % 8 != 1).then_some(i)));
+    // Nulls in every 16th row: the bitmap (every 8th and more: the bitmap and the valid rows'
+    // values only); small pages: the bitmap.
+    let dense = Int64Array::from_iter((0..5000i64).map(|i| (i % 16 != 1).then_some(i)));
     let mut page = Vec::new();
     encode_page(dense.data_type(), &[dense.to_data()], &mut page, None).unwrap();
     assert_eq!(page[0], validity::BITMAP);
@@ -1644,4 +1645,81 @@ fn numeric_column_dictionary_pages_checked() {
         Some(&dict),
     );
     assert_eq!(Int64Array::from(window.unwrap()), Int64Array::from(vec![10, 20]));
+}
+
+/// Pages with one null in 8 rows or more store their valid rows' values only (table layout 7),
+/// read back whole, by windows and straight into a buffer; fewer nulls keep a value a row.
+#[test]
+fn valid_rows_only_pages() {
+    let n = 3000;
+    let values = Int64Array::from_iter((0..n).map(|i: i64| (i % 5 < 2).then_some(i * i % 1000 - 300)));
+    let mut page = Vec::new();
+    let encoded = encode_page(&DataType::Int64, &[values.to_data()], &mut page, None).unwrap();
+    assert_eq!(page[0], validity::VALID_ONLY);
+    assert_eq!(encoded.layout, 7);
+    for rows in [0..n as usize, 0..1, 1..2, 7..2993, 2999..3000, 1500..1500] {
+        let got = decode_page_rows(&DataType::Int64, n as usize, &page, rows.clone()).unwrap();
+        got.validate_full().unwrap();
+        let want = values.slice(rows.start, rows.len());
+        assert_eq!(Int64Array::from(got), want, "{rows:?}");
+        let mut dst = vec![0xAAu8; 8 * rows.len()];
+        let bits = decode_page_into(&DataType::Int64, n as usize, &page, rows.clone(), &mut dst).unwrap();
+        let validity = bits.validity.expect("nulls");
+        for (k, v) in dst.chunks_exact(8).enumerate() {
+            let valid = arrow_buffer::bit_util::get_bit(validity.as_slice(), k);
+            assert_eq!(valid, want.is_valid(k));
+            let v = i64::from_le_bytes(v.try_into().unwrap());
+            assert_eq!(v, if valid { want.value(k) } else { 0 }, "{rows:?} row {k}");
+        }
+    }
+    // One null in 10: a value a row, as before.
+    let sparse = Int32Array::from_iter((0..n).map(|i| (i % 10 != 3).then_some(i as i32)));
+    let mut page = Vec::new();
+    encode_page(&DataType::Int32, &[sparse.to_data()], &mut page, None).unwrap();
+    assert_eq!(page[0], validity::BITMAP);
+    // Nested nodes too: a list of floats, a third null.
+    let floats = Float64Array::from_iter((0..n).map(|i| (i % 3 != 0).then_some(i as f64 / 7.0)));
+    let list = arrow_array::ListArray::new(
+        std::sync::Arc::new(arrow_schema::Field::new("item", DataType::Float64, true)),
+        arrow_buffer::OffsetBuffer::from_lengths(vec![3; n as usize / 3]),
+        std::sync::Arc::new(floats),
+        None,
+    );
+    let mut page = Vec::new();
+    let encoded = encode_page(list.data_type(), &[list.to_data()], &mut page, None).unwrap();
+    assert_eq!(encoded.layout, 7);
+    let got = decode_page(list.data_type(), list.len(), &page).unwrap();
+    assert_eq!(arrow_array::make_array(got).as_ref(), &list as &dyn Array);
+}
+
+/// Hostile pages of valid rows' values: on a node that is not of fixed-width values, or with
+/// values missing or left over, they are errors.
+#[test]
+fn valid_rows_only_pages_checked() {
+    let values = Int32Array::from(vec![Some(1), None, Some(3), None]);
+    let mut page = Vec::new();
+    encode_page(&DataType::Int32, &[values.to_data()], &mut page, None).unwrap();
+    assert_eq!(page[0], validity::VALID_ONLY);
+    let got = decode_page(&DataType::Int32, 4, &page).unwrap();
+    assert_eq!(Int32Array::from(got), values);
+    // The same page with its two values plain, so that a count that lies shows in the bytes.
+    let mut page = vec![validity::VALID_ONLY, 0b0101, encoding::PLAIN];
+    push_shuffled(4, &[1, 0, 0, 0, 3, 0, 0, 0], &mut page);
+    assert_eq!(
+        Int32Array::from(decode_page(&DataType::Int32, 4, &page).unwrap()),
+        values
+    );
+    // A bitmap claiming three valid rows: one value short.
+    let mut short = page.clone();
+    short[1] = 0b0111;
+    assert!(decode_page(&DataType::Int32, 4, &short).unwrap_err().is_corruption());
+    // One valid row: a value left over.
+    let mut over = page.clone();
+    over[1] = 0b0001;
+    assert!(decode_page(&DataType::Int32, 4, &over).unwrap_err().is_corruption());
+    // The same validity on strings and booleans.
+    for dt in [DataType::Utf8, DataType::Boolean] {
+        let err = decode_page(&dt, 4, &page).unwrap_err();
+        assert!(err.is_corruption(), "{dt}: {err}");
+    }
 }

@@ -8,7 +8,8 @@ use crate::page::{
     decimal_value, encoding, load, store, MAX_DECIMAL_EXP_F32, MAX_DECIMAL_EXP_F64, MAX_FIXED_DICT, MAX_WIDE_DICT,
 };
 use crate::zeroed::try_vec;
-use arrow_buffer::MutableBuffer;
+use arrow_buffer::bit_chunk_iterator::UnalignedBitChunk;
+use arrow_buffer::{bit_util, MutableBuffer};
 use arrow_schema::DataType;
 use kompakt::filter::unshuffle;
 use kompakt::Result;
@@ -87,6 +88,33 @@ pub(super) fn decode_fixed_rows_into(
         4 => decode_words::<4>(enc, n, rows, c, dst, nest)?,
         8 => decode_words::<8>(enc, n, rows, c, dst, nest)?,
         _ => return Err(corrupt(format!("encoding {enc} is not defined for {w}-byte values"))),
+    }
+    Ok(())
+}
+
+/// Rows `rows` of a node of `n` rows of `w`-byte values whose page holds the values of its
+/// valid rows (`bits`, its validity) only (table layout 7), into `dst`: null rows are zero.
+pub(super) fn decode_valid_rows_into(
+    w: usize,
+    n: usize,
+    bits: &[u8],
+    rows: std::ops::Range<usize>,
+    c: &mut Cursor<'_>,
+    dst: &mut [u8],
+    nest: Nest,
+) -> Result<()> {
+    let ones = |range: std::ops::Range<usize>| UnalignedBitChunk::new(bits, range.start, range.len()).count_ones();
+    let k = ones(0..n);
+    let first = ones(0..rows.start);
+    let valid = ones(rows.clone());
+    let mut values = c.alloc(w * valid)?;
+    decode_fixed_rows_into(w, k, first..first + valid, c, values.as_slice_mut(), nest)?;
+    let mut next = values.as_slice().chunks_exact(w);
+    for (row, out) in rows.zip(dst.chunks_exact_mut(w)) {
+        match bit_util::get_bit(bits, row) {
+            true => out.copy_from_slice(next.next().expect("one value a valid row")),
+            false => out.fill(0),
+        }
     }
     Ok(())
 }

@@ -1,12 +1,12 @@
 //! Decoding a node of a page: its validity, then its values by type (structs and lists
 //! recursing into their children, strings and fixed-width values handed to their decoders).
 
-use super::fixed::{decode_fixed, decode_fixed_rows, decode_fixed_rows_into, Nest};
+use super::fixed::{decode_fixed, decode_fixed_rows, decode_fixed_rows_into, decode_valid_rows_into, Nest};
 use super::offsets::decode_offsets;
 use super::strings::{byte_array, decode_strings};
 use super::views::{decode_string_views, view_array};
 use super::{corrupt, Cursor, WindowBits};
-use crate::page::validity::{BITMAP, NULL_ROWS, VALID};
+use crate::page::validity::{BITMAP, NULL_ROWS, VALID, VALID_ONLY};
 use crate::string_layout::StringLayout;
 use crate::zeroed::try_vec;
 use arrow_buffer::bit_mask::set_bits;
@@ -50,27 +50,40 @@ pub(super) fn decode_window_bits(
         set_bits(&mut out, bits, 0, rows.start, m);
         Ok(Buffer::from_vec(out))
     };
-    let validity = match read_validity(n, c)? {
-        Some(bits) => Some(window_bits(&bits, c)?),
+    let (bits, valid_only) = read_validity(n, c)?;
+    let validity = match &bits {
+        Some(bits) => Some(window_bits(bits, c)?),
         None => None,
     };
     if *dt == DataType::Boolean {
+        if valid_only {
+            return Err(not_valid_only(dt));
+        }
         let bits = c.take(nbytes)?;
         let values = Some(window_bits(bits, c)?);
         return Ok(WindowBits { validity, values });
     }
     let w = crate::schema::fixed_width(dt).ok_or_else(|| corrupt(format!("no page layout for {dt}")))?;
-    decode_fixed_rows_into(w, n, rows, c, dst, Nest::top(dt))?;
+    match bits {
+        Some(bits) if valid_only => decode_valid_rows_into(w, n, &bits, rows, c, dst, Nest::top(dt))?,
+        _ => decode_fixed_rows_into(w, n, rows, c, dst, Nest::top(dt))?,
+    }
     Ok(WindowBits { validity, values: None })
 }
 
+fn not_valid_only(dt: &DataType) -> kompakt::Error {
+    corrupt(format!("values of valid rows only, in a node of {dt}"))
+}
+
 /// The validity bitmap of a node of `n` rows (`None`: no nulls): stored as it is, or rebuilt
-/// from the null rows' numbers (table layout 4).
-fn read_validity<'a>(n: usize, c: &mut Cursor<'a>) -> Result<Option<std::borrow::Cow<'a, [u8]>>> {
+/// from the null rows' numbers (table layout 4); and whether the node's values are its valid
+/// rows' only (table layout 7).
+fn read_validity<'a>(n: usize, c: &mut Cursor<'a>) -> Result<(Option<std::borrow::Cow<'a, [u8]>>, bool)> {
     let nbytes = bit_util::ceil(n, 8);
-    match c.u8()? {
-        VALID => Ok(None),
-        BITMAP => Ok(Some(std::borrow::Cow::Borrowed(c.take(nbytes)?))),
+    let bits = match c.u8()? {
+        VALID => None,
+        BITMAP => Some(std::borrow::Cow::Borrowed(c.take(nbytes)?)),
+        VALID_ONLY => return Ok((Some(std::borrow::Cow::Borrowed(c.take(nbytes)?)), true)),
         NULL_ROWS => {
             let k = c.u32()? as usize;
             if k == 0 || k > n {
@@ -88,10 +101,11 @@ fn read_validity<'a>(n: usize, c: &mut Cursor<'a>) -> Result<Option<std::borrow:
                 bit_util::unset_bit(&mut bits, r);
                 next = r + 1;
             }
-            Ok(Some(std::borrow::Cow::Owned(bits)))
+            Some(std::borrow::Cow::Owned(bits))
         }
-        v => Err(corrupt(format!("unknown validity kind {v}"))),
-    }
+        v => return Err(corrupt(format!("unknown validity kind {v}"))),
+    };
+    Ok((bits, false))
 }
 
 fn decode_node(dt: &DataType, n: usize, c: &mut Cursor<'_>) -> Result<ArrayData> {
@@ -104,7 +118,12 @@ pub(super) fn decode_node_as(dt: &DataType, strings: StringLayout, n: usize, c: 
         return build(ArrayDataBuilder::new(DataType::Null).len(n));
     }
     let nbytes = bit_util::ceil(n, 8);
-    let validity = match read_validity(n, c)? {
+    let (bits, valid_only) = read_validity(n, c)?;
+    if valid_only && crate::schema::fixed_width(dt).is_none() {
+        return Err(not_valid_only(dt));
+    }
+    let valid_rows = valid_only.then(|| bits.clone()).flatten();
+    let validity = match bits {
         Some(std::borrow::Cow::Borrowed(b)) => Some(c.copy(b)?),
         Some(std::borrow::Cow::Owned(v)) => Some(Buffer::from_vec(v)),
         None => None,
@@ -184,7 +203,14 @@ pub(super) fn decode_node_as(dt: &DataType, strings: StringLayout, n: usize, c: 
         }
         _ => {
             let w = crate::schema::fixed_width(dt).ok_or_else(|| corrupt(format!("no page layout for {dt}")))?;
-            let values = decode_fixed_rows(w, n, 0..n, c, Nest::top(dt))?;
+            let values = match valid_rows {
+                Some(bits) => {
+                    let mut values = c.alloc(w * n)?;
+                    decode_valid_rows_into(w, n, &bits, 0..n, c, values.as_slice_mut(), Nest::top(dt))?;
+                    values
+                }
+                None => decode_fixed_rows(w, n, 0..n, c, Nest::top(dt))?,
+            };
             build(builder.add_buffer(values.into()))
         }
     }

@@ -3,7 +3,7 @@
 
 use super::choose::{encode_fixed, encode_words};
 use super::strings::encode_strings;
-use super::validity::{fill_null_slots, gather_validity, push_validity};
+use super::validity::{fill_null_slots, gather_validity, keep_valid, push_validity, VALID_ONLY_NULLS};
 use super::{kind_of, Ctx, Kind};
 use crate::page::{encoding, load, slice_data, SUMMARY_NULLS};
 use arrow_buffer::bit_mask::set_bits;
@@ -19,9 +19,18 @@ pub(super) fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>
         return Ok(encoding::PLAIN);
     }
     let validity = gather_validity(pieces, n);
+    let width = crate::schema::fixed_width(dt);
+    let nulls: usize = pieces.iter().map(ArrayData::null_count).sum();
+    let valid_only = cx.valid_only && width.is_some() && nulls * VALID_ONLY_NULLS >= n;
     let mut summary = 0;
     match &validity {
         None => out.push(crate::page::validity::VALID),
+        Some(bits) if valid_only => {
+            out.push(crate::page::validity::VALID_ONLY);
+            out.extend_from_slice(bits);
+            cx.layout = cx.layout.max(7);
+            summary |= SUMMARY_NULLS;
+        }
         Some(bits) => {
             push_validity(pieces, bits, out, cx);
             summary |= SUMMARY_NULLS;
@@ -77,8 +86,10 @@ pub(super) fn encode_node(dt: &DataType, pieces: &[ArrayData], out: &mut Vec<u8>
                     for p in pieces {
                         vals.extend_from_slice(values(p, w));
                     }
-                    if let Some(bits) = &validity {
-                        fill_null_slots(&mut vals, w, bits);
+                    match &validity {
+                        Some(bits) if valid_only => keep_valid(&mut vals, w, bits),
+                        Some(bits) => fill_null_slots(&mut vals, w, bits),
+                        None => {}
                     }
                     encode_fixed(w, &vals, kind_of(dt), out, cx)
                 }
