@@ -1075,7 +1075,7 @@ fn eighth(i: usize) -> Option<f64> {
 }
 
 fn list_reading(i: usize, k: usize) -> Option<f64> {
-    ((i + k) % 3 != 0).then(|| ((i * 31 + k * 7) % 500) as f64 / 4.0)
+    (!(i + k).is_multiple_of(3)).then(|| ((i * 31 + k * 7) % 500) as f64 / 4.0)
 }
 
 fn grade(i: usize) -> Option<i8> {
