@@ -37,7 +37,7 @@ pub(crate) struct SharedValues {
     data_type: DataType,
     /// The width of fixed-width values; `None` for strings and binary values.
     width: Option<usize>,
-    lookup: HashMap<Box<[u8]>, u32, BuildFx>,
+    lookup: Lookup,
     /// The values back to back, and where each ends.
     data: Vec<u8>,
     ends: Vec<usize>,
@@ -55,7 +55,10 @@ impl SharedValues {
         SharedValues {
             data_type: data_type.clone(),
             width: crate::schema::fixed_width(data_type),
-            lookup: HashMap::with_hasher(BuildFx),
+            lookup: match crate::schema::fixed_width(data_type) {
+                Some(_) => Lookup::Words(HashMap::with_hasher(BuildFx)),
+                None => Lookup::Bytes(HashMap::with_hasher(BuildFx)),
+            },
             data: Vec::new(),
             ends: Vec::new(),
             stored: 0,
@@ -93,7 +96,7 @@ impl SharedValues {
         let code = self.ends.len() as u32;
         self.data.extend_from_slice(value);
         self.ends.push(self.data.len());
-        self.lookup.insert(value.into(), code);
+        self.lookup.insert(value, code);
         code
     }
 
@@ -150,7 +153,8 @@ impl SharedValues {
         let max_new = if self.accepted == 0 { n } else { max_new_values(n) };
         let mut codes = Vec::with_capacity(n);
         let mut new: Vec<&'a [u8]> = Vec::new();
-        let mut local: HashMap<&'a [u8], u32, BuildFx> = HashMap::with_hasher(BuildFx);
+        // Sized for a vocabulary of a few thousand: growing from empty rehashed it 8 times.
+        let mut local = Local::new(self.width.is_some(), n.min(4096));
         let mut first_valid = None;
         let full = self.state == State::Full;
         // The row before, which sorted and clustered columns repeat (hours, dates as text):
@@ -174,19 +178,18 @@ impl SharedValues {
                 self.lookup.get(value)
             };
             let code = match known {
-                Some(&c) => c,
+                Some(c) => c,
                 None => {
-                    let next = new.len() as u32;
-                    match local.entry(value) {
-                        std::collections::hash_map::Entry::Occupied(e) => NEW | *e.get(),
-                        std::collections::hash_map::Entry::Vacant(e) => {
-                            if full || new.len() >= max_new {
-                                return false;
-                            }
-                            e.insert(next);
-                            new.push(value);
-                            NEW | next
+                    let added = local.index_or_add(value, || {
+                        if full || new.len() >= max_new {
+                            return None;
                         }
+                        new.push(value);
+                        Some(new.len() as u32 - 1)
+                    });
+                    match added {
+                        Some(index) => NEW | index,
+                        None => return false,
                     }
                 }
             };
@@ -273,7 +276,7 @@ impl SharedValues {
         let mut map = Vec::with_capacity(new.len());
         for value in new {
             let code = match self.lookup.get(value) {
-                Some(&c) => c,
+                Some(c) => c,
                 None => {
                     if self.ends.len() >= MAX_VALUES || self.data.len() + value.len() > MAX_BYTES {
                         self.state = State::Full;
@@ -350,6 +353,78 @@ impl SharedValues {
 /// and stops being tried.
 fn max_new_values(n: usize) -> usize {
     n * 3 / 4
+}
+
+/// A value of at most 8 bytes as a number (the key of a dictionary of numbers).
+fn word(value: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a[..value.len()].copy_from_slice(value);
+    u64::from_le_bytes(a)
+}
+
+/// The codes of a dictionary's values: numbers are keys as numbers (hashing their bytes and
+/// comparing slices took a sixth of writing AER's CPS tables).
+enum Lookup {
+    Bytes(HashMap<Box<[u8]>, u32, BuildFx>),
+    Words(HashMap<u64, u32, BuildFx>),
+}
+
+impl Lookup {
+    fn get(&self, value: &[u8]) -> Option<u32> {
+        match self {
+            Lookup::Bytes(m) => m.get(value).copied(),
+            Lookup::Words(m) => m.get(&word(value)).copied(),
+        }
+    }
+    fn insert(&mut self, value: &[u8], code: u32) {
+        match self {
+            Lookup::Bytes(m) => m.insert(value.into(), code),
+            Lookup::Words(m) => m.insert(word(value), code),
+        };
+    }
+    fn remove(&mut self, value: &[u8]) {
+        match self {
+            Lookup::Bytes(m) => m.remove(value),
+            Lookup::Words(m) => m.remove(&word(value)),
+        };
+    }
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        match self {
+            Lookup::Bytes(m) => m.len(),
+            Lookup::Words(m) => m.len(),
+        }
+    }
+}
+
+/// A draft's values new to the dictionary, by value: [`Lookup`] for the values of one page.
+enum Local<'a> {
+    Bytes(HashMap<&'a [u8], u32, BuildFx>),
+    Words(HashMap<u64, u32, BuildFx>),
+}
+
+impl<'a> Local<'a> {
+    fn new(words: bool, capacity: usize) -> Self {
+        match words {
+            true => Local::Words(HashMap::with_capacity_and_hasher(capacity, BuildFx)),
+            false => Local::Bytes(HashMap::with_capacity_and_hasher(capacity, BuildFx)),
+        }
+    }
+    /// The index of `value` among the new values, or the one `add` gives it when it is not
+    /// one yet (`None`: `add` refused it).
+    fn index_or_add(&mut self, value: &'a [u8], add: impl FnOnce() -> Option<u32>) -> Option<u32> {
+        use std::collections::hash_map::Entry;
+        match self {
+            Local::Bytes(m) => match m.entry(value) {
+                Entry::Occupied(e) => Some(*e.get()),
+                Entry::Vacant(e) => add().map(|i| *e.insert(i)),
+            },
+            Local::Words(m) => match m.entry(word(value)) {
+                Entry::Occupied(e) => Some(*e.get()),
+                Entry::Vacant(e) => add().map(|i| *e.insert(i)),
+            },
+        }
+    }
 }
 
 /// Marks a drafted code as the index of a value new to the dictionary (codes stay below 2^16).

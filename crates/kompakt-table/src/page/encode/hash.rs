@@ -19,7 +19,11 @@ impl std::hash::Hasher for FxHasher {
         self.0 = xxhash_rust::xxh3::xxh3_64_with_seed(bytes, self.0);
     }
     fn write_usize(&mut self, i: usize) {
-        self.0 = (self.0.rotate_left(5) ^ i as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        self.write_u64(i as u64);
+    }
+    // Numbers as keys (shared dictionaries of numbers): one multiply, not a hash of 8 bytes.
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
     fn finish(&self) -> u64 {
         self.0
