@@ -1723,3 +1723,32 @@ fn valid_rows_only_pages_checked() {
         assert!(err.is_corruption(), "{dt}: {err}");
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Pages of any values with many nulls (valid rows' values only) read back whole, by any
+    /// window, and straight into a buffer with zeros in the null rows.
+    #[test]
+    fn valid_rows_only_pages_round_trip(
+        rows in proptest::collection::vec((proptest::prelude::any::<i64>(), proptest::bool::weighted(0.5)), 1..3000),
+        small in proptest::bool::ANY,
+        window in (0usize..3000, 0usize..3000),
+    ) {
+        let values = Int64Array::from_iter(rows.iter().map(|&(v, ok)| ok.then_some(if small { v % 100 } else { v })));
+        let n = values.len();
+        let mut page = Vec::new();
+        encode_page(&DataType::Int64, &[values.to_data()], &mut page, Some(kompakt::Codec::Zstd { level: 1 })).unwrap();
+        let (a, b) = (window.0 % (n + 1), window.1 % (n + 1));
+        let (a, b) = (a.min(b), a.max(b));
+        let got = decode_page_rows(&DataType::Int64, n, &page, a..b).unwrap();
+        got.validate_full().unwrap();
+        proptest::prop_assert_eq!(Int64Array::from(got), values.slice(a, b - a));
+        let mut dst = vec![0x5Au8; 8 * (b - a)];
+        decode_page_into(&DataType::Int64, n, &page, a..b, &mut dst).unwrap();
+        for (k, v) in dst.chunks_exact(8).enumerate() {
+            let want = if values.is_valid(a + k) { values.value(a + k) } else { 0 };
+            proptest::prop_assert_eq!(i64::from_le_bytes(v.try_into().unwrap()), want);
+        }
+    }
+}

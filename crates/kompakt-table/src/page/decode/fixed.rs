@@ -9,7 +9,7 @@ use crate::page::{
 };
 use crate::zeroed::try_vec;
 use arrow_buffer::bit_chunk_iterator::UnalignedBitChunk;
-use arrow_buffer::{bit_util, MutableBuffer};
+use arrow_buffer::MutableBuffer;
 use arrow_schema::DataType;
 use kompakt::filter::unshuffle;
 use kompakt::Result;
@@ -109,14 +109,30 @@ pub(super) fn decode_valid_rows_into(
     let valid = ones(rows.clone());
     let mut values = c.alloc(w * valid)?;
     decode_fixed_rows_into(w, k, first..first + valid, c, values.as_slice_mut(), nest)?;
-    let mut next = values.as_slice().chunks_exact(w);
-    for (row, out) in rows.zip(dst.chunks_exact_mut(w)) {
-        match bit_util::get_bit(bits, row) {
-            true => out.copy_from_slice(next.next().expect("one value a valid row")),
-            false => out.fill(0),
-        }
+    let values = values.as_slice();
+    match w {
+        1 => spread::<1>(values, bits, rows, dst),
+        2 => spread::<2>(values, bits, rows, dst),
+        4 => spread::<4>(values, bits, rows, dst),
+        8 => spread::<8>(values, bits, rows, dst),
+        16 => spread::<16>(values, bits, rows, dst),
+        _ => return Err(corrupt(format!("values of valid rows only, of {w} bytes"))),
     }
     Ok(())
+}
+
+/// The valid rows' `values` (as many as `bits` has ones in `rows`) into their rows of `dst`,
+/// zeros into the others: a pass over the valid rows only, found a word of the bitmap at a
+/// time, with a value's width known at compile time. (A pass over every row, with a branch
+/// or a select on its bit, was 8 cycles a row: half of reading AER's STAR.)
+fn spread<const W: usize>(values: &[u8], bits: &[u8], rows: std::ops::Range<usize>, dst: &mut [u8]) {
+    let (values, _) = values.as_chunks::<W>();
+    let (dst, _) = dst.as_chunks_mut::<W>();
+    dst.fill([0; W]);
+    let valid_rows = arrow_buffer::bit_iterator::BitIndexIterator::new(bits, rows.start, rows.len());
+    for (row, value) in valid_rows.zip(values) {
+        dst[row] = *value;
+    }
 }
 
 /// Elements `rows` of `n` byte-shuffled elements of `w` bytes, unshuffled into `dst`.
