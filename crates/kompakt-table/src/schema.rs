@@ -473,14 +473,14 @@ pub fn from_json(bytes: &[u8], streams: usize) -> Result<ParsedSchema> {
     })
 }
 
-/// Whether `dt` is a string or binary type (variable-length values with offsets). Pages of it
-/// are compressed with [`TableOptions::string_codec`](crate::TableOptions::string_codec).
 /// Whether the pages of a top-level column of `dt` may share a dictionary (encoding 8): string
 /// and binary columns (table layout 4) and columns of 4- or 8-byte values (table layout 6).
 pub(crate) fn may_share_dictionary(dt: &DataType) -> bool {
     is_byte_array(dt) || matches!(fixed_width(dt), Some(4 | 8))
 }
 
+/// Whether `dt` is a string or binary type (variable-length values with offsets). Pages of it
+/// are compressed with [`TableOptions::string_codec`](crate::TableOptions::string_codec).
 pub(crate) fn is_byte_array(dt: &DataType) -> bool {
     matches!(
         dt,

@@ -355,7 +355,7 @@ pub(crate) struct Resume {
     pub blocks: Vec<kompakt::stream::BlockEntry>,
     pub layouts: Vec<ColumnLayout>,
     pub layout: u16,
-    /// The values so far of each dictionary column, and of each string column whose pages
+    /// The values so far of each dictionary column, and of each column whose pages
     /// share a dictionary; `None` for other columns.
     pub dictionaries: Vec<Option<ArrayData>>,
     /// Per column, the pages of the row groups that stay.

@@ -1752,3 +1752,42 @@ proptest::proptest! {
         }
     }
 }
+
+/// Working buffers (valid values before they are spread, codes before they are looked up) are
+/// checked against a read's limit but not counted as kept: a read whose limit is exactly what
+/// it returns fits, however its pages were stored.
+#[test]
+fn working_buffers_are_not_counted_as_kept() {
+    let n: usize = 4000;
+    let half_null = Int64Array::from_iter((0..n as i64).map(|i| (i % 2 == 0).then_some(i * 7919 % 100_000)));
+    let mut page = Vec::new();
+    encode_page(&DataType::Int64, &[half_null.to_data()], &mut page, None).unwrap();
+    assert_eq!(page[0], validity::VALID_ONLY);
+    let kept = (8 * n + n.div_ceil(8)) as u64;
+    let (r, charged) = decode_within(&DataType::Int64, StringLayout::AsStored, n, &page, kept);
+    assert_eq!(Int64Array::from(r.unwrap()), half_null);
+    assert_eq!(charged, kept);
+    // Into a caller's buffer, which the caller counted: the bitmap fits in what is left.
+    let budget = crate::budget::Budget::new(kept);
+    budget.charge(8 * n as u64, "the caller's buffer").unwrap();
+    let mut dst = vec![0u8; 8 * n];
+    decode_page_into_within(&DataType::Int64, n, &page, 0..n, &mut dst, None, &budget).unwrap();
+    assert_eq!(budget.left(), 0);
+    // Numbers coded against a column dictionary: the codes are a working buffer too.
+    let dict = ColumnDict::new(&Int64Array::from(vec![5, 6, 7]).to_data()).unwrap();
+    let codes: Vec<u32> = (0..n as u32).map(|i| i % 3).collect();
+    let values = Int64Array::from_iter_values(codes.iter().map(|&c| 5 + c as i64));
+    let mut page = Vec::new();
+    encode_coded_values(&DataType::Int64, &[values.to_data()], &codes, &mut page, None, None).unwrap();
+    let budget = crate::budget::Budget::new(8 * n as u64);
+    let got = decode_page_rows_within(
+        &DataType::Int64,
+        StringLayout::AsStored,
+        n,
+        &page,
+        0..n,
+        Some(&dict),
+        &budget,
+    );
+    assert_eq!(Int64Array::from(got.unwrap()), values);
+}

@@ -1,5 +1,5 @@
-//! Dictionaries: a dictionary column's values and the dictionary a string column's pages share,
-//! read once and kept; dictionary arrays built from keys checked to be in range.
+//! Dictionaries: a dictionary column's values and the dictionary a string or number column's
+//! pages share, read once and kept; dictionary arrays built from keys checked to be in range.
 
 use super::TableReader;
 use crate::budget::Budget;
@@ -32,7 +32,7 @@ impl TableReader {
         Ok(Some(dict))
     }
 
-    /// The dictionary of column `c`, a dictionary column or a string column whose pages share
+    /// The dictionary of column `c`, a dictionary column or a column whose pages share
     /// one (read once, then cached).
     pub(crate) fn dictionary(&self, c: usize) -> Result<ArrayData> {
         self.dictionary_within(c, &self.budget())
@@ -81,7 +81,7 @@ impl TableReader {
         }
         let value = match self.parsed.schema.field(c).data_type() {
             DataType::Dictionary(_, value) => value.as_ref(),
-            strings => strings,
+            shared => shared,
         };
         budget.check(len - layout.dictionary_offset, "a dictionary's bytes")?;
         self.with_raw(stream, layout.dictionary_offset, len, |raw| {

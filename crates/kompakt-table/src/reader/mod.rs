@@ -51,7 +51,8 @@ pub struct TableReader {
     dictionaries: Mutex<HashMap<usize, ArrayData>>,
     /// Small dictionaries shared with other readers of the same bytes ([`open::SharedDictionaries`]).
     shared_dictionaries: open::SharedDictionaries,
-    /// Shared dictionaries of string columns, ready for pages to gather from.
+    /// Dictionaries that the pages of string and number columns share, ready for pages to
+    /// gather from.
     column_dicts: Mutex<HashMap<usize, Arc<ColumnDict>>>,
     /// The statistics section, once read.
     statistics: Mutex<Option<Arc<Vec<Option<ColumnStatistics>>>>>,

@@ -107,7 +107,7 @@ pub(super) fn decode_valid_rows_into(
     let k = ones(0..n);
     let first = ones(0..rows.start);
     let valid = ones(rows.clone());
-    let mut values = c.alloc(w * valid)?;
+    let mut values = c.scratch(w * valid)?;
     decode_fixed_rows_into(w, k, first..first + valid, c, values.as_slice_mut(), nest)?;
     let values = values.as_slice();
     match w {
@@ -214,7 +214,7 @@ fn decode_words<const W: usize>(
                 .and_then(ColumnDict::fixed::<W>)
                 .ok_or_else(super::strings::no_column_dict)?;
             // The codes: a page of 4-byte values inside (any encoding but decimal).
-            let mut codes = c.alloc((hi - lo) * 4)?;
+            let mut codes = c.scratch((hi - lo) * 4)?;
             decode_fixed_rows_into(4, n, rows, c, codes.as_slice_mut(), Nest::INTEGERS)?;
             let (codes, _) = codes.as_slice().as_chunks::<4>();
             let d = values.len();

@@ -87,6 +87,22 @@ impl<'a> Cursor<'a> {
         Ok(ZeroedBuffer::new(len, "a page's values")?.into_mutable())
     }
 
+    /// `len` zero bytes of a working buffer the page's decoding drops before it returns (codes
+    /// before they are looked up, valid values before they are spread to their rows): counted
+    /// against the page's own bound, checked against the read's limit but not counted as kept
+    /// (as a page's bytes after the codec are), so that a read of exactly its limit in values
+    /// does not fail for the way its pages were stored.
+    fn scratch(&mut self, len: usize) -> Result<MutableBuffer> {
+        self.budget = self
+            .budget
+            .checked_sub(len as u64)
+            .ok_or_else(|| corrupt(format!("the page decodes to more than {} GiB", MAX_PAGE_DATA >> 30)))?;
+        if let Some(read) = self.read {
+            read.check(len as u64, "a page's working buffer")?;
+        }
+        Ok(ZeroedBuffer::new(len, "a page's working buffer")?.into_mutable())
+    }
+
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         let end = self
             .pos
@@ -149,7 +165,7 @@ pub fn decode_page_rows_as(
     decode_rows_within(dt, strings, n, bytes, rows, MAX_PAGE_DATA, None)
 }
 
-/// [`decode_page_rows_as`] for a page of a string or binary column whose pages share `dict`
+/// [`decode_page_rows_as`] for a page of a column whose pages share `dict`
 /// (the column's dictionary stream), which pages of encoding
 /// [`COLUMN_DICT`](super::encoding::COLUMN_DICT) index. Without one such pages are corrupt.
 pub fn decode_page_rows_with(
