@@ -276,33 +276,23 @@ pub(crate) fn column_dict_pays(
 /// stored as their codes and numbers as multiples of a common factor (table layout 3; shared
 /// dictionaries of numbers came with layout 6).
 pub fn encode_shared_dictionary(values: &ArrayData, out: &mut Vec<u8>) -> Result<Encoded> {
-    if crate::schema::is_byte_array(values.data_type()) {
-        return encode_dictionary_values(values, out);
-    }
-    let mut cx = Ctx {
-        runs: false,
-        nest: true,
-        null_rows: false,
-        valid_only: false,
-        codec: None,
-        symbols: None,
-        verdicts: None,
-        layout: 1,
-    };
-    let summary = encode_node(values.data_type(), std::slice::from_ref(values), out, &mut cx)?;
-    Ok(Encoded {
-        summary,
-        layout: cx.layout,
-    })
+    let nest = !crate::schema::is_byte_array(values.data_type());
+    encode_dictionary_page(values, nest, out)
 }
 
 /// Encodes the values of a dictionary column as one page, without runs: a reader bounds the
 /// count a dictionary claims by its bytes (every value at least a bit), which runs would break.
 pub fn encode_dictionary_values(values: &ArrayData, out: &mut Vec<u8>) -> Result<Encoded> {
     // Nor scaled or decimal pages: dictionaries are small, and their rule stays simple.
+    encode_dictionary_page(values, false, out)
+}
+
+/// A dictionary's values as one page without runs, nulls or trials; scaled and decimal pages
+/// when `nest`.
+fn encode_dictionary_page(values: &ArrayData, nest: bool, out: &mut Vec<u8>) -> Result<Encoded> {
     let mut cx = Ctx {
         runs: false,
-        nest: false,
+        nest,
         null_rows: false,
         valid_only: false,
         codec: None,
