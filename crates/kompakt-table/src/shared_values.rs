@@ -545,11 +545,7 @@ fn numbers_worth_sharing(p: &ArrayData, w: usize, float: bool) -> bool {
     let sample: Vec<u64> = (0..SAMPLE)
         .map(|j| j * step)
         .filter(|&i| nulls.is_none_or(|nb| nb.is_valid(i)))
-        .map(|i| {
-            let mut a = [0u8; 8];
-            a[..w].copy_from_slice(&raw[i * w..(i + 1) * w]);
-            u64::from_le_bytes(a)
-        })
+        .map(|i| word(&raw[i * w..(i + 1) * w]))
         .collect();
     let s = sample.len();
     if s < SAMPLE / 4 {
