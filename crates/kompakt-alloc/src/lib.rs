@@ -13,6 +13,14 @@
 //! building it without its advice leaves large buffers that reuse memory small blocks had
 //! used on 4 KiB pages (a 600 MB table read 1.7x slower). Keeping the two sizes in separate
 //! allocators keeps both fast. Measured in bench/RESULTS.md, "First calls".
+//!
+//! Huge pages are not always the faster choice: a virtual machine whose balloon device reports
+//! free memory to its host (as Firecracker's does) gets 2 MiB blocks taken back by the host
+//! once they have been free for a few seconds, and a process that faults such a block in as a
+//! huge page waits for the host to supply and zero it again: a fresh 133 MB table read in
+//! 120-170 ms there against 68 ms on 4 KiB pages (35 ms with huge pages while the memory had
+//! not been reported yet). [`HugePages::Auto`], the default, leaves huge pages off on such
+//! machines; `KOMPAKT_HUGE_PAGES=on|off|auto` chooses. Measured by bench/fresh_memory.py.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
@@ -28,10 +36,93 @@ pub const LARGE_MIN: usize = 64 << 10;
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Allocator;
 
+/// Whether mimalloc asks the kernel for transparent huge pages for the memory it maps.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum HugePages {
+    /// Huge pages, unless the host takes free memory back ([`host_reclaims_free_memory`]).
+    #[default]
+    Auto,
+    /// Always advise huge pages.
+    On,
+    /// Never advise them (4 KiB pages; the rest of the process keeps its own choice).
+    Off,
+}
+
+impl HugePages {
+    /// The choice of `KOMPAKT_HUGE_PAGES` (`on`, `off` or `auto`; anything else is auto).
+    /// `None` when that is unset and `MIMALLOC_ALLOW_THP` is set: mimalloc's own setting,
+    /// which it read as the library loaded, stands.
+    pub fn from_env() -> Option<Self> {
+        let kompakt = std::env::var("KOMPAKT_HUGE_PAGES").ok();
+        Self::choose(kompakt.as_deref(), std::env::var_os("MIMALLOC_ALLOW_THP").is_some())
+    }
+
+    fn choose(kompakt: Option<&str>, mimalloc_set: bool) -> Option<Self> {
+        match kompakt.map(str::trim) {
+            Some(v) if v.eq_ignore_ascii_case("on") => Some(Self::On),
+            Some(v) if v.eq_ignore_ascii_case("off") => Some(Self::Off),
+            Some(_) => Some(Self::Auto),
+            None if mimalloc_set => None,
+            None => Some(Self::Auto),
+        }
+    }
+
+    /// Whether this choice means huge pages on this machine.
+    pub fn enabled(self) -> bool {
+        match self {
+            Self::On => true,
+            Self::Off => false,
+            Self::Auto => !host_reclaims_free_memory(),
+        }
+    }
+}
+
+/// True when a virtio balloon device reports free pages to the host
+/// (`VIRTIO_BALLOON_F_REPORTING`, feature bit 5 in sysfs): the host then takes back memory
+/// that stays free, and huge-page faults on it cost several times what 4 KiB faults do.
+pub fn host_reclaims_free_memory() -> bool {
+    const REPORTING_BIT: usize = 5;
+    let Ok(devices) = std::fs::read_dir("/sys/bus/virtio/drivers/virtio_balloon") else {
+        return false;
+    };
+    devices.flatten().any(|device| {
+        std::fs::read_to_string(device.path().join("features"))
+            .is_ok_and(|bits| bits.as_bytes().get(REPORTING_BIT) == Some(&b'1'))
+    })
+}
+
+// From mimalloc.h, in the library the `mimalloc` crate links.
+extern "C" {
+    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+}
+
+/// `mi_option_allow_thp` in the mimalloc (v3) that libmimalloc-sys 0.1.49 builds. The tests
+/// in tests/huge_pages_*.rs fail if an update makes it name another option.
+const MI_OPTION_ALLOW_THP: std::ffi::c_int = 43;
+
+/// Makes mimalloc advise huge pages, or not, for the memory it maps from now on. Memory it
+/// has already mapped keeps its advice, so bindings call this (through [`warm_up`]) before
+/// their first large allocation. Unlike `MIMALLOC_ALLOW_THP=0` at start-up, this does not
+/// turn huge pages off for the rest of the process (numpy keeps its own advice).
+pub fn set_huge_pages(on: bool) {
+    // SAFETY: mimalloc's options are atomics that may be set at any time; the option index
+    // is checked by the tests above.
+    unsafe { mi_option_set(MI_OPTION_ALLOW_THP, std::ffi::c_long::from(on)) }
+}
+
 /// Sets mimalloc up (its arena and page map, about 0.4 ms on first use) now, so that the
-/// first large allocation, in what may be a program's first read, does not pay for it.
-/// Bindings call it as they are imported.
-pub fn warm_up() {
+/// first large allocation, in what may be a program's first read, does not pay for it; first
+/// makes the huge-page choice of [`HugePages::from_env`]. Bindings call it as they are
+/// imported. Returns whether large blocks get huge pages (`None`: mimalloc's own setting).
+pub fn warm_up() -> Option<bool> {
+    warm_up_with(HugePages::from_env().map(HugePages::enabled))
+}
+
+/// [`warm_up`] with huge pages on or off (`None`: leave mimalloc's setting); returns `huge`.
+pub fn warm_up_with(huge: Option<bool>) -> Option<bool> {
+    if let Some(on) = huge {
+        set_huge_pages(on);
+    }
     let layout = Layout::from_size_align(LARGE_MIN, 8).expect("a valid layout");
     // SAFETY: a valid layout of non-zero size; the block is freed at once with it.
     unsafe {
@@ -40,6 +131,7 @@ pub fn warm_up() {
             mimalloc::MiMalloc.dealloc(p, layout);
         }
     }
+    huge
 }
 
 fn is_large(size: usize) -> bool {
@@ -102,6 +194,17 @@ unsafe impl GlobalAlloc for Allocator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kompakt_huge_pages_wins_then_mimalloc_allow_thp_then_auto() {
+        assert_eq!(HugePages::choose(Some("on"), true), Some(HugePages::On));
+        assert_eq!(HugePages::choose(Some(" OFF "), false), Some(HugePages::Off));
+        assert_eq!(HugePages::choose(Some("auto"), true), Some(HugePages::Auto));
+        assert_eq!(HugePages::choose(Some("maybe"), false), Some(HugePages::Auto));
+        assert_eq!(HugePages::choose(None, true), None);
+        assert_eq!(HugePages::choose(None, false), Some(HugePages::Auto));
+        assert!(HugePages::On.enabled() && !HugePages::Off.enabled());
+    }
 
     /// Writes a pattern into `len` bytes at `p`, to check later that a move kept them.
     ///

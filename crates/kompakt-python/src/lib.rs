@@ -29,8 +29,10 @@ static GLOBAL: kompakt_alloc::Allocator = kompakt_alloc::Allocator;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    kompakt_alloc::warm_up();
+    // Whether large buffers get huge pages (None: MIMALLOC_ALLOW_THP decided); for benchmarks.
+    let huge_pages = kompakt_alloc::warm_up();
     let py = m.py();
+    m.add("_huge_pages", huge_pages)?;
     // Kept for code that names it here; the class lives in `kompakt._errors`.
     m.add("CorruptError", errors::Kind::Corrupt.class(py)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
