@@ -883,6 +883,39 @@ fn appends_equal_one_write_and_keep_old_readers_working() {
 }
 
 #[test]
+fn small_tables_are_one_row_group_under_the_default_only() {
+    use kompakt_table::{append_table_file, DEFAULT_ROWS_PER_GROUP};
+    let default = DEFAULT_ROWS_PER_GROUP as usize;
+    let all = (0..COLUMNS).collect::<Vec<_>>();
+    let batch = table(2 * default + 1, 17);
+    let dir = tempfile::tempdir().unwrap();
+    // (rows, rows per group asked for, batch cuts, the file's rows per group)
+    let cases = [
+        (default + 1, DEFAULT_ROWS_PER_GROUP, vec![], default + 1),
+        (2 * default, DEFAULT_ROWS_PER_GROUP, vec![5, default + 3], 2 * default),
+        (2 * default + 1, DEFAULT_ROWS_PER_GROUP, vec![], default),
+        (default, DEFAULT_ROWS_PER_GROUP, vec![], default),
+        (default + 1, 10_000, vec![], 10_000),
+    ];
+    for (rows, asked, cuts, groups_of) in cases {
+        let part = batch.slice(0, rows);
+        let t = TableReader::open(write(dir.path(), &part, &cuts, asked)).unwrap();
+        assert_eq!((t.num_rows(), t.rows_per_group() as usize), (rows as u64, groups_of), "{rows} rows");
+        check_read(&t, &part, &all, 0, rows);
+        check_read(&t, &part, &[14, 0], rows - 1500, rows - 2);
+        check_statistics(&t, &part);
+    }
+    // Appends continue the one group's size; an append's own rows are never merged.
+    let path = write(dir.path(), &batch.slice(0, default + 1), &[], DEFAULT_ROWS_PER_GROUP);
+    let opts = TableOptions::default();
+    append_table_file(&path, [Ok(batch.slice(default + 1, default))], opts).unwrap();
+    let t = TableReader::open(&path).unwrap();
+    assert_eq!((t.num_rows(), t.rows_per_group() as usize), (2 * default as u64 + 1, default + 1));
+    check_read(&t, &batch, &all, 0, 2 * default + 1);
+    check_statistics(&t, &batch);
+}
+
+#[test]
 fn a_crash_during_an_append_leaves_the_old_table() {
     use kompakt_table::append_table_file;
     let batch = table(2_000, 5);
