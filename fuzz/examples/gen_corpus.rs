@@ -213,6 +213,7 @@ fn table_seeds() -> Vec<(String, Vec<u8>)> {
         "layout5.kpk",
         "layout6.kpk",
         "layout7.kpk",
+        "layout8.kpk",
     ]
     .iter()
     .map(|name| (name.to_string(), fs::read(golden.join(name)).unwrap()))
@@ -235,10 +236,15 @@ fn table_seeds() -> Vec<(String, Vec<u8>)> {
         })
     }));
     let tenths = Float32Array::from_iter_values((0..rows as i32).map(|i| (i * 31 % 900 - 450) as f32 / 10.0));
+    // Sixteen thirds, each as frequent: a dictionary whose codes are bit-packed (layout 8).
+    let thirds = Float64Array::from_iter_values(
+        (0..rows as u64).map(|i| ((i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as f64 % 16.0 / 3.0),
+    );
     for (name, t, array) in [
         ("page-scaled-int64", 1u8, &hours as &dyn Array),
         ("page-decimal-float64", 2, &humid),
         ("page-decimal-float32", 11, &tenths),
+        ("page-dict-packed-float64", 2, &thirds),
     ] {
         let mut seed = vec![t];
         seed.extend((rows as u16).to_le_bytes());

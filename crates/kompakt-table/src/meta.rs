@@ -9,9 +9,10 @@ pub const MAGIC: [u8; 4] = *b"KTBL";
 /// that came later (run-length pages: layout 2; scaled and decimal pages: layout 3; string
 /// pages coded against a dictionary their column shares: layout 4; string pages coded with a
 /// symbol table: layout 5; pages of 4- or 8-byte values coded against a dictionary their
-/// column shares: layout 6; values of the valid rows only: layout 7), so that older readers
+/// column shares: layout 6; values of the valid rows only: layout 7; bit-packed codes of
+/// dictionaries of fixed-width values: layout 8), so that older readers
 /// read what they can.
-pub const LAYOUT: u16 = 7;
+pub const LAYOUT: u16 = 8;
 const HEADER_LEN: usize = 32;
 /// Bytes per page in the index: start and end (u64 each) and the summary byte.
 const PAGE_ENTRY_LEN: usize = 17;

@@ -13,7 +13,9 @@
 //! `tests/golden/v1/table/layout6.kpk` (table layout 6) holds [`numbers_batch`], whose float
 //! column shares a dictionary across row groups. `tests/golden/v1/table/layout7.kpk` (table
 //! layout 7) holds [`sparse_batch`], whose columns of numbers with many nulls store their
-//! valid rows' values only (a list's items too).
+//! valid rows' values only (a list's items too). `tests/golden/v1/table/layout8.kpk` (table
+//! layout 8) holds [`packed_batch`], whose columns of a few distinct floats and integers are
+//! dictionary pages with bit-packed codes.
 //! `tests/golden/v1/table/statistics.kpk` (table layout 1 with a statistics section, version 1)
 //! holds [`golden_batch`] again, with its row-group statistics.
 //! `tests/golden/v1/table/nested.kpk` holds [`nested_batch`]: a list, a struct and a map column
@@ -74,6 +76,10 @@ fn numbers_path() -> PathBuf {
 
 fn sparse_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/v1/table/layout7.kpk")
+}
+
+fn packed_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/v1/table/layout8.kpk")
 }
 
 // The value of each column at row `i`: the golden file's content, recomputed.
@@ -437,6 +443,7 @@ fn current_writer_encodes_the_golden_tables_as_before() {
         (symbols_batch(), symbols_options(), symbols_path()),
         (numbers_batch(), one_thread(NUMBERS_ROWS_PER_GROUP), numbers_path()),
         (sparse_batch(), one_thread(SPARSE_ROWS_PER_GROUP), sparse_path()),
+        (packed_batch(), one_thread(PACKED_ROWS_PER_GROUP), packed_path()),
     ] {
         let now = dir.path().join("now.kpk");
         write_table_file(&now, batch.schema(), [Ok(batch)], options).unwrap();
@@ -471,6 +478,7 @@ fn write_missing_golden_table() {
         (symbols_path(), symbols_batch(), symbols_options()),
         (numbers_path(), numbers_batch(), one_thread(NUMBERS_ROWS_PER_GROUP)),
         (sparse_path(), sparse_batch(), one_thread(SPARSE_ROWS_PER_GROUP)),
+        (packed_path(), packed_batch(), one_thread(PACKED_ROWS_PER_GROUP)),
         (statistics_path(), golden_batch(), golden_options()),
         (nested_path(), nested_batch(), one_thread(NESTED_ROWS_PER_GROUP)),
     ] {
@@ -1148,5 +1156,83 @@ fn golden_sparse_table_reads_back_exactly() {
         }
         let valid = valid.as_ref().expect("the column has nulls");
         assert_eq!(valid.value(k), star_score(i).is_some(), "row {i}");
+    }
+}
+
+// The layout-8 golden table: grades on a 16-step scale and eight large integers, each about
+// as frequent as the others (dictionary pages whose codes are bit-packed: their bytes hold
+// nothing the codec could take out), with nulls in the integers, and a row number.
+
+const PACKED_ROWS: usize = 3000;
+const PACKED_ROWS_PER_GROUP: u32 = 1024;
+const GRADES: [f64; 16] = [
+    0.0, 0.3, 0.7, 1.0, 1.3, 1.5, 1.7, 2.0, 2.3, 2.5, 2.7, 3.0, 3.3, 3.5, 3.7, 4.0,
+];
+const AMOUNTS: [i64; 8] = [100_003, 250_000, 1_000_000, 7, -5_000_000, 12_345_678, 999, 31_000];
+
+/// Bits of row `i` that look random (no repeats for the codec to find).
+fn scrambled(i: usize) -> usize {
+    ((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize
+}
+
+fn grade_point(i: usize) -> f64 {
+    GRADES[scrambled(i) % 16]
+}
+
+fn packed_amount(i: usize) -> Option<i64> {
+    (i % 11 != 4).then_some(AMOUNTS[(scrambled(i) >> 16) % 8])
+}
+
+fn packed_schema() -> Schema {
+    Schema::new(vec![
+        Field::new("row", DataType::Int32, false),
+        Field::new("grade", DataType::Float64, false),
+        Field::new("amount", DataType::Int64, true),
+    ])
+}
+
+fn packed_batch() -> RecordBatch {
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int32Array::from_iter_values((0..PACKED_ROWS).map(|i| i as i32))),
+        Arc::new(Float64Array::from_iter_values((0..PACKED_ROWS).map(grade_point))),
+        Arc::new(arrow_array::Int64Array::from_iter((0..PACKED_ROWS).map(packed_amount))),
+    ];
+    RecordBatch::try_new(Arc::new(packed_schema()), columns).unwrap()
+}
+
+#[test]
+fn golden_packed_codes_table_reads_back_exactly() {
+    let t = open_golden(packed_path(), 8, PACKED_ROWS, packed_schema());
+    let encodings: Vec<_> = t.summary().into_iter().map(|c| c.encodings).collect();
+    assert_eq!(encodings[1], [("dict", 3)].into_iter().collect(), "grades");
+    assert_eq!(encodings[2], [("dict", 3)].into_iter().collect(), "amounts");
+    let want = packed_batch();
+    let cases = [
+        (0..PACKED_ROWS, vec![0, 1, 2]),
+        (700..2900, vec![2, 1]),
+        (1023..1026, vec![1, 2]),
+        (PACKED_ROWS - 1..PACKED_ROWS, vec![2]),
+    ];
+    check_reads(&t, &cases, |c, got, at| {
+        let expected = want.column(c).slice(at, got.len());
+        assert_eq!(got, expected.as_ref(), "column {c}, rows from {at}");
+    });
+    let indices = [2999u64, 0, 1024, 777, 777, 2047];
+    let (_, taken) = t.take(None, &indices, 1).unwrap();
+    for (k, &i) in indices.iter().enumerate() {
+        for c in 0..3 {
+            let (got, expected) = (taken.column(c).slice(k, 1), want.column(c).slice(i as usize, 1));
+            assert_eq!(got.as_ref(), expected.as_ref(), "column {c}, row {i}");
+        }
+    }
+    let mut grades = vec![0u8; 8 * 1500];
+    t.read_column_into_with_validity(1, 600..2100, &mut grades, 1).unwrap();
+    for (k, v) in grades.chunks_exact(8).enumerate() {
+        assert_eq!(
+            f64::from_le_bytes(v.try_into().unwrap()),
+            grade_point(600 + k),
+            "row {}",
+            600 + k
+        );
     }
 }

@@ -900,7 +900,11 @@ fn small_tables_are_one_row_group_under_the_default_only() {
     for (rows, asked, cuts, groups_of) in cases {
         let part = batch.slice(0, rows);
         let t = TableReader::open(write(dir.path(), &part, &cuts, asked)).unwrap();
-        assert_eq!((t.num_rows(), t.rows_per_group() as usize), (rows as u64, groups_of), "{rows} rows");
+        assert_eq!(
+            (t.num_rows(), t.rows_per_group() as usize),
+            (rows as u64, groups_of),
+            "{rows} rows"
+        );
         check_read(&t, &part, &all, 0, rows);
         check_read(&t, &part, &[14, 0], rows - 1500, rows - 2);
         check_statistics(&t, &part);
@@ -910,7 +914,10 @@ fn small_tables_are_one_row_group_under_the_default_only() {
     let opts = TableOptions::default();
     append_table_file(&path, [Ok(batch.slice(default + 1, default))], opts).unwrap();
     let t = TableReader::open(&path).unwrap();
-    assert_eq!((t.num_rows(), t.rows_per_group() as usize), (2 * default as u64 + 1, default + 1));
+    assert_eq!(
+        (t.num_rows(), t.rows_per_group() as usize),
+        (2 * default as u64 + 1, default + 1)
+    );
     check_read(&t, &batch, &all, 0, 2 * default + 1);
     check_statistics(&t, &batch);
 }

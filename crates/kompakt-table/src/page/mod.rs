@@ -43,8 +43,12 @@ pub mod encoding {
     pub const PLAIN: u8 = 0;
     /// Frame of reference: a base value, then each value minus the base in 1, 2 or 4 bytes.
     pub const FOR: u8 = 1;
-    /// A dictionary of distinct values, then a 1- or 2-byte code per value.
+    /// A dictionary of distinct values, then a 1- or 2-byte code per value, or the codes
+    /// bit-packed (code width [`DICT_PACKED_CODES`]).
     pub const DICT: u8 = 2;
+    /// The code width byte of a dictionary of fixed-width values (encoding 2) whose codes
+    /// follow bit-packed: a bit width, then the codes (table layout 8).
+    pub const DICT_PACKED_CODES: u8 = 0;
     /// Frame of reference with codes packed in `b` bits each (ranges that waste bits in bytes).
     pub const BITPACK: u8 = 3;
     /// The first value, then each value minus the one before, as a frame of reference (sorted

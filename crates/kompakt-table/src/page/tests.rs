@@ -276,10 +276,41 @@ fn hostile_dictionary_pages_are_errors() {
         ("3-byte codes", page(3, 3, &[0; 12])),
         ("too many values", page(65_537, 2, &[0; 8])),
         ("codes cut short", page(300, 2, &[0, 43, 1, 2, 0, 1, 0])),
+        // Packed codes (width 0): the bit width, then the codes.
+        ("9-bit packed codes", page(3, 0, &[9, 0, 0, 0, 0, 0])),
+        ("a packed code past the dictionary", page(3, 0, &[2, 0b10_01_11_00])),
+        ("300 values with packed codes", page(300, 0, &[8, 0, 1, 2, 3])),
+        ("packed codes cut short", page(3, 0, &[4, 0x10])),
+        ("no bit width", page(3, 0, &[])),
     ] {
         assert!(decode_page(&DataType::Int32, 4, &bad).is_err(), "{why}");
         assert!(decode_page_rows(&DataType::Int32, 4, &bad, 1..2).is_err(), "{why}");
     }
+    // Codes 0, 2, 1, 2 in 2 bits, and no bits at all for a dictionary of one value.
+    for good in [page(3, 0, &[2, 0b10_01_10_00]), page(1, 0, &[0])] {
+        let back = arrow_array::make_array(decode_page(&DataType::Int32, 4, &good).unwrap());
+        assert_eq!(back.as_ref(), &Int32Array::from(vec![7; 4]));
+    }
+}
+
+#[test]
+fn dictionary_codes_are_bit_packed_where_the_codec_gains_nothing_from_bytes() {
+    let scrambled = |i: u64| (i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+    // 16 grades, each as frequent: 4 bits a code, which a byte of code cannot beat.
+    let grades = Float64Array::from_iter_values((0..3000).map(|i| (scrambled(i) % 16) as f64 / 3.0));
+    let packed = Encoded {
+        summary: encoding::DICT,
+        layout: 8,
+    };
+    assert_eq!(round_trip_page(&grades), packed);
+    // With nulls, and integers of a wide range (no frame of reference): 3 bits a code.
+    let amounts = Int64Array::from_iter(
+        (0..3000).map(|i| (i % 9 != 4).then_some([7, -1_000_000_007, 1 << 40, 5][(scrambled(i) % 4) as usize] * 3 + 1)),
+    );
+    assert_eq!(round_trip_page(&amounts).layout, 8);
+    // Pages under 256 rows keep byte codes.
+    let short = Float64Array::from_iter_values((0..255).map(|i| (scrambled(i) % 16) as f64 / 3.0));
+    assert_eq!(round_trip_page(&short).layout, 1);
 }
 
 #[test]
@@ -903,8 +934,9 @@ proptest::proptest! {
         let mut page = Vec::new();
         let enc = encode_page(arr.data_type(), std::slice::from_ref(&data), &mut page, Some(kompakt::Codec::Zstd { level: 1 })).unwrap();
         if enc.summary & 0x7f == encoding::DECIMAL {
-            // 4 when sparse nulls are stored as their row numbers.
-            proptest::prop_assert!(matches!(enc.layout, 3 | 4), "layout {}", enc.layout);
+            // 4 when sparse nulls are stored as their row numbers, 8 when the codes are a
+            // dictionary's packed codes.
+            proptest::prop_assert!(matches!(enc.layout, 3 | 4 | 8), "layout {}", enc.layout);
         }
         let back = arrow_array::make_array(decode_page(arr.data_type(), n, &page).unwrap());
         proptest::prop_assert_eq!(float_bits(back.as_ref()), float_bits(arr.as_ref()));
@@ -1551,6 +1583,33 @@ proptest::proptest! {
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
 
+    /// Pages of up to 256 distinct numbers, whatever their codes became (bytes or packed, table
+    /// layout 8), read back bit for bit: whole, in windows, and every truncation is an error.
+    #[test]
+    fn few_distinct_numbers_round_trip_with_any_codes(
+        values in proptest::collection::vec(proptest::prelude::any::<f64>(), 1..=256),
+        picks in proptest::collection::vec((proptest::prelude::any::<u64>(), proptest::bool::weighted(0.95)), 256..3000),
+        skew in 0u32..4,
+    ) {
+        // `skew` squeezes the picks towards the first values, lowering the codes' entropy.
+        let pick = |p: u64| ((p % values.len() as u64) >> skew) as usize;
+        let rows = Float64Array::from_iter(picks.iter().map(|&(p, ok)| ok.then_some(values[pick(p)])));
+        let bits = |a: &dyn Array| float_bits(a);
+        let mut page = Vec::new();
+        let data = rows.to_data();
+        encode_page(&DataType::Float64, std::slice::from_ref(&data), &mut page, Some(kompakt::Codec::Zstd { level: 2 })).unwrap();
+        let n = rows.len();
+        let back = arrow_array::make_array(decode_page(&DataType::Float64, n, &page).unwrap());
+        proptest::prop_assert_eq!(bits(back.as_ref()), bits(&rows));
+        for (a, b) in [(0, n / 3), (n / 3, n), (n / 2, n / 2 + 1), (n - 1, n)] {
+            let part = arrow_array::make_array(decode_page_rows(&DataType::Float64, n, &page, a..b).unwrap());
+            proptest::prop_assert_eq!(bits(part.as_ref()), bits(&rows.slice(a, b - a)));
+        }
+        for cut in [page.len() - 1, page.len() / 2, 7] {
+            proptest::prop_assert!(decode_page(&DataType::Float64, n, &page[..cut.min(page.len() - 1)]).is_err());
+        }
+    }
+
     /// Any numbers coded against any dictionary holding them (table layout 6) read back: whole
     /// pages, windows, and windows straight into a caller's buffer.
     #[test]
@@ -1564,7 +1623,8 @@ proptest::proptest! {
         let rows = Float64Array::from_iter(picks.iter().zip(&codes).map(|(&(_, ok), &c)| ok.then_some(values[c as usize])));
         let mut page = Vec::new();
         let (encoded, _) = encode_coded_values(&DataType::Float64, &[rows.to_data()], &codes, &mut page, Some(kompakt::Codec::Zstd { level: 1 }), None).unwrap();
-        proptest::prop_assert_eq!(encoded.layout, 6);
+        // 8 when the codes themselves are a page dictionary's packed codes.
+        proptest::prop_assert!(matches!(encoded.layout, 6 | 8), "layout {}", encoded.layout);
         let n = rows.len();
         let (a, b) = (window.0 % (n + 1), window.1 % (n + 1));
         let (a, b) = (a.min(b), a.max(b));

@@ -336,9 +336,31 @@ fn decode_words<const W: usize>(
                         *o = table[u16::from_le_bytes(x) as usize];
                     }
                 }
+                encoding::DICT_PACKED_CODES => {
+                    let bits = c.u8()? as usize;
+                    if bits > 8 {
+                        return Err(corrupt(format!("{bits}-bit dictionary codes (at most 8)")));
+                    }
+                    let mut table = [[0u8; W]; MAX_FIXED_DICT];
+                    unshuffle_into(raw, &mut table[..d]);
+                    let packed = c.take((n * bits).div_ceil(8))?;
+                    let mut out = dst.iter_mut();
+                    let mut past_end = false;
+                    crate::bits::unpack(packed, lo..hi, bits, |_, codes| {
+                        // Codes first: a zip that ran out of codes takes no slot from `out`.
+                        for (&x, o) in codes.iter().zip(out.by_ref()) {
+                            // Codes are at most 8 bits: `x < 256`, inside the table.
+                            past_end |= x as usize >= d;
+                            *o = table[x as usize];
+                        }
+                    });
+                    if past_end {
+                        return Err(too_big());
+                    }
+                }
                 other => {
                     return Err(corrupt(format!(
-                        "dictionary codes of fixed-width values of {other} bytes (1 or 2 allowed)"
+                        "dictionary codes of fixed-width values of {other} bytes (1 or 2, or 0: packed)"
                     )))
                 }
             }
