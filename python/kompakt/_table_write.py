@@ -154,9 +154,10 @@ def write_table(
     that are not dictionary-encoded ``"zstd:3"`` where it stores them in under 0.8x LZ4's
     bytes (text: source lines, URLs, logs), else ``"lz4"``, which decodes them up to 1.8x
     faster; pass ``codec="lz4"`` for the fastest reads, or ``codec="zstd:2"`` for that codec
-    everywhere. ``rows_per_group`` is the unit of random access (default
-    16384; a table of up to 32768 rows is one group); ``metadata`` is stored with the table (``TableFile.metadata``). pandas indexes are
-    kept as pandas does with Arrow (``preserve_index``). Returns the number of rows written.
+    everywhere. ``rows_per_group`` is the unit of random access (default 16384; a table of
+    up to 32768 rows is then one group); ``metadata`` is stored with the table
+    (``TableFile.metadata``). pandas indexes are kept as pandas does with Arrow
+    (``preserve_index``). Returns the number of rows written.
 
     ``sorted_by`` records the columns the rows are sorted by (``TableFile.sorted_by``): a
     name, or a list of names and ``(name, "ascending"|"descending"[, "last"|"first"])``
