@@ -12,7 +12,11 @@ processes each do one thing twice and time both:
 - ``kompakt``: ``kompakt.read_table(path, to="arrow")`` with the allocator's default;
   ``kompakt-huge`` / ``kompakt-small``: the same with ``KOMPAKT_HUGE_PAGES=on`` / ``off``;
 - ``parquet``: ``pyarrow.parquet.read_table(path)``;
-- ``vortex``: ``vortex.open(path).to_arrow().read_all()`` (if the package is installed).
+- ``vortex``: ``vortex.open(path).to_arrow().read_all()`` (if the package is installed);
+- ``load-numpy``, ``load-kompakt`` (``-huge``: ``KOMPAKT_HUGE_PAGES=on``), ``load-blosc2``:
+  python_objects.py's sorted int64 array (800 MB) by ``np.load``, ``kompakt.load`` (saved
+  with ``codec="lz4"``) and ``blosc2.load_array`` (lz4, level 5), as the README's row "load
+  800 MB of sorted int64" (--no-array leaves them out).
 
 Each gap of --gaps is a round: every process starts after that many seconds of idle (0:
 back to back, as benchmarks run; 5: as a user starts a program, once freed memory has gone
@@ -27,7 +31,7 @@ to the host in 2 MiB blocks (``page_reporting_order`` 9), and a process that fau
 block in as a huge page waits for the host to supply it again: a cost in system time that
 every program pays, whatever it reads, and that 4 KiB pages do not show.
 
-Outputs bench/results/fresh_memory.md and .json. A full run takes about 7 minutes.
+Outputs bench/results/fresh_memory.md and .json. A full run takes about 12 minutes.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ from typing import Any
 from common import HERE, git_state, logger, machine_info, save_report, worker_env
 
 KINDS = ("touch", "touch-4k", "kompakt", "kompakt-huge", "kompakt-small", "parquet", "vortex")
+LOADS = ("load-numpy", "load-kompakt", "load-kompakt-huge", "load-blosc2")
+ARRAY_ELEMENTS = 100_000_000  # python_objects.py's int64_sorted: 800 MB
 SLOW = 1.5  # a first call this many times the kind's fastest is in the slow mode
 
 WORKER = r"""
@@ -59,6 +65,8 @@ import pyarrow.parquet as pq
 import kompakt
 if kind == "vortex":
     import vortex
+if kind == "load-blosc2":
+    import blosc2
 
 def thp():
     with open("/proc/vmstat") as f:
@@ -67,6 +75,12 @@ def thp():
 def call():
     if kind.startswith("touch"):
         return np.ones(nbytes // 8)
+    if kind == "load-numpy":
+        return np.load(path)
+    if kind.startswith("load-kompakt"):
+        return kompakt.load(path)
+    if kind == "load-blosc2":
+        return blosc2.load_array(path)
     if kind.startswith("kompakt"):
         return kompakt.read_table(path, to="arrow")
     if kind == "parquet":
@@ -118,6 +132,28 @@ def huge_pages_choice() -> bool | None:
     return {"True": True, "False": False}.get(out.stdout.strip())
 
 
+def prepare_array(tmp: str, log: Any) -> tuple[dict[str, str], int]:
+    """python_objects.py's sorted int64 (800 MB) as np.save, kompakt lz4 and blosc2 lz4 files."""
+    import numpy as np
+
+    import kompakt
+
+    rng = np.random.default_rng(20240701)
+    array = 1_000_000 + np.cumsum(rng.integers(0, 64, ARRAY_ELEMENTS, dtype=np.int64))
+    paths = {"load-numpy": os.path.join(tmp, "a.npy"), "load-kompakt": os.path.join(tmp, "a.kpk")}
+    paths["load-kompakt-huge"] = paths["load-kompakt"]
+    np.save(paths["load-numpy"], array)
+    kompakt.save(array, paths["load-kompakt"], codec="lz4")
+    try:
+        import blosc2
+
+        paths["load-blosc2"] = os.path.join(tmp, "a.b2nd")
+        blosc2.save_array(array, paths["load-blosc2"], mode="w", cparams={"codec": blosc2.Codec.LZ4, "clevel": 5})
+    except ImportError:
+        log("blosc2 is not installed: its loads are left out")
+    return paths, int(array.nbytes)
+
+
 def prepare(rows: int, tmp: str, log: Any) -> tuple[dict[str, str], int]:
     import pyarrow.parquet as pq
 
@@ -143,8 +179,8 @@ def prepare(rows: int, tmp: str, log: Any) -> tuple[dict[str, str], int]:
 
 def run_worker(kind: str, path: str, nbytes: int) -> list[dict[str, float]]:
     env = worker_env()
-    if kind in ("kompakt-huge", "kompakt-small"):
-        env["KOMPAKT_HUGE_PAGES"] = "on" if kind == "kompakt-huge" else "off"
+    if kind.endswith(("kompakt-huge", "kompakt-small")):
+        env["KOMPAKT_HUGE_PAGES"] = "on" if kind.endswith("huge") else "off"
     p = subprocess.run(
         [sys.executable, "-c", WORKER, kind, path, str(nbytes)],
         capture_output=True,
@@ -203,7 +239,8 @@ def render(doc: dict[str, Any]) -> str:
         "",
         f"Commit {doc['git']['commit']}, {doc['date']}, {doc['machine']['cpu']}, {doc['machine']['cores']} cores, "
         f"kernel {doc['machine']['kernel']}. Table: fst-blog, {doc['rows']:,} rows, {doc['nbytes'] / 1e6:.0f} MB "
-        f"in Arrow; {doc['runs']} fresh processes per kind and gap, each calling twice.",
+        f"in Arrow; `load-*`: a sorted int64 array of {doc['array_nbytes'] / 1e6:.0f} MB (np.save, kompakt lz4, "
+        f"blosc2 lz4). {doc['runs']} fresh processes per kind and gap, each calling twice.",
         "",
         f"Memory: transparent huge pages `{m['thp_enabled']}`, defrag `{m['thp_defrag']}`; balloon free-page "
         f"reporting {'on' if (m['virtio_balloon'] or {}).get('free_page_reporting') else 'off or absent'}, "
@@ -241,6 +278,7 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=8, help="fresh processes per kind and gap (default 8)")
     p.add_argument("--rows", type=int, default=10_000_000, help="rows of the fst-blog table (default 10 M)")
     p.add_argument("--gaps", default="0,5", help="seconds of idle before each process, one table each (default 0,5)")
+    p.add_argument("--no-array", dest="array", action="store_false", help="leave out the 800 MB array loads")
     p.add_argument("--results", default=os.path.join(HERE, "results"), help="folder of the report")
     a = p.parse_args()
     t_start = time.time()
@@ -249,12 +287,15 @@ def main() -> None:
     calls_by_gap: dict[str, dict[str, list[list[dict[str, float]]]]] = {}
     with tempfile.TemporaryDirectory(prefix="kompakt-fresh-") as tmp:
         paths, nbytes = prepare(a.rows, tmp, log)
+        array_paths, array_nbytes = prepare_array(tmp, log) if a.array else ({}, 0)
+        kinds = [(k, paths[k], nbytes) for k in KINDS if k in paths]
+        kinds += [(k, array_paths[k], array_nbytes) for k in LOADS if k in array_paths]
         for gap in (float(g) for g in a.gaps.split(",")):
-            calls: dict[str, list[list[dict[str, float]]]] = {k: [] for k in KINDS if k in paths}
+            calls: dict[str, list[list[dict[str, float]]]] = {k: [] for k, _, _ in kinds}
             for run in range(a.runs):
-                for kind in calls:
+                for kind, path, size in kinds:
                     time.sleep(gap)
-                    calls[kind].append(run_worker(kind, paths[kind], nbytes))
+                    calls[kind].append(run_worker(kind, path, size))
                 firsts = ", ".join(f"{k} {c[-1][0]['wall_s'] * 1e3:.0f} ms" for k, c in calls.items())
                 log(f"gap {gap:g} s, run {run + 1}/{a.runs}: first calls {firsts}")
             calls_by_gap[f"{gap:g}"] = calls
@@ -265,6 +306,7 @@ def main() -> None:
         "memory": memory_settings(),
         "rows": a.rows,
         "nbytes": nbytes,
+        "array_nbytes": array_nbytes,
         "runs": a.runs,
         "calls_by_gap": calls_by_gap,
     }
