@@ -40,6 +40,8 @@ __all__ = [
 __version__: str
 FORMAT_VERSION: str
 DEFAULT_LEVEL: int
+# Whether the allocator put large buffers on huge pages (None: MIMALLOC_ALLOW_THP decided).
+_huge_pages: bool | None
 DEFAULT_BLOCK_SIZE: int
 FILTER_OPS: tuple[str, ...]
 

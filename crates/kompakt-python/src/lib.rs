@@ -32,7 +32,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Whether large buffers get huge pages (None: MIMALLOC_ALLOW_THP decided); for benchmarks.
     let huge_pages = kompakt_alloc::warm_up();
     let py = m.py();
-    m.add("_huge_pages", huge_pages)?;
+    // `setattr`, not `add`: a private name stays out of `__all__`.
+    m.setattr("_huge_pages", huge_pages)?;
     // Kept for code that names it here; the class lives in `kompakt._errors`.
     m.add("CorruptError", errors::Kind::Corrupt.class(py)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
