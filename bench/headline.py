@@ -369,7 +369,7 @@ def find_store(doc: Any, dataset: str | None, key: str) -> dict[str, Any] | None
 def objects_command(repeats: int | None, folder: str) -> Callable[[list[Row], bool], list[str]]:
     def command(rows: list[Row], quick: bool) -> list[str]:
         argv = [python(), "bench/python_objects.py", "--datasets", ",".join(union(rows, "dataset"))]
-        argv += ["--methods", ",".join(union(rows, "methods")), "--results", rel(os.path.join(OWN, folder))]
+        argv += ["--methods", ",".join(union(rows, "methods")), "--results", os.path.join(OWN, folder)]
         if quick:
             return argv + ["--quick", "--idle-wait", "0", "--retries", "0"]
         return argv + (["--repeats", str(repeats)] if repeats else [])
@@ -387,7 +387,7 @@ def table_command(folder: str) -> Callable[[list[Row], bool], list[str]]:
 
 
 def store_command(rows: list[Row], quick: bool) -> list[str]:
-    argv = [python(), "bench/store.py", "--max-exp", "1", "--results", rel(os.path.join(OWN, "store"))]
+    argv = [python(), "bench/store.py", "--max-exp", "1", "--results", os.path.join(OWN, "store")]
     return argv + (["--quick"] if quick else [])
 
 
@@ -426,8 +426,10 @@ def number(cell: str) -> float | None:
 
 
 def rows_in(heading: str) -> int | None:
-    m = re.search(r"([\d,]+) rows", heading)
-    return int(m.group(1).replace(",", "")) if m else None
+    """The table's rows: the last "N rows" of a heading ("a slice of 1000 rows ... of a table
+    of 10,000,000 rows")."""
+    found = re.findall(r"([\d,]+) rows", heading)
+    return int(found[-1].replace(",", "")) if found else None
 
 
 def take_load(op: str) -> Callable[[str], Loaded]:
