@@ -44,7 +44,8 @@ pub enum HugePages {
     Auto,
     /// Always advise huge pages.
     On,
-    /// Never advise them (4 KiB pages; the rest of the process keeps its own choice).
+    /// Never advise them: 4 KiB pages unless the kernel's THP mode is `always` (the rest of
+    /// the process keeps its own choice).
     Off,
 }
 
@@ -96,7 +97,7 @@ extern "C" {
     fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
 }
 
-/// `mi_option_allow_thp` in the mimalloc (v3) that libmimalloc-sys 0.1.49 builds. The tests
+/// `mi_option_allow_thp` in the mimalloc (v3) that libmimalloc-sys 0.1.49 (pinned) builds. The tests
 /// in tests/huge_pages_*.rs fail if an update makes it name another option.
 const MI_OPTION_ALLOW_THP: std::ffi::c_int = 43;
 
@@ -105,8 +106,9 @@ const MI_OPTION_ALLOW_THP: std::ffi::c_int = 43;
 /// their first large allocation. Unlike `MIMALLOC_ALLOW_THP=0` at start-up, this does not
 /// turn huge pages off for the rest of the process (numpy keeps its own advice).
 pub fn set_huge_pages(on: bool) {
-    // SAFETY: mimalloc's options are atomics that may be set at any time; the option index
-    // is checked by the tests above.
+    // SAFETY: `mi_option_set` stores a value in mimalloc's option table, which its mappings
+    // read; the bindings call this as they are imported, before their threads allocate. The
+    // index is that of the pinned libmimalloc-sys, checked by the tests above.
     unsafe { mi_option_set(MI_OPTION_ALLOW_THP, std::ffi::c_long::from(on)) }
 }
 

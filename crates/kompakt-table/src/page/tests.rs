@@ -286,10 +286,46 @@ fn hostile_dictionary_pages_are_errors() {
         assert!(decode_page(&DataType::Int32, 4, &bad).is_err(), "{why}");
         assert!(decode_page_rows(&DataType::Int32, 4, &bad, 1..2).is_err(), "{why}");
     }
-    // Codes 0, 2, 1, 2 in 2 bits, and no bits at all for a dictionary of one value.
-    for good in [page(3, 0, &[2, 0b10_01_10_00]), page(1, 0, &[0])] {
-        let back = arrow_array::make_array(decode_page(&DataType::Int32, 4, &good).unwrap());
-        assert_eq!(back.as_ref(), &Int32Array::from(vec![7; 4]));
+    // No bits at all for a dictionary of one value.
+    let back = arrow_array::make_array(decode_page(&DataType::Int32, 4, &page(1, 0, &[0])).unwrap());
+    assert_eq!(back.as_ref(), &Int32Array::from(vec![7; 4]));
+    // Codes 0, 2, 1, 2 in 2 bits into the values 10, 20, 30, least significant bits first.
+    let mut packed = vec![0u8, encoding::DICT, 3, 0, 0, 0];
+    let values: Vec<u8> = [10i32, 20, 30].iter().flat_map(|v| v.to_le_bytes()).collect();
+    push_shuffled(4, &values, &mut packed);
+    packed.extend_from_slice(&[0, 2, 0b10_01_10_00]);
+    let back = arrow_array::make_array(decode_page(&DataType::Int32, 4, &packed).unwrap());
+    assert_eq!(back.as_ref(), &Int32Array::from(vec![10, 30, 20, 30]));
+    let part = arrow_array::make_array(decode_page_rows(&DataType::Int32, 4, &packed, 1..3).unwrap());
+    assert_eq!(part.as_ref(), &Int32Array::from(vec![30, 20]));
+}
+
+#[test]
+fn pages_kept_within_a_layout_use_no_dictionary_it_lacks() {
+    // What a file's row-group statistics are encoded with: 300 minimums of a few values
+    // (packed codes would need layout 8) and 2000 of 400 values (2-byte codes: layout 2).
+    let scrambled = |i: u64| (i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+    let few = Float64Array::from_iter_values((0..300).map(|i| (scrambled(i) % 8) as f64 / 3.0));
+    let many = Float64Array::from_iter_values((0..2000).map(|i| (scrambled(i) % 400) as f64 / 3.0));
+    for (arr, within, free) in [(&few, 7, 8), (&many, 1, 2)] {
+        let data = arr.to_data();
+        for layout in [within, free] {
+            let mut page = Vec::new();
+            let enc = encode_page_within(&DataType::Float64, std::slice::from_ref(&data), &mut page, layout).unwrap();
+            // Within the lower layout, a page without the dictionary; given its layout, with it.
+            let fits = if layout == within {
+                enc.layout <= within
+            } else {
+                enc.layout == free
+            };
+            assert!(
+                fits,
+                "{} values within layout {layout}: layout {}",
+                arr.len(),
+                enc.layout
+            );
+            check_decodes(arr, &page);
+        }
     }
 }
 

@@ -343,7 +343,8 @@ fn decode_words<const W: usize>(
                     }
                     let mut table = [[0u8; W]; MAX_FIXED_DICT];
                     unshuffle_into(raw, &mut table[..d]);
-                    let packed = c.take((n * bits).div_ceil(8))?;
+                    let len = n.checked_mul(bits).ok_or_else(|| corrupt("page too large"))?;
+                    let packed = c.take(len.div_ceil(8))?;
                     let mut out = dst.iter_mut();
                     let mut past_end = false;
                     crate::bits::unpack(packed, lo..hi, bits, |_, codes| {

@@ -40,6 +40,7 @@ pub(super) fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Ve
         decimal: cx.nest,
         codec: cx.codec,
         verdicts: cx.verdicts,
+        max_layout: cx.max_layout,
     };
     let (enc, needs) = choose_words::<W>(vals, kind, choice, out);
     cx.layout = cx.layout.max(needs);
@@ -177,7 +178,7 @@ pub(super) fn choose_words<const W: usize>(
     }
     // Floats with a few hundred to thousands of distinct values (prices, rounded readings):
     // 2-byte codes the codec entropy-codes, instead of bytes of mantissa it cannot.
-    if !matches!(kind, Kind::Int { .. }) && W >= 4 && encode_wide_dict::<W>(words, out) {
+    if !matches!(kind, Kind::Int { .. }) && W >= 4 && choice.max_layout >= 2 && encode_wide_dict::<W>(words, out) {
         return (encoding::DICT, 2);
     }
     out.push(encoding::PLAIN);
@@ -201,7 +202,7 @@ fn pack_dictionary_codes<const W: usize>(n: usize, start: usize, choice: Choice<
     let bits = (usize::BITS - d.saturating_sub(1).leading_zeros()) as usize;
     let codes_at = out.len() - n;
     debug_assert_eq!(out[codes_at - 1], 1, "one-byte codes");
-    if n < MIN_ROWS || bits >= 8 {
+    if n < MIN_ROWS || bits >= 8 || choice.max_layout < 8 {
         return 1;
     }
     let codes = &out[codes_at..];

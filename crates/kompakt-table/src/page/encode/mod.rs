@@ -77,6 +77,9 @@ struct Ctx<'t> {
     symbols: Option<&'t SymbolTable>,
     /// Trial verdicts shared with the column's other pages of the round.
     verdicts: Option<&'t Verdicts>,
+    /// The newest table layout the page may need: what the flags above do not cover
+    /// (dictionaries with 2-byte codes: 2; with bit-packed codes: 8) is chosen within it.
+    max_layout: u16,
     layout: u16,
 }
 
@@ -88,6 +91,7 @@ struct Choice<'t> {
     decimal: bool,
     codec: Option<kompakt::Codec>,
     verdicts: Option<&'t Verdicts>,
+    max_layout: u16,
 }
 
 /// Encodes `pieces` (arrays of type `dt`, `n` rows in all) as one page appended to `out`;
@@ -135,6 +139,7 @@ fn encode_top(
         codec,
         symbols,
         verdicts,
+        max_layout: crate::meta::LAYOUT,
         layout: 1,
     };
     let summary = encode_node(dt, pieces, out, &mut cx)?;
@@ -194,6 +199,7 @@ pub fn encode_coded_values(
         codec,
         symbols: None,
         verdicts,
+        max_layout: crate::meta::LAYOUT,
         layout,
     };
     let mut summary = encoding::COLUMN_DICT;
@@ -231,10 +237,16 @@ pub(crate) fn encode_page_within(
         codec: None,
         symbols: None,
         verdicts: None,
+        max_layout: layout,
         layout: 1,
     };
     let summary = encode_node(dt, pieces, out, &mut cx)?;
-    debug_assert!(cx.layout <= layout.max(1));
+    if cx.layout > layout.max(1) {
+        return Err(Error::Internal(format!(
+            "a page kept within table layout {layout} needs layout {}",
+            cx.layout
+        )));
+    }
     Ok(Encoded {
         summary,
         layout: cx.layout,
@@ -298,6 +310,7 @@ fn encode_dictionary_page(values: &ArrayData, nest: bool, out: &mut Vec<u8>) -> 
         codec: None,
         symbols: None,
         verdicts: None,
+        max_layout: crate::meta::LAYOUT,
         layout: 1,
     };
     let summary = encode_node(values.data_type(), std::slice::from_ref(values), out, &mut cx)?;
