@@ -212,17 +212,20 @@ fn pack_dictionary_codes<const W: usize>(n: usize, start: usize, choice: Choice<
         crate::bits::pack(codes.iter().map(|&c| u64::from(c)), bits, &mut packed);
         packed
     };
+    // The trial's packed codes, kept for the page when packing wins.
+    let mut tried = None;
     let pack = pack_instead(codes, bits, entropy)
         || bits > 0 && entropy < 4.0 && {
             let question = Question::new(Site::BytesOrPacked, W, bits, entropy);
             decide(choice.verdicts, question, || {
-                !bytes_beat_packed(choice.codec, codes, &packed_codes(codes))
+                let packed = tried.insert(packed_codes(codes));
+                !bytes_beat_packed(choice.codec, codes, packed)
             })
         };
     if !pack {
         return 1;
     }
-    let packed = packed_codes(codes);
+    let packed = tried.unwrap_or_else(|| packed_codes(codes));
     out.truncate(codes_at - 1);
     out.push(encoding::DICT_PACKED_CODES);
     out.push(bits as u8);
