@@ -214,6 +214,7 @@ fn table_seeds() -> Vec<(String, Vec<u8>)> {
         "layout6.kpk",
         "layout7.kpk",
         "layout8.kpk",
+        "layout9.kpk",
     ]
     .iter()
     .map(|name| (name.to_string(), fs::read(golden.join(name)).unwrap()))
@@ -240,7 +241,13 @@ fn table_seeds() -> Vec<(String, Vec<u8>)> {
     let thirds = Float64Array::from_iter_values(
         (0..rows as u64).map(|i| ((i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as f64 % 16.0 / 3.0),
     );
+    // Sixty readings of two decimals and 150 sevenths: nested dictionaries whose values are a
+    // decimal page and unshuffled (layout 9).
+    let readings = Float64Array::from_iter_values((0..rows).map(|i| (250 + i * 7 % 60) as f64 / 100.0));
+    let sevenths = Float64Array::from_iter_values((0..rows).map(|i| (i * 13 % 150) as f64 / 7.0 + 3.0));
     for (name, t, array) in [
+        ("page-nested-dict-decimal-float64", 2u8, &readings as &dyn Array),
+        ("page-nested-dict-unshuffled-float64", 2, &sevenths),
         ("page-scaled-int64", 1u8, &hours as &dyn Array),
         ("page-decimal-float64", 2, &humid),
         ("page-decimal-float32", 11, &tenths),

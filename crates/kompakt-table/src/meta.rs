@@ -10,9 +10,10 @@ pub const MAGIC: [u8; 4] = *b"KTBL";
 /// pages coded against a dictionary their column shares: layout 4; string pages coded with a
 /// symbol table: layout 5; pages of 4- or 8-byte values coded against a dictionary their
 /// column shares: layout 6; values of the valid rows only: layout 7; bit-packed codes of
-/// dictionaries of fixed-width values: layout 8), so that older readers
+/// dictionaries of fixed-width values: layout 8; dictionaries of fixed-width values whose
+/// values are a nested page, and values stored unshuffled: layout 9), so that older readers
 /// read what they can.
-pub const LAYOUT: u16 = 8;
+pub const LAYOUT: u16 = 9;
 const HEADER_LEN: usize = 32;
 /// Bytes per page in the index: start and end (u64 each) and the summary byte.
 const PAGE_ENTRY_LEN: usize = 17;

@@ -212,6 +212,14 @@ fn compress_string_page(
 /// codes keep level 2, where the extra level buys little.
 const TEXT_ZSTD_LEVEL: i32 = 3;
 
+/// The codec pages weigh their encodings against (`auto`: zstd level 1 stands in).
+fn trial_codec(settings: &BlockSettings) -> Option<kompakt::Codec> {
+    match settings.codec {
+        CodecSpec::Fixed(c) => Some(c),
+        CodecSpec::Auto => Some(kompakt::Codec::Zstd { level: 1 }),
+    }
+}
+
 /// The settings of text pages: the column's, at [`TEXT_ZSTD_LEVEL`] when the table has a
 /// string codec of its own (its defaults) and the column codec is a lower zstd level; a codec
 /// the caller named for every page stays what every page gets.
@@ -589,11 +597,7 @@ impl<W: Write> TableWriter<W> {
         let (settings, string_settings) = (self.settings.clone(), self.string_settings.clone());
         let text_settings = text_settings(&settings, self.opts.string_codec.is_some());
         let symbol_codec = fast_string_codec(&string_settings).filter(|_| self.opts.symbol_tables);
-        // The codec pages weigh their encodings against (`auto`: zstd level 1 stands in).
-        let trial_codec = match settings.codec {
-            CodecSpec::Fixed(c) => Some(c),
-            CodecSpec::Auto => Some(kompakt::Codec::Zstd { level: 1 }),
-        };
+        let trial_codec = trial_codec(&settings);
         let raw_settings = StreamOptions::default()
             .codec(CodecSpec::Fixed(kompakt::Codec::None))
             .block_settings();
@@ -781,7 +785,7 @@ impl<W: Write> TableWriter<W> {
     /// [`write_dictionary`](Self::write_dictionary) does.
     fn write_shared_dictionary(&mut self, stream: u32, values: &ArrayData) -> Result<u64> {
         let mut page = (values.len() as u64).to_le_bytes().to_vec();
-        let encoded = crate::page::encode_shared_dictionary(values, &mut page)?;
+        let encoded = crate::page::encode_shared_dictionary(values, &mut page, trial_codec(&self.settings))?;
         self.layout = self.layout.max(encoded.layout);
         self.append_to_stream(stream, &page, encoded.layout)
     }

@@ -15,7 +15,9 @@
 //! layout 7) holds [`sparse_batch`], whose columns of numbers with many nulls store their
 //! valid rows' values only (a list's items too). `tests/golden/v1/table/layout8.kpk` (table
 //! layout 8) holds [`packed_batch`], whose columns of a few distinct floats and integers are
-//! dictionary pages with bit-packed codes.
+//! dictionary pages with bit-packed codes. `tests/golden/v1/table/layout9.kpk` (table layout
+//! 9) holds [`nested_dict_batch`], whose dictionaries keep their values as a nested page
+//! (decimal codes, bit-packed integers) or unshuffled, and pack codes of 10 bits.
 //! `tests/golden/v1/table/statistics.kpk` (table layout 1 with a statistics section, version 1)
 //! holds [`golden_batch`] again, with its row-group statistics.
 //! `tests/golden/v1/table/nested.kpk` holds [`nested_batch`]: a list, a struct and a map column
@@ -80,6 +82,10 @@ fn sparse_path() -> PathBuf {
 
 fn packed_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/v1/table/layout8.kpk")
+}
+
+fn nested_dict_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/v1/table/layout9.kpk")
 }
 
 // The value of each column at row `i`: the golden file's content, recomputed.
@@ -444,6 +450,11 @@ fn current_writer_encodes_the_golden_tables_as_before() {
         (numbers_batch(), one_thread(NUMBERS_ROWS_PER_GROUP), numbers_path()),
         (sparse_batch(), one_thread(SPARSE_ROWS_PER_GROUP), sparse_path()),
         (packed_batch(), one_thread(PACKED_ROWS_PER_GROUP), packed_path()),
+        (
+            nested_dict_batch(),
+            one_thread(NESTED_DICT_ROWS_PER_GROUP),
+            nested_dict_path(),
+        ),
     ] {
         let now = dir.path().join("now.kpk");
         write_table_file(&now, batch.schema(), [Ok(batch)], options).unwrap();
@@ -456,6 +467,16 @@ fn current_writer_encodes_the_golden_tables_as_before() {
                 "reading" => col.2 = [("decimal", 3)].into_iter().collect(),
                 _ => {}
             }
+            // Since layout 9, dictionaries of numbers keep their values as a nested page (a
+            // page of distinct decimals is a decimal page), where that is smaller.
+            let nested = match (golden.file_name().and_then(|f| f.to_str()), col.0.as_str()) {
+                (Some("fst.kpk"), "price") => vec![("decimal", 1), ("nested dict", 3)],
+                // And integers mostly distinct are codes of a frame of reference.
+                (Some("fst.kpk"), "ts") => vec![("delta", 3), ("for", 1)],
+                (Some("layout8.kpk"), "grade" | "amount") => vec![("nested dict", 3)],
+                _ => continue,
+            };
+            col.2 = nested.into_iter().collect();
         }
         assert_eq!(
             summarize(&TableReader::open(&now).unwrap()),
@@ -479,6 +500,11 @@ fn write_missing_golden_table() {
         (numbers_path(), numbers_batch(), one_thread(NUMBERS_ROWS_PER_GROUP)),
         (sparse_path(), sparse_batch(), one_thread(SPARSE_ROWS_PER_GROUP)),
         (packed_path(), packed_batch(), one_thread(PACKED_ROWS_PER_GROUP)),
+        (
+            nested_dict_path(),
+            nested_dict_batch(),
+            one_thread(NESTED_DICT_ROWS_PER_GROUP),
+        ),
         (statistics_path(), golden_batch(), golden_options()),
         (nested_path(), nested_batch(), one_thread(NESTED_ROWS_PER_GROUP)),
     ] {
@@ -1233,6 +1259,99 @@ fn golden_packed_codes_table_reads_back_exactly() {
             grade_point(600 + k),
             "row {}",
             600 + k
+        );
+    }
+}
+
+// The layout-9 golden table: readings of two decimals (a nested dictionary whose values are a
+// decimal page), 600 ratios that are no decimals, 40 of them in nine rows of ten (plain
+// values, codes bit-packed in 10 bits), sevenths (values unshuffled), large integers of 200 values
+// (bit-packed values), with nulls in the readings, and a row number.
+
+const NESTED_DICT_ROWS: usize = 10_000;
+const NESTED_DICT_ROWS_PER_GROUP: u32 = 8000;
+
+fn milk_reading(i: usize) -> Option<f64> {
+    (i % 13 != 6).then(|| (250 + scrambled(i) % 164) as f64 / 100.0)
+}
+
+fn ratio(i: usize) -> f64 {
+    let scrambled = |i: u64| (i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+    let r = scrambled(i as u64 + 7) % 1_000_000;
+    let k = if r < 900_000 { r % 40 } else { r % 600 };
+    f64::from_bits(scrambled(k) << 20 | 0x3FF0 << 48)
+}
+
+fn seventh(i: usize) -> f64 {
+    (scrambled(i + 3) % 200) as f64 / 7.0 + 3.0
+}
+
+fn large_id(i: usize) -> i64 {
+    let k = (scrambled(i + 11) % 200) as i64;
+    1_000_003 * k * k + k
+}
+
+fn nested_dict_schema() -> Schema {
+    Schema::new(vec![
+        Field::new("row", DataType::Int32, false),
+        Field::new("protein", DataType::Float64, true),
+        Field::new("ratio", DataType::Float64, false),
+        Field::new("seventh", DataType::Float64, false),
+        Field::new("id", DataType::Int64, false),
+    ])
+}
+
+fn nested_dict_batch() -> RecordBatch {
+    let n = NESTED_DICT_ROWS;
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int32Array::from_iter_values((0..n).map(|i| i as i32))),
+        Arc::new(Float64Array::from_iter((0..n).map(milk_reading))),
+        Arc::new(Float64Array::from_iter_values((0..n).map(ratio))),
+        Arc::new(Float64Array::from_iter_values((0..n).map(seventh))),
+        Arc::new(arrow_array::Int64Array::from_iter_values((0..n).map(large_id))),
+    ];
+    RecordBatch::try_new(Arc::new(nested_dict_schema()), columns).unwrap()
+}
+
+#[test]
+fn golden_nested_dictionary_table_reads_back_exactly() {
+    let t = open_golden(nested_dict_path(), 9, NESTED_DICT_ROWS, nested_dict_schema());
+    let encodings: Vec<_> = t.summary().into_iter().map(|c| c.encodings).collect();
+    for c in [1, 3, 4] {
+        assert_eq!(encodings[c], [("nested dict", 2)].into_iter().collect(), "column {c}");
+    }
+    // The first group's ratios are a nested dictionary of plain values, which its writer
+    // wrote only for codes packed in more than 8 bits; the last group's 2,000 rows hold fewer
+    // than 256 of them.
+    let ratios = [("nested dict", 1), ("dict", 1)].into_iter().collect();
+    assert_eq!(encodings[2], ratios, "ratios");
+    let want = nested_dict_batch();
+    let cases = [
+        (0..NESTED_DICT_ROWS, vec![0, 1, 2, 3, 4]),
+        (700..9900, vec![4, 2, 1]),
+        (7999..8002, vec![3, 1, 2]),
+        (NESTED_DICT_ROWS - 1..NESTED_DICT_ROWS, vec![2]),
+    ];
+    check_reads(&t, &cases, |c, got, at| {
+        let expected = want.column(c).slice(at, got.len());
+        assert_eq!(got, expected.as_ref(), "column {c}, rows from {at}");
+    });
+    let indices = [9999u64, 0, 8000, 777, 777, 7999];
+    let (_, taken) = t.take(None, &indices, 1).unwrap();
+    for (k, &i) in indices.iter().enumerate() {
+        for c in 0..5 {
+            let (got, expected) = (taken.column(c).slice(k, 1), want.column(c).slice(i as usize, 1));
+            assert_eq!(got.as_ref(), expected.as_ref(), "column {c}, row {i}");
+        }
+    }
+    let mut ratios = vec![0u8; 8 * 3000];
+    t.read_column_into_with_validity(2, 6000..9000, &mut ratios, 1).unwrap();
+    for (k, v) in ratios.chunks_exact(8).enumerate() {
+        assert_eq!(
+            f64::from_le_bytes(v.try_into().unwrap()).to_bits(),
+            ratio(6000 + k).to_bits(),
+            "row {}",
+            6000 + k
         );
     }
 }

@@ -1468,7 +1468,9 @@ fn numeric_column_dictionaries_round_trip_and_grow_with_appends() {
     let opts = TableOptions::default();
     write_table_file(&path, schema.clone(), [Ok(batch(0, 40_000, 3_000))], opts.clone()).unwrap();
     let t = TableReader::open(&path).unwrap();
-    assert_eq!(t.layout(), 6);
+    // 6 for the shared dictionaries of numbers; 9 as the sevenths' dictionary is stored
+    // unshuffled (their mantissas repeat a pattern of bytes).
+    assert_eq!(t.layout(), 9);
     let encodings: Vec<_> = t.summary().into_iter().map(|c| c.encodings).collect();
     for c in 0..2 {
         assert_eq!(encodings[c].get("column dict"), Some(&3), "{c}: {encodings:?}");
@@ -1481,7 +1483,7 @@ fn numeric_column_dictionaries_round_trip_and_grow_with_appends() {
     let want = arrow_select::concat::concat_batches(&schema, &[batch(0, 40_000, 3_000), batch(40_000, 30_000, 4_000)])
         .unwrap();
     let t = TableReader::open(&path).unwrap();
-    assert_eq!(t.layout(), 6);
+    assert_eq!(t.layout(), 9);
     assert_eq!(t.summary()[0].encodings.get("column dict"), Some(&5));
     let (_, batches) = t.read(None, 0..70_000, 2).unwrap();
     assert_eq!(arrow_select::concat::concat_batches(&schema, &batches).unwrap(), want);

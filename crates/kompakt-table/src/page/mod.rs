@@ -6,9 +6,10 @@
 //! (byte-shuffled), frame of reference (narrow integer ranges as byte-wide or bit-packed
 //! offsets from the minimum), delta (sorted or slowly changing integers) and a dictionary of up
 //! to 256 values with one-byte codes: the codec then entropy-codes bytes, which is where
-//! low-cardinality columns get small. Two encodings hold a page of values inside, so that
-//! encodings cascade: scaled (integers with a common factor, as quotients) and decimal (floats
-//! that are integers over a power of ten, as those integers, plus the exceptions). Strings
+//! low-cardinality columns get small. Three encodings hold a page of values inside, so that
+//! encodings cascade: scaled (integers with a common factor, as quotients), decimal (floats
+//! that are integers over a power of ten, as those integers, plus the exceptions) and the
+//! nested dictionary (its values as a page, its codes bit-packed up to 16 bits). Strings
 //! choose between plain, a page dictionary, codes into the column's shared dictionary and
 //! codes into a symbol table (`symbols.rs`).
 //!
@@ -68,6 +69,13 @@ pub mod encoding {
     /// Strings as codes into a table of up to 255 symbols of 1-8 bytes, stored in the page (the
     /// FSST idea; table layout 5): lengths as plain pages have them, then the table and codes.
     pub const SYMBOLS: u8 = 9;
+    /// A dictionary of fixed-width values whose values are a nested page of values (decimal
+    /// floats as their codes, integers as a frame of reference, ...), then codes as
+    /// [`DICT`]'s, bit-packed ones up to 16 bits (table layout 9).
+    pub const NESTED_DICT: u8 = 10;
+    /// Values as they are, not byte-shuffled (table layout 9): the bytes of a decimal
+    /// fraction repeat within a value, which shuffling hides from the codec.
+    pub const UNSHUFFLED: u8 = 11;
 }
 
 /// The validity byte that starts every page (but a null column's) and each nested node.

@@ -100,7 +100,7 @@ fn encodings_are_chosen_from_the_data() {
     let narrow = Int32Array::from_iter_values((0..1000).map(|i| 1 + i % 100));
     assert_eq!(round_trip(&narrow), encoding::FOR);
     let prices = Float64Array::from_iter_values((0..1000).map(|i| [1.5, 2.25, 99.99][i % 3]));
-    assert_eq!(round_trip(&prices), encoding::DICT);
+    assert_eq!(round_trip(&prices), encoding::NESTED_DICT);
     let steady = Int64Array::from_iter_values((0..1000).map(|i| i * 1_000_003 + i % 3));
     assert_eq!(round_trip(&steady), encoding::DELTA);
     let sorted = Int64Array::from_iter_values((0..1000i64).map(|i| (1 << 40) | (i * 1000 + (i * 7919) % 13)));
@@ -221,10 +221,15 @@ fn floats_with_hundreds_of_values_get_two_byte_codes() {
     }));
     let enc = round_trip_page(&walk);
     assert_eq!((enc.summary, enc.layout), (encoding::DECIMAL, 3));
-    // Not decimals: square roots of 600 values.
+    // Not decimals: square roots of 400 values, in a nested dictionary (table layout 9).
     let roots = Float64Array::from_iter_values((0..4096u64).map(|i| ((i * 7919 % 400) as f64).sqrt()));
     let enc = round_trip_page(&roots);
+    assert_eq!((enc.summary, enc.layout), (encoding::NESTED_DICT, 9));
+    // Within layout 8, 2-byte codes (layout 2).
+    let mut page = Vec::new();
+    let enc = encode_page_within(&DataType::Float64, &[roots.to_data()], &mut page, 8).unwrap();
     assert_eq!((enc.summary, enc.layout), (encoding::DICT, 2));
+    check_decodes(&roots, &page);
     let prices = arrow_array::Float32Array::from_iter(
         (0..4096).map(|i| (i % 9 != 0).then_some(((i * 7 % 400) as f32 / 3.0).sqrt())),
     );
@@ -301,6 +306,180 @@ fn hostile_dictionary_pages_are_errors() {
 }
 
 #[test]
+fn hostile_nested_dictionary_pages_are_errors() {
+    // Int32, 4 rows, a nested dictionary of `d` values (10, 20, ..., as the page of values
+    // `values` holds them), code width `k`, then `codes`.
+    let plain = |d: u32| {
+        let mut v = vec![encoding::PLAIN];
+        let bytes: Vec<u8> = (1..=d as i32).flat_map(|i| (10 * i).to_le_bytes()).collect();
+        push_shuffled(4, &bytes, &mut v);
+        v
+    };
+    let page = |d: u32, values: &[u8], k: u8, codes: &[u8]| {
+        let mut p = vec![0u8, encoding::NESTED_DICT];
+        p.extend_from_slice(&d.to_le_bytes());
+        p.extend_from_slice(values);
+        p.push(k);
+        p.extend_from_slice(codes);
+        p
+    };
+    // Codes 0, 2, 1, 2 in 2 bits, least significant bits first.
+    let good = page(3, &plain(3), 0, &[2, 0b10_01_10_00]);
+    let back = arrow_array::make_array(decode_page(&DataType::Int32, 4, &good).unwrap());
+    assert_eq!(back.as_ref(), &Int32Array::from(vec![10, 30, 20, 30]));
+    let part = arrow_array::make_array(decode_page_rows(&DataType::Int32, 4, &good, 1..3).unwrap());
+    assert_eq!(part.as_ref(), &Int32Array::from(vec![30, 20]));
+    // The values unshuffled, one-byte codes.
+    let mut unshuffled = vec![encoding::UNSHUFFLED];
+    unshuffled.extend((1..=3i32).flat_map(|i| (10 * i).to_le_bytes()));
+    let back =
+        arrow_array::make_array(decode_page(&DataType::Int32, 4, &page(3, &unshuffled, 1, &[2, 2, 0, 1])).unwrap());
+    assert_eq!(back.as_ref(), &Int32Array::from(vec![30, 30, 10, 20]));
+    // Values as a frame of reference: base 10, codes 0, 10, 20 in bytes.
+    let mut framed = vec![encoding::FOR, 1];
+    framed.extend_from_slice(&10i32.to_le_bytes());
+    framed.extend_from_slice(&[0, 10, 20]);
+    let back = arrow_array::make_array(decode_page(&DataType::Int32, 4, &page(3, &framed, 1, &[1, 0, 2, 1])).unwrap());
+    assert_eq!(back.as_ref(), &Int32Array::from(vec![20, 10, 30, 20]));
+    // A nested dictionary in a nested dictionary's values.
+    let inner = page(3, &plain(3), 1, &[2, 1, 0]);
+    let nested_twice = page(3, &inner[1..], 1, &[0, 1, 2, 0]);
+    for (why, bad) in [
+        ("no values", page(0, &plain(0), 1, &[0; 4])),
+        ("more values than rows", page(5, &plain(5), 1, &[0, 1, 2, 3])),
+        (
+            "17-bit packed codes",
+            page(3, &plain(3), 0, &[17, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+        ),
+        (
+            "a packed code past the dictionary",
+            page(3, &plain(3), 0, &[2, 0b10_01_11_00]),
+        ),
+        ("a byte code past the dictionary", page(3, &plain(3), 1, &[0, 3, 1, 2])),
+        ("3-byte codes", page(3, &plain(3), 3, &[0; 12])),
+        ("values cut short", page(3, &plain(3)[..10], 1, &[])),
+        ("codes cut short", page(3, &plain(3), 0, &[2])),
+        ("no code width", page(3, &plain(3), 1, &[0, 1, 2, 0])[..19].to_vec()),
+        ("a dictionary inside its values", nested_twice),
+        (
+            "a column dictionary's codes as its values",
+            page(
+                3,
+                &[
+                    encoding::COLUMN_DICT,
+                    encoding::PLAIN,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                ],
+                1,
+                &[0, 1, 2, 0],
+            ),
+        ),
+    ] {
+        assert!(decode_page(&DataType::Int32, 4, &bad).is_err(), "{why}");
+        assert!(decode_page_rows(&DataType::Int32, 4, &bad, 1..2).is_err(), "{why}");
+    }
+    // Nested dictionaries of 1-byte values do not exist.
+    let int8 = [
+        &[0u8, encoding::NESTED_DICT][..],
+        &2u32.to_le_bytes(),
+        &[encoding::PLAIN, 5, 6, 1, 0, 1, 1, 0],
+    ]
+    .concat();
+    assert!(decode_page(&DataType::Int8, 4, &int8).is_err());
+    // Two-byte codes (byte-shuffled) of 300 values, in 300 rows: backwards, and one past the
+    // dictionary.
+    let codes: Vec<u8> = (0..300u16).rev().flat_map(u16::to_le_bytes).collect();
+    let mut shuffled = Vec::new();
+    push_shuffled(2, &codes, &mut shuffled);
+    let back =
+        arrow_array::make_array(decode_page(&DataType::Int32, 300, &page(300, &plain(300), 2, &shuffled)).unwrap());
+    assert_eq!(
+        back.as_ref(),
+        &Int32Array::from_iter_values((1..=300).rev().map(|i| 10 * i))
+    );
+    shuffled[0] = 44; // code 300
+    assert!(decode_page(&DataType::Int32, 300, &page(300, &plain(300), 2, &shuffled)).is_err());
+}
+
+#[test]
+fn nested_dictionaries_shrink_the_values_and_wide_codes() {
+    let scrambled = |i: u64| (i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+    let size_within = |arr: &dyn Array, layout: u16| {
+        let mut page = Vec::new();
+        encode_page_within(arr.data_type(), &[arr.to_data()], &mut page, layout).unwrap();
+        page.len()
+    };
+    // 164 readings of two decimals (nlme's Milk): the values a decimal page of codes.
+    let milk = Float64Array::from_iter_values((0..1337).map(|i| (250 + scrambled(i) % 164) as f64 / 100.0));
+    let mut page = Vec::new();
+    let enc = encode_page(
+        &DataType::Float64,
+        &[milk.to_data()],
+        &mut page,
+        Some(kompakt::Codec::Zstd { level: 3 }),
+    )
+    .unwrap();
+    assert_eq!((enc.summary, enc.layout), (encoding::NESTED_DICT, 9));
+    assert_eq!(page[1 + 1 + 4], encoding::DECIMAL);
+    assert!(page.len() + 164 * 6 < size_within(&milk, 8), "{} bytes", page.len());
+    check_decodes(&milk, &page);
+    // 600 distinct values of 8 random bytes, codes skewed to a few: packed in 10 bits, not
+    // two bytes.
+    let values: Vec<f64> = (0..600u64)
+        .map(|k| f64::from_bits(scrambled(k) << 20 | 0x3FF0 << 48))
+        .collect();
+    let skewed = Float64Array::from_iter_values((0..8000u64).map(|i| {
+        let r = scrambled(i + 7) % 1_000_000;
+        values[if r < 900_000 {
+            (r % 40) as usize
+        } else {
+            (r % 600) as usize
+        }]
+    }));
+    let mut page = Vec::new();
+    let enc = encode_page(
+        &DataType::Float64,
+        &[skewed.to_data()],
+        &mut page,
+        Some(kompakt::Codec::Zstd { level: 3 }),
+    )
+    .unwrap();
+    assert_eq!((enc.summary, enc.layout), (encoding::NESTED_DICT, 9));
+    let d = u32::from_le_bytes(page[2..6].try_into().unwrap()) as usize;
+    assert!((513..=600).contains(&d), "{d} values");
+    let width_at = 6 + 1 + d * 8;
+    assert_eq!(page[6], encoding::PLAIN);
+    assert_eq!(&page[width_at..width_at + 2], &[encoding::DICT_PACKED_CODES, 10]);
+    check_decodes(&skewed, &page);
+    // Sevenths: their mantissas repeat a pattern of bytes, which unshuffled values keep.
+    let sevenths = Float64Array::from_iter_values((0..4000u64).map(|i| (scrambled(i) % 200) as f64 / 7.0 + 3.0));
+    let mut page = Vec::new();
+    let enc = encode_page(
+        &DataType::Float64,
+        &[sevenths.to_data()],
+        &mut page,
+        Some(kompakt::Codec::Zstd { level: 3 }),
+    )
+    .unwrap();
+    assert_eq!(
+        (enc.summary, enc.layout, page[6]),
+        (encoding::NESTED_DICT, 9, encoding::UNSHUFFLED)
+    );
+    check_decodes(&sevenths, &page);
+}
+
+#[test]
 fn pages_kept_within_a_layout_use_no_dictionary_it_lacks() {
     // What a file's row-group statistics are encoded with: 300 minimums of a few values
     // (packed codes would need layout 8) and 2000 of 400 values (2-byte codes: layout 2).
@@ -343,7 +522,8 @@ fn dictionary_codes_are_bit_packed_where_the_codec_gains_nothing_from_bytes() {
     let amounts = Int64Array::from_iter(
         (0..3000).map(|i| (i % 9 != 4).then_some([7, -1_000_000_007, 1 << 40, 5][(scrambled(i) % 4) as usize] * 3 + 1)),
     );
-    assert_eq!(round_trip_page(&amounts).layout, 8);
+    // (9: the four values are a nested page, bit-packed in 42 bits, smaller than 8 bytes each.)
+    assert_eq!(round_trip_page(&amounts).layout, 9);
     // Pages under 256 rows keep byte codes.
     let short = Float64Array::from_iter_values((0..255).map(|i| (scrambled(i) % 16) as f64 / 3.0));
     assert_eq!(round_trip_page(&short).layout, 1);
@@ -732,8 +912,12 @@ fn one_budget_covers_every_part_of_a_page() {
         Some(kompakt::Codec::Zstd { level: 2 }),
     )
     .unwrap();
-    // Decoded: 65 + 513 offsets of 4 bytes, 2048 values of 8: the largest part is 16 KiB.
-    let total = (65 + 513) * 4 + 2048 * 8;
+    // Decoded: 65 + 513 offsets of 4 bytes, 2048 values of 8 (the largest part, 16 KiB), and
+    // the values' nested dictionary: its distinct values of 8 bytes.
+    let distinct: std::collections::HashSet<i64> = (0..64i64)
+        .flat_map(|i| (0..8).flat_map(move |j| [i, j, i * j, 7]))
+        .collect();
+    let total = (65 + 513) * 4 + 2048 * 8 + distinct.len() as u64 * 8;
     let whole = decode_rows_within(&dt, StringLayout::AsStored, 64, &page, 0..64, total, None).unwrap();
     assert_eq!(arrow_array::make_array(whole).as_ref(), &arr as &dyn Array);
     // Enough for each part on its own, not for all of them.
@@ -970,9 +1154,10 @@ proptest::proptest! {
         let mut page = Vec::new();
         let enc = encode_page(arr.data_type(), std::slice::from_ref(&data), &mut page, Some(kompakt::Codec::Zstd { level: 1 })).unwrap();
         if enc.summary & 0x7f == encoding::DECIMAL {
-            // 4 when sparse nulls are stored as their row numbers, 8 when the codes are a
-            // dictionary's packed codes.
-            proptest::prop_assert!(matches!(enc.layout, 3 | 4 | 8), "layout {}", enc.layout);
+            // 4 when sparse nulls are stored as their row numbers, 7 when the valid rows'
+            // values only, 8 when the codes are a dictionary's packed codes, 9 when they are
+            // a nested dictionary.
+            proptest::prop_assert!(matches!(enc.layout, 3 | 4 | 7 | 8 | 9), "layout {}", enc.layout);
         }
         let back = arrow_array::make_array(decode_page(arr.data_type(), n, &page).unwrap());
         proptest::prop_assert_eq!(float_bits(back.as_ref()), float_bits(arr.as_ref()));
@@ -1619,21 +1804,29 @@ proptest::proptest! {
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
 
-    /// Pages of up to 256 distinct numbers, whatever their codes became (bytes or packed, table
-    /// layout 8), read back bit for bit: whole, in windows, and every truncation is an error.
+    /// Pages of a few hundred distinct numbers, whatever their dictionary became (values plain,
+    /// unshuffled or a nested page, table layout 9; codes bytes or packed, layout 8 and 9),
+    /// read back bit for bit: whole, in windows, and every truncation is an error.
     #[test]
     fn few_distinct_numbers_round_trip_with_any_codes(
-        values in proptest::collection::vec(proptest::prelude::any::<f64>(), 1..=256),
+        values in proptest::collection::vec(proptest::prelude::any::<f64>(), 1..=700),
         picks in proptest::collection::vec((proptest::prelude::any::<u64>(), proptest::bool::weighted(0.95)), 256..3000),
         skew in 0u32..4,
+        decimals in proptest::bool::ANY,
     ) {
+        // Decimals of two places (a nested page of codes), or any bits.
+        let values: Vec<f64> = match decimals {
+            true => values.iter().map(|v| (v.to_bits() % 100_000) as f64 / 100.0).collect(),
+            false => values,
+        };
         // `skew` squeezes the picks towards the first values, lowering the codes' entropy.
         let pick = |p: u64| ((p % values.len() as u64) >> skew) as usize;
         let rows = Float64Array::from_iter(picks.iter().map(|&(p, ok)| ok.then_some(values[pick(p)])));
         let bits = |a: &dyn Array| float_bits(a);
         let mut page = Vec::new();
         let data = rows.to_data();
-        encode_page(&DataType::Float64, std::slice::from_ref(&data), &mut page, Some(kompakt::Codec::Zstd { level: 2 })).unwrap();
+        let enc = encode_page(&DataType::Float64, std::slice::from_ref(&data), &mut page, Some(kompakt::Codec::Zstd { level: 2 })).unwrap();
+        proptest::prop_assert!(enc.layout <= crate::meta::LAYOUT);
         let n = rows.len();
         let back = arrow_array::make_array(decode_page(&DataType::Float64, n, &page).unwrap());
         proptest::prop_assert_eq!(bits(back.as_ref()), bits(&rows));
@@ -1659,8 +1852,8 @@ proptest::proptest! {
         let rows = Float64Array::from_iter(picks.iter().zip(&codes).map(|(&(_, ok), &c)| ok.then_some(values[c as usize])));
         let mut page = Vec::new();
         let (encoded, _) = encode_coded_values(&DataType::Float64, &[rows.to_data()], &codes, &mut page, Some(kompakt::Codec::Zstd { level: 1 }), None).unwrap();
-        // 8 when the codes themselves are a page dictionary's packed codes.
-        proptest::prop_assert!(matches!(encoded.layout, 6 | 8), "layout {}", encoded.layout);
+        // 8 when the codes themselves are a page dictionary's packed codes, 9 a nested one.
+        proptest::prop_assert!(matches!(encoded.layout, 6 | 8 | 9), "layout {}", encoded.layout);
         let n = rows.len();
         let (a, b) = (window.0 % (n + 1), window.1 % (n + 1));
         let (a, b) = (a.min(b), a.max(b));
@@ -1752,7 +1945,8 @@ fn valid_rows_only_pages() {
     let mut page = Vec::new();
     let encoded = encode_page(&DataType::Int64, &[values.to_data()], &mut page, None).unwrap();
     assert_eq!(page[0], validity::VALID_ONLY);
-    assert_eq!(encoded.layout, 7);
+    // 9: the values are a nested dictionary (a frame of reference of 1,000 values).
+    assert_eq!(encoded.layout, 9);
     for rows in [0..n as usize, 0..1, 1..2, 7..2993, 2999..3000, 1500..1500] {
         let got = decode_page_rows(&DataType::Int64, n as usize, &page, rows.clone()).unwrap();
         got.validate_full().unwrap();

@@ -50,6 +50,8 @@ impl TableReader {
                         crate::page::encoding::DECIMAL => "decimal",
                         crate::page::encoding::COLUMN_DICT => "column dict",
                         crate::page::encoding::SYMBOLS => "symbols",
+                        crate::page::encoding::NESTED_DICT => "nested dict",
+                        crate::page::encoding::UNSHUFFLED => "unshuffled",
                         _ => "other",
                     };
                     *encodings.entry(name).or_insert(0) += 1;

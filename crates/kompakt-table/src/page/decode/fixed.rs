@@ -20,13 +20,16 @@ pub(super) fn decode_fixed(w: usize, n: usize, c: &mut Cursor<'_>) -> Result<Mut
 }
 
 /// Which of the nesting encodings a page of values may use: a scaled page holds a page of
-/// neither, a decimal page one that may be scaled, so that pages nest at most three deep.
+/// neither scaled nor decimal values, a decimal page one that may be scaled, a nested
+/// dictionary's values no nested dictionary, so that pages nest at most four deep.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Nest {
     scaled: bool,
     decimal: bool,
     /// Codes into the column's shared dictionary (a column's own values, not a part of them).
     column: bool,
+    /// A nested dictionary (table layout 9).
+    dict: bool,
 }
 
 impl Nest {
@@ -34,11 +37,7 @@ impl Nest {
         scaled: true,
         decimal: false,
         column: false,
-    };
-    const NONE: Nest = Nest {
-        scaled: false,
-        decimal: false,
-        column: false,
+        dict: true,
     };
 
     /// The values of a column of type `dt`: decimal pages only for float32 and float64; codes
@@ -48,6 +47,7 @@ impl Nest {
             scaled: true,
             decimal: matches!(dt, DataType::Float32 | DataType::Float64),
             column: true,
+            dict: true,
         }
     }
 }
@@ -80,6 +80,11 @@ pub(super) fn decode_fixed_rows_into(
     if enc == encoding::PLAIN {
         let src = c.take(len)?;
         unshuffle_rows(w, n, src, rows, dst);
+        return Ok(());
+    }
+    if enc == encoding::UNSHUFFLED {
+        let src = c.take(len)?;
+        dst.copy_from_slice(&src[w * rows.start..w * rows.end]);
         return Ok(());
     }
     match w {
@@ -169,7 +174,13 @@ fn decode_words<const W: usize>(
             if factor < 2 {
                 return Err(corrupt(format!("a scaled page with factor {factor} (2 or more)")));
             }
-            decode_fixed_rows_into(W, n, rows, c, dst, Nest::NONE)?;
+            let quotients = Nest {
+                scaled: false,
+                decimal: false,
+                column: false,
+                dict: nest.dict,
+            };
+            decode_fixed_rows_into(W, n, rows, c, dst, quotients)?;
             for v in dst.as_chunks_mut::<W>().0 {
                 store::<W>(base.wrapping_add(factor.wrapping_mul(load::<W>(v))), v);
             }
@@ -185,7 +196,11 @@ fn decode_words<const W: usize>(
             if e > most {
                 return Err(corrupt(format!("a decimal page of 10^{e} (at most 10^{most})")));
             }
-            decode_fixed_rows_into(W, n, rows, c, dst, Nest::INTEGERS)?;
+            let codes = Nest {
+                dict: nest.dict,
+                ..Nest::INTEGERS
+            };
+            decode_fixed_rows_into(W, n, rows, c, dst, codes)?;
             for v in dst.as_chunks_mut::<W>().0 {
                 store::<W>(decimal_value::<W>(load::<W>(v), e), v);
             }
@@ -207,6 +222,26 @@ fn decode_words<const W: usize>(
                 }
             }
             return Ok(());
+        }
+        encoding::NESTED_DICT if nest.dict && W >= 2 => {
+            let d = c.u32()? as usize;
+            // At most a value a row: what the values take is bounded by the page's rows.
+            if d == 0 || d > MAX_WIDE_DICT || d > n {
+                return Err(corrupt(format!(
+                    "a dictionary of {d} values in a page of {n} rows (1..=65536 allowed)"
+                )));
+            }
+            let mut table = c.scratch(d * W)?;
+            let values = Nest {
+                column: false,
+                dict: false,
+                ..nest
+            };
+            decode_fixed_rows_into(W, d, 0..d, c, table.as_slice_mut(), values)?;
+            let (table, _) = table.as_slice().as_chunks::<W>();
+            let width = c.u8()?;
+            let (dst, _) = dst.as_chunks_mut::<W>();
+            return decode_dict_codes::<W>(table, width, 16, n, rows, c, dst);
         }
         encoding::COLUMN_DICT if nest.column && (W == 4 || W == 8) => {
             let values = c
@@ -303,69 +338,13 @@ fn decode_words<const W: usize>(
                 return Err(corrupt(format!("dictionary of {d} values (1..=65536 allowed)")));
             }
             let raw = c.take(d * W)?;
+            let mut table = try_vec(d, [0u8; W], "a page's dictionary")?;
+            unshuffle_into(raw, &mut table);
             let width = c.u8()?;
             if d > MAX_FIXED_DICT && width != 2 {
                 return Err(corrupt(format!("a dictionary of {d} values needs 2-byte codes")));
             }
-            let too_big = || corrupt(format!("a dictionary code is not below the dictionary size {d}"));
-            match width {
-                1 => {
-                    let mut table = [[0u8; W]; MAX_FIXED_DICT];
-                    unshuffle_into(raw, &mut table[..d]);
-                    let codes = &c.take(n)?[lo..hi];
-                    if codes.iter().fold(0u8, |m, &x| m.max(x)) as usize >= d && !codes.is_empty() {
-                        return Err(too_big());
-                    }
-                    for (o, &x) in dst.iter_mut().zip(codes) {
-                        *o = table[x as usize];
-                    }
-                }
-                2 => {
-                    let mut table = try_vec(d, [0u8; W], "a page's dictionary")?;
-                    unshuffle_into(raw, &mut table);
-                    // Take the bytes before allocating: what a page claims is bounded by what it holds.
-                    let len = n.checked_mul(2).ok_or_else(|| corrupt("page too large"))?;
-                    let src = c.take(len)?;
-                    let mut codes = try_vec((hi - lo) * 2, 0u8, "a page's codes")?;
-                    unshuffle_rows(2, n, src, rows, &mut codes);
-                    let (codes, _) = codes.as_chunks::<2>();
-                    if codes.iter().fold(0u16, |m, &x| m.max(u16::from_le_bytes(x))) as usize >= d {
-                        return Err(too_big());
-                    }
-                    for (o, &x) in dst.iter_mut().zip(codes) {
-                        *o = table[u16::from_le_bytes(x) as usize];
-                    }
-                }
-                encoding::DICT_PACKED_CODES => {
-                    let bits = c.u8()? as usize;
-                    if bits > 8 {
-                        return Err(corrupt(format!("{bits}-bit dictionary codes (at most 8)")));
-                    }
-                    let mut table = [[0u8; W]; MAX_FIXED_DICT];
-                    unshuffle_into(raw, &mut table[..d]);
-                    let len = n.checked_mul(bits).ok_or_else(|| corrupt("page too large"))?;
-                    let packed = c.take(len.div_ceil(8))?;
-                    let mut out = dst.iter_mut();
-                    let mut past_end = false;
-                    crate::bits::unpack(packed, lo..hi, bits, |_, codes| {
-                        // Codes first: a zip that ran out of codes takes no slot from `out`.
-                        for (&x, o) in codes.iter().zip(out.by_ref()) {
-                            // Codes are at most 8 bits: `x < 256`, inside the table.
-                            past_end |= x as usize >= d;
-                            *o = table[x as usize];
-                        }
-                    });
-                    if past_end {
-                        return Err(too_big());
-                    }
-                }
-                other => {
-                    return Err(corrupt(format!(
-                        "dictionary codes of fixed-width values of {other} bytes (1 or 2, or 0: packed)"
-                    )))
-                }
-            }
-            Ok(())
+            decode_dict_codes::<W>(&table, width, 8, n, rows, c, dst)
         }
         encoding::RUNS => {
             let runs = c.u32()? as usize;
@@ -408,6 +387,85 @@ fn decode_words<const W: usize>(
         }
         other => Err(corrupt(format!("unknown encoding {other} of fixed-width values"))),
     }
+}
+
+/// Rows `rows` of a page of `n` codes into `table` (a dictionary's values), whose code width
+/// byte was `width`: one byte a code, two (byte-shuffled), or 0: a bit width of at most
+/// `max_bits`, then the codes bit-packed.
+fn decode_dict_codes<const W: usize>(
+    table: &[[u8; W]],
+    width: u8,
+    max_bits: usize,
+    n: usize,
+    rows: std::ops::Range<usize>,
+    c: &mut Cursor<'_>,
+    dst: &mut [[u8; W]],
+) -> Result<()> {
+    let d = table.len();
+    let (lo, hi) = (rows.start, rows.end);
+    if d > MAX_FIXED_DICT && width == 1 {
+        return Err(corrupt(format!(
+            "a dictionary of {d} values needs codes of more than a byte"
+        )));
+    }
+    let too_big = || corrupt(format!("a dictionary code is not below the dictionary size {d}"));
+    match width {
+        1 => {
+            // A full table of 256: a code indexes it without a bound check.
+            let mut full = [[0u8; W]; MAX_FIXED_DICT];
+            full[..d].copy_from_slice(table);
+            let codes = &c.take(n)?[lo..hi];
+            if codes.iter().fold(0u8, |m, &x| m.max(x)) as usize >= d && !codes.is_empty() {
+                return Err(too_big());
+            }
+            for (o, &x) in dst.iter_mut().zip(codes) {
+                *o = full[x as usize];
+            }
+        }
+        2 => {
+            // Take the bytes before allocating: what a page claims is bounded by what it holds.
+            let len = n.checked_mul(2).ok_or_else(|| corrupt("page too large"))?;
+            let src = c.take(len)?;
+            let mut codes = try_vec((hi - lo) * 2, 0u8, "a page's codes")?;
+            unshuffle_rows(2, n, src, rows, &mut codes);
+            let (codes, _) = codes.as_chunks::<2>();
+            if codes.iter().fold(0u16, |m, &x| m.max(u16::from_le_bytes(x))) as usize >= d {
+                return Err(too_big());
+            }
+            for (o, &x) in dst.iter_mut().zip(codes) {
+                *o = table[u16::from_le_bytes(x) as usize];
+            }
+        }
+        encoding::DICT_PACKED_CODES => {
+            let bits = c.u8()? as usize;
+            if bits > max_bits {
+                return Err(corrupt(format!("{bits}-bit dictionary codes (at most {max_bits})")));
+            }
+            let len = n.checked_mul(bits).ok_or_else(|| corrupt("page too large"))?;
+            let packed = c.take(len.div_ceil(8))?;
+            let mut out = dst.iter_mut();
+            let mut past_end = false;
+            crate::bits::unpack(packed, lo..hi, bits, |_, codes| {
+                // Codes first: a zip that ran out of codes takes no slot from `out`.
+                for (&x, o) in codes.iter().zip(out.by_ref()) {
+                    let x = x as usize;
+                    past_end |= x >= d;
+                    // A code past the table is an error after the loop; the last value
+                    // stands in for it until then.
+                    *o = table[x.min(d - 1)];
+                }
+            });
+            if past_end {
+                return Err(too_big());
+            }
+        }
+        other => {
+            return Err(corrupt(format!(
+                "dictionary codes of fixed-width values of {other} bytes (1 or 2, or 0: packed)"
+            )))
+        }
+    }
+    Ok(())
 }
 
 /// Byte-shuffled values (`W`-byte elements) into `table`, which holds as many.

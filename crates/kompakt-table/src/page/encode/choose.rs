@@ -2,11 +2,11 @@
 //! kompakt's table writer chooses"), and the table layout the choice needs.
 
 use super::nested::{common_factor, encode_decimal, encode_scaled};
-use super::trials::{bytes_beat_packed, codec_beats, entropy_bits, pack_instead};
+use super::trials::{self, bytes_beat_packed, codec_beats, entropy_bits, pack_instead};
 use super::verdicts::{decide, Question, Site};
 use super::words::{
-    count_runs, delta_width, encode_bitpack, encode_delta, encode_dict, encode_for, encode_runs, encode_wide_dict,
-    value_range,
+    build_dict, build_wide_dict, count_runs, delta_width, encode_bitpack, encode_delta, encode_for, encode_runs,
+    value_range, PageDict,
 };
 use super::{push_shuffled, Choice, Ctx, Kind};
 use crate::page::encoding;
@@ -41,6 +41,8 @@ pub(super) fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Ve
         codec: cx.codec,
         verdicts: cx.verdicts,
         max_layout: cx.max_layout,
+        dict: cx.dict,
+        unshuffled: cx.unshuffled,
     };
     let (enc, needs) = choose_words::<W>(vals, kind, choice, out);
     cx.layout = cx.layout.max(needs);
@@ -48,7 +50,8 @@ pub(super) fn encode_words<const W: usize>(vals: &[u8], kind: Kind, out: &mut Ve
 }
 
 /// Encodes as [`encode_words`] does; returns the encoding and the table layout it needs (2 for
-/// runs and for dictionaries with 2-byte codes, 3 for scaled and decimal pages).
+/// runs and for dictionaries with 2-byte codes, 3 for scaled and decimal pages, 8 for packed
+/// dictionary codes, 9 for nested dictionaries and unshuffled values).
 pub(super) fn choose_words<const W: usize>(
     vals: &[u8],
     kind: Kind,
@@ -134,10 +137,20 @@ pub(super) fn choose_words<const W: usize>(
         }
         narrow_codes = Some((bits, base));
     }
-    let start = out.len();
-    if W >= 2 && encode_dict::<W>(words, out) {
-        let needs = pack_dictionary_codes::<W>(words.len(), start, choice, out);
-        return (encoding::DICT, needs);
+    if let Some(dict) = (W >= 2 && choice.dict).then(|| build_dict::<W>(words)).flatten() {
+        // Values mostly distinct are better as codes of their own, where there are: a decimal
+        // page's or a frame of reference's, where a dictionary would store as many values
+        // and a code a row besides (AER's WeakInstrument: 200 distinct readings of 4
+        // decimals).
+        let mostly_distinct = 2 * dict.values.len() > words.len();
+        if mostly_distinct && kind == Kind::Float && choice.decimal {
+            if let Some(needs) = encode_decimal::<W>(words, choice, out) {
+                return (encoding::DECIMAL, needs);
+            }
+        }
+        if !(mostly_distinct && narrow_codes.is_some()) {
+            return write_dictionary::<W>(&dict, kind, choice, out);
+        }
     }
     if kind == Kind::Float && choice.decimal && (W == 4 || W == 8) {
         if let Some(needs) = encode_decimal::<W>(words, choice, out) {
@@ -178,57 +191,143 @@ pub(super) fn choose_words<const W: usize>(
     }
     // Floats with a few hundred to thousands of distinct values (prices, rounded readings):
     // 2-byte codes the codec entropy-codes, instead of bytes of mantissa it cannot.
-    if !matches!(kind, Kind::Int { .. }) && W >= 4 && choice.max_layout >= 2 && encode_wide_dict::<W>(words, out) {
-        return (encoding::DICT, 2);
+    if !matches!(kind, Kind::Int { .. }) && W >= 4 && choice.dict && choice.max_layout >= 2 {
+        if let Some(dict) = build_wide_dict::<W>(words) {
+            return write_dictionary::<W>(&dict, kind, choice, out);
+        }
     }
+    let start = out.len();
     out.push(encoding::PLAIN);
     push_shuffled(W, vals, out);
+    // Where asked (a dictionary's values, a few hundred distinct floats), the bytes as they
+    // are when the codec stores them smaller: a decimal fraction's mantissa repeats a pattern
+    // of bytes (0.1 is 0x3FB999999999999A), which byte shuffling spreads over W planes.
+    if choice.unshuffled && W > 1 && choice.max_layout >= 9 {
+        let shuffled = trials::compressed_size(choice.codec, &out[start + 1..]);
+        if trials::compressed_size(choice.codec, vals) < shuffled {
+            out.truncate(start);
+            out.push(encoding::UNSHUFFLED);
+            out.extend_from_slice(vals);
+            return (encoding::UNSHUFFLED, 9);
+        }
+    }
     (encoding::PLAIN, 1)
 }
 
-/// Packs the one-byte codes of the dictionary page `encode_dict` just wrote at `start` into
-/// the fewest bits its size needs (code width 0, table layout 8) when the codec would not
-/// store the bytes smaller; returns the table layout the page needs (1 or 8). The same
-/// question as narrow integers' (`BytesOrPacked`), and the same answer: below 4 bits of
-/// entropy a code, zstd's entropy coder spends at least a bit on every byte, while packed
-/// codes give it two or more codes a byte to model (mlbench's LetterRecognition: 16 values a
-/// column, 3.5 bits a row as bytes through zstd, 3.1 packed through it, where Parquet's packed
-/// dictionary codes take 3.2).
-fn pack_dictionary_codes<const W: usize>(n: usize, start: usize, choice: Choice<'_>, out: &mut Vec<u8>) -> u16 {
+/// Writes a page of `dict`'s codes (`kind` values of `W` bytes); returns its encoding and the
+/// table layout it needs. From layout 9 a nested dictionary: the values as a page of their own
+/// (decimal floats as codes of a few bits, not 8 bytes of mantissa each), the codes
+/// bit-packed where that is smaller. Otherwise, and where the nested one would gain nothing
+/// (plain values, codes of a byte or less), [`encoding::DICT`], its one-byte codes
+/// bit-packed from layout 8.
+fn write_dictionary<const W: usize>(dict: &PageDict, kind: Kind, choice: Choice<'_>, out: &mut Vec<u8>) -> (u8, u16) {
+    let d = dict.values.len();
+    let bits = (usize::BITS - d.saturating_sub(1).leading_zeros()) as usize;
+    // Packed codes: one-byte ones from layout 8, two-byte ones (in a nested dictionary) from 9.
+    let packed = match dict.wide {
+        false if choice.max_layout >= 8 => packed_codes_instead::<W>(dict, bits, choice),
+        true if choice.max_layout >= 9 => packed_codes_instead::<W>(dict, bits, choice),
+        _ => None,
+    };
+    let nested = (choice.max_layout >= 9)
+        .then(|| encode_dictionary_values::<W>(dict, kind, choice))
+        .filter(|(enc, _, _)| *enc != encoding::PLAIN || dict.wide && packed.is_some());
+    let Some((_, values, needs)) = nested else {
+        let start = out.len();
+        dict.write_plain::<W>(out);
+        if dict.wide {
+            return (encoding::DICT, 2);
+        }
+        let Some(packed) = packed else {
+            return (encoding::DICT, 1);
+        };
+        out.truncate(start + 1 + 4 + d * W);
+        out.push(encoding::DICT_PACKED_CODES);
+        out.push(bits as u8);
+        out.extend_from_slice(&packed);
+        return (encoding::DICT, 8);
+    };
+    out.push(encoding::NESTED_DICT);
+    out.extend_from_slice(&(d as u32).to_le_bytes());
+    out.extend_from_slice(&values);
+    match packed {
+        Some(packed) => {
+            out.push(encoding::DICT_PACKED_CODES);
+            out.push(bits as u8);
+            out.extend_from_slice(&packed);
+        }
+        None => {
+            out.push(if dict.wide { 2 } else { 1 });
+            out.extend_from_slice(&dict.code_bytes());
+        }
+    }
+    (encoding::NESTED_DICT, needs.max(9))
+}
+
+/// The values of a nested dictionary as a page of values: its encoding, bytes and the layout
+/// it needs. What the data suggests, or the values as they are (shuffled or not) when the codec
+/// stores those smaller: a few integers among many whole numbers make a decimal page of 10^4
+/// (the ages of the Titanic's passengers), whose 20-bit codes zstd cannot shrink where it
+/// finds the zero bytes of whole numbers' floats. Both are tried: a dictionary's values are
+/// few.
+fn encode_dictionary_values<const W: usize>(dict: &PageDict, kind: Kind, choice: Choice<'_>) -> (u8, Vec<u8>, u16) {
+    // The values are distinct: no runs, nor a dictionary of them; verdicts are the rows'.
+    let values = Choice {
+        runs: false,
+        dict: false,
+        unshuffled: true,
+        verdicts: None,
+        ..choice
+    };
+    let bytes = dict.value_bytes::<W>();
+    let mut page = Vec::with_capacity(bytes.len() + 1);
+    let (enc, needs) = choose_words::<W>(&bytes, kind, values, &mut page);
+    if matches!(enc, encoding::PLAIN | encoding::UNSHUFFLED) {
+        return (enc, page, needs);
+    }
+    let mut plain = Vec::with_capacity(bytes.len() + 1);
+    let (plain_enc, plain_needs) = choose_words::<W>(&bytes, Kind::Other, values, &mut plain);
+    let size = |page: &[u8]| trials::compressed_size(choice.codec, page);
+    if size(&plain) <= size(&page) {
+        return (plain_enc, plain, plain_needs);
+    }
+    (enc, page, needs)
+}
+
+/// `dict`'s codes packed in `bits` bits each, when the codec would not store them smaller as
+/// bytes (one or two a code). The same question as narrow integers' (`BytesOrPacked`), and the
+/// same answer for one-byte codes: below 4 bits of entropy a code, zstd's entropy coder spends
+/// at least a bit on every byte, while packed codes give it two or more codes a byte to model
+/// (mlbench's LetterRecognition: 16 values a column, 3.5 bits a row as bytes through zstd, 3.1
+/// packed through it, where Parquet's packed dictionary codes take 3.2). Two-byte codes ask
+/// the trial whatever their entropy: their high bytes hold a few bits each, which packing
+/// takes out and the codec does not quite (AER's HMDA: 519 ratios, 2,787 bytes of codes
+/// through zstd, 2,615 packed).
+fn packed_codes_instead<const W: usize>(dict: &PageDict, bits: usize, choice: Choice<'_>) -> Option<Vec<u8>> {
     // Smaller pages keep byte codes: packing saves a few dozen bytes there, not worth a layout
     // that older readers refuse.
     const MIN_ROWS: usize = 256;
-    let d = u32::from_le_bytes(out[start + 1..start + 5].try_into().expect("4 bytes")) as usize;
-    let bits = (usize::BITS - d.saturating_sub(1).leading_zeros()) as usize;
-    let codes_at = out.len() - n;
-    debug_assert_eq!(out[codes_at - 1], 1, "one-byte codes");
-    if n < MIN_ROWS || bits >= 8 || choice.max_layout < 8 {
-        return 1;
+    let n = dict.codes.len() >> usize::from(dict.wide);
+    let byte_bits = if dict.wide { 16 } else { 8 };
+    if n < MIN_ROWS || bits == 0 || bits >= byte_bits {
+        return None;
     }
-    let codes = &out[codes_at..];
-    let entropy = entropy_bits(codes);
-    let packed_codes = |codes: &[u8]| {
-        let mut packed = Vec::with_capacity((codes.len() * bits).div_ceil(8));
-        crate::bits::pack(codes.iter().map(|&c| u64::from(c)), bits, &mut packed);
+    let codes = dict.code_bytes();
+    let entropy = entropy_bits(&codes);
+    let packed_codes = || {
+        let mut packed = Vec::with_capacity((n * bits).div_ceil(8));
+        crate::bits::pack(dict.code_values(), bits, &mut packed);
         packed
     };
     // The trial's packed codes, kept for the page when packing wins.
     let mut tried = None;
-    let pack = pack_instead(codes, bits, entropy)
-        || bits > 0 && entropy < 4.0 && {
+    let pack = !dict.wide && pack_instead(&codes, bits, entropy)
+        || (dict.wide || entropy < 4.0) && {
             let question = Question::new(Site::BytesOrPacked, W, bits, entropy);
             decide(choice.verdicts, question, || {
-                let packed = tried.insert(packed_codes(codes));
-                !bytes_beat_packed(choice.codec, codes, packed)
+                let packed = tried.insert(packed_codes());
+                !bytes_beat_packed(choice.codec, &codes, packed)
             })
         };
-    if !pack {
-        return 1;
-    }
-    let packed = tried.unwrap_or_else(|| packed_codes(codes));
-    out.truncate(codes_at - 1);
-    out.push(encoding::DICT_PACKED_CODES);
-    out.push(bits as u8);
-    out.extend_from_slice(&packed);
-    8
+    pack.then(|| tried.unwrap_or_else(packed_codes))
 }

@@ -70,6 +70,11 @@ struct Ctx<'t> {
     null_rows: bool,
     /// Values of the valid rows only, after a bitmap (layout 7).
     valid_only: bool,
+    /// Plain values unshuffled where the codec stores them smaller (layout 9): for the values
+    /// of a dictionary, which are few enough to try both.
+    unshuffled: bool,
+    /// A dictionary of the values (not for a dictionary's own, which are distinct).
+    dict: bool,
     /// The codec the page goes through, to weigh packed bits against bytes it compresses.
     codec: Option<kompakt::Codec>,
     /// The symbol table the page's strings are coded with (layout 5), taken by the string
@@ -78,7 +83,8 @@ struct Ctx<'t> {
     /// Trial verdicts shared with the column's other pages of the round.
     verdicts: Option<&'t Verdicts>,
     /// The newest table layout the page may need: what the flags above do not cover
-    /// (dictionaries with 2-byte codes: 2; with bit-packed codes: 8) is chosen within it.
+    /// (dictionaries with 2-byte codes: 2; with bit-packed codes: 8; nested ones and
+    /// unshuffled values: 9) is chosen within it.
     max_layout: u16,
     layout: u16,
 }
@@ -92,6 +98,10 @@ struct Choice<'t> {
     codec: Option<kompakt::Codec>,
     verdicts: Option<&'t Verdicts>,
     max_layout: u16,
+    /// A dictionary of the values (none for a dictionary's own values).
+    dict: bool,
+    /// Plain values unshuffled where that is smaller (layout 9; see [`Ctx`]).
+    unshuffled: bool,
 }
 
 /// Encodes `pieces` (arrays of type `dt`, `n` rows in all) as one page appended to `out`;
@@ -136,6 +146,8 @@ fn encode_top(
         nest: true,
         null_rows: true,
         valid_only: true,
+        unshuffled: false,
+        dict: true,
         codec,
         symbols,
         verdicts,
@@ -196,6 +208,8 @@ pub fn encode_coded_values(
         nest: true,
         null_rows: true,
         valid_only: false,
+        unshuffled: false,
+        dict: true,
         codec,
         symbols: None,
         verdicts,
@@ -234,6 +248,8 @@ pub(crate) fn encode_page_within(
         nest: layout >= 3,
         null_rows: layout >= 4,
         valid_only: layout >= 7,
+        unshuffled: false,
+        dict: true,
         codec: None,
         symbols: None,
         verdicts: None,
@@ -272,7 +288,7 @@ pub(crate) fn column_dict_pays(
     let mut coded = Vec::new();
     encode_coded_values(dt, pieces, codes, &mut coded, codec, None)?;
     let mut dictionary = Vec::new();
-    encode_shared_dictionary(values, &mut dictionary)?;
+    encode_shared_dictionary(values, &mut dictionary, codec)?;
     let target = 0.9 * trials::compressed_size(codec, &own) as f64;
     // Clear wins need no compression of their own (hourly earnings: 48 KB of codes and values
     // against 70 KB of decimal codes compressed).
@@ -287,27 +303,38 @@ pub(crate) fn column_dict_pays(
 /// numbers), as [`encode_dictionary_values`] does but that floats that are decimals may be
 /// stored as their codes and numbers as multiples of a common factor (table layout 3; shared
 /// dictionaries of numbers came with layout 6).
-pub fn encode_shared_dictionary(values: &ArrayData, out: &mut Vec<u8>) -> Result<Encoded> {
+pub fn encode_shared_dictionary(
+    values: &ArrayData,
+    out: &mut Vec<u8>,
+    codec: Option<kompakt::Codec>,
+) -> Result<Encoded> {
     let nest = !crate::schema::is_byte_array(values.data_type());
-    encode_dictionary_page(values, nest, out)
+    encode_dictionary_page(values, nest, out, codec)
 }
 
 /// Encodes the values of a dictionary column as one page, without runs: a reader bounds the
 /// count a dictionary claims by its bytes (every value at least a bit), which runs would break.
 pub fn encode_dictionary_values(values: &ArrayData, out: &mut Vec<u8>) -> Result<Encoded> {
     // Nor scaled or decimal pages: dictionaries are small, and their rule stays simple.
-    encode_dictionary_page(values, false, out)
+    encode_dictionary_page(values, false, out, None)
 }
 
-/// A dictionary's values as one page without runs, nulls or trials; scaled and decimal pages
-/// when `nest`.
-fn encode_dictionary_page(values: &ArrayData, nest: bool, out: &mut Vec<u8>) -> Result<Encoded> {
+/// A dictionary's values as one page without runs or nulls; scaled and decimal pages, and
+/// values unshuffled where `codec` stores them smaller, when `nest`.
+fn encode_dictionary_page(
+    values: &ArrayData,
+    nest: bool,
+    out: &mut Vec<u8>,
+    codec: Option<kompakt::Codec>,
+) -> Result<Encoded> {
     let mut cx = Ctx {
         runs: false,
         nest,
         null_rows: false,
         valid_only: false,
-        codec: None,
+        unshuffled: nest,
+        dict: false,
+        codec,
         symbols: None,
         verdicts: None,
         max_layout: crate::meta::LAYOUT,

@@ -1,5 +1,6 @@
 //! Writing fixed-width values in the encodings that store the values themselves: runs, frame
-//! of reference, bit packing, delta, and dictionaries with one- or two-byte codes.
+//! of reference, bit packing, delta, and building dictionaries with one- or two-byte codes
+//! (`choose.rs` writes them).
 
 use super::{push_shuffled, BuildFx};
 use crate::page::{encoding, load, store, MAX_FIXED_DICT, MAX_WIDE_DICT};
@@ -179,24 +180,75 @@ fn narrow<const W: usize, const K: usize>(words: &[[u8; W]], base: u64, codes: &
     }
 }
 
+/// A page's dictionary: its distinct values in the order they first appear, and a code a row.
+pub(super) struct PageDict {
+    /// The distinct values, each a `W`-byte word (the low bytes of the `u64`).
+    pub values: Vec<u64>,
+    /// The rows' codes, one byte each, or two (little-endian) when `wide`.
+    pub codes: Vec<u8>,
+    pub wide: bool,
+}
+
+impl PageDict {
+    /// The values as `W`-byte words, one after another.
+    pub fn value_bytes<const W: usize>(&self) -> Vec<u8> {
+        let mut bytes = vec![0u8; self.values.len() * W];
+        for (d, v) in bytes.as_chunks_mut::<W>().0.iter_mut().zip(&self.values) {
+            store::<W>(*v, d);
+        }
+        bytes
+    }
+
+    /// The codes as they are stored as bytes: two-byte codes byte-shuffled.
+    pub fn code_bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+        if self.wide {
+            let mut shuffled = Vec::with_capacity(self.codes.len());
+            push_shuffled(2, &self.codes, &mut shuffled);
+            shuffled.into()
+        } else {
+            (&self.codes[..]).into()
+        }
+    }
+
+    /// The code of each row.
+    pub fn code_values(&self) -> impl Iterator<Item = u64> + '_ {
+        let wide = self.wide;
+        let step = 1 + usize::from(wide);
+        self.codes.chunks_exact(step).map(move |c| match wide {
+            true => u64::from(u16::from_le_bytes([c[0], c[1]])),
+            false => u64::from(c[0]),
+        })
+    }
+
+    /// Writes the page as [`encoding::DICT`] has it (table layouts 1 to 8, without packed
+    /// codes): the count, the values byte-shuffled, the code width, the codes.
+    pub fn write_plain<const W: usize>(&self, out: &mut Vec<u8>) {
+        out.push(encoding::DICT);
+        out.extend_from_slice(&(self.values.len() as u32).to_le_bytes());
+        push_shuffled(W, &self.value_bytes::<W>(), out);
+        out.push(if self.wide { 2 } else { 1 });
+        out.extend_from_slice(&self.code_bytes());
+    }
+}
+
 /// Dictionary of at most 256 distinct values with one-byte codes, if the values allow it.
-pub(super) fn encode_dict<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) -> bool {
+pub(super) fn build_dict<const W: usize>(words: &[[u8; W]]) -> Option<PageDict> {
     const SLOTS: usize = 1024;
     let mut keys = [0u64; SLOTS];
     let mut ids = [u16::MAX; SLOTS];
-    let mut dict: Vec<u64> = Vec::new();
+    let mut values: Vec<u64> = Vec::new();
     let mut codes = Vec::with_capacity(words.len());
     for w in words {
         let v = load::<W>(w);
         let mut slot = (v.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize;
         loop {
             if ids[slot] == u16::MAX {
-                if dict.len() == MAX_FIXED_DICT {
-                    return false;
+                if values.len() == MAX_FIXED_DICT {
+                    return None;
                 }
-                ids[slot] = dict.len() as u16;
+                ids[slot] = values.len() as u16;
                 keys[slot] = v;
-                dict.push(v);
+                values.push(v);
                 break;
             }
             if keys[slot] == v {
@@ -206,38 +258,33 @@ pub(super) fn encode_dict<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) 
         }
         codes.push(ids[slot] as u8);
     }
-    out.push(encoding::DICT);
-    out.extend_from_slice(&(dict.len() as u32).to_le_bytes());
-    let mut dict_bytes = vec![0u8; dict.len() * W];
-    for (d, v) in dict_bytes.as_chunks_mut::<W>().0.iter_mut().zip(&dict) {
-        store::<W>(*v, d);
-    }
-    push_shuffled(W, &dict_bytes, out);
-    out.push(1);
-    out.extend_from_slice(&codes);
-    true
+    Some(PageDict {
+        values,
+        codes,
+        wide: false,
+    })
 }
 
 /// Dictionary of 257 to `min(65536, n / 4)` distinct values with two-byte codes, if the values
 /// allow it and no prefix of 1024 rows or more is more than half distinct values (checked on
 /// the first 1024 first, so that pages without repeats stop after about 512 values).
-pub(super) fn encode_wide_dict<const W: usize>(words: &[[u8; W]], out: &mut Vec<u8>) -> bool {
+pub(super) fn build_wide_dict<const W: usize>(words: &[[u8; W]]) -> Option<PageDict> {
     use std::collections::HashMap;
     let n = words.len();
     let limit = (n / 4).min(MAX_WIDE_DICT);
     if limit <= MAX_FIXED_DICT {
-        return false;
+        return None;
     }
     let prefix = &words[..n.min(1024)];
     let mut distinct: std::collections::HashSet<u64, BuildFx> =
         std::collections::HashSet::with_capacity_and_hasher(prefix.len() / 2 + 1, BuildFx);
     for w in prefix {
         if distinct.insert(load::<W>(w)) && distinct.len() * 2 > prefix.len() {
-            return false;
+            return None;
         }
     }
     let mut ids: HashMap<u64, u16, BuildFx> = HashMap::with_capacity_and_hasher(distinct.len() * 4, BuildFx);
-    let mut dict: Vec<u64> = Vec::new();
+    let mut values: Vec<u64> = Vec::new();
     let mut codes: Vec<u8> = Vec::with_capacity(2 * n);
     for (seen, w) in (1..).zip(words) {
         let v = load::<W>(w);
@@ -245,27 +292,22 @@ pub(super) fn encode_wide_dict<const W: usize>(words: &[[u8; W]], out: &mut Vec<
             Some(&id) => id,
             None => {
                 // Past the prefix too, a page that turns mostly distinct stops early.
-                if dict.len() == limit || (seen > 1024 && dict.len() * 2 >= seen) {
-                    return false;
+                if values.len() == limit || (seen > 1024 && values.len() * 2 >= seen) {
+                    return None;
                 }
-                let id = dict.len() as u16; // below limit <= 65536
+                let id = values.len() as u16; // below limit <= 65536
                 ids.insert(v, id);
-                dict.push(v);
+                values.push(v);
                 id
             }
         };
         codes.extend_from_slice(&id.to_le_bytes());
     }
-    out.push(encoding::DICT);
-    out.extend_from_slice(&(dict.len() as u32).to_le_bytes());
-    let mut dict_bytes = vec![0u8; dict.len() * W];
-    for (d, v) in dict_bytes.as_chunks_mut::<W>().0.iter_mut().zip(&dict) {
-        store::<W>(*v, d);
-    }
-    push_shuffled(W, &dict_bytes, out);
-    out.push(2);
-    push_shuffled(2, &codes, out);
-    true
+    Some(PageDict {
+        values,
+        codes,
+        wide: true,
+    })
 }
 
 #[cfg(test)]
