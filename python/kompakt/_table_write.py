@@ -155,7 +155,7 @@ def write_table(
     bytes (text: source lines, URLs, logs), else ``"lz4"``, which decodes them up to 1.8x
     faster; pass ``codec="lz4"`` for the fastest reads, or ``codec="zstd:2"`` for that codec
     everywhere. ``rows_per_group`` is the unit of random access (default 16384; a table of
-    up to 32768 rows is then one group); ``metadata`` is stored with the table
+    up to 32768 rows and 8 MiB is then one group); ``metadata`` is stored with the table
     (``TableFile.metadata``). pandas indexes are kept as pandas does with Arrow
     (``preserve_index``). Returns the number of rows written.
 

@@ -313,7 +313,7 @@ typedef struct {
     const char *codec;                 /* NULL: the table's defaults */
     const char *string_codec;          /* e.g. "zstd:2"; NULL: as codec says */
     int32_t threads;                   /* 0: all cores */
-    uint32_t rows_per_group;           /* 1 to 16777216; 0: the default, 16384 (a table of up to 32768 rows: one group) */
+    uint32_t rows_per_group;           /* 1 to 16777216; 0: the default, 16384 (a table of up to 32768 rows and 8 MiB: one group) */
     const char *const *sort_columns;   /* most significant first */
     const uint8_t *sort_descending;    /* per sort column, nonzero = descending */
     const uint8_t *sort_nulls_first;   /* per sort column, nonzero = nulls first */

@@ -25,6 +25,11 @@ use std::path::Path;
 /// sizes yet). With it, a table of up to twice as many rows is one row group
 /// ([`TableWriter::finish`]).
 pub const DEFAULT_ROWS_PER_GROUP: u32 = 16 * 1024;
+/// Most bytes of data (as Arrow holds them) of a table written as one row group of up to twice
+/// the default rows (see [`TableWriter::finish`]): one core decodes this much in a few
+/// milliseconds; larger tables keep two groups, which read on two cores (crates.io's index
+/// records, 17.6 MB in 17,567 rows: 8.4 ms in one group, 5.2 ms in two, 1.2 % larger).
+const ONE_GROUP_MAX_BYTES: usize = 8 << 20;
 
 /// Row groups encoded per parallel round: enough pages to keep every core busy, few enough
 /// to bound memory (about twice this many groups of compressed pages are held at once: one
@@ -822,13 +827,22 @@ impl<W: Write> TableWriter<W> {
         Ok(StatisticsLocation { stream, offset })
     }
 
+    /// Bytes of the rows not encoded yet, as Arrow holds them.
+    fn pending_bytes(&self) -> usize {
+        let columns = self.pending.iter().flat_map(|p| &p.columns);
+        columns
+            .map(ArrayData::get_slice_memory_size)
+            .map(|r| r.unwrap_or(usize::MAX))
+            .fold(0, usize::saturating_add)
+    }
+
     /// Writes the last rows, the dictionaries and the footer; returns the output.
     ///
-    /// With the default rows per group, a new table of at most twice that many rows, none of
-    /// them encoded yet, becomes one row group: a last group of a few thousand rows compresses
-    /// worse alone and pays its pages' fixed costs (on bench/corpus.py's tables of 16,385 to
-    /// 32,768 rows, one group stored 0-8 % fewer bytes), and reading twice the rows of a table
-    /// that small costs microseconds.
+    /// With the default rows per group, a new table of at most twice that many rows and
+    /// [`ONE_GROUP_MAX_BYTES`] of data, none of them encoded yet, becomes one row group: a last
+    /// group of a few thousand rows compresses worse alone and pays its pages' fixed costs (on
+    /// bench/corpus.py's tables of 16,385 to 32,768 rows, one group stored 0-15 % fewer bytes),
+    /// and reading twice the rows of a table that small costs microseconds.
     pub fn finish(mut self) -> Result<W> {
         let default_group = DEFAULT_ROWS_PER_GROUP as usize;
         if self.opts.rows_per_group == DEFAULT_ROWS_PER_GROUP
@@ -836,6 +850,7 @@ impl<W: Write> TableWriter<W> {
             && self.num_rows == 0
             && self.encoded.is_empty()
             && (default_group + 1..=2 * default_group).contains(&self.pending_rows)
+            && self.pending_bytes() <= ONE_GROUP_MAX_BYTES
         {
             self.opts.rows_per_group = self.pending_rows as u32;
         }

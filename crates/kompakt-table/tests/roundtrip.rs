@@ -909,6 +909,16 @@ fn small_tables_are_one_row_group_under_the_default_only() {
         check_read(&t, &part, &[14, 0], rows - 1500, rows - 2);
         check_statistics(&t, &part);
     }
+    // More than 8 MiB of data keeps two groups, which read on two cores: 20,000 strings of
+    // 500 bytes.
+    let long = StringArray::from_iter_values((0..20_000).map(|i| format!("{i:0500}")));
+    let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, false)]));
+    let big = RecordBatch::try_new(schema.clone(), vec![Arc::new(long) as ArrayRef]).unwrap();
+    let path = dir.path().join("big.kpk");
+    write_table_file(&path, schema, [Ok(big.clone())], TableOptions::default()).unwrap();
+    let t = TableReader::open(&path).unwrap();
+    assert_eq!(t.rows_per_group() as usize, default);
+    check_read(&t, &big, &[0], 0, 20_000);
     // Appends continue the one group's size; an append's own rows are never merged.
     let path = write(dir.path(), &batch.slice(0, default + 1), &[], DEFAULT_ROWS_PER_GROUP);
     let opts = TableOptions::default();
