@@ -9,7 +9,7 @@
 //! once (docs/DESIGN.md, "What kompakt's table writer chooses"). The same holds for numbers
 //! drawn from a few thousand values: hourly earnings, prices.
 
-use crate::page::BuildFx;
+use crate::page::{BuildFx, ShortKey};
 use arrow_buffer::{Buffer, ScalarBuffer};
 use arrow_data::{ArrayData, ArrayDataBuilder};
 use arrow_schema::DataType;
@@ -57,7 +57,7 @@ impl SharedValues {
             width: crate::schema::fixed_width(data_type),
             lookup: match crate::schema::fixed_width(data_type) {
                 Some(_) => Lookup::Words(HashMap::with_hasher(BuildFx)),
-                None => Lookup::Bytes(HashMap::with_hasher(BuildFx)),
+                None => Lookup::Bytes(hashbrown::HashMap::with_hasher(BuildFx)),
             },
             data: Vec::new(),
             ends: Vec::new(),
@@ -364,15 +364,16 @@ fn word(value: &[u8]) -> u64 {
 
 /// The codes of a dictionary's values: numbers are keys as numbers (hashing their bytes and
 /// comparing slices took a sixth of writing AER's CPS tables).
+/// Strings are looked up as [`ShortKey`]s: a few word compares where slices call `memcmp`.
 enum Lookup {
-    Bytes(HashMap<Box<[u8]>, u32, BuildFx>),
+    Bytes(hashbrown::HashMap<Box<[u8]>, u32, BuildFx>),
     Words(HashMap<u64, u32, BuildFx>),
 }
 
 impl Lookup {
     fn get(&self, value: &[u8]) -> Option<u32> {
         match self {
-            Lookup::Bytes(m) => m.get(value).copied(),
+            Lookup::Bytes(m) => m.get(&ShortKey(value)).copied(),
             Lookup::Words(m) => m.get(&word(value)).copied(),
         }
     }
@@ -384,7 +385,7 @@ impl Lookup {
     }
     fn remove(&mut self, value: &[u8]) {
         match self {
-            Lookup::Bytes(m) => m.remove(value),
+            Lookup::Bytes(m) => m.remove(&ShortKey(value)),
             Lookup::Words(m) => m.remove(&word(value)),
         };
     }
@@ -399,7 +400,7 @@ impl Lookup {
 
 /// A draft's values new to the dictionary, by value: [`Lookup`] for the values of one page.
 enum Local<'a> {
-    Bytes(HashMap<&'a [u8], u32, BuildFx>),
+    Bytes(HashMap<ShortKey<'a>, u32, BuildFx>),
     Words(HashMap<u64, u32, BuildFx>),
 }
 
@@ -415,7 +416,7 @@ impl<'a> Local<'a> {
     fn index_or_add(&mut self, value: &'a [u8], add: impl FnOnce() -> Option<u32>) -> Option<u32> {
         use std::collections::hash_map::Entry;
         match self {
-            Local::Bytes(m) => match m.entry(value) {
+            Local::Bytes(m) => match m.entry(ShortKey(value)) {
                 Entry::Occupied(e) => Some(*e.get()),
                 Entry::Vacant(e) => add().map(|i| *e.insert(i)),
             },

@@ -20,7 +20,7 @@ mod validity;
 mod verdicts;
 mod words;
 
-pub(crate) use hash::BuildFx;
+pub(crate) use hash::{BuildFx, ShortKey};
 pub(crate) use strings::repeats_likely;
 pub use verdicts::Verdicts;
 pub(crate) use verdicts::{Question, Site};

@@ -2,7 +2,7 @@
 //! repeat, or codes into a symbol table the writer gives.
 
 use super::choose::encode_words;
-use super::{push_shuffled, BuildFx, Ctx, Kind};
+use super::{push_shuffled, BuildFx, Ctx, Kind, ShortKey};
 use crate::page::{encoding, load, MAX_STRING_DICT};
 use arrow_data::ArrayData;
 
@@ -71,12 +71,12 @@ fn encode_string_dict<const OW: usize>(
         return None;
     }
     let limit = MAX_STRING_DICT.min(n / 2);
-    let mut ids: HashMap<&[u8], u32, BuildFx> = HashMap::with_capacity_and_hasher(256, BuildFx);
+    let mut ids: HashMap<ShortKey<'_>, u32, BuildFx> = HashMap::with_capacity_and_hasher(256, BuildFx);
     let mut order: Vec<usize> = Vec::new();
     let mut codes: Vec<u32> = Vec::with_capacity(n);
     for i in 0..n {
         let next = ids.len() as u32;
-        let id = *ids.entry(value(i)).or_insert_with(|| {
+        let id = *ids.entry(ShortKey(value(i))).or_insert_with(|| {
             order.push(i);
             next
         });
@@ -124,8 +124,8 @@ pub(crate) fn repeats_likely<'a>(n: usize, distinct: usize, value: impl Fn(usize
         return true;
     }
     let step = n / SAMPLE;
-    let mut seen: std::collections::HashSet<&[u8], BuildFx> =
+    let mut seen: std::collections::HashSet<ShortKey<'_>, BuildFx> =
         std::collections::HashSet::with_capacity_and_hasher(SAMPLE, BuildFx);
-    let repeats = (0..SAMPLE).filter(|&j| !seen.insert(value(j * step))).count();
+    let repeats = (0..SAMPLE).filter(|&j| !seen.insert(ShortKey(value(j * step)))).count();
     repeats * 2 * distinct >= SAMPLE * SAMPLE
 }
