@@ -827,7 +827,8 @@ impl<W: Write> TableWriter<W> {
         Ok(StatisticsLocation { stream, offset })
     }
 
-    /// Bytes of the rows not encoded yet, as Arrow holds them.
+    /// Bytes of the rows not encoded yet: their slices' buffers as Arrow counts them (a list's
+    /// or struct's children and a dictionary's values whole, even when sliced).
     fn pending_bytes(&self) -> usize {
         let columns = self.pending.iter().flat_map(|p| &p.columns);
         columns

@@ -361,34 +361,21 @@ fn hostile_nested_dictionary_pages_are_errors() {
         ("codes cut short", page(3, &plain(3), 0, &[2])),
         ("no code width", page(3, &plain(3), 1, &[0, 1, 2, 0])[..19].to_vec()),
         ("a dictionary inside its values", nested_twice),
-        (
-            "a column dictionary's codes as its values",
-            page(
-                3,
-                &[
-                    encoding::COLUMN_DICT,
-                    encoding::PLAIN,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                ],
-                1,
-                &[0, 1, 2, 0],
-            ),
-        ),
     ] {
         assert!(decode_page(&DataType::Int32, 4, &bad).is_err(), "{why}");
         assert!(decode_page_rows(&DataType::Int32, 4, &bad, 1..2).is_err(), "{why}");
     }
+    // Codes into the column's dictionary are a column's values, not a dictionary's: refused
+    // where the same codes at the top of the page read (with the column's dictionary).
+    let column = ColumnDict::new(&Int32Array::from(vec![5, 6, 7]).to_data()).unwrap();
+    let codes = [&[encoding::PLAIN][..], &[0u8, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0]].concat();
+    let top = [&[0u8, encoding::COLUMN_DICT][..], &codes].concat();
+    let with =
+        |page: &[u8], n| decode_page_rows_with(&DataType::Int32, StringLayout::AsStored, n, page, 0..n, Some(&column));
+    let back = arrow_array::make_array(with(&top, 3).unwrap());
+    assert_eq!(back.as_ref(), &Int32Array::from(vec![5, 6, 7]));
+    let inner = [&[encoding::COLUMN_DICT][..], &codes].concat();
+    assert!(with(&page(3, &inner, 1, &[0, 1, 2, 0]), 4).is_err());
     // Nested dictionaries of 1-byte values do not exist.
     let int8 = [
         &[0u8, encoding::NESTED_DICT][..],
@@ -410,6 +397,36 @@ fn hostile_nested_dictionary_pages_are_errors() {
     );
     shuffled[0] = 44; // code 300
     assert!(decode_page(&DataType::Int32, 300, &page(300, &plain(300), 2, &shuffled)).is_err());
+}
+
+#[test]
+fn mostly_distinct_integers_keep_a_dictionary_only_where_it_is_smaller() {
+    let scrambled = |i: u64| (i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    // 300 rows of 250 ids of 64 random bits: a dictionary (its values, a byte a row) is
+    // smaller than the ids themselves.
+    let id = |k: u64| scrambled(k) ^ (scrambled(k) >> 29);
+    let ids = UInt64Array::from_iter_values((0..300).map(|i| id(i * 7919 % 250)));
+    let e = round_trip(&ids);
+    assert!(matches!(e, encoding::DICT | encoding::NESTED_DICT), "{e}");
+    // 300 rows of about 200 values in 12 bits: their codes are smaller than a dictionary.
+    let narrow = Int32Array::from_iter_values((0..300).map(|i| (scrambled(i) >> 40) as i32 % 200 * 17));
+    assert!(matches!(
+        round_trip(&narrow),
+        encoding::BITPACK | encoding::FOR | encoding::SCALED
+    ));
+}
+
+#[test]
+fn unshuffled_pages_read_whole_and_in_windows() {
+    // A top-level page of values as they are (the writer stores a dictionary's values so).
+    let values = Int64Array::from_iter_values((0..100i64).map(|i| i * i - 7));
+    let raw: Vec<u8> = values.values().iter().flat_map(|v| v.to_le_bytes()).collect();
+    let page = [&[0u8, encoding::UNSHUFFLED][..], &raw].concat();
+    check_decodes(&values, &page);
+    // Only for values of 2, 4 and 8 bytes.
+    let bytes = [0u8, encoding::UNSHUFFLED, 1, 2, 3];
+    assert!(decode_page(&DataType::Int8, 3, &bytes).is_err());
+    assert!(decode_page(&DataType::Int64, 100, &page[..page.len() - 1]).is_err());
 }
 
 #[test]

@@ -82,7 +82,7 @@ pub(super) fn decode_fixed_rows_into(
         unshuffle_rows(w, n, src, rows, dst);
         return Ok(());
     }
-    if enc == encoding::UNSHUFFLED {
+    if enc == encoding::UNSHUFFLED && matches!(w, 2 | 4 | 8) {
         let src = c.take(len)?;
         dst.copy_from_slice(&src[w * rows.start..w * rows.end]);
         return Ok(());
@@ -338,13 +338,22 @@ fn decode_words<const W: usize>(
                 return Err(corrupt(format!("dictionary of {d} values (1..=65536 allowed)")));
             }
             let raw = c.take(d * W)?;
-            let mut table = try_vec(d, [0u8; W], "a page's dictionary")?;
-            unshuffle_into(raw, &mut table);
+            // Up to 256 values on the stack, as most dictionaries are.
+            let mut small = [[0u8; W]; MAX_FIXED_DICT];
+            let mut large = match d <= MAX_FIXED_DICT {
+                true => Vec::new(),
+                false => try_vec(d, [0u8; W], "a page's dictionary")?,
+            };
+            let table = match d <= MAX_FIXED_DICT {
+                true => &mut small[..d],
+                false => &mut large[..],
+            };
+            unshuffle_into(raw, table);
             let width = c.u8()?;
             if d > MAX_FIXED_DICT && width != 2 {
                 return Err(corrupt(format!("a dictionary of {d} values needs 2-byte codes")));
             }
-            decode_dict_codes::<W>(&table, width, 8, n, rows, c, dst)
+            decode_dict_codes::<W>(table, width, 8, n, rows, c, dst)
         }
         encoding::RUNS => {
             let runs = c.u32()? as usize;
@@ -411,7 +420,7 @@ fn decode_dict_codes<const W: usize>(
     let too_big = || corrupt(format!("a dictionary code is not below the dictionary size {d}"));
     match width {
         1 => {
-            // A full table of 256: a code indexes it without a bound check.
+            // A full table of 256: a code indexes it without a bound check (d <= 256 here).
             let mut full = [[0u8; W]; MAX_FIXED_DICT];
             full[..d].copy_from_slice(table);
             let codes = &c.take(n)?[lo..hi];

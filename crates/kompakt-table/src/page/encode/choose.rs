@@ -139,16 +139,19 @@ pub(super) fn choose_words<const W: usize>(
     }
     if let Some(dict) = (W >= 2 && choice.dict).then(|| build_dict::<W>(words)).flatten() {
         // Values mostly distinct are better as codes of their own, where there are: a decimal
-        // page's or a frame of reference's, where a dictionary would store as many values
-        // and a code a row besides (AER's WeakInstrument: 200 distinct readings of 4
-        // decimals).
-        let mostly_distinct = 2 * dict.values.len() > words.len();
+        // page's, or a frame of reference's whose codes take fewer bits than the dictionary's
+        // values (as wide) and a code a row would (AER's WeakInstrument: 200 distinct readings
+        // of 4 decimals; random 64-bit ids keep their dictionary).
+        let (n, d) = (words.len(), dict.values.len());
+        let mostly_distinct = 2 * d > n;
         if mostly_distinct && kind == Kind::Float && choice.decimal {
             if let Some(needs) = encode_decimal::<W>(words, choice, out) {
                 return (encoding::DECIMAL, needs);
             }
         }
-        if !(mostly_distinct && narrow_codes.is_some()) {
+        let code_bits = (usize::BITS - d.saturating_sub(1).leading_zeros()) as usize;
+        let frame_wins = narrow_codes.is_some_and(|(bits, _)| (n - d) * bits <= n * code_bits);
+        if !(mostly_distinct && frame_wins) {
             return write_dictionary::<W>(&dict, kind, choice, out);
         }
     }
