@@ -149,8 +149,7 @@ pub(super) fn choose_words<const W: usize>(
                 return (encoding::DECIMAL, needs);
             }
         }
-        let code_bits = (usize::BITS - d.saturating_sub(1).leading_zeros()) as usize;
-        let frame_wins = narrow_codes.is_some_and(|(bits, _)| (n - d) * bits <= n * code_bits);
+        let frame_wins = narrow_codes.is_some_and(|(bits, _)| (n - d) * bits <= n * code_bits(d));
         if !(mostly_distinct && frame_wins) {
             return write_dictionary::<W>(&dict, kind, choice, out);
         }
@@ -225,7 +224,7 @@ pub(super) fn choose_words<const W: usize>(
 /// bit-packed from layout 8.
 fn write_dictionary<const W: usize>(dict: &PageDict, kind: Kind, choice: Choice<'_>, out: &mut Vec<u8>) -> (u8, u16) {
     let d = dict.values.len();
-    let bits = (usize::BITS - d.saturating_sub(1).leading_zeros()) as usize;
+    let bits = code_bits(d);
     // Packed codes: one-byte ones from layout 8, two-byte ones (in a nested dictionary) from 9.
     let packed = match dict.wide {
         false if choice.max_layout >= 8 => packed_codes_instead::<W>(dict, bits, choice),
@@ -233,7 +232,7 @@ fn write_dictionary<const W: usize>(dict: &PageDict, kind: Kind, choice: Choice<
         _ => None,
     };
     let nested = (choice.max_layout >= 9)
-        .then(|| encode_dictionary_values::<W>(dict, kind, choice))
+        .then(|| nested_dictionary_values::<W>(dict, kind, choice))
         .filter(|(enc, _, _)| *enc != encoding::PLAIN || dict.wide && packed.is_some());
     let Some((_, values, needs)) = nested else {
         let start = out.len();
@@ -273,7 +272,7 @@ fn write_dictionary<const W: usize>(dict: &PageDict, kind: Kind, choice: Choice<
 /// (the ages of the Titanic's passengers), whose 20-bit codes zstd cannot shrink where it
 /// finds the zero bytes of whole numbers' floats. Both are tried: a dictionary's values are
 /// few.
-fn encode_dictionary_values<const W: usize>(dict: &PageDict, kind: Kind, choice: Choice<'_>) -> (u8, Vec<u8>, u16) {
+fn nested_dictionary_values<const W: usize>(dict: &PageDict, kind: Kind, choice: Choice<'_>) -> (u8, Vec<u8>, u16) {
     // The values are distinct: no runs, nor a dictionary of them; verdicts are the rows'.
     let values = Choice {
         runs: false,
@@ -295,6 +294,11 @@ fn encode_dictionary_values<const W: usize>(dict: &PageDict, kind: Kind, choice:
         return (plain_enc, plain, plain_needs);
     }
     (enc, page, needs)
+}
+
+/// Bits a code into a dictionary of `d` values takes (0 for one value).
+fn code_bits(d: usize) -> usize {
+    (usize::BITS - d.saturating_sub(1).leading_zeros()) as usize
 }
 
 /// `dict`'s codes packed in `bits` bits each, when the codec would not store them smaller as
