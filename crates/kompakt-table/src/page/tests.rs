@@ -432,6 +432,12 @@ fn unshuffled_pages_read_whole_and_in_windows() {
 #[test]
 fn nested_dictionaries_shrink_the_values_and_wide_codes() {
     let scrambled = |i: u64| (i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+    let encode = |arr: &dyn Array| {
+        let mut page = Vec::new();
+        let codec = Some(kompakt::Codec::Zstd { level: 3 });
+        let enc = encode_page(arr.data_type(), &[arr.to_data()], &mut page, codec).unwrap();
+        (enc, page)
+    };
     let size_within = |arr: &dyn Array, layout: u16| {
         let mut page = Vec::new();
         encode_page_within(arr.data_type(), &[arr.to_data()], &mut page, layout).unwrap();
@@ -439,14 +445,7 @@ fn nested_dictionaries_shrink_the_values_and_wide_codes() {
     };
     // 164 readings of two decimals (nlme's Milk): the values a decimal page of codes.
     let milk = Float64Array::from_iter_values((0..1337).map(|i| (250 + scrambled(i) % 164) as f64 / 100.0));
-    let mut page = Vec::new();
-    let enc = encode_page(
-        &DataType::Float64,
-        &[milk.to_data()],
-        &mut page,
-        Some(kompakt::Codec::Zstd { level: 3 }),
-    )
-    .unwrap();
+    let (enc, page) = encode(&milk);
     assert_eq!((enc.summary, enc.layout), (encoding::NESTED_DICT, 9));
     assert_eq!(page[1 + 1 + 4], encoding::DECIMAL);
     assert!(page.len() + 164 * 6 < size_within(&milk, 8), "{} bytes", page.len());
@@ -464,14 +463,7 @@ fn nested_dictionaries_shrink_the_values_and_wide_codes() {
             (r % 600) as usize
         }]
     }));
-    let mut page = Vec::new();
-    let enc = encode_page(
-        &DataType::Float64,
-        &[skewed.to_data()],
-        &mut page,
-        Some(kompakt::Codec::Zstd { level: 3 }),
-    )
-    .unwrap();
+    let (enc, page) = encode(&skewed);
     assert_eq!((enc.summary, enc.layout), (encoding::NESTED_DICT, 9));
     let d = u32::from_le_bytes(page[2..6].try_into().unwrap()) as usize;
     assert!((513..=600).contains(&d), "{d} values");
@@ -481,14 +473,7 @@ fn nested_dictionaries_shrink_the_values_and_wide_codes() {
     check_decodes(&skewed, &page);
     // Sevenths: their mantissas repeat a pattern of bytes, which unshuffled values keep.
     let sevenths = Float64Array::from_iter_values((0..4000u64).map(|i| (scrambled(i) % 200) as f64 / 7.0 + 3.0));
-    let mut page = Vec::new();
-    let enc = encode_page(
-        &DataType::Float64,
-        &[sevenths.to_data()],
-        &mut page,
-        Some(kompakt::Codec::Zstd { level: 3 }),
-    )
-    .unwrap();
+    let (enc, page) = encode(&sevenths);
     assert_eq!(
         (enc.summary, enc.layout, page[6]),
         (encoding::NESTED_DICT, 9, encoding::UNSHUFFLED)

@@ -231,27 +231,37 @@ fn write_dictionary<const W: usize>(dict: &PageDict, kind: Kind, choice: Choice<
         true if choice.max_layout >= 9 => packed_codes_instead::<W>(dict, bits, choice),
         _ => None,
     };
-    let nested = (choice.max_layout >= 9)
-        .then(|| nested_dictionary_values::<W>(dict, kind, choice))
-        .filter(|(enc, _, _)| *enc != encoding::PLAIN || dict.wide && packed.is_some());
-    let Some((_, values, needs)) = nested else {
-        let start = out.len();
-        dict.write_plain::<W>(out);
-        if dict.wide {
-            return (encoding::DICT, 2);
+    let nested = (choice.max_layout >= 9).then(|| nested_dictionary_values::<W>(dict, kind, choice));
+    match nested {
+        Some((enc, values, needs)) if enc != encoding::PLAIN || dict.wide && packed.is_some() => {
+            out.push(encoding::NESTED_DICT);
+            out.extend_from_slice(&(d as u32).to_le_bytes());
+            out.extend_from_slice(&values);
+            push_dictionary_codes(dict, bits, packed, out);
+            (encoding::NESTED_DICT, needs.max(9))
         }
-        let Some(packed) = packed else {
-            return (encoding::DICT, 1);
-        };
-        out.truncate(start + 1 + 4 + d * W);
-        out.push(encoding::DICT_PACKED_CODES);
-        out.push(bits as u8);
-        out.extend_from_slice(&packed);
-        return (encoding::DICT, 8);
-    };
-    out.push(encoding::NESTED_DICT);
-    out.extend_from_slice(&(d as u32).to_le_bytes());
-    out.extend_from_slice(&values);
+        nested => {
+            out.push(encoding::DICT);
+            out.extend_from_slice(&(d as u32).to_le_bytes());
+            match nested {
+                // A plain page of values: after its tag, the values shuffled, as here.
+                Some((_, values, _)) => out.extend_from_slice(&values[1..]),
+                None => push_shuffled(W, &dict.value_bytes::<W>(), out),
+            }
+            let needs = match (&packed, dict.wide) {
+                (Some(_), _) => 8,
+                (None, true) => 2,
+                (None, false) => 1,
+            };
+            push_dictionary_codes(dict, bits, packed, out);
+            (encoding::DICT, needs)
+        }
+    }
+}
+
+/// The codes of a dictionary page: `packed` (in `bits` bits each) after code width 0, else
+/// bytes after their width.
+fn push_dictionary_codes(dict: &PageDict, bits: usize, packed: Option<Vec<u8>>, out: &mut Vec<u8>) {
     match packed {
         Some(packed) => {
             out.push(encoding::DICT_PACKED_CODES);
@@ -263,7 +273,6 @@ fn write_dictionary<const W: usize>(dict: &PageDict, kind: Kind, choice: Choice<
             out.extend_from_slice(&dict.code_bytes());
         }
     }
-    (encoding::NESTED_DICT, needs.max(9))
 }
 
 /// The values of a nested dictionary as a page of values: its encoding, bytes and the layout

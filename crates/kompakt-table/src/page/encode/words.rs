@@ -219,16 +219,6 @@ impl PageDict {
             false => u64::from(c[0]),
         })
     }
-
-    /// Writes the page as [`encoding::DICT`] has it (table layouts 1 to 8, without packed
-    /// codes): the count, the values byte-shuffled, the code width, the codes.
-    pub fn write_plain<const W: usize>(&self, out: &mut Vec<u8>) {
-        out.push(encoding::DICT);
-        out.extend_from_slice(&(self.values.len() as u32).to_le_bytes());
-        push_shuffled(W, &self.value_bytes::<W>(), out);
-        out.push(if self.wide { 2 } else { 1 });
-        out.extend_from_slice(&self.code_bytes());
-    }
 }
 
 /// Dictionary of at most 256 distinct values with one-byte codes, if the values allow it.
