@@ -6,7 +6,7 @@ of public tables: sizes, writes and whole reads, per table and over the set (iss
                                              bench/results/corpus.md and corpus.json
     python bench/corpus.py --sizes-only      sizes and per-column bytes only (no timing)
     python bench/corpus.py --only 'text/*'   tables whose name matches a glob
-    python bench/corpus.py --methods kompakt,parquet-zstd --repeats 5
+    python bench/corpus.py --methods kompakt,parquet-zstd --repeats 7
 
 The set, built once into bench/data/corpus/ (Arrow IPC files; a manifest names each table's
 source), from what ships on a Debian machine and inside packages:
@@ -37,7 +37,10 @@ source), from what ships on a Debian machine and inside packages:
 - ``r/<package>.<name>``: every data frame shipped in R's datasets, MASS, AER, carData,
   survival, boot, nlme, modeldata, metadat, mlbench, robustbase, tidyr, ggplot2, dplyr,
   palmerpenguins, mlmRev and lme4 (those installed), exported by bench/corpus_r.R with
-  kompakt's R writer and read back into Arrow (factors are dictionaries, dates date32).
+  kompakt's R writer and read back into Arrow (factors are dictionaries, dates date32). On
+  Debian: ``apt-get install r-cran-{mass,aer,cardata,survival,boot,nlme,modeldata,metadat,
+  mlbench,robustbase,tidyr,ggplot2,dplyr,palmerpenguins,mlmrev,lme4}`` (a fresh machine has
+  only R's datasets: 60 tables instead of 596).
 
 Every table is handed to every method as the same Arrow table, without schema metadata
 (pandas' and R's would be stored by some formats and not others). Methods, library
@@ -46,9 +49,10 @@ compression="zstd")``), ``parquet-zstd9`` (level 9), ``vortex`` (``vortex.io.wri
 ``lance`` (``lance.write_dataset``; a folder, its size the sum of its files).
 
 Timing (not with --sizes-only), in this one process, tables one after another: each method
-writes the table once untimed, then --repeats (3) timed writes, and reads it whole into Arrow
---repeats + 1 times, the first untimed; medians. Small tables take microseconds, so their
-reads are timed in loops of at least 20 ms. Every method's read is checked against the
+writes the table and reads it whole into Arrow once untimed, then --repeats (5) rounds time
+every method's write and read in turn (interleaved, so that a busy stretch of the machine
+falls on all methods alike); medians. Small tables take microseconds, so each timing loops
+for at least 20 ms. Every method's read is checked against the
 original (values equal; a type another format gives back, such as string for large_string,
 counts as equal when it casts back safely). Sums over the set are of the medians.
 
@@ -462,19 +466,15 @@ def size_of(path: str) -> int:
     return tb.file_bytes(path)
 
 
-def timed_median(fn: Callable[[], Any], repeats: int) -> float:
-    """Median seconds of `repeats` timings of fn; a timing loops fn for MIN_TIMED_S at least."""
-    times = []
-    for _ in range(repeats):
-        n, start = 0, time.perf_counter()
-        while True:
-            fn()
-            n += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= MIN_TIMED_S:
-                break
-        times.append(elapsed / n)
-    return statistics.median(times)
+def timed_once(fn: Callable[[], Any]) -> float:
+    """Seconds one call of fn takes, from a loop of at least MIN_TIMED_S."""
+    n, start = 0, time.perf_counter()
+    while True:
+        fn()
+        n += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= MIN_TIMED_S:
+            return elapsed / n
 
 
 def measure(
@@ -482,10 +482,13 @@ def measure(
 ) -> dict[str, Any]:
     t = tb.load_dataset(info["path"])
     row: dict[str, Any] = {"name": name, "rows": t.num_rows, "columns": t.num_columns, "methods": {}}
+    # Each method's write and whole read, once untimed and checked; kept for the timings.
+    timers: dict[str, tuple[Callable[[], None], Callable[[], Any]]] = {}
     for method in methods:
         path = os.path.join(tmp, f"corpus-{method}")
         tb.remove(path)
         res: dict[str, Any] = {}
+        row["methods"][method] = res
         try:
             write = tb.write_fn(method, path, t, fsync=False)
             write()
@@ -499,19 +502,34 @@ def measure(
                 res["columns"] = tb.kompakt_columns(path)
             elif method == "parquet-zstd":
                 res["columns"] = tb.parquet_columns(path)
-            if not sizes_only:
 
-                def rewrite() -> None:
-                    tb.remove(path)
-                    write()
+            def rewrite(path: str = path, write: Callable[[], Any] = write) -> None:
+                tb.remove(path)
+                write()
 
-                res["write_s"] = timed_median(rewrite, repeats)
-                res["read_s"] = timed_median(read, repeats)
+            timers[method] = (rewrite, read)
         except Exception as e:  # noqa: BLE001 (a method that fails is recorded, not fatal)
             res["error"] = f"{type(e).__name__}: {e}"[:300]
-        finally:
             tb.remove(path)
-        row["methods"][method] = res
+    # Timed round by round, every method in each round: what else the machine does in a
+    # stretch of time (the other core's work, writeback) falls on all methods alike instead of
+    # on whichever was being timed then.
+    times: dict[str, dict[str, list[float]]] = {m: {"write_s": [], "read_s": []} for m in timers}
+    for _ in range(0 if sizes_only else repeats):
+        for method, (rewrite, read) in timers.items():
+            if "error" in row["methods"][method]:
+                continue
+            try:
+                times[method]["write_s"].append(timed_once(rewrite))
+                times[method]["read_s"].append(timed_once(read))
+            except Exception as e:  # noqa: BLE001
+                row["methods"][method]["error"] = f"{type(e).__name__}: {e}"[:300]
+    for method, got in times.items():
+        res = row["methods"][method]
+        if "error" not in res and got["write_s"]:
+            res["write_s"] = statistics.median(got["write_s"])
+            res["read_s"] = statistics.median(got["read_s"])
+        tb.remove(os.path.join(tmp, f"corpus-{method}"))
     return row
 
 
@@ -706,7 +724,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--only", default="*", help="a glob of table names, e.g. 'text/*'")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--sizes-only", action="store_true")
     ap.add_argument("--rebuild", action="store_true", help="build the set again")
     ap.add_argument("--data-dir", default=os.path.join(HERE, "data"))
