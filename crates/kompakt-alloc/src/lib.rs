@@ -14,6 +14,10 @@
 //! used on 4 KiB pages (a 600 MB table read 1.7x slower). Keeping the two sizes in separate
 //! allocators keeps both fast. Measured in bench/RESULTS.md, "First calls".
 //!
+//! Freed large blocks stay with the process for [`RETAIN_FREED_MS`] (ten seconds, jemalloc's
+//! default) before their memory goes back to the kernel: mimalloc's own 10 ms gave it back
+//! between two reads a second apart, and the second faulted every page in again.
+//!
 //! Huge pages are not always the faster choice: a virtual machine whose balloon device reports
 //! free memory to its host (as Firecracker's does) gets 2 MiB blocks taken back by the host
 //! once they have been free for a few seconds, and a process that faults such a block in as a
@@ -95,6 +99,34 @@ pub fn host_reclaims_free_memory() -> bool {
 // From mimalloc.h, in the library the `mimalloc` crate links.
 extern "C" {
     fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+    fn mi_option_get(option: std::ffi::c_int) -> std::ffi::c_long;
+}
+
+/// `mi_option_purge_delay` in the same mimalloc (v3): milliseconds a freed block's memory
+/// stays committed before it is given back to the kernel. tests/purge_delay.rs fails if an
+/// update makes the index name another option.
+const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
+
+/// How long freed large blocks stay with the process before mimalloc gives their memory back
+/// to the kernel: ten seconds, jemalloc's default (`dirty_decay_ms`). mimalloc's own, 10 ms,
+/// gave back a table's buffers between two reads a second apart, and the second read faulted
+/// all of them in again: flights (55 MB in Arrow) read in 24-30 ms instead of 14-16, as its
+/// 13,500 page faults cost on 4 KiB pages (bench/RESULTS.md, "Freed memory").
+pub const RETAIN_FREED_MS: std::ffi::c_long = 10_000;
+
+/// Makes mimalloc keep freed memory for `ms` milliseconds before giving it back to the
+/// kernel (`0`: at once; `-1`: never).
+pub fn set_retain_freed_ms(ms: std::ffi::c_long) {
+    // SAFETY: as in `set_huge_pages`: a value stored in mimalloc's option table, which it reads
+    // whenever it frees; the index is checked by tests/purge_delay.rs.
+    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, ms) }
+}
+
+/// The milliseconds mimalloc keeps freed memory now (see [`set_retain_freed_ms`]).
+pub fn retain_freed_ms() -> std::ffi::c_long {
+    // SAFETY: reads mimalloc's option table (initialising the option from the environment
+    // on first use), as mimalloc itself does on every free.
+    unsafe { mi_option_get(MI_OPTION_PURGE_DELAY) }
 }
 
 /// `mi_option_allow_thp` in the mimalloc (v3) that libmimalloc-sys 0.1.49 (pinned) builds. The tests
@@ -114,9 +146,14 @@ pub fn set_huge_pages(on: bool) {
 
 /// Sets mimalloc up (its arena and page map, about 0.4 ms on first use) now, so that the
 /// first large allocation, in what may be a program's first read, does not pay for it; first
-/// makes the huge-page choice of [`HugePages::from_env`]. Bindings call it as they are
+/// makes the huge-page choice of [`HugePages::from_env`] and keeps freed memory for
+/// [`RETAIN_FREED_MS`] (unless `MIMALLOC_PURGE_DELAY` says otherwise). Bindings call it as they are
 /// imported. Returns whether large blocks get huge pages (`None`: mimalloc's own setting).
 pub fn warm_up() -> Option<bool> {
+    // `MIMALLOC_PURGE_DELAY`, mimalloc's own setting, wins when the caller set it.
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        set_retain_freed_ms(RETAIN_FREED_MS);
+    }
     warm_up_with(HugePages::from_env().map(HugePages::enabled))
 }
 
