@@ -3,7 +3,9 @@
 
 use crate::dict::DictState;
 use crate::meta::{PageEntry, TableMeta, MAX_ROWS_PER_GROUP};
-use crate::page::{encode_coded_values, encode_column_page, encode_symbol_page, SymbolTable, Verdicts};
+use crate::page::{
+    encode_coded_values, encode_column_page, encode_only_page, encode_symbol_page, SymbolTable, Verdicts,
+};
 use crate::schema::{check_supported, to_json, ColumnLayout};
 use crate::shared_values::{Coded, Draft, SharedValues};
 use crate::sort::{SortCheck, SortKey};
@@ -348,6 +350,8 @@ pub struct TableWriter<W: Write> {
     layout: u16,
     /// Appending to an existing table: unchanged dictionaries are not written again.
     resumed: bool,
+    /// The table is one row group, encoded by `finish`: each column's page is its only one.
+    only_group: bool,
     sort: SortCheck,
     /// Per column, the statistics of each row group written (`None`: the table keeps none).
     stats: Option<Vec<Vec<PageStats>>>,
@@ -430,6 +434,7 @@ impl<W: Write> TableWriter<W> {
             layouts,
             layout: 1,
             resumed: false,
+            only_group: false,
             sort,
             stats: opts_statistics.then(|| vec![Vec::new(); columns]),
             stats_stream: None,
@@ -500,6 +505,7 @@ impl<W: Write> TableWriter<W> {
             // The kept pages may need it (nothing tells which: keep it).
             layout: resume.layout,
             resumed: true,
+            only_group: false,
             sort,
             // Statistics turned off drop the old ones (left stale, they would skip new rows).
             stats_stream: resume.statistics.as_ref().map(|(s, _)| *s),
@@ -608,6 +614,7 @@ impl<W: Write> TableWriter<W> {
             .block_settings();
         let mut shared = std::mem::take(&mut self.shared);
         let with_stats = self.stats.is_some();
+        let only_group = self.only_group;
         let encode = || -> Result<Vec<EncodedPage>> {
             // Codes into the shared dictionaries first: every page drafted in parallel against
             // the dictionary as the round found it, then committed in order (a page may use
@@ -648,7 +655,10 @@ impl<W: Write> TableWriter<W> {
                     }
                     None => {
                         let dt = schema.field(c).data_type();
-                        let e = encode_column_page(dt, pieces, &mut page, trial_codec, Some(verdicts))?;
+                        let e = match only_group {
+                            true => encode_only_page(dt, pieces, &mut page, trial_codec, Some(verdicts))?,
+                            false => encode_column_page(dt, pieces, &mut page, trial_codec, Some(verdicts))?,
+                        };
                         (e, e.summary & 0x7f, crate::schema::is_byte_array(dt))
                     }
                 };
@@ -856,6 +866,10 @@ impl<W: Write> TableWriter<W> {
             self.opts.rows_per_group = self.pending_rows as u32;
         }
         let group = self.opts.rows_per_group as usize;
+        if !self.resumed && self.num_rows == 0 && self.encoded.is_empty() && self.pending_rows <= group {
+            self.only_group = true;
+            self.shared.iter_mut().flatten().for_each(SharedValues::one_page_only);
+        }
         while self.pending_rows > 0 {
             let groups = self.pending_rows.div_ceil(group).min(GROUPS_PER_ROUND);
             self.flush_groups(groups)?;

@@ -1529,3 +1529,37 @@ fn numeric_column_dictionaries_round_trip_and_grow_with_appends() {
     // A reader checks the whole file, dictionaries included.
     assert_eq!(t.verify_rows(2, &mut |_| {}).unwrap(), 70_000);
 }
+
+#[test]
+fn a_one_group_tables_floats_weigh_a_page_dictionary_not_a_shared_one() {
+    // Amounts in cents drawn from 1,500 values up to $400, as hourly earnings are: as decimal
+    // codes they take 16 bits a row, as a dictionary 11. In one row group the page weighs a
+    // dictionary of its own (no column dictionary is tried there); in several the column
+    // shares one.
+    let schema = Arc::new(Schema::new(vec![Field::new("earnings", DataType::Float64, true)]));
+    let amount = |i: u64| {
+        let mut z = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (400 + (z ^ (z >> 31)) % 1_500 * 2_641 % 40_000) as f64 / 100.0
+    };
+    let values: Float64Array = (0..20_000u64).map(|i| (i % 89 != 3).then(|| amount(i))).collect();
+    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(values) as ArrayRef]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (rows_per_group, shared) in [(32_768, false), (10_000, true)] {
+        let path = dir.path().join(format!("earnings-{rows_per_group}.kpk"));
+        let opts = TableOptions {
+            rows_per_group,
+            ..TableOptions::default()
+        };
+        write_table_file(&path, schema.clone(), [Ok(batch.clone())], opts).unwrap();
+        let t = TableReader::open(&path).unwrap();
+        let encodings = &t.summary()[0].encodings;
+        let page_dict = encodings.contains_key("dict") || encodings.contains_key("nested dict");
+        assert_eq!(encodings.contains_key("column dict"), shared, "{encodings:?}");
+        assert_eq!(page_dict, !shared, "{encodings:?}");
+        assert!(!encodings.contains_key("decimal"), "{encodings:?}");
+        let (_, batches) = t.read(None, 0..20_000, 2).unwrap();
+        assert_eq!(arrow_select::concat::concat_batches(&schema, &batches).unwrap(), batch);
+    }
+}

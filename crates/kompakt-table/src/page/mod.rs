@@ -29,7 +29,9 @@ pub use decode::{
     decode_page, decode_page_into, decode_page_rows, decode_page_rows_as, decode_page_rows_with, WindowBits,
 };
 pub(crate) use decode::{decode_page_into_within, decode_page_rows_within};
-pub(crate) use encode::{column_dict_pays, encode_page_within, repeats_likely, BuildFx, Question, ShortKey, Site};
+pub(crate) use encode::{
+    column_dict_pays, encode_only_page, encode_page_within, repeats_likely, BuildFx, Question, ShortKey, Site,
+};
 pub use encode::{
     encode_coded_values, encode_column_page, encode_dictionary_values, encode_page, encode_shared_dictionary,
     encode_symbol_page, Verdicts,

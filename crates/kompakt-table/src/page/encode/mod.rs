@@ -75,6 +75,10 @@ struct Ctx<'t> {
     unshuffled: bool,
     /// A dictionary of the values (not for a dictionary's own, which are distinct).
     dict: bool,
+    /// Floats that are decimals weigh a dictionary of two-byte codes against their decimal
+    /// codes by trial compressions (a column's only page, where no shared dictionary of the
+    /// column weighs it); otherwise decimal codes win where they fit.
+    weigh_dict: bool,
     /// The codec the page goes through, to weigh packed bits against bytes it compresses.
     codec: Option<kompakt::Codec>,
     /// The symbol table the page's strings are coded with (layout 5), taken by the string
@@ -100,6 +104,8 @@ struct Choice<'t> {
     max_layout: u16,
     /// A dictionary of the values (none for a dictionary's own values).
     dict: bool,
+    /// A wide dictionary weighed against decimal codes (see [`Ctx`]).
+    weigh_dict: bool,
     /// Plain values unshuffled where that is smaller (layout 9; see [`Ctx`]).
     unshuffled: bool,
 }
@@ -129,10 +135,28 @@ pub fn encode_column_page(
         DataType::Dictionary(key, _) => key.as_ref(),
         other => other,
     };
-    encode_top(dt, pieces, out, codec, None, verdicts)
+    encode_top(dt, pieces, out, codec, None, verdicts, false)
 }
 
-/// A page of `dt` with every encoding allowed, and `symbols` for its strings if given.
+/// As [`encode_column_page`], for a column's only page (a table of one row group): floats
+/// weigh a page dictionary of two-byte codes against their decimal or plain values, as a
+/// dictionary the column's pages would share is weighed where there are several (the writer
+/// tries none of numbers for a column of one page).
+pub(crate) fn encode_only_page(
+    dt: &DataType,
+    pieces: &[ArrayData],
+    out: &mut Vec<u8>,
+    codec: Option<kompakt::Codec>,
+    verdicts: Option<&Verdicts>,
+) -> Result<Encoded> {
+    if matches!(dt, DataType::Dictionary(..)) || crate::schema::fixed_width(dt).is_none() {
+        return encode_column_page(dt, pieces, out, codec, verdicts);
+    }
+    encode_top(dt, pieces, out, codec, None, verdicts, true)
+}
+
+/// A page of `dt` with every encoding allowed, and `symbols` for its strings if given;
+/// `weigh_dict` as [`Ctx::weigh_dict`] (for the page's top-level values only).
 fn encode_top(
     dt: &DataType,
     pieces: &[ArrayData],
@@ -140,6 +164,7 @@ fn encode_top(
     codec: Option<kompakt::Codec>,
     symbols: Option<&SymbolTable>,
     verdicts: Option<&Verdicts>,
+    weigh_dict: bool,
 ) -> Result<Encoded> {
     let mut cx = Ctx {
         runs: true,
@@ -148,6 +173,7 @@ fn encode_top(
         valid_only: true,
         unshuffled: false,
         dict: true,
+        weigh_dict,
         codec,
         symbols,
         verdicts,
@@ -173,7 +199,7 @@ pub fn encode_symbol_page(
     if !crate::schema::is_byte_array(dt) {
         return Err(Error::Internal(format!("a symbol table for a column of {dt}")));
     }
-    encode_top(dt, pieces, out, None, Some(table), None)
+    encode_top(dt, pieces, out, None, Some(table), None, false)
 }
 
 /// Encodes a page of a column of type `dt` as `codes` into the dictionary its pages share
@@ -210,6 +236,7 @@ pub fn encode_coded_values(
         valid_only: false,
         unshuffled: false,
         dict: true,
+        weigh_dict: false,
         codec,
         symbols: None,
         verdicts,
@@ -250,6 +277,7 @@ pub(crate) fn encode_page_within(
         valid_only: layout >= 7,
         unshuffled: false,
         dict: true,
+        weigh_dict: false,
         codec: None,
         symbols: None,
         verdicts: None,
@@ -334,6 +362,7 @@ fn encode_dictionary_page(
         valid_only: false,
         unshuffled: nest,
         dict: false,
+        weigh_dict: false,
         codec,
         symbols: None,
         verdicts: None,

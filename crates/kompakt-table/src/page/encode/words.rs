@@ -259,11 +259,24 @@ pub(super) fn build_dict<const W: usize>(words: &[[u8; W]]) -> Option<PageDict> 
 /// allow it and no prefix of 1024 rows or more is more than half distinct values (checked on
 /// the first 1024 first, so that pages without repeats stop after about 512 values).
 pub(super) fn build_wide_dict<const W: usize>(words: &[[u8; W]]) -> Option<PageDict> {
-    use std::collections::HashMap;
+    build_wide_dict_within::<W>(words, words.len() / 4, true)
+}
+
+/// A dictionary of 257 to `min(65536, limit)` distinct values with two-byte codes; where
+/// `mostly_distinct_stops`, not of pages whose prefixes are more than half distinct (see
+/// [`build_wide_dict`]). Without that rule it is for a trial that weighs it.
+pub(super) fn build_wide_dict_within<const W: usize>(
+    words: &[[u8; W]],
+    limit: usize,
+    mostly_distinct_stops: bool,
+) -> Option<PageDict> {
     let n = words.len();
-    let limit = (n / 4).min(MAX_WIDE_DICT);
+    let limit = limit.min(MAX_WIDE_DICT);
     if limit <= MAX_FIXED_DICT {
         return None;
+    }
+    if !mostly_distinct_stops {
+        return collect_wide_dict::<W>(words, limit, usize::MAX, false);
     }
     let prefix = &words[..n.min(1024)];
     let mut distinct: std::collections::HashSet<u64, BuildFx> =
@@ -273,7 +286,20 @@ pub(super) fn build_wide_dict<const W: usize>(words: &[[u8; W]]) -> Option<PageD
             return None;
         }
     }
-    let mut ids: HashMap<u64, u16, BuildFx> = HashMap::with_capacity_and_hasher(distinct.len() * 4, BuildFx);
+    collect_wide_dict::<W>(words, limit, distinct.len() * 4, true)
+}
+
+/// The dictionary of [`build_wide_dict_within`]: `None` past `limit` values, or, where
+/// `mostly_distinct_stops`, once the page turns mostly distinct.
+fn collect_wide_dict<const W: usize>(
+    words: &[[u8; W]],
+    limit: usize,
+    capacity: usize,
+    mostly_distinct_stops: bool,
+) -> Option<PageDict> {
+    use std::collections::HashMap;
+    let n = words.len();
+    let mut ids: HashMap<u64, u16, BuildFx> = HashMap::with_capacity_and_hasher(capacity.min(n), BuildFx);
     let mut values: Vec<u64> = Vec::new();
     let mut codes: Vec<u8> = Vec::with_capacity(2 * n);
     for (seen, w) in (1..).zip(words) {
@@ -282,7 +308,7 @@ pub(super) fn build_wide_dict<const W: usize>(words: &[[u8; W]]) -> Option<PageD
             Some(&id) => id,
             None => {
                 // Past the prefix too, a page that turns mostly distinct stops early.
-                if values.len() == limit || (seen > 1024 && values.len() * 2 >= seen) {
+                if values.len() == limit || (mostly_distinct_stops && seen > 1024 && values.len() * 2 >= seen) {
                     return None;
                 }
                 let id = values.len() as u16; // below limit <= 65536
