@@ -75,9 +75,9 @@ struct Ctx<'t> {
     unshuffled: bool,
     /// A dictionary of the values (not for a dictionary's own, which are distinct).
     dict: bool,
-    /// Floats that are decimals weigh a dictionary of two-byte codes against their decimal
-    /// codes by trial compressions (a column's only page, where no shared dictionary of the
-    /// column weighs it); otherwise decimal codes win where they fit.
+    /// Floats weigh a dictionary of two-byte codes against their decimal or plain values by
+    /// trial compressions (a column's only page, where no shared dictionary of the column
+    /// weighs it); otherwise decimal codes win where they fit.
     weigh_dict: bool,
     /// The codec the page goes through, to weigh packed bits against bytes it compresses.
     codec: Option<kompakt::Codec>,
@@ -104,7 +104,7 @@ struct Choice<'t> {
     max_layout: u16,
     /// A dictionary of the values (none for a dictionary's own values).
     dict: bool,
-    /// A wide dictionary weighed against decimal codes (see [`Ctx`]).
+    /// A wide dictionary weighed against decimal or plain values (see [`Ctx`]).
     weigh_dict: bool,
     /// Plain values unshuffled where that is smaller (layout 9; see [`Ctx`]).
     unshuffled: bool,

@@ -276,7 +276,7 @@ pub(super) fn build_wide_dict_within<const W: usize>(
         return None;
     }
     if !mostly_distinct_stops {
-        return collect_wide_dict::<W>(words, limit, usize::MAX, false);
+        return collect_wide_dict::<W>(words, limit, limit, false);
     }
     let prefix = &words[..n.min(1024)];
     let mut distinct: std::collections::HashSet<u64, BuildFx> =
