@@ -15,8 +15,8 @@
 //! allocators keeps both fast. Measured in bench/RESULTS.md, "First calls".
 //!
 //! Freed large blocks stay with the process for [`RETAIN_FREED_MS`] (ten seconds, jemalloc's
-//! default) before their memory goes back to the kernel: mimalloc's own 10 ms gave it back
-//! between two reads a second apart, and the second faulted every page in again.
+//! default) before their memory goes back to the kernel: mimalloc's own second gave it back
+//! between reads that had other work between them, and each faulted every page in again.
 //!
 //! Huge pages are not always the faster choice: a virtual machine whose balloon device reports
 //! free memory to its host (as Firecracker's does) gets 2 MiB blocks taken back by the host
@@ -100,6 +100,7 @@ pub fn host_reclaims_free_memory() -> bool {
 extern "C" {
     fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
     fn mi_option_get(option: std::ffi::c_int) -> std::ffi::c_long;
+    fn mi_option_set_default(option: std::ffi::c_int, value: std::ffi::c_long);
 }
 
 /// `mi_option_purge_delay` in the same mimalloc (v3): milliseconds a freed block's memory
@@ -108,17 +109,21 @@ extern "C" {
 const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 
 /// How long freed large blocks stay with the process before mimalloc gives their memory back
-/// to the kernel: ten seconds, jemalloc's default (`dirty_decay_ms`). mimalloc's own, 10 ms,
-/// gave back a table's buffers between two reads a second apart, and the second read faulted
-/// all of them in again: flights (55 MB in Arrow) read in 24-30 ms instead of 14-16, as its
-/// 13,500 page faults cost on 4 KiB pages (bench/RESULTS.md, "Freed memory").
+/// to the kernel: ten seconds, jemalloc's default (`dirty_decay_ms`). mimalloc's own, one
+/// second, gave back a table's buffers between reads with other work between them, and each
+/// read faulted all of them in again: flights (55 MB in Arrow) read in 24-30 ms instead of
+/// 14-16, as its 13,500 page faults cost on 4 KiB pages (bench/RESULTS.md, "Freed memory").
+/// mimalloc purges when it next allocates or frees after the delay: an idle process keeps the
+/// memory until then.
 pub const RETAIN_FREED_MS: std::ffi::c_long = 10_000;
 
 /// Makes mimalloc keep freed memory for `ms` milliseconds before giving it back to the
-/// kernel (`0`: at once; `-1`: never).
+/// kernel (`0`: at once; `-1`: never). Call it before other threads allocate, as
+/// [`set_huge_pages`].
 pub fn set_retain_freed_ms(ms: std::ffi::c_long) {
     // SAFETY: as in `set_huge_pages`: a value stored in mimalloc's option table, which it reads
-    // whenever it frees; the index is checked by tests/purge_delay.rs.
+    // as it allocates and frees (a plain store: callers set it before other threads
+    // allocate); the index is checked by tests/purge_delay.rs.
     unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, ms) }
 }
 
@@ -150,10 +155,11 @@ pub fn set_huge_pages(on: bool) {
 /// [`RETAIN_FREED_MS`] (unless `MIMALLOC_PURGE_DELAY` says otherwise). Bindings call it as they are
 /// imported. Returns whether large blocks get huge pages (`None`: mimalloc's own setting).
 pub fn warm_up() -> Option<bool> {
-    // `MIMALLOC_PURGE_DELAY`, mimalloc's own setting, wins when the caller set it.
-    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
-        set_retain_freed_ms(RETAIN_FREED_MS);
-    }
+    // A default only: mimalloc's own environment setting (`MIMALLOC_PURGE_DELAY`, in any case,
+    // or its older name `MIMALLOC_RESET_DELAY`) wins when there is one.
+    // SAFETY: as in `set_retain_freed_ms`; called as the bindings are imported, before their
+    // threads allocate.
+    unsafe { mi_option_set_default(MI_OPTION_PURGE_DELAY, RETAIN_FREED_MS) }
     warm_up_with(HugePages::from_env().map(HugePages::enabled))
 }
 

@@ -1536,7 +1536,11 @@ fn a_one_group_tables_floats_weigh_a_page_dictionary_not_a_shared_one() {
     // codes they take 16 bits a row, as a dictionary 11. In one row group the page weighs a
     // dictionary of its own (no column dictionary is tried there); in several the column
     // shares one.
-    let schema = Arc::new(Schema::new(vec![Field::new("earnings", DataType::Float64, true)]));
+    // Integers keep the shared dictionary in one group: ids of 64 bits drawn from 1,500.
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("earnings", DataType::Float64, true),
+        Field::new("id", DataType::Int64, false),
+    ]));
     let amount = |i: u64| {
         let mut z = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -1544,7 +1548,8 @@ fn a_one_group_tables_floats_weigh_a_page_dictionary_not_a_shared_one() {
         (400 + (z ^ (z >> 31)) % 1_500 * 2_641 % 40_000) as f64 / 100.0
     };
     let values: Float64Array = (0..20_000u64).map(|i| (i % 89 != 3).then(|| amount(i))).collect();
-    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(values) as ArrayRef]).unwrap();
+    let ids = Int64Array::from_iter_values((0..20_000u64).map(|i| (amount(i) * 100.0) as i64 * 0x2545_F491_4F6C_DD1D));
+    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(values) as ArrayRef, Arc::new(ids)]).unwrap();
     let dir = tempfile::tempdir().unwrap();
     for (rows_per_group, shared) in [(32_768, false), (10_000, true)] {
         let path = dir.path().join(format!("earnings-{rows_per_group}.kpk"));
@@ -1559,6 +1564,8 @@ fn a_one_group_tables_floats_weigh_a_page_dictionary_not_a_shared_one() {
         assert_eq!(encodings.contains_key("column dict"), shared, "{encodings:?}");
         assert_eq!(page_dict, !shared, "{encodings:?}");
         assert!(!encodings.contains_key("decimal"), "{encodings:?}");
+        let ids = &t.summary()[1].encodings;
+        assert!(ids.contains_key("column dict"), "{ids:?}");
         let (_, batches) = t.read(None, 0..20_000, 2).unwrap();
         assert_eq!(arrow_select::concat::concat_batches(&schema, &batches).unwrap(), batch);
     }

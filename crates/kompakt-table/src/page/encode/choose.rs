@@ -249,7 +249,9 @@ fn wide_dict_beats<const W: usize>(
     let mut coded = Vec::with_capacity(2 * words.len() + 8 * dict.values.len() + 8);
     let (enc, needs) = write_dictionary::<W>(&dict, kind, choice, &mut coded);
     let target = 0.9 * trials::compressed_size(choice.codec, page) as f64;
-    ((trials::compressed_size(choice.codec, &coded) as f64) < target).then_some((coded, enc, needs))
+    // A clear win needs no compression of its own, as in `column_dict_pays`.
+    let wins = (coded.len() as f64) < target || (trials::compressed_size(choice.codec, &coded) as f64) < target;
+    wins.then_some((coded, enc, needs))
 }
 
 /// Writes a page of `dict`'s codes (`kind` values of `W` bytes); returns its encoding and the

@@ -54,6 +54,7 @@ pub(super) fn encode_scaled<const W: usize>(
     let inner = Choice {
         scaled: false,
         decimal: false,
+        weigh_dict: false,
         ..choice
     };
     let (_, needs) = choose_words::<W>(&quotients, Kind::Int { signed: false }, inner, out);
@@ -195,6 +196,7 @@ pub(super) fn encode_decimal<const W: usize>(words: &[[u8; W]], choice: Choice<'
     out.push(best_e);
     let inner = Choice {
         decimal: false,
+        weigh_dict: false,
         ..choice
     };
     let (_, needs) = choose_words::<W>(&codes, Kind::Int { signed: true }, inner, out);
