@@ -1433,6 +1433,14 @@ fn a_prefetch_hints_the_pages_that_reads_of_the_range_then_read() {
 /// Numbers drawn from a few thousand values (hourly earnings, prices) share one dictionary per
 /// column (table layout 6): every read path gives them back, appends grow the dictionary, and
 /// numbers whose own encodings are as small (sorted, narrow, few) keep them.
+/// A row number hashed (splitmix64's finaliser): values drawn with it are about equally common.
+fn mix(i: u64) -> u64 {
+    let mut z = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 #[test]
 fn numeric_column_dictionaries_round_trip_and_grow_with_appends() {
     use arrow_array::cast::AsArray;
@@ -1445,12 +1453,6 @@ fn numeric_column_dictionaries_round_trip_and_grow_with_appends() {
         Field::new("sorted", DataType::Int64, false),
     ]));
     // Values hashed from the row number: each about as common as any other.
-    let mix = |i: u64| {
-        let mut z = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
     let pick = |i: usize, kinds: usize| (mix(i as u64) % kinds as u64) as usize;
     let batch = |from: usize, n: usize, kinds: usize| {
         let rows = from..from + n;
@@ -1541,12 +1543,7 @@ fn a_one_group_tables_floats_weigh_a_page_dictionary_not_a_shared_one() {
         Field::new("earnings", DataType::Float64, true),
         Field::new("id", DataType::Int64, false),
     ]));
-    let amount = |i: u64| {
-        let mut z = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (400 + (z ^ (z >> 31)) % 1_500 * 2_641 % 40_000) as f64 / 100.0
-    };
+    let amount = |i: u64| (400 + mix(i) % 1_500 * 2_641 % 40_000) as f64 / 100.0;
     let values: Float64Array = (0..20_000u64).map(|i| (i % 89 != 3).then(|| amount(i))).collect();
     let ids = Int64Array::from_iter_values((0..20_000u64).map(|i| (amount(i) * 100.0) as i64 * 0x2545_F491_4F6C_DD1D));
     let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(values) as ArrayRef, Arc::new(ids)]).unwrap();

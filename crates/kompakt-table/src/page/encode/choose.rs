@@ -5,8 +5,8 @@ use super::nested::{common_factor, encode_decimal, encode_scaled};
 use super::trials::{self, bytes_beat_packed, codec_beats, entropy_bits, pack_instead};
 use super::verdicts::{decide, Question, Site};
 use super::words::{
-    build_dict, build_wide_dict, build_wide_dict_within, count_runs, delta_width, encode_bitpack, encode_delta,
-    encode_for, encode_runs, value_range, PageDict,
+    build_dict, build_wide_dict, count_runs, delta_width, encode_bitpack, encode_delta, encode_for, encode_runs,
+    value_range, wide_dict_for_trial, PageDict,
 };
 use super::{push_shuffled, Choice, Ctx, Kind};
 use crate::page::encoding;
@@ -245,7 +245,7 @@ fn wide_dict_beats<const W: usize>(
     if !(choice.weigh_dict && choice.dict && choice.max_layout >= 2) {
         return None;
     }
-    let dict = build_wide_dict_within::<W>(words, words.len() / 4 * 3, false)?;
+    let dict = wide_dict_for_trial::<W>(words, words.len() / 4 * 3)?;
     let mut coded = Vec::with_capacity(2 * words.len() + 8 * dict.values.len() + 8);
     let (enc, needs) = write_dictionary::<W>(&dict, kind, choice, &mut coded);
     let target = 0.9 * trials::compressed_size(choice.codec, page) as f64;

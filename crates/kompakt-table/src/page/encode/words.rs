@@ -259,24 +259,10 @@ pub(super) fn build_dict<const W: usize>(words: &[[u8; W]]) -> Option<PageDict> 
 /// allow it and no prefix of 1024 rows or more is more than half distinct values (checked on
 /// the first 1024 first, so that pages without repeats stop after about 512 values).
 pub(super) fn build_wide_dict<const W: usize>(words: &[[u8; W]]) -> Option<PageDict> {
-    build_wide_dict_within::<W>(words, words.len() / 4, true)
-}
-
-/// A dictionary of 257 to `min(65536, limit)` distinct values with two-byte codes; where
-/// `mostly_distinct_stops`, not of pages whose prefixes are more than half distinct (see
-/// [`build_wide_dict`]). Without that rule it is for a trial that weighs it.
-pub(super) fn build_wide_dict_within<const W: usize>(
-    words: &[[u8; W]],
-    limit: usize,
-    mostly_distinct_stops: bool,
-) -> Option<PageDict> {
     let n = words.len();
-    let limit = limit.min(MAX_WIDE_DICT);
+    let limit = (n / 4).min(MAX_WIDE_DICT);
     if limit <= MAX_FIXED_DICT {
         return None;
-    }
-    if !mostly_distinct_stops {
-        return collect_wide_dict::<W>(words, limit, limit, false);
     }
     let prefix = &words[..n.min(1024)];
     let mut distinct: std::collections::HashSet<u64, BuildFx> =
@@ -289,7 +275,16 @@ pub(super) fn build_wide_dict_within<const W: usize>(
     collect_wide_dict::<W>(words, limit, distinct.len() * 4, true)
 }
 
-/// The dictionary of [`build_wide_dict_within`]: `None` past `limit` values, or, where
+/// A dictionary of 257 to `min(65536, limit)` distinct values with two-byte codes, without
+/// [`build_wide_dict`]'s cut-off for mostly distinct pages: for a trial that weighs it.
+pub(super) fn wide_dict_for_trial<const W: usize>(words: &[[u8; W]], limit: usize) -> Option<PageDict> {
+    let limit = limit.min(MAX_WIDE_DICT);
+    (limit > MAX_FIXED_DICT)
+        .then(|| collect_wide_dict::<W>(words, limit, limit, false))
+        .flatten()
+}
+
+/// The dictionary of the two above: `None` past `limit` values, or, where
 /// `mostly_distinct_stops`, once the page turns mostly distinct.
 fn collect_wide_dict<const W: usize>(
     words: &[[u8; W]],
