@@ -20,8 +20,8 @@ pub use dictionary::{
 };
 
 pub use probe::{
-    clearly_short, entropy_saving_bound, looks_incompressible, probe, too_little_saved, ProbeResult, SavingBar,
-    ENTROPY_SAMPLES, FAST_MIN_SAVING, MIN_ENTROPY_SAVING, MIN_SAVING, SAMPLES,
+    clearly_short, entropy_saving_bound, looks_incompressible, probe, probe_spans, too_little_saved, ProbeResult,
+    SavingBar, ENTROPY_SAMPLES, FAST_MIN_SAVING, MIN_ENTROPY_SAVING, MIN_SAVING, SAMPLES, SAMPLE_LEN,
 };
 pub use spec::{CodecSpec, DEFAULT_LEVEL};
 

@@ -5,7 +5,7 @@ use super::{Codec, Compressor};
 use crate::error::Result;
 
 /// Bytes per sample; LZ4 needs a few KiB of history to find matches.
-const SAMPLE_LEN: usize = 8 * 1024;
+pub const SAMPLE_LEN: usize = 8 * 1024;
 /// A probe whose samples shrink by less than this fraction calls the block incompressible.
 pub const MIN_SAVING: f64 = 0.03;
 /// When LZ4 finds no repeats, an entropy coder must save this much to be worth its time: it
@@ -78,11 +78,24 @@ pub fn probe(
     max_samples: usize,
     scratch: &mut Vec<u8>,
 ) -> Result<ProbeResult> {
+    probe_spans(compressor, codec, data, SAMPLE_LEN, max_samples, scratch)
+}
+
+/// [`probe`] with samples of `span` bytes: long enough spans keep what a codec finds in a
+/// history of that length (LZ4's window is 64 KiB), which 8 KiB samples miss.
+pub fn probe_spans(
+    compressor: &mut Compressor,
+    codec: Codec,
+    data: &[u8],
+    span: usize,
+    max_samples: usize,
+    scratch: &mut Vec<u8>,
+) -> Result<ProbeResult> {
     let mut result = ProbeResult {
         sampled: 0,
         compressed: 0,
     };
-    for sample in samples(data, max_samples) {
+    for sample in samples(data, span, max_samples) {
         scratch.clear();
         let n = compressor
             .compress_append(codec, sample, scratch, sample.len())?
@@ -93,9 +106,9 @@ pub fn probe(
     Ok(result)
 }
 
-/// The evenly spaced samples [`probe`] takes: up to `max_samples` pieces of [`SAMPLE_LEN`].
-fn samples(data: &[u8], max_samples: usize) -> impl Iterator<Item = &[u8]> {
-    let sample_len = SAMPLE_LEN.min(data.len());
+/// Up to `max_samples` evenly spaced pieces of `span` bytes (all of `data` when shorter).
+fn samples(data: &[u8], span: usize, max_samples: usize) -> impl Iterator<Item = &[u8]> {
+    let sample_len = span.max(1).min(data.len());
     let count = data.len().checked_div(sample_len).unwrap_or(0).min(max_samples);
     let stride = if count > 1 {
         (data.len() - sample_len) / (count - 1)
@@ -115,7 +128,7 @@ fn samples(data: &[u8], max_samples: usize) -> impl Iterator<Item = &[u8]> {
 /// the same sample costs tens, and no order-0 coder beats this bound.
 pub fn entropy_saving_bound(data: &[u8], max_samples: usize) -> f64 {
     let (mut bits, mut total) = (0.0f64, 0usize);
-    for sample in samples(data, max_samples) {
+    for sample in samples(data, SAMPLE_LEN, max_samples) {
         bits += order0_bits(sample);
         total += sample.len();
     }
@@ -229,6 +242,34 @@ mod tests {
                 x as u8
             })
             .collect()
+    }
+
+    #[test]
+    fn spans_are_evenly_spread_and_never_past_the_data() {
+        let data: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
+        let starts = |span, count| -> Vec<(usize, usize)> {
+            samples(&data, span, count)
+                .map(|s| (s.as_ptr() as usize - data.as_ptr() as usize, s.len()))
+                .collect()
+        };
+        assert_eq!(starts(100, 3), [(0, 100), (450, 100), (900, 100)]);
+        assert_eq!(starts(400, 8), [(0, 400), (600, 400)], "no more spans than fit");
+        assert_eq!(starts(5000, 2), [(0, 1000)], "data shorter than a span is one sample");
+        assert_eq!(starts(0, 2).len(), 2, "a zero span samples single bytes");
+        assert!(samples(&[], 10, 4).next().is_none());
+        let mut c = Compressor::new();
+        let text = b"spans of text compress as the text does; ".repeat(2000);
+        let r = probe_spans(
+            &mut c,
+            Codec::Lz4 { acceleration: 1 },
+            &text,
+            16 << 10,
+            2,
+            &mut Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(r.sampled, 32 << 10);
+        assert!(r.fraction() < 0.1, "{r:?}");
     }
 
     #[test]

@@ -28,13 +28,18 @@ pub(super) fn entropy_bits(codes: &[u8]) -> f64 {
 /// compressions, [`kompakt::codec::probe`]), with this thread's compressor; `None` when a trial
 /// fails.
 pub(crate) fn trial_fraction(codec: kompakt::Codec, data: &[u8], samples: usize) -> Option<f64> {
-    use kompakt::codec::{probe, Compressor};
+    span_fraction(codec, data, kompakt::codec::SAMPLE_LEN, samples)
+}
+
+/// [`trial_fraction`] on up to `samples` evenly spaced spans of `span` bytes each.
+pub(crate) fn span_fraction(codec: kompakt::Codec, data: &[u8], span: usize, samples: usize) -> Option<f64> {
+    use kompakt::codec::{probe_spans, Compressor};
     thread_local! {
         static TRIAL: std::cell::RefCell<(Compressor, Vec<u8>)> = std::cell::RefCell::new((Compressor::new(), Vec::new()));
     }
     TRIAL.with(|t| {
         let (compressor, scratch) = &mut *t.borrow_mut();
-        probe(compressor, codec, data, samples, scratch)
+        probe_spans(compressor, codec, data, span, samples, scratch)
             .ok()
             .map(|r| r.fraction())
     })
