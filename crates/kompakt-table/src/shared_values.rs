@@ -286,23 +286,30 @@ impl SharedValues {
         // drafted against the same dictionary, and the words of a 10,000-word vocabulary are
         // about half of any one page of 16,384 rows but a tenth of the next ones'.
         let max_new = max_new_values(codes.len());
-        let mut map = Vec::with_capacity(new.len());
-        for value in new {
-            let code = match self.lookup.get(value) {
-                Some(c) => c,
-                None => {
-                    if self.ends.len() >= MAX_VALUES || self.data.len() + value.len() > MAX_BYTES {
-                        self.state = State::Full;
-                        return self.refuse(before);
-                    }
-                    if self.ends.len() - before >= max_new {
-                        return self.refuse(before);
-                    }
-                    self.push(value)
+        // Found or missing, before adding any: a refused page then adds and takes back
+        // nothing (pages of text lines past the size limit added thousands to remove them).
+        let mut map: Vec<Option<u32>> = Vec::with_capacity(new.len());
+        let (mut missing, mut missing_bytes) = (0, 0);
+        for value in &new {
+            let known = self.lookup.get(value);
+            if known.is_none() {
+                if before + missing >= MAX_VALUES || self.data.len() + missing_bytes + value.len() > MAX_BYTES {
+                    self.state = State::Full;
+                    return self.refuse(before);
                 }
-            };
-            map.push(code);
+                if missing >= max_new {
+                    return self.refuse(before);
+                }
+                missing += 1;
+                missing_bytes += value.len();
+            }
+            map.push(known);
         }
+        let map = map
+            .into_iter()
+            .zip(new)
+            .map(|(known, value)| known.unwrap_or_else(|| self.push(value)))
+            .collect();
         // Nulls only: any code will do, if there is one.
         if first_valid.is_none() && self.ends.is_empty() {
             return self.refuse(before);
