@@ -1567,3 +1567,54 @@ fn a_one_group_tables_floats_weigh_a_page_dictionary_not_a_shared_one() {
         assert_eq!(arrow_select::concat::concat_batches(&schema, &batches).unwrap(), batch);
     }
 }
+
+#[test]
+fn a_one_group_tables_float_pages_weigh_on_threads_and_keep_their_bytes() {
+    // A one-group table's decimal floats weigh their decimal page and a dictionary of their
+    // own at once, on two threads where there are: the bytes must not depend on how many.
+    // Doubles and floats of 1,500 amounts, the doubles mostly null too, and doubles that are
+    // no decimals (a page of those builds no dictionary to weigh).
+    let n = 20_000u64;
+    let amount = |i: u64| (400 + mix(i) % 1_500 * 2_641 % 40_000) as f64 / 100.0;
+    let earnings: Float64Array = (0..n).map(|i| Some(amount(i))).collect();
+    let earnings32: Float32Array = (0..n).map(|i| Some(amount(i) as f32)).collect();
+    let sparse: Float64Array = (0..n).map(|i| (i % 10 == 0).then(|| amount(i))).collect();
+    let sensor: Float64Array = (0..n)
+        .map(|i| Some((mix(i) >> 11) as f64 / (1u64 << 53) as f64 * 20.0))
+        .collect();
+    let batch = RecordBatch::try_from_iter([
+        ("earnings", Arc::new(earnings) as ArrayRef),
+        ("earnings32", Arc::new(earnings32) as ArrayRef),
+        ("sparse", Arc::new(sparse) as ArrayRef),
+        ("sensor", Arc::new(sensor) as ArrayRef),
+    ])
+    .unwrap();
+    let mut files = Vec::new();
+    for threads in [1, 2, 3] {
+        let opts = TableOptions {
+            threads,
+            ..TableOptions::default()
+        };
+        let mut w = TableWriter::new(Vec::new(), batch.schema(), opts).unwrap();
+        w.write(&batch).unwrap();
+        files.push(w.finish().unwrap());
+    }
+    assert!(
+        files.windows(2).all(|w| w[0] == w[1]),
+        "the bytes depend on the threads"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.kpk");
+    std::fs::write(&path, &files[0]).unwrap();
+    let t = TableReader::open(&path).unwrap();
+    let summary = t.summary();
+    for (c, name) in [(0, "earnings"), (1, "earnings32")] {
+        let dict = summary[c].encodings.contains_key("dict") || summary[c].encodings.contains_key("nested dict");
+        assert!(dict, "{name}: {:?}", summary[c].encodings);
+    }
+    let (_, batches) = t.read(None, 0..n, 2).unwrap();
+    assert_eq!(
+        arrow_select::concat::concat_batches(&batch.schema(), &batches).unwrap(),
+        batch
+    );
+}
