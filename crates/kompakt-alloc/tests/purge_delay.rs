@@ -21,7 +21,11 @@ fn freed_large_blocks_stay_resident_for_the_set_delay_only() {
     if std::env::var_os(CHILD).is_none() {
         let mut child = std::process::Command::new(std::env::current_exe().unwrap());
         child
-            .args(["freed_large_blocks_stay_resident_for_the_set_delay_only", "--exact", "--nocapture"])
+            .args([
+                "freed_large_blocks_stay_resident_for_the_set_delay_only",
+                "--exact",
+                "--nocapture",
+            ])
             .env(CHILD, "1");
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().to_ascii_uppercase().starts_with("MIMALLOC_") {
