@@ -31,17 +31,6 @@ pub(crate) fn overlap<A, B: Send>(
     Ok((a, b.expect("a scope ends after the work it spawned")))
 }
 
-/// Runs `a` and `b` in parallel when called on one of our pools' threads (`rayon::join`: the
-/// other may run on an idle thread of the pool), else one after the other: never on rayon's
-/// global pool.
-pub(crate) fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
-    if rayon::current_thread_index().is_some() {
-        rayon::join(a, b)
-    } else {
-        (a(), b())
-    }
-}
-
 /// The pools of one process, by size.
 struct Pools {
     owner: u32,

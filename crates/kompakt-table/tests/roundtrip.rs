@@ -1569,11 +1569,11 @@ fn a_one_group_tables_floats_weigh_a_page_dictionary_not_a_shared_one() {
 }
 
 #[test]
-fn a_one_group_tables_float_pages_weigh_on_threads_and_keep_their_bytes() {
-    // A one-group table's decimal floats weigh their decimal page and a dictionary of their
-    // own at once, on two threads where there are: the bytes must not depend on how many.
-    // Doubles and floats of 1,500 amounts, the doubles mostly null too, and doubles that are
-    // no decimals (a page of those builds no dictionary to weigh).
+fn a_one_group_tables_float_pages_keep_their_bytes_on_any_threads() {
+    // A one-group table's decimal floats weigh their decimal page against a dictionary of
+    // their own, each page on whichever thread takes it: the bytes must not depend on how
+    // many. Doubles and floats of 1,500 amounts, the doubles mostly null too, and doubles that
+    // are no decimals.
     let n = 20_000u64;
     let amount = |i: u64| (400 + mix(i) % 1_500 * 2_641 % 40_000) as f64 / 100.0;
     let earnings: Float64Array = (0..n).map(|i| Some(amount(i))).collect();

@@ -1,7 +1,7 @@
 //! Choosing the encoding of fixed-width values from their data (docs/DESIGN.md, "What
 //! kompakt's table writer chooses"), and the table layout the choice needs.
 
-use super::nested::{common_factor, encode_decimal, encode_scaled, looks_decimal};
+use super::nested::{common_factor, encode_decimal, encode_scaled};
 use super::trials::{self, bytes_beat_packed, codec_beats, entropy_bits, pack_instead};
 use super::verdicts::{decide, Question, Site};
 use super::words::{
@@ -157,10 +157,14 @@ pub(super) fn choose_words<const W: usize>(
     }
     if kind == Kind::Float && choice.decimal && (W == 4 || W == 8) {
         let start = out.len();
-        if let Some(needs) = decimal_or_wide_dict::<W>(words, kind, choice, out) {
-            return needs;
+        if let Some(needs) = encode_decimal::<W>(words, choice, out) {
+            if let Some(won) = wide_dict_beats::<W>(words, kind, choice, &out[start..]) {
+                out.truncate(start);
+                out.extend_from_slice(&won.0);
+                return (won.1, won.2);
+            }
+            return (encoding::DECIMAL, needs);
         }
-        out.truncate(start);
     }
     if let Some((bits, base)) = narrow_codes {
         let k = bits.div_ceil(8).max(1);
@@ -226,99 +230,6 @@ pub(super) fn choose_words<const W: usize>(
     (encoding::PLAIN, 1)
 }
 
-/// A float page as decimal codes, or as a dictionary of two-byte codes where
-/// [`wide_dict_beats`] says so (both built at once: a one-group table's column of decimals is
-/// often the page the table waits for); `None` when the values are not decimals.
-fn decimal_or_wide_dict<const W: usize>(
-    words: &[[u8; W]],
-    kind: Kind,
-    choice: Choice<'_>,
-    out: &mut Vec<u8>,
-) -> Option<(u8, u16)> {
-    // (Floats that are not decimals leave before a dictionary is built for nothing.)
-    if !weighs_wide_dict(choice) || !looks_decimal::<W>(words) {
-        return encode_decimal::<W>(words, choice, out).map(|needs| (encoding::DECIMAL, needs));
-    }
-    let (decimal, wide) = crate::threads::join(
-        || {
-            let mut page = Vec::with_capacity(W * words.len() + 16);
-            let needs = encode_decimal::<W>(words, choice, &mut page)?;
-            let size = trials::compressed_size(choice.codec, &page);
-            Some((page, needs, size))
-        },
-        || {
-            let wide = wide_dict_page::<W>(words, kind, choice)?;
-            // Weighed here, on this thread, unless the page wins without it.
-            wide.size
-                .get_or_init(|| trials::compressed_size(wide.codec, &wide.page));
-            Some(wide)
-        },
-    );
-    let (page, needs, size) = decimal?;
-    match wide.filter(|w| w.beats(size)) {
-        Some(w) => {
-            out.extend_from_slice(&w.page);
-            Some((w.encoding, w.needs))
-        }
-        None => {
-            out.extend_from_slice(&page);
-            Some((encoding::DECIMAL, needs))
-        }
-    }
-}
-
-/// Whether `choice` weighs a dictionary of two-byte codes (a column's only page, see
-/// `Ctx::weigh_dict`; layout 2 has them).
-fn weighs_wide_dict(choice: Choice<'_>) -> bool {
-    choice.weigh_dict && choice.dict && choice.max_layout >= 2
-}
-
-/// A page as a dictionary of two-byte codes, for [`wide_dict_beats`] to weigh.
-struct WideDictPage {
-    page: Vec<u8>,
-    encoding: u8,
-    needs: u16,
-    /// Its size through the trial codec, when weighed.
-    size: std::cell::OnceCell<usize>,
-    codec: Option<kompakt::Codec>,
-}
-
-impl WideDictPage {
-    /// Whether it compresses to under 90 % of `own`, the compressed size of the values' own
-    /// page, as a column's shared dictionary must. A clear win needs no compression of its
-    /// own, as in `column_dict_pays`.
-    fn beats(&self, own: usize) -> bool {
-        let target = 0.9 * own as f64;
-        (self.page.len() as f64) < target
-            || (*self
-                .size
-                .get_or_init(|| trials::compressed_size(self.codec, &self.page)) as f64)
-                < target
-    }
-}
-
-/// `words` as a dictionary of two-byte codes (up to three quarters of the rows distinct, as a
-/// shared dictionary may hold), its encoding and layout; `None` when they are more distinct.
-fn wide_dict_page<const W: usize>(words: &[[u8; W]], kind: Kind, choice: Choice<'_>) -> Option<WideDictPage> {
-    // Built beside the decimal page: a verdict one recorded could answer the other's question
-    // first or not, as the threads ran, and bytes written must not depend on that. (A
-    // column's only page has no other pages to share verdicts with.)
-    let choice = Choice {
-        verdicts: None,
-        ..choice
-    };
-    let dict = wide_dict_for_trial::<W>(words, words.len() / 4 * 3)?;
-    let mut page = Vec::with_capacity(2 * words.len() + 8 * dict.values.len() + 8);
-    let (encoding, needs) = write_dictionary::<W>(&dict, kind, choice, &mut page);
-    Some(WideDictPage {
-        page,
-        encoding,
-        needs,
-        size: std::cell::OnceCell::new(),
-        codec: choice.codec,
-    })
-}
-
 /// Where `choice` weighs it (a column's only page, see `Ctx::weigh_dict`): the page as a
 /// dictionary of two-byte codes, its encoding and layout, when that compresses to under 90 %
 /// of `page` (the values' decimal or plain page), as a column's shared dictionary must. The
@@ -331,12 +242,16 @@ fn wide_dict_beats<const W: usize>(
     choice: Choice<'_>,
     page: &[u8],
 ) -> Option<(Vec<u8>, u8, u16)> {
-    if !weighs_wide_dict(choice) {
+    if !(choice.weigh_dict && choice.dict && choice.max_layout >= 2) {
         return None;
     }
-    let wide = wide_dict_page::<W>(words, kind, choice)?;
-    let own = trials::compressed_size(choice.codec, page);
-    wide.beats(own).then_some((wide.page, wide.encoding, wide.needs))
+    let dict = wide_dict_for_trial::<W>(words, words.len() / 4 * 3)?;
+    let mut coded = Vec::with_capacity(2 * words.len() + 8 * dict.values.len() + 8);
+    let (enc, needs) = write_dictionary::<W>(&dict, kind, choice, &mut coded);
+    let target = 0.9 * trials::compressed_size(choice.codec, page) as f64;
+    // A clear win needs no compression of its own, as in `column_dict_pays`.
+    let wins = (coded.len() as f64) < target || (trials::compressed_size(choice.codec, &coded) as f64) < target;
+    wins.then_some((coded, enc, needs))
 }
 
 /// Writes a page of `dict`'s codes (`kind` values of `W` bytes); returns its encoding and the
@@ -349,15 +264,12 @@ fn write_dictionary<const W: usize>(dict: &PageDict, kind: Kind, choice: Choice<
     let d = dict.values.len();
     let bits = code_bits(d);
     // Packed codes: one-byte ones from layout 8, two-byte ones (in a nested dictionary) from 9.
-    // The two are weighed apart, each by trials: at once.
-    let (packed, nested) = crate::threads::join(
-        || match dict.wide {
-            false if choice.max_layout >= 8 => packed_codes_instead::<W>(dict, bits, choice),
-            true if choice.max_layout >= 9 => packed_codes_instead::<W>(dict, bits, choice),
-            _ => None,
-        },
-        || (choice.max_layout >= 9).then(|| nested_dictionary_values::<W>(dict, kind, choice)),
-    );
+    let packed = match dict.wide {
+        false if choice.max_layout >= 8 => packed_codes_instead::<W>(dict, bits, choice),
+        true if choice.max_layout >= 9 => packed_codes_instead::<W>(dict, bits, choice),
+        _ => None,
+    };
+    let nested = (choice.max_layout >= 9).then(|| nested_dictionary_values::<W>(dict, kind, choice));
     match nested {
         Some((enc, values, needs)) if enc != encoding::PLAIN || dict.wide && packed.is_some() => {
             out.push(encoding::NESTED_DICT);
@@ -423,17 +335,10 @@ fn nested_dictionary_values<const W: usize>(dict: &PageDict, kind: Kind, choice:
     if matches!(enc, encoding::PLAIN | encoding::UNSHUFFLED) {
         return (enc, page, needs);
     }
+    let mut plain = Vec::with_capacity(bytes.len() + 1);
+    let (plain_enc, plain_needs) = choose_words::<W>(&bytes, Kind::Other, values, &mut plain);
     let size = |page: &[u8]| trials::compressed_size(choice.codec, page);
-    let ((plain_enc, plain, plain_needs, plain_size), page_size) = crate::threads::join(
-        || {
-            let mut plain = Vec::with_capacity(bytes.len() + 1);
-            let (plain_enc, plain_needs) = choose_words::<W>(&bytes, Kind::Other, values, &mut plain);
-            let plain_size = size(&plain);
-            (plain_enc, plain, plain_needs, plain_size)
-        },
-        || size(&page),
-    );
-    if plain_size <= page_size {
+    if size(&plain) <= size(&page) {
         return (plain_enc, plain, plain_needs);
     }
     (enc, page, needs)

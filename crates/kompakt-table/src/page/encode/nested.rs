@@ -115,21 +115,6 @@ fn decimal_code<const W: usize>(bits: u64, e: u8) -> Option<u64> {
     }
 }
 
-/// Evenly spread values of `words` that say which power of ten fits them, if one does;
-/// jittered so that a stride in the data does not choose for all.
-fn decimal_sample<const W: usize>(words: &[[u8; W]]) -> Vec<u64> {
-    let n = words.len();
-    let step = (n / DECIMAL_SAMPLE).max(1);
-    (0..n.min(DECIMAL_SAMPLE))
-        .map(|j| load::<W>(&words[(j * step + j * 37 % step).min(n - 1)]))
-        .collect()
-}
-
-/// Whether a sample of the floats says they are decimals, as [`encode_decimal`] asks first.
-pub(super) fn looks_decimal<const W: usize>(words: &[[u8; W]]) -> bool {
-    sampled_power::<W>(&decimal_sample::<W>(words)).is_some()
-}
-
 /// A decimal page when the floats are decimals of one power of ten, all but a few: the power
 /// that fits most of a sample (the smallest such), the codes as a nested page of integers,
 /// then the exceptions. Returns the layout it needs, or `None` (nothing written) when the
@@ -141,7 +126,12 @@ pub(super) fn encode_decimal<const W: usize>(words: &[[u8; W]], choice: Choice<'
     } else {
         crate::page::MAX_DECIMAL_EXP_F32
     };
-    let (mut best_e, width) = sampled_power::<W>(&decimal_sample::<W>(words))?;
+    // Evenly spread, jittered so that a stride in the data does not choose for all.
+    let step = (n / DECIMAL_SAMPLE).max(1);
+    let sample: Vec<u64> = (0..n.min(DECIMAL_SAMPLE))
+        .map(|j| load::<W>(&words[(j * step + j * 37 % step).min(n - 1)]))
+        .collect();
+    let (mut best_e, width) = sampled_power::<W>(&sample)?;
     let spare = if W == 8 { 16 } else { 8 };
     // Raising the power by d widens the codes by about 3.33 d bits: only while they stay
     // narrow.
