@@ -175,12 +175,12 @@ const ZSTD_STRINGS_BELOW: f64 = 0.8;
 /// whichever [`ZSTD_STRINGS_BELOW`] chooses, and whether that is zstd; `None` when the codecs
 /// are not those two.
 ///
-/// The round's first page of a column compresses the whole page with zstd and weighs it
-/// against LZ4's bytes ([`lz4_estimate`]), recording the verdict with the page's order-0
-/// entropy ([`Verdicts`]); the round's other pages that look the same take it. zstd is
-/// measured whole: an 8 KiB sample, as this used to weigh, saw too little of the page (URLs
-/// whose words repeat tens of KiB apart came out 0.85x LZ4's there, 0.59x whole), and its
-/// blocks are kept when it wins, as it does on most text.
+/// The round's first page of a column weighs the two and records the verdict with the page's
+/// order-0 entropy ([`Verdicts`]); the round's other pages that look the same take it. zstd
+/// is measured on the whole page (an 8 KiB sample, as this used to weigh, saw too little of
+/// it: URLs whose words repeat tens of KiB apart came out 0.85x LZ4's there, 0.59x whole), and
+/// its blocks are kept when it wins, as it does on most text. So is LZ4 on a page of up to
+/// [`LZ4_WHOLE_UP_TO`]; a longer one's LZ4 bytes are estimated ([`lz4_estimate`]).
 fn compress_string_page(
     stream: u32,
     strings: &BlockSettings,
@@ -198,41 +198,75 @@ fn compress_string_page(
     };
     let entropy = 8.0 * (1.0 - entropy_saving_bound(page, SAMPLES));
     let question = Question::new(Site::StringCodec, 0, 0, entropy);
-    let mut tried = None;
+    let (mut zstd_tried, mut lz4_tried) = (None, None);
     let zstd = verdicts.decide(question, || {
+        let lz4_bytes = if page.len() <= LZ4_WHOLE_UP_TO {
+            match compress_page(stream, strings, page) {
+                Ok(blocks) => stored_len(lz4_tried.insert(blocks)) as f64,
+                Err(e) => {
+                    zstd_tried = Some(Err(e));
+                    return false;
+                }
+            }
+        } else {
+            lz4_estimate(lz4, page)
+        };
         let zstd = compress_page(stream, column, page);
         let verdict = match &zstd {
-            Ok(blocks) => (stored_len(blocks) as f64) < ZSTD_STRINGS_BELOW * lz4_estimate(lz4, page),
+            Ok(blocks) => (stored_len(blocks) as f64) < ZSTD_STRINGS_BELOW * lz4_bytes,
             Err(_) => false,
         };
-        tried = Some(zstd);
+        zstd_tried = Some(zstd);
         verdict
     });
-    let blocks = match tried {
-        Some(Ok(blocks)) if zstd => Ok(blocks),
-        Some(Err(e)) => Err(e),
+    let blocks = match (zstd_tried, lz4_tried) {
+        (Some(Err(e)), _) => Err(e),
+        (Some(Ok(blocks)), _) if zstd => Ok(blocks),
+        (_, Some(blocks)) if !zstd => Ok(blocks),
         _ => compress_page(stream, if zstd { column } else { strings }, page),
     };
     Some(blocks.map(|b| (zstd, b)))
 }
 
-/// Bytes LZ4 is expected to store a plain string page in, as [`compress_page`] would: its
-/// blocks' headers, and each block's payload compressed, or raw where LZ4 saves too little
-/// (the block encoder's bar for fast codecs). The payload from the whole page when it is
-/// short, else from spans of 64 KiB (LZ4's window, so each finds what the whole page would
-/// nearby) that cover an eighth of it. On the corpus's text pages of 256 KiB or more the
-/// estimate weighs every page as the whole page did; it cost a fifth of writing source-code
-/// lines when LZ4 compressed whole pages only for them to be dropped.
+/// Plain string pages up to this size are compressed whole with LZ4 to weigh it (and keep its
+/// blocks when it wins); longer ones estimate it ([`lz4_estimate`]).
+const LZ4_WHOLE_UP_TO: usize = 256 << 10;
+
+/// Bytes LZ4 is expected to store a long plain string page in, as [`compress_page`] would:
+/// each block's header, and its payload compressed or raw as the block encoder decides (raw
+/// when its 8 KiB probe says LZ4 saves too little, or when the compressed block saves under
+/// 1/64; a last block of 64 KiB or less is not probed and must save a fifth). The compressed
+/// size is from spans of 64 KiB, LZ4's window, so that each finds what the whole page would
+/// nearby: two to eight of them, an eighth of a page of 1-4 MiB. Spans start without
+/// history, so the estimate errs high (by 15 % on short words that repeat within a few
+/// hundred bytes), which tilts only pages near [`ZSTD_STRINGS_BELOW`] towards zstd. Source
+/// lines differ enough from page to page that nearly every page was weighed anew, and
+/// compressing each whole with LZ4 only to drop it was a fifth of writing them.
 fn lz4_estimate(lz4: kompakt::Codec, page: &[u8]) -> f64 {
     const SPAN: usize = 64 << 10;
-    let (span, spans) = if page.len() <= 4 * SPAN {
-        (page.len(), 1)
-    } else {
-        (SPAN, (page.len() / (8 * SPAN)).clamp(2, 8))
-    };
-    let fraction = crate::page::span_fraction(lz4, page, span, spans).unwrap_or(1.0);
-    let bar = kompakt::codec::SavingBar::for_codec(lz4).repeats;
-    let payload = if fraction <= 1.0 - bar { fraction } else { 1.0 } * page.len() as f64;
+    /// Blocks up to this size skip the block encoder's probe (`kompakt`'s `SMALL_BLOCK`).
+    const SMALL_BLOCK: usize = 64 << 10;
+    let fraction = crate::page::span_fraction(lz4, page, SPAN, (page.len() / (8 * SPAN)).clamp(2, 8)).unwrap_or(1.0);
+    let bar = kompakt::codec::SavingBar::for_codec(lz4);
+    let payload: f64 = page
+        .chunks(PAGE_BLOCK)
+        .map(|block| {
+            let raw = block.len() as f64;
+            let limit = if block.len() <= SMALL_BLOCK {
+                raw * (1.0 - bar.repeats)
+            } else if crate::page::looks_incompressible(lz4, block) {
+                return raw;
+            } else {
+                raw - raw / 64.0 - 1.0
+            };
+            let compressed = fraction * raw;
+            if compressed <= limit {
+                compressed
+            } else {
+                raw
+            }
+        })
+        .sum();
     let headers = page.len().div_ceil(PAGE_BLOCK) * kompakt::stream::format::BLOCK_HEADER_LEN;
     payload + headers as f64
 }
@@ -985,7 +1019,7 @@ mod tests {
     }
 
     #[test]
-    fn lz4_estimates_are_what_compressing_the_page_stores() {
+    fn lz4_estimates_are_near_what_compressing_the_page_stores() {
         let lz4 = kompakt::Codec::Lz4 { acceleration: 1 };
         let mut state = 0x2545_F491_4F6C_DD1Du64;
         let mut next = move || {
@@ -997,27 +1031,40 @@ mod tests {
         let words = [
             "return", "self", "value", "import", "for", "in", "if", "None", "def", "x",
         ];
-        let text: Vec<u8> = (0..120_000)
+        let text: Vec<u8> = (0..600_000)
             .flat_map(|_| format!("{} ", words[(next() % 10) as usize]).into_bytes())
             .collect();
         let printable: Vec<u8> = (0..700_000).map(|_| b' ' + (next() % 95) as u8).collect();
-        // Short pages are compressed whole: exact. Spans of a long one start without LZ4's
-        // history, so it errs high (by 15 % on these words of five letters, which repeat
-        // nearer than any text's), and tilts only pages that near the bar towards zstd.
+        // Records of 24 random printable bytes, each twice, 40 KiB apart: LZ4's window finds
+        // the second copy, its 8 KiB probe does not (the block encoder stores such blocks
+        // raw, and the estimate must say so).
+        let record: Vec<Vec<u8>> = (0..1_700)
+            .map(|_| (0..24).map(|_| b' ' + (next() % 95) as u8).collect())
+            .collect();
+        let far: Vec<u8> = (0..40)
+            .flat_map(|round| {
+                record
+                    .iter()
+                    .skip(round % 2)
+                    .step_by(2)
+                    .flatten()
+                    .copied()
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        // Spans start without history, so the estimate errs high (15 % on these short words,
+        // which repeat within a few hundred bytes); raw blocks are exact.
         for (name, page, within) in [
-            ("text", &text[..], 0.2),
-            ("short text", &text[..200_000], 0.0),
+            ("text", &text[..700_000], 0.2),
+            ("text of 2 blocks", &text[..], 0.2),
             ("printable noise", &printable[..], 0.0),
+            ("repeats 40 KiB apart", &far[..], 0.0),
         ] {
             let stored = stored_len(&compress_page(0, &settings(lz4), page).unwrap()) as f64;
             let estimate = lz4_estimate(lz4, page);
             let error = estimate / stored - 1.0;
             assert!((0.0..=within).contains(&error), "{name}: {estimate} against {stored}");
         }
-        // Printable noise LZ4 cannot shrink by the fast codecs' bar is stored raw, and so estimated.
-        let raw = (printable.len() + kompakt::stream::format::BLOCK_HEADER_LEN) as f64;
-        assert_eq!(lz4_estimate(lz4, &printable), raw);
-        assert_eq!(lz4_estimate(lz4, &[]), 0.0);
     }
 
     #[test]

@@ -30,8 +30,8 @@ pub use decode::{
 };
 pub(crate) use decode::{decode_page_into_within, decode_page_rows_within};
 pub(crate) use encode::{
-    column_dict_pays, encode_only_page, encode_page_within, repeats_likely, span_fraction, BuildFx, Question, ShortKey,
-    Site,
+    column_dict_pays, encode_only_page, encode_page_within, looks_incompressible, repeats_likely, span_fraction,
+    BuildFx, Question, ShortKey, Site,
 };
 pub use encode::{
     encode_coded_values, encode_column_page, encode_dictionary_values, encode_page, encode_shared_dictionary,

@@ -22,7 +22,7 @@ mod words;
 
 pub(crate) use hash::{BuildFx, ShortKey};
 pub(crate) use strings::repeats_likely;
-pub(crate) use trials::span_fraction;
+pub(crate) use trials::{looks_incompressible, span_fraction};
 pub use verdicts::Verdicts;
 pub(crate) use verdicts::{Question, Site};
 

@@ -33,15 +33,37 @@ pub(crate) fn trial_fraction(codec: kompakt::Codec, data: &[u8], samples: usize)
 
 /// [`trial_fraction`] on up to `samples` evenly spaced spans of `span` bytes each.
 pub(crate) fn span_fraction(codec: kompakt::Codec, data: &[u8], span: usize, samples: usize) -> Option<f64> {
-    use kompakt::codec::{probe_spans, Compressor};
-    thread_local! {
-        static TRIAL: std::cell::RefCell<(Compressor, Vec<u8>)> = std::cell::RefCell::new((Compressor::new(), Vec::new()));
-    }
+    use kompakt::codec::probe_spans;
     TRIAL.with(|t| {
         let (compressor, scratch) = &mut *t.borrow_mut();
         probe_spans(compressor, codec, data, span, samples, scratch)
             .ok()
             .map(|r| r.fraction())
+    })
+}
+
+thread_local! {
+    /// This thread's compressor and scratch for trials of samples.
+    static TRIAL: std::cell::RefCell<(kompakt::codec::Compressor, Vec<u8>)> =
+        std::cell::RefCell::new((kompakt::codec::Compressor::new(), Vec::new()));
+}
+
+/// Whether the block encoder's probe would store `data` raw under `codec` (an unfiltered
+/// block of more than 64 KiB, its fast or thorough bar), with this thread's compressor.
+pub(crate) fn looks_incompressible(codec: kompakt::Codec, data: &[u8]) -> bool {
+    use kompakt::codec::SavingBar;
+    TRIAL.with(|t| {
+        let (compressor, scratch) = &mut *t.borrow_mut();
+        let entropy_coded = !matches!(codec, kompakt::Codec::Lz4 { .. } | kompakt::Codec::Lz4Hc { .. });
+        kompakt::codec::looks_incompressible(
+            compressor,
+            data,
+            entropy_coded,
+            false,
+            SavingBar::for_codec(codec),
+            scratch,
+        )
+        .unwrap_or(false)
     })
 }
 
@@ -104,65 +126,33 @@ pub(super) fn codec_beats(codec: Option<kompakt::Codec>, codes: &[u8], packed: u
 /// Bytes `codec` stores `data` in, compressed whole with its fast stand-in (samples misjudge
 /// pages of shuffled bytes and small dictionaries by several percent); `data`'s own size
 /// without a codec or when compression fails.
-///
-/// Choices weigh the same bytes more than once (plain values against unshuffled ones, then
-/// the winner against a decimal page), so each thread remembers its last few sizes by the
-/// data's hash: a collision could only misjudge a choice, never change what a page decodes
-/// to.
 pub(super) fn compressed_size(codec: Option<kompakt::Codec>, data: &[u8]) -> usize {
     let Some(codec) = trial_stand_in(codec) else {
         return data.len();
     };
-    let hash = kompakt::hash::xxh3_64(data);
     WHOLE.with(|t| {
-        let t = &mut *t.borrow_mut();
-        let known = t
-            .sizes
-            .iter()
-            .flatten()
-            .find(|&&(c, len, h, _)| (c, len, h) == (codec, data.len(), hash));
-        if let Some(&(.., size)) = known {
-            return size;
-        }
-        t.scratch.clear();
-        let size = match t.compressor.compress_append(codec, data, &mut t.scratch, data.len()) {
+        let (compressor, scratch) = &mut *t.borrow_mut();
+        scratch.clear();
+        let size = match compressor.compress_append(codec, data, scratch, data.len()) {
             Ok(Some(n)) => n.min(data.len()),
             _ => data.len(),
         };
-        if t.scratch.capacity() > KEEP_SCRATCH {
-            t.scratch = Vec::new();
+        if scratch.capacity() > KEEP_SCRATCH {
+            *scratch = Vec::new();
         }
-        let slot = t.next;
-        t.sizes[slot] = Some((codec, data.len(), hash, size));
-        t.next = (slot + 1) % REMEMBERED;
         size
     })
 }
 
-/// Sizes [`compressed_size`] remembers per thread.
-const REMEMBERED: usize = 4;
-
-/// The most scratch a thread keeps between trials: a one-group table's page of 2^24 floats
-/// would otherwise keep its compress bound (~128 MB) on every thread of the pool for the life
-/// of the process.
+/// The most scratch a thread keeps between whole-page trials: a one-group table's page of
+/// 2^24 floats would otherwise keep its compress bound (~128 MB) on every thread of the pool
+/// for the life of the process.
 const KEEP_SCRATCH: usize = 1 << 20;
 
-/// A thread's whole-page trials.
-struct Trials {
-    compressor: kompakt::codec::Compressor,
-    scratch: Vec<u8>,
-    /// (codec, length, hash of the bytes, compressed size).
-    sizes: [Option<(kompakt::Codec, usize, u64, usize)>; REMEMBERED],
-    next: usize,
-}
-
 thread_local! {
-    static WHOLE: std::cell::RefCell<Trials> = std::cell::RefCell::new(Trials {
-        compressor: kompakt::codec::Compressor::new(),
-        scratch: Vec::new(),
-        sizes: [None; REMEMBERED],
-        next: 0,
-    });
+    /// This thread's compressor and scratch for whole-page trials.
+    static WHOLE: std::cell::RefCell<(kompakt::codec::Compressor, Vec<u8>)> =
+        std::cell::RefCell::new((kompakt::codec::Compressor::new(), Vec::new()));
 }
 
 #[cfg(test)]
@@ -170,20 +160,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_are_remembered_by_the_bytes_and_scratch_is_not_kept_large() {
+    fn whole_trials_keep_no_large_scratch() {
         let zstd = Some(kompakt::Codec::Zstd { level: 2 });
-        let text = b"a trial weighs these bytes twice; ".repeat(1000);
-        let mut other = text.clone();
-        other.iter_mut().step_by(7).for_each(|b| *b = b'#');
-        let first = compressed_size(zstd, &text);
-        assert!(first < text.len() / 10);
-        assert_eq!(compressed_size(zstd, &text), first);
-        assert_ne!(compressed_size(zstd, &other), first, "same length, other bytes");
+        let text = b"a trial weighs these bytes; ".repeat(1000);
+        assert!(compressed_size(zstd, &text) < text.len() / 10);
         assert_eq!(compressed_size(Some(kompakt::Codec::None), &text), text.len());
         let large: Vec<u8> = (0..3u32 << 20)
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
             .collect();
-        compressed_size(zstd, &large);
-        WHOLE.with(|t| assert!(t.borrow().scratch.capacity() <= KEEP_SCRATCH));
+        assert!(compressed_size(zstd, &large) <= large.len());
+        WHOLE.with(|t| assert!(t.borrow().1.capacity() <= KEEP_SCRATCH));
     }
 }
