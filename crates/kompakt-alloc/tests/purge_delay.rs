@@ -10,6 +10,7 @@ mod common;
 static GLOBAL: kompakt_alloc::Allocator = kompakt_alloc::Allocator;
 
 /// Set in the child process that runs the test's body.
+#[cfg(target_os = "linux")]
 const CHILD: &str = "KOMPAKT_PURGE_DELAY_TEST_CHILD";
 
 #[test]

@@ -288,6 +288,8 @@ impl SharedValues {
         let max_new = max_new_values(codes.len());
         // Found or missing, before adding any: a refused page then adds and takes back
         // nothing (pages of text lines past the size limit added thousands to remove them).
+        // A draft's new values are distinct (its `Local` map), so counting them is what
+        // adding them one by one would have found.
         let mut map: Vec<Option<u32>> = Vec::with_capacity(new.len());
         let (mut missing, mut missing_bytes) = (0, 0);
         for value in &new {
@@ -680,6 +682,29 @@ mod tests {
             s.code_page(&[data(&[Some("b"), Some("c"), Some("b"), Some("b")])]),
             Some(vec![1, 2, 1, 1])
         );
+    }
+
+    #[test]
+    fn a_page_past_the_byte_limit_adds_nothing_and_fills_the_dictionary() {
+        // Values of 1 KiB, 600 a page: the first page fits (600 KiB), the second page's 600
+        // new ones would pass 1 MiB: refused whole, the dictionary full. A page of values it
+        // already has is still coded.
+        let values = |from: usize| -> ArrayData {
+            let v: Vec<String> = (from..from + 600).map(|i| format!("{i:01024}")).collect();
+            let mut rows = v.clone();
+            rows.extend(v);
+            StringArray::from_iter_values(&rows).to_data()
+        };
+        let mut s = SharedValues::new(&DataType::Utf8);
+        assert!(s.code_page(&[values(0)]).is_some());
+        let (ends, bytes) = (s.ends.len(), s.data.len());
+        assert_eq!(s.code_page(&[values(600)]), None);
+        assert_eq!((s.ends.len(), s.data.len(), s.lookup.len()), (ends, bytes, ends));
+        assert_eq!(s.state, State::Full);
+        let codes = s
+            .code_page(&[values(300)].map(|d| d.slice(0, 300)))
+            .expect("known values are coded");
+        assert_eq!(codes, (300..600).collect::<Vec<u32>>());
     }
 
     #[test]

@@ -1607,7 +1607,13 @@ fn a_one_group_tables_float_pages_keep_their_bytes_on_any_threads() {
     let path = dir.path().join("t.kpk");
     std::fs::write(&path, &files[0]).unwrap();
     let t = TableReader::open(&path).unwrap();
+    assert_eq!(t.num_groups(), 1, "one group, one page a column");
     let summary = t.summary();
+    assert!(
+        !summary[3].encodings.keys().any(|e| e.contains("dict")),
+        "sensor: {:?}",
+        summary[3].encodings
+    );
     for (c, name) in [(0, "earnings"), (1, "earnings32")] {
         let dict = summary[c].encodings.contains_key("dict") || summary[c].encodings.contains_key("nested dict");
         assert!(dict, "{name}: {:?}", summary[c].encodings);
