@@ -243,9 +243,8 @@ const LZ4_WHOLE_UP_TO: usize = 256 << 10;
 /// lines differ enough from page to page that nearly every page was weighed anew, and
 /// compressing each whole with LZ4 only to drop it was a fifth of writing them.
 fn lz4_estimate(lz4: kompakt::Codec, page: &[u8]) -> f64 {
+    use kompakt::stream::{worthwhile_limit, SMALL_BLOCK};
     const SPAN: usize = 64 << 10;
-    /// Blocks up to this size skip the block encoder's probe (`kompakt`'s `SMALL_BLOCK`).
-    const SMALL_BLOCK: usize = 64 << 10;
     let fraction = crate::page::span_fraction(lz4, page, SPAN, (page.len() / (8 * SPAN)).clamp(2, 8)).unwrap_or(1.0);
     let bar = kompakt::codec::SavingBar::for_codec(lz4);
     let payload: f64 = page
@@ -257,7 +256,7 @@ fn lz4_estimate(lz4: kompakt::Codec, page: &[u8]) -> f64 {
             } else if crate::page::looks_incompressible(lz4, block) {
                 return raw;
             } else {
-                raw - raw / 64.0 - 1.0
+                worthwhile_limit(block.len()) as f64
             };
             let compressed = fraction * raw;
             if compressed <= limit {

@@ -73,7 +73,7 @@ fn is_fast_zstd(codec: Codec) -> bool {
 
 /// Largest stored size accepted for a compressed block of `raw` bytes: a block must shrink by
 /// at least 1/64 (1.6 %), or it is stored raw and decodes at memcpy speed.
-fn worthwhile_limit(raw: usize) -> usize {
+pub fn worthwhile_limit(raw: usize) -> usize {
     raw - raw / 64 - 1
 }
 

@@ -23,7 +23,7 @@ mod sequential;
 mod source;
 mod writer;
 
-pub use block::{BlockDecoder, BlockEncoder, BlockSettings, EncodedBlock, Payload};
+pub use block::{worthwhile_limit, BlockDecoder, BlockEncoder, BlockSettings, EncodedBlock, Payload, SMALL_BLOCK};
 pub use content::{content_hash_sequential, ContentHash, ContentHasher};
 pub use format::{BlockEntry, BlockHeader, Footer, StreamInfo, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE};
 pub use pace::Pace;
