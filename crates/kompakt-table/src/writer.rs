@@ -198,31 +198,32 @@ fn compress_string_page(
     };
     let entropy = 8.0 * (1.0 - entropy_saving_bound(page, SAMPLES));
     let question = Question::new(Site::StringCodec, 0, 0, entropy);
-    let (mut zstd_tried, mut lz4_tried) = (None, None);
+    // What the trial compressed, kept for the page, or the error it met.
+    let (mut zstd_blocks, mut lz4_blocks, mut failed) = (None, None, None);
     let zstd = verdicts.decide(question, || {
         let lz4_bytes = if page.len() <= LZ4_WHOLE_UP_TO {
             match compress_page(stream, strings, page) {
-                Ok(blocks) => stored_len(lz4_tried.insert(blocks)) as f64,
+                Ok(blocks) => stored_len(lz4_blocks.insert(blocks)) as f64,
                 Err(e) => {
-                    zstd_tried = Some(Err(e));
+                    failed = Some(e);
                     return false;
                 }
             }
         } else {
             lz4_estimate(lz4, page)
         };
-        let zstd = compress_page(stream, column, page);
-        let verdict = match &zstd {
-            Ok(blocks) => (stored_len(blocks) as f64) < ZSTD_STRINGS_BELOW * lz4_bytes,
-            Err(_) => false,
-        };
-        zstd_tried = Some(zstd);
-        verdict
+        match compress_page(stream, column, page) {
+            Ok(blocks) => (stored_len(zstd_blocks.insert(blocks)) as f64) < ZSTD_STRINGS_BELOW * lz4_bytes,
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        }
     });
-    let blocks = match (zstd_tried, lz4_tried) {
-        (Some(Err(e)), _) => Err(e),
-        (Some(Ok(blocks)), _) if zstd => Ok(blocks),
-        (_, Some(blocks)) if !zstd => Ok(blocks),
+    let blocks = match (failed, zstd_blocks, lz4_blocks) {
+        (Some(e), ..) => Err(e),
+        (_, Some(blocks), _) if zstd => Ok(blocks),
+        (_, _, Some(blocks)) if !zstd => Ok(blocks),
         _ => compress_page(stream, if zstd { column } else { strings }, page),
     };
     Some(blocks.map(|b| (zstd, b)))
