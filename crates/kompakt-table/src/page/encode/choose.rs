@@ -246,13 +246,43 @@ fn wide_dict_beats<const W: usize>(
         return None;
     }
     let dict = wide_dict_for_trial::<W>(words, words.len() / 4 * 3)?;
-    let mut coded = Vec::with_capacity(2 * words.len() + 8 * dict.values.len() + 8);
-    let (enc, needs) = write_dictionary::<W>(&dict, kind, choice, &mut coded);
     let target = 0.9 * trials::compressed_size(choice.codec, page) as f64;
+    if codes_alone_lose(&dict, choice.codec, target) {
+        return None;
+    }
+    dict_page_under::<W>(&dict, kind, choice, target)
+}
+
+/// `dict`'s page, its encoding and layout, when it compresses to under `target` bytes.
+fn dict_page_under<const W: usize>(
+    dict: &PageDict,
+    kind: Kind,
+    choice: Choice<'_>,
+    target: f64,
+) -> Option<(Vec<u8>, u8, u16)> {
+    let mut coded = Vec::with_capacity(dict.codes.len() + 8 * dict.values.len() + 8);
+    let (enc, needs) = write_dictionary::<W>(dict, kind, choice, &mut coded);
     // A clear win needs no compression of its own, as in `column_dict_pays`.
     let wins = (coded.len() as f64) < target || (trials::compressed_size(choice.codec, &coded) as f64) < target;
     wins.then_some((coded, enc, needs))
 }
+
+/// Whether the codes of a wide `dict` alone, as two-byte codes through `codec` or bit-packed
+/// and stored raw, take at least `target` bytes (with [`CODES_ALONE_SLACK`] to spare): then its
+/// page, which adds the values, cannot come under `target`, and weighing it whole is skipped
+/// (its values weighed two ways, its codes packed or not: most of a one-group float column's
+/// write where decimal codes win, as for txhousing's prices and counts). One compression of
+/// the codes instead of three to five of the page and its parts.
+fn codes_alone_lose(dict: &PageDict, codec: Option<kompakt::Codec>, target: f64) -> bool {
+    let n = dict.codes.len() >> usize::from(dict.wide);
+    let packed = (n * code_bits(dict.values.len())).div_ceil(8) as f64;
+    packed * CODES_ALONE_SLACK >= target
+        && trials::compressed_size(codec, &dict.code_bytes()) as f64 * CODES_ALONE_SLACK >= target
+}
+
+/// What a dictionary page's codes may gain in the page beyond their compression alone (a
+/// compressor's tables shared with the values, packed codes compressed below their size).
+const CODES_ALONE_SLACK: f64 = 0.9;
 
 /// Writes a page of `dict`'s codes (`kind` values of `W` bytes); returns its encoding and the
 /// table layout it needs. From layout 9 a nested dictionary: the values as a page of their own
@@ -385,4 +415,121 @@ fn packed_codes_instead<const W: usize>(dict: &PageDict, bits: usize, choice: Ch
             })
         };
     pack.then(|| tried.unwrap_or_else(packed_codes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::nested::encode_decimal;
+    use super::*;
+    use proptest::prelude::*;
+
+    fn one_page_choice() -> Choice<'static> {
+        Choice {
+            runs: true,
+            scaled: true,
+            decimal: true,
+            codec: Some(kompakt::Codec::Zstd { level: 2 }),
+            verdicts: None,
+            max_layout: crate::meta::LAYOUT,
+            dict: true,
+            weigh_dict: true,
+            unshuffled: false,
+        }
+    }
+
+    /// Whether the bound skipped a dictionary page that would have won, on `amounts` (cents).
+    fn bound_skips_a_winner(amounts: &[i64]) -> Option<bool> {
+        let words: Vec<[u8; 8]> = amounts.iter().map(|&c| (c as f64 / 100.0).to_le_bytes()).collect();
+        let choice = one_page_choice();
+        let mut page = Vec::new();
+        encode_decimal::<8>(&words, choice, &mut page)?;
+        let dict = wide_dict_for_trial::<8>(&words, words.len() / 4 * 3)?;
+        let target = 0.9 * trials::compressed_size(choice.codec, &page) as f64;
+        let skipped = codes_alone_lose(&dict, choice.codec, target);
+        Some(skipped && dict_page_under::<8>(&dict, Kind::Float, choice, target).is_some())
+    }
+
+    #[test]
+    fn codes_alone_skip_only_dictionaries_that_lose() {
+        // Forty cities' median prices month by month, in whole hundreds of dollars (a walk, as
+        // txhousing's): scaled decimal codes close to the row before, which the codec models,
+        // where a dictionary's codes in first-seen order jump; the bound skips the dictionary
+        // (its codes alone: 22 KB, the target 16 KB). Amounts drawn mostly from a few dozen:
+        // the dictionary wins, and is not skipped.
+        let mix = |i: u64| i.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
+        let walks: Vec<i64> = (0..40u64)
+            .flat_map(|city| {
+                let mut price = 50_000 + 3_000 * city as i64;
+                (0..500u64).map(move |month| {
+                    price += (mix(city << 16 | month) % 21) as i64 * 100 - 1_000;
+                    price * 100
+                })
+            })
+            .collect();
+        let skewed: Vec<i64> = (0..20_000)
+            .map(|i| {
+                let r = mix(i);
+                let k = if r % 8 == 0 { r >> 8 } else { (r >> 8) % 40 };
+                400 + (k % 1_500 * 2_641 % 40_000) as i64
+            })
+            .collect();
+        for (name, amounts) in [("walks", &walks), ("skewed", &skewed)] {
+            assert_eq!(bound_skips_a_winner(amounts), Some(false), "{name}");
+        }
+        let as_words =
+            |amounts: &[i64]| -> Vec<[u8; 8]> { amounts.iter().map(|&c| (c as f64 / 100.0).to_le_bytes()).collect() };
+        let choice = one_page_choice();
+        let words = as_words(&walks);
+        let mut page = Vec::new();
+        encode_decimal::<8>(&words, choice, &mut page).unwrap();
+        let dict = wide_dict_for_trial::<8>(&words, 15_000).unwrap();
+        let target = 0.9 * trials::compressed_size(choice.codec, &page) as f64;
+        assert!(
+            codes_alone_lose(&dict, choice.codec, target),
+            "walks of prices are skipped"
+        );
+        let mut out = Vec::new();
+        let (enc, _) = choose_words::<8>(as_words(&skewed).as_flattened(), Kind::Float, choice, &mut out);
+        assert!(
+            matches!(enc, encoding::DICT | encoding::NESTED_DICT),
+            "skewed amounts: {enc}"
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn codes_alone_never_skip_a_dictionary_that_wins(
+            distinct in 300usize..4_000,
+            common in 1usize..400,
+            share in 0u64..8,
+            order in 0u8..3,
+            step in 1i64..50,
+            seed in any::<u64>(),
+            rows in 2_000usize..12_000,
+        ) {
+            // Amounts from `distinct` values, a share of them from the first `common`: in
+            // the order drawn, sorted, or as walks of up to `step` a row.
+            let mix = |i: u64| (i ^ seed).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
+            let mut amounts: Vec<i64> = (0..rows as u64)
+                .map(|i| {
+                    let r = mix(i);
+                    let k = if r % 8 < share { (r >> 8) as usize % common } else { (r >> 8) as usize % distinct };
+                    (k as i64 * 7_919) % 1_000_000
+                })
+                .collect();
+            match order {
+                0 => {}
+                1 => amounts.sort_unstable(),
+                _ => {
+                    let mut walk = 50_000;
+                    for (i, a) in amounts.iter_mut().enumerate() {
+                        walk += (mix(i as u64 + rows as u64) % (2 * step as u64 + 1)) as i64 - step;
+                        *a = walk * 10;
+                    }
+                }
+            }
+            prop_assert_ne!(bound_skips_a_winner(&amounts), Some(true));
+        }
+    }
 }
