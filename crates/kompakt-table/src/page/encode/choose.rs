@@ -365,13 +365,34 @@ fn nested_dictionary_values<const W: usize>(dict: &PageDict, kind: Kind, choice:
     if matches!(enc, encoding::PLAIN | encoding::UNSHUFFLED) {
         return (enc, page, needs);
     }
-    let mut plain = Vec::with_capacity(bytes.len() + 1);
-    let (plain_enc, plain_needs) = choose_words::<W>(&bytes, Kind::Other, values, &mut plain);
-    let size = |page: &[u8]| trials::compressed_size(choice.codec, page);
-    if size(&plain) <= size(&page) {
-        return (plain_enc, plain, plain_needs);
+    let (plain_enc, plain, plain_size) = plain_values::<W>(&bytes, choice);
+    // The page as encoded wins outright when its bytes alone are fewer (a trial's size is at
+    // most its input's): decimal codes of a few digits against eight bytes a value.
+    if page.len() < plain_size || trials::compressed_size(choice.codec, &page) < plain_size {
+        return (enc, page, needs);
     }
-    (enc, page, needs)
+    (plain_enc, plain, if plain_enc == encoding::PLAIN { 1 } else { 9 })
+}
+
+/// `bytes` (values of `W` bytes) as a page of values as they are, shuffled or, where the
+/// codec stores them smaller, not (layout 9, as `choice` allows), with the size it compresses
+/// to: both are compressed whole, tag included, as the page would be.
+fn plain_values<const W: usize>(bytes: &[u8], choice: Choice<'_>) -> (u8, Vec<u8>, usize) {
+    let mut shuffled = Vec::with_capacity(bytes.len() + 1);
+    shuffled.push(encoding::PLAIN);
+    push_shuffled(W, bytes, &mut shuffled);
+    let size = |page: &[u8]| trials::compressed_size(choice.codec, page);
+    let shuffled_size = size(&shuffled);
+    if W > 1 && choice.max_layout >= 9 {
+        let mut unshuffled = Vec::with_capacity(bytes.len() + 1);
+        unshuffled.push(encoding::UNSHUFFLED);
+        unshuffled.extend_from_slice(bytes);
+        let unshuffled_size = size(&unshuffled);
+        if unshuffled_size < shuffled_size {
+            return (encoding::UNSHUFFLED, unshuffled, unshuffled_size);
+        }
+    }
+    (encoding::PLAIN, shuffled, shuffled_size)
 }
 
 /// Bits a code into a dictionary of `d` values takes (0 for one value).
