@@ -765,6 +765,10 @@ def main() -> None:
     os.makedirs(os.path.dirname(base), exist_ok=True)
     with open(base + ".json", "w") as f:
         json.dump(doc, f, indent=1, default=str)
+    if not {"kompakt", "parquet-zstd"} <= set(methods):
+        # The report weighs every figure against Parquet's: without both, the JSON only.
+        log(f"written to {base}.json (no report without kompakt and parquet-zstd)")
+        return
     with open(base + ".md", "w") as f:
         f.write(render(doc))
     log(f"written to {base}.md and .json")
