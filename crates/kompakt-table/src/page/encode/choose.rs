@@ -380,19 +380,20 @@ fn nested_dictionary_values<const W: usize>(dict: &PageDict, kind: Kind, choice:
     if matches!(enc, encoding::PLAIN | encoding::UNSHUFFLED) {
         return (enc, page, needs);
     }
-    let (plain_enc, plain, plain_size) = plain_values::<W>(&bytes, choice);
+    let (plain_enc, plain, plain_needs, plain_size) = plain_values::<W>(&bytes, choice);
     // The page as encoded wins outright when its bytes alone are fewer (a trial's size is at
     // most its input's): decimal codes of a few digits against eight bytes a value.
     if page.len() < plain_size || trials::compressed_size(choice.codec, &page) < plain_size {
         return (enc, page, needs);
     }
-    (plain_enc, plain, if plain_enc == encoding::PLAIN { 1 } else { 9 })
+    (plain_enc, plain, plain_needs)
 }
 
 /// `bytes` (values of `W` bytes) as a page of values as they are, shuffled or, where the
-/// codec stores them smaller, not (layout 9, as `choice` allows), with the size it compresses
-/// to: both are compressed whole, tag included, as the page would be.
-fn plain_values<const W: usize>(bytes: &[u8], choice: Choice<'_>) -> (u8, Vec<u8>, usize) {
+/// codec stores them smaller, not (layout 9, as `choice` allows): its encoding, bytes, the
+/// layout it needs and the size it compresses to. Both are compressed whole, tag included, as
+/// the page would be.
+fn plain_values<const W: usize>(bytes: &[u8], choice: Choice<'_>) -> (u8, Vec<u8>, u16, usize) {
     let mut shuffled = Vec::with_capacity(bytes.len() + 1);
     shuffled.push(encoding::PLAIN);
     push_shuffled(W, bytes, &mut shuffled);
@@ -404,10 +405,10 @@ fn plain_values<const W: usize>(bytes: &[u8], choice: Choice<'_>) -> (u8, Vec<u8
         unshuffled.extend_from_slice(bytes);
         let unshuffled_size = size(&unshuffled);
         if unshuffled_size < shuffled_size {
-            return (encoding::UNSHUFFLED, unshuffled, unshuffled_size);
+            return (encoding::UNSHUFFLED, unshuffled, 9, unshuffled_size);
         }
     }
-    (encoding::PLAIN, shuffled, shuffled_size)
+    (encoding::PLAIN, shuffled, 1, shuffled_size)
 }
 
 /// Bits a code into a dictionary of `d` values takes (0 for one value).
@@ -625,9 +626,10 @@ mod tests {
         for values in [&arbitrary, &fractions] {
             let mut chosen = Vec::new();
             let (enc, needs) = choose_words::<8>(values, Kind::Other, choice, &mut chosen);
-            let (plain_enc, plain, size) = plain_values::<8>(values, choice);
+            let (plain_enc, plain, plain_needs, size) = plain_values::<8>(values, choice);
             assert_eq!((plain_enc, &plain), (enc, &chosen));
             assert_eq!(needs, if enc == encoding::PLAIN { 1 } else { 9 });
+            assert_eq!(plain_needs, needs);
             assert_eq!(size, trials::compressed_size(choice.codec, &plain));
             encodings.push(enc);
         }
