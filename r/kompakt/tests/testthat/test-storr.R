@@ -75,3 +75,22 @@ test_that("storr's check() finds damaged and missing objects, and repair() remov
   expect_false(st$exists("big1"))
   expect_identical(st$get("small", namespace = "other"), letters)
 })
+
+test_that("a tiny key's $get asks one key at a time and keeps storr's errors", {
+  need_storr()
+  st <- storr_kompakt(tempfile("storr-tiny"))
+  on.exit(st$destroy())
+  st$set("a", 1)
+  st$set("b", 2, namespace = "other")
+  dr <- st$driver
+  # The one-key answer is the vectorised one's.
+  expect_identical(dr$exists_hash("a", "objects"), TRUE)
+  expect_identical(dr$exists_hash("b", "objects"), FALSE)
+  expect_identical(dr$exists_hash(c("a", "b"), c("objects", "other")), c(TRUE, TRUE))
+  expect_identical(dr$exists_hash(character(), "objects"), logical())
+  expect_error(st$get("missing"), class = "KeyError")
+  # A key whose object is gone: storr's HashError.
+  dr$del_object(st$get_hash("a"))
+  expect_error(st$get("a", use_cache = FALSE), class = "HashError")
+  expect_equal(st$get("b", namespace = "other"), 2)
+})
