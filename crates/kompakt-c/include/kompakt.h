@@ -297,6 +297,16 @@ struct ArrowArray {
     void *private_data;
 };
 #endif /* ARROW_C_DATA_INTERFACE */
+#ifndef ARROW_C_STREAM_INTERFACE
+#define ARROW_C_STREAM_INTERFACE
+struct ArrowArrayStream {
+    int (*get_schema)(struct ArrowArrayStream *, struct ArrowSchema *out);
+    int (*get_next)(struct ArrowArrayStream *, struct ArrowArray *out);
+    const char *(*get_last_error)(struct ArrowArrayStream *);
+    void (*release)(struct ArrowArrayStream *);
+    void *private_data;
+};
+#endif /* ARROW_C_STREAM_INTERFACE */
 
 typedef struct kpk_table kpk_table;
 
@@ -328,6 +338,12 @@ typedef struct {
 /* Writes a table file at `path` atomically from one record batch; `opts` may be NULL. */
 kpk_status kpk_table_write(const char *path, struct ArrowSchema *schema, struct ArrowArray *batch,
                            const kpk_table_options *opts);
+/* Writes a table file at `path` atomically from the batches of an Arrow C stream (a struct of
+ * the columns each), moved in: released whatever the result. Each batch is imported, checked
+ * and encoded before the next is asked for, so a producer that prepares the next batch while
+ * get_next's last one is encoded overlaps the two; the file's bytes are those of one batch of
+ * all the rows. A get_next that fails fails the write (its get_last_error is the message). */
+kpk_status kpk_table_write_stream(const char *path, struct ArrowArrayStream *stream, const kpk_table_options *opts);
 /* Appends a record batch (of the table's schema) in place; an interrupted append is undone at
  * the next open. `rows` (may be NULL) gets the rows appended. The table's sort keys and rows
  * per group are kept; `opts` gives the codec, threads and metadata to merge. */

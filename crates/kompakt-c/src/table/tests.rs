@@ -707,3 +707,79 @@ fn bad_filters_are_option_errors_and_their_values_are_released_still() {
         kpk_table_close(t);
     }
 }
+
+/// A C stream of `batches`, whose get_next fails with `error` after them when there is one.
+fn stream_of(batches: Vec<RecordBatch>, error: Option<&str>) -> arrow_array::ffi_stream::FFI_ArrowArrayStream {
+    use arrow_schema::ArrowError;
+    let schema = batches[0].schema();
+    let mut items: Vec<Result<RecordBatch, ArrowError>> = batches.into_iter().map(Ok).collect();
+    if let Some(e) = error {
+        items.push(Err(ArrowError::ComputeError(e.to_owned())));
+    }
+    let reader = arrow_array::RecordBatchIterator::new(items, schema);
+    arrow_array::ffi_stream::FFI_ArrowArrayStream::new(Box::new(reader))
+}
+
+#[test]
+fn a_stream_of_batches_writes_the_bytes_of_one_batch_and_a_failing_stream_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole.kpk");
+    let streamed = dir.path().join("streamed.kpk");
+    let (path_whole, path_streamed) = (
+        CString::new(whole.to_str().unwrap()).unwrap(),
+        CString::new(streamed.to_str().unwrap()).unwrap(),
+    );
+    // Rounds of 16 groups of 1000 rows, as the R package cuts its batches, and a short last one.
+    let opts = kpk_table_options {
+        rows_per_group: 1000,
+        ..default_options()
+    };
+    let b = batch(50_000);
+    let (mut schema, mut array) = exported(&b);
+    assert_eq!(
+        unsafe { kpk_table_write(path_whole.as_ptr(), &mut schema, &mut array, &opts) },
+        KPK_OK
+    );
+    let parts = vec![
+        b.slice(0, 16_000),
+        b.slice(16_000, 16_000),
+        b.slice(32_000, 16_000),
+        b.slice(48_000, 2_000),
+    ];
+    let mut stream = stream_of(parts, None);
+    assert_eq!(
+        unsafe { kpk_table_write_stream(path_streamed.as_ptr(), &mut stream, &opts) },
+        KPK_OK
+    );
+    assert!(stream.release.is_none(), "the stream is moved in");
+    assert_eq!(std::fs::read(&whole).unwrap(), std::fs::read(&streamed).unwrap());
+
+    // A producer that fails after two batches: its message, and no file.
+    let failed = dir.path().join("failed.kpk");
+    let path_failed = CString::new(failed.to_str().unwrap()).unwrap();
+    let mut stream = stream_of(
+        vec![b.slice(0, 16_000), b.slice(16_000, 16_000)],
+        Some("factor code 7 has no level"),
+    );
+    let status = unsafe { kpk_table_write_stream(path_failed.as_ptr(), &mut stream, &opts) };
+    assert_eq!(status, KPK_ERROR_OPTION);
+    assert!(last_error().contains("factor code 7 has no level"), "{}", last_error());
+    assert!(!failed.exists());
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        2,
+        "no temporary file is left"
+    );
+
+    // A NULL stream, and one whose batches are not valid Arrow data, are errors too.
+    assert_eq!(
+        unsafe { kpk_table_write_stream(path_failed.as_ptr(), null_mut(), &opts) },
+        KPK_ERROR_USAGE
+    );
+    let mut empty = arrow_array::ffi_stream::FFI_ArrowArrayStream::empty();
+    assert_ne!(
+        unsafe { kpk_table_write_stream(path_failed.as_ptr(), &mut empty, &opts) },
+        KPK_OK
+    );
+    assert!(!failed.exists());
+}

@@ -4,14 +4,18 @@
 use crate::ffi::{array_arg, path_arg, put_optional, required, text};
 use crate::options::{level_arg, read_sized, SizedStruct};
 use crate::status::{at, guard, kpk_status, Failure};
-use arrow_array::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
+use arrow_array::ffi::{from_ffi, from_ffi_and_data_type, FFI_ArrowArray, FFI_ArrowSchema};
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{Array, RecordBatch, StructArray};
-use arrow_schema::DataType;
+use arrow_data::ArrayData;
+use arrow_schema::{DataType, Schema};
 use kompakt_api::options as api;
 use kompakt_table::{append_table_file, validate_columns, write_table_file, SortKey, TableOptions};
 use std::collections::HashMap;
 use std::ffi::c_char;
+use std::ffi::CStr;
 use std::mem::size_of;
+use std::sync::Arc;
 
 /// How a table is written (`kpk_table_options` in the header): zero is the default in every
 /// field.
@@ -135,6 +139,13 @@ fn import_batch(schema: *mut FFI_ArrowSchema, array: *mut FFI_ArrowArray) -> Res
     // dictionary keys and lengths (on every core) before any of it is used, so a producer's
     // mistake becomes an error rather than an out-of-bounds read.
     let data = unsafe { from_ffi(array, schema) }.map_err(|e| Failure::option(e.to_string()))?;
+    checked_batch(data)
+}
+
+/// A batch imported through the C data interface, as a record batch once checked: a struct
+/// array of the columns, valid Arrow data (offsets, UTF-8, dictionary keys, lengths; on every
+/// core), without null rows.
+fn checked_batch(data: ArrayData) -> Result<RecordBatch, Failure> {
     let DataType::Struct(fields) = data.data_type() else {
         return Err(Failure::option(format!(
             "a table is written from a struct array of its columns, got {}",
@@ -174,6 +185,104 @@ pub unsafe extern "C" fn kpk_table_write(
         write_table_file(&path, batch.schema(), [Ok(batch)], opts).map_err(at(&path))?;
         Ok(())
     })
+}
+
+/// Writes a table file at `path` atomically from the record batches of an Arrow C stream,
+/// each imported, checked and encoded before the next is asked for: a producer that prepares
+/// batch k + 1 while batch k is encoded (the R package converts columns so) overlaps the two.
+/// The bytes are those of one batch of all the rows.
+///
+/// # Safety
+/// `path` is a NUL-terminated string; `stream` an initialized C stream interface struct, moved
+/// in (released whatever the result); `opts` is NULL or readable.
+#[no_mangle]
+pub unsafe extern "C" fn kpk_table_write_stream(
+    path: *const c_char,
+    stream: *mut FFI_ArrowArrayStream,
+    opts: *const kpk_table_options,
+) -> kpk_status {
+    guard(|| {
+        if stream.is_null() {
+            return Err(Failure::usage("the ArrowArrayStream is NULL"));
+        }
+        // SAFETY: `stream` points at an initialized stream struct (the header's contract); it is
+        // moved out, and dropping `stream` calls its release callback once.
+        let mut stream = unsafe { FFI_ArrowArrayStream::from_raw(stream) };
+        let path = path_arg(path)?;
+        let opts = table_options(opts).map_err(at(&path))?;
+        let schema = stream_schema(&mut stream)?;
+        let fields = DataType::Struct(schema.fields().clone());
+        let mut failure = None;
+        let batches = std::iter::from_fn(|| {
+            if failure.is_some() {
+                return None;
+            }
+            match next_batch(&mut stream, &fields) {
+                Ok(batch) => batch.map(Ok),
+                Err(f) => {
+                    let message = f.1.clone();
+                    failure = Some(f);
+                    Some(Err(kompakt::Error::Usage(message)))
+                }
+            }
+        });
+        let written = write_table_file(&path, schema.clone(), batches, opts);
+        if let Some(f) = failure {
+            return Err(f).map_err(at(&path));
+        }
+        written.map_err(at(&path))?;
+        Ok(())
+    })
+}
+
+/// The stream's schema: a struct of the columns, as `kpk_table_write`'s batch.
+fn stream_schema(stream: &mut FFI_ArrowArrayStream) -> Result<Arc<Schema>, Failure> {
+    let get_schema = stream
+        .get_schema
+        .ok_or_else(|| Failure::usage("the ArrowArrayStream has no get_schema"))?;
+    if stream.release.is_none() {
+        return Err(Failure::usage("the ArrowArrayStream is released"));
+    }
+    let mut schema = FFI_ArrowSchema::empty();
+    // SAFETY: the producer's callback, called as the C stream interface says.
+    let code = unsafe { get_schema(stream, &mut schema) };
+    if code != 0 {
+        return Err(stream_failure(stream, code, "get_schema"));
+    }
+    let schema = Schema::try_from(&schema).map_err(|e| Failure::option(e.to_string()))?;
+    Ok(Arc::new(schema))
+}
+
+/// The stream's next batch, checked as `kpk_table_write`'s; `None` at its end.
+fn next_batch(stream: &mut FFI_ArrowArrayStream, fields: &DataType) -> Result<Option<RecordBatch>, Failure> {
+    let get_next = stream
+        .get_next
+        .ok_or_else(|| Failure::usage("the ArrowArrayStream has no get_next"))?;
+    let mut array = FFI_ArrowArray::empty();
+    // SAFETY: the producer's callback, called as the C stream interface says; it moves a batch
+    // (or a released array at the end) into `array`.
+    let code = unsafe { get_next(stream, &mut array) };
+    if code != 0 {
+        return Err(stream_failure(stream, code, "get_next"));
+    }
+    if array.is_released() {
+        return Ok(None);
+    }
+    // SAFETY: as in `import_batch`: the buffers match the stream's schema (the producer's
+    // contract), and `checked_batch` validates them before any is used.
+    let data = unsafe { from_ffi_and_data_type(array, fields.clone()) }.map_err(|e| Failure::option(e.to_string()))?;
+    checked_batch(data).map(Some)
+}
+
+/// The producer's error: its message when it gives one, else its errno-style code.
+fn stream_failure(stream: &mut FFI_ArrowArrayStream, code: i32, call: &str) -> Failure {
+    let message = stream.get_last_error.and_then(|last| {
+        // SAFETY: the producer's callback; a non-NULL result is a NUL-terminated string valid
+        // until the next call on the stream.
+        let text = unsafe { last(stream) };
+        (!text.is_null()).then(|| unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned())
+    });
+    Failure::option(message.unwrap_or_else(|| format!("the ArrowArrayStream's {call} failed (code {code})")))
 }
 
 /// Appends one record batch to the table file at `path` in place; `rows` (may be NULL) gets
