@@ -5,7 +5,9 @@
  * (validity bitmaps, logical bits, factor keys, dates, timestamps, strings), freed when the
  * write ends, after an R error too, so nothing leaks on a longjmp; the arrays are released
  * inside kpk_table_write, before that. Number columns are converted by worker threads
- * (validity bitmaps, logical bits, factor keys: one pass over each row), strings on R's thread.
+ * (validity bitmaps, logical bits, factor keys: one pass over each row), strings on R's thread;
+ * a new table goes to kpk_table_write_stream in slices, the numbers of the next slices
+ * converted while the last is encoded (below, "the batch as a stream of rounds").
  *
  * The R side (R/table.R) chooses each column's kind and keeps R's attributes in the table's
  * metadata; this file converts values only. Reading is table_read.c. */
@@ -19,6 +21,8 @@
 #include <sys/mman.h>
 #include <stdatomic.h>
 #include <unistd.h>
+#include <errno.h>
+#include <stdio.h>
 
 #include "glue.h"
 
@@ -210,7 +214,8 @@ typedef struct {
 typedef struct {
     conversion **items;
     size_t len, cap;
-    size_t chunks;         /* chunks over all conversions */
+    R_xlen_t lo, hi;       /* the rows being converted (of each conversion's own rows) */
+    size_t chunks;         /* chunks of those rows over all conversions */
     atomic_size_t next;    /* the next chunk to take */
 } conversions;
 static conversions *write_conversions; /* the running write's */
@@ -327,7 +332,13 @@ static void convert_rows(conversion *c, R_xlen_t lo, R_xlen_t hi) {
 }
 #undef VALIDITY_BITS
 
-/* Takes chunks until none is left: conversion by conversion, chunk by chunk. */
+/* The rows of `c` in the window [all->lo, all->hi): its chunks there. */
+static size_t window_chunks(const conversions *all, const conversion *c) {
+    R_xlen_t hi = c->n < all->hi ? c->n : all->hi;
+    return hi > all->lo ? (size_t)((hi - all->lo + CONVERT_CHUNK - 1) / CONVERT_CHUNK) : 0;
+}
+
+/* Takes chunks of the window until none is left: conversion by conversion, chunk by chunk. */
 static void *convert_worker(void *data) {
     conversions *all = data;
     for (;;) {
@@ -335,14 +346,43 @@ static void *convert_worker(void *data) {
         if (k >= all->chunks) return NULL;
         for (size_t i = 0; i < all->len; i++) {
             conversion *c = all->items[i];
-            size_t chunks = (size_t)((c->n + CONVERT_CHUNK - 1) / CONVERT_CHUNK);
+            size_t chunks = window_chunks(all, c);
             if (k >= chunks) { k -= chunks; continue; }
-            R_xlen_t lo = (R_xlen_t)k * CONVERT_CHUNK;
-            R_xlen_t hi = c->n - lo < CONVERT_CHUNK ? c->n : lo + CONVERT_CHUNK;
+            R_xlen_t end = c->n < all->hi ? c->n : all->hi;
+            R_xlen_t lo = all->lo + (R_xlen_t)k * CONVERT_CHUNK;
+            R_xlen_t hi = end - lo < CONVERT_CHUNK ? end : lo + CONVERT_CHUNK;
             convert_rows(c, lo, hi);
             break;
         }
     }
+}
+
+/* Converts rows [lo, hi) of every conversion (lo a multiple of 8) on up to `threads` threads,
+ * this one among them; each conversion's valid_rows counts those rows only. Calls no R. */
+static void convert_window(conversions *all, R_xlen_t lo, R_xlen_t hi, int threads) {
+    all->lo = lo;
+    all->hi = hi;
+    all->chunks = 0;
+    for (size_t i = 0; i < all->len; i++) {
+        atomic_store(&all->items[i]->valid_rows, 0);
+        all->chunks += window_chunks(all, all->items[i]);
+    }
+    if ((size_t)threads > all->chunks) threads = all->chunks ? (int)all->chunks : 1;
+    atomic_init(&all->next, 0);
+    pthread_t helpers[64];
+    int started = 0;
+    for (int t = 1; t < threads && t <= 64; t++) {
+        /* One that cannot start leaves its chunks to the others. */
+        if (pthread_create(&helpers[started], NULL, convert_worker, all) == 0) started++;
+    }
+    convert_worker(all);
+    for (int t = 0; t < started; t++) pthread_join(helpers[t], NULL);
+}
+
+static int resolve_threads(int threads) {
+    if (threads > 0) return threads;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > 0 ? (int)cores : 1;
 }
 
 /* Queues the conversion of a column of `n` rows whose array is `a` (filled in by
@@ -369,7 +409,6 @@ static conversion *convert_later(int op, const void *in, R_xlen_t n, struct Arro
     atomic_init(&c->valid_rows, 0);
     atomic_init(&c->bad, 0);
     all->items[all->len++] = c;
-    all->chunks += (size_t)((n + CONVERT_CHUNK - 1) / CONVERT_CHUNK);
     return c;
 }
 
@@ -378,20 +417,7 @@ static conversion *convert_later(int op, const void *in, R_xlen_t n, struct Arro
  * factor code with no level is an R error here, naming the column. */
 static void run_conversions(int threads) {
     conversions *all = write_conversions;
-    if (threads <= 0) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = cores > 0 ? (int)cores : 1;
-    }
-    if ((size_t)threads > all->chunks) threads = all->chunks ? (int)all->chunks : 1;
-    atomic_init(&all->next, 0);
-    pthread_t helpers[64];
-    int started = 0;
-    for (int t = 1; t < threads && t <= 64; t++) {
-        /* One that cannot start leaves its chunks to the others. */
-        if (pthread_create(&helpers[started], NULL, convert_worker, all) == 0) started++;
-    }
-    convert_worker(all);
-    for (int t = 0; t < started; t++) pthread_join(helpers[t], NULL);
+    convert_window(all, 0, R_XLEN_T_MAX, resolve_threads(threads));
     for (size_t i = 0; i < all->len; i++) {
         conversion *c = all->items[i];
         struct ArrowArray *a = c->array;
@@ -677,6 +703,245 @@ static kpk_table_options table_options(SEXP o) {
     return opts;
 }
 
+/* ---- the batch as a stream of rounds: converting ahead while the last is encoded -------- */
+
+/* The C API encodes a stream's batches one at a time, in rounds of 16 row groups
+ * (kpk_table_write_stream). The batch goes to it as a stream of slices of one round each, and
+ * a helper thread converts the numbers of the slices after the first, in order, while the C
+ * API encodes those before: the encoder's threads leave cores idle between and within rounds,
+ * which the conversion fills (a slice is a fifth of the work of encoding it). The file's bytes
+ * are those of the whole batch. Nothing here calls R: the C API calls back from its own
+ * frames, where an R error's longjmp would be undefined behaviour. */
+typedef struct {
+    struct ArrowSchema *schema;   /* the write's, lent to the stream's get_schema */
+    struct ArrowArray *batch;     /* the whole batch: its children are the columns */
+    conversions *all;
+    conversion **of_column;       /* the conversion of column j, or NULL */
+    int64_t ncol, nchunks, next;  /* next: the slice get_next gives next */
+    R_xlen_t rows, chunk;         /* rows of the batch, rows of a slice */
+    int64_t *nulls;               /* nchunks * ncol: missing rows of each slice's columns */
+    struct ArrowArray *slices;    /* nchunks top-level arrays */
+    struct ArrowArray *columns;   /* nchunks * ncol column arrays, sliced */
+    struct ArrowArray **column_ptrs;
+    const void **column_buffers;  /* nchunks * ncol * 3, then one NULL */
+    int threads;                  /* conversion threads of the first slice */
+    pthread_t helper;
+    int helper_running;
+    pthread_mutex_t lock;
+    pthread_cond_t converted;     /* signalled as `done` grows */
+    int64_t done;                 /* slices converted; under `lock` */
+    atomic_int stop;              /* the helper stops after its slice */
+    char error[512];
+} batch_stream;
+
+/* The stream's arrays are slices of the write's buffers, which it frees when it ends. */
+static void release_slice(struct ArrowArray *a) { a->release = NULL; }
+static void release_lent_schema(struct ArrowSchema *s) { s->release = NULL; }
+
+static void slice_rows(const batch_stream *st, int64_t k, R_xlen_t *lo, R_xlen_t *hi) {
+    *lo = (R_xlen_t)k * st->chunk;
+    *hi = st->rows - *lo < st->chunk ? st->rows : *lo + st->chunk;
+}
+
+/* Touches every page of the conversions' output buffers first, on two threads. Left to the
+ * helper, every other slice of the fst frame took 5 ms instead of 0.3 (a huge page of factor
+ * keys faulted in while the encoder's threads map and unmap memory); touched first, all take
+ * 1.5 ms. */
+typedef struct { conversions *all; int part, parts; } prefault_job;
+
+static void *prefault(void *data) {
+    prefault_job *job = data;
+    const size_t page = 4096;
+    for (size_t i = 0; i < job->all->len; i++) {
+        conversion *c = job->all->items[i];
+        size_t lens[2] = {(size_t)(c->n / 8) + 1, c->op == CONVERT_LOGICAL ? (size_t)(c->n / 8) + 1
+                                                  : c->op == CONVERT_FACTOR ? (size_t)c->n * sizeof(int32_t) : 0};
+        uint8_t *bufs[2] = {c->valid, c->out};
+        for (int b = 0; b < 2; b++) {
+            if (bufs[b] == NULL) continue;
+            volatile uint8_t *p = bufs[b];
+            for (size_t at = (size_t)job->part * page; at < lens[b]; at += (size_t)job->parts * page) p[at] = 0;
+        }
+    }
+    return NULL;
+}
+
+static void prefault_outputs(conversions *all, int threads) {
+    prefault_job jobs[2] = {{all, 0, threads > 1 ? 2 : 1}, {all, 1, 2}};
+    pthread_t helper;
+    int started = threads > 1 && pthread_create(&helper, NULL, prefault, &jobs[1]) == 0;
+    if (!started) jobs[0].parts = 1;
+    prefault(&jobs[0]);
+    if (started) pthread_join(helper, NULL);
+}
+
+/* Converts slice k on `threads` threads and keeps its columns' missing rows. */
+static void convert_slice(batch_stream *st, int64_t k, int threads) {
+    R_xlen_t lo, hi;
+    slice_rows(st, k, &lo, &hi);
+    convert_window(st->all, lo, hi, threads);
+    for (int64_t j = 0; j < st->ncol; j++) {
+        conversion *c = st->of_column[j];
+        if (c != NULL) st->nulls[k * st->ncol + j] = (int64_t)(hi - lo) - (int64_t)atomic_load(&c->valid_rows);
+    }
+}
+
+/* Converts the slices after the first, in order, saying how far it got. */
+static void *convert_ahead(void *data) {
+    batch_stream *st = data;
+    for (int64_t k = 1; k < st->nchunks && !atomic_load(&st->stop); k++) {
+        convert_slice(st, k, 1);
+        pthread_mutex_lock(&st->lock);
+        st->done = k + 1;
+        pthread_cond_signal(&st->converted);
+        pthread_mutex_unlock(&st->lock);
+    }
+    return NULL;
+}
+
+static void join_helper(batch_stream *st) {
+    if (!st->helper_running) return;
+    atomic_store(&st->stop, 1);
+    pthread_join(st->helper, NULL);
+    st->helper_running = 0;
+}
+
+static int stream_get_schema(struct ArrowArrayStream *self, struct ArrowSchema *out) {
+    batch_stream *st = self->private_data;
+    *out = *st->schema;
+    out->release = release_lent_schema;
+    return 0;
+}
+
+static const char *stream_last_error(struct ArrowArrayStream *self) {
+    batch_stream *st = self->private_data;
+    return st->error[0] ? st->error : NULL;
+}
+
+static void stream_release(struct ArrowArrayStream *self) {
+    join_helper(self->private_data);
+    self->release = NULL;
+}
+
+static int stream_get_next(struct ArrowArrayStream *self, struct ArrowArray *out) {
+    batch_stream *st = self->private_data;
+    int64_t k = st->next;
+    if (k >= st->nchunks) {
+        memset(out, 0, sizeof *out); /* released: the end */
+        return 0;
+    }
+    R_xlen_t lo, hi;
+    slice_rows(st, k, &lo, &hi);
+    if (k == 0) {
+        if (st->nchunks > 1) prefault_outputs(st->all, st->threads);
+        convert_slice(st, 0, st->threads);
+        st->done = 1;
+        if (st->nchunks > 1 && st->threads > 1)
+            st->helper_running = pthread_create(&st->helper, NULL, convert_ahead, st) == 0;
+    }
+    if (st->helper_running) {
+        pthread_mutex_lock(&st->lock);
+        while (st->done <= k) pthread_cond_wait(&st->converted, &st->lock);
+        pthread_mutex_unlock(&st->lock);
+    } else if (st->done <= k) {
+        convert_slice(st, k, 1); /* no helper: one thread, or one that could not start */
+        st->done = k + 1;
+    }
+    for (int64_t j = 0; j < st->ncol; j++) {
+        conversion *c = st->of_column[j];
+        if (c == NULL || !atomic_load(&c->bad)) continue;
+        const int *codes = c->in;
+        for (R_xlen_t r = lo; r < hi; r++)
+            if (codes[r] != NA_INTEGER && (codes[r] < 1 || codes[r] > c->nlevels)) {
+                snprintf(st->error, sizeof st->error, "column '%s': factor code %d has no level", c->name, codes[r]);
+                return EINVAL;
+            }
+    }
+    struct ArrowArray **cols = &st->column_ptrs[k * st->ncol];
+    for (int64_t j = 0; j < st->ncol; j++) {
+        struct ArrowArray *base = st->batch->children[j], *a = &st->columns[k * st->ncol + j];
+        const void **bufs = &st->column_buffers[(k * st->ncol + j) * 3];
+        *a = *base;
+        for (int64_t b = 0; b < base->n_buffers && b < 3; b++) bufs[b] = base->buffers[b];
+        a->buffers = bufs;
+        a->offset = lo;
+        a->length = hi - lo;
+        a->null_count = -1; /* the consumer counts the bitmap's */
+        a->release = release_slice;
+        conversion *c = st->of_column[j];
+        if (c != NULL) {
+            a->null_count = st->nulls[k * st->ncol + j];
+            bufs[0] = a->null_count ? c->valid : NULL;
+            if (c->op == CONVERT_LOGICAL) bufs[1] = c->out;
+        }
+        cols[j] = a;
+    }
+    struct ArrowArray *slice = &st->slices[k];
+    memset(slice, 0, sizeof *slice);
+    slice->length = hi - lo;
+    slice->n_buffers = 1;
+    slice->buffers = &st->column_buffers[(size_t)st->nchunks * (size_t)st->ncol * 3]; /* {NULL} */
+    slice->n_children = st->ncol;
+    slice->children = cols;
+    slice->release = release_slice;
+    *out = *slice;
+    st->next = k + 1;
+    return 0;
+}
+
+static batch_stream *write_stream; /* the running write's, joined by write_cleanup */
+
+/* Writes the batch through kpk_table_write_stream, when every conversion is of a column of its
+ * own (a list column's values are converted before: they are not cut by rows); returns 0 when
+ * it does not apply. */
+static int stream_write(const char *path, struct ArrowSchema *schema, struct ArrowArray *batch,
+                        const kpk_table_options *opts, kpk_status *status) {
+    conversions *all = write_conversions;
+    int64_t ncol = batch->n_children;
+    conversion **of_column = (conversion **)big_alloc(((size_t)ncol + 1) * sizeof(conversion *));
+    memset(of_column, 0, ((size_t)ncol + 1) * sizeof(conversion *));
+    for (size_t i = 0; i < all->len; i++) {
+        int64_t j = 0;
+        while (j < ncol && batch->children[j] != all->items[i]->array) j++;
+        if (j == ncol) return 0;
+        of_column[j] = all->items[i];
+    }
+    R_xlen_t rows = (R_xlen_t)batch->length;
+    /* A slice is one of the writer's rounds (GROUPS_PER_ROUND row groups in kompakt-table). */
+    R_xlen_t chunk = (R_xlen_t)16 * (opts->rows_per_group ? opts->rows_per_group : 16384);
+    int64_t nchunks = rows ? (int64_t)((rows + chunk - 1) / chunk) : 1;
+    size_t cells = (size_t)nchunks * (size_t)ncol;
+    batch_stream *st = (batch_stream *)big_alloc(sizeof *st);
+    memset(st, 0, sizeof *st);
+    st->schema = schema;
+    st->batch = batch;
+    st->all = all;
+    st->of_column = of_column;
+    st->ncol = ncol;
+    st->nchunks = nchunks;
+    st->rows = rows;
+    st->chunk = chunk;
+    st->threads = resolve_threads(opts->threads);
+    st->nulls = (int64_t *)big_alloc((cells + 1) * sizeof(int64_t));
+    st->slices = (struct ArrowArray *)big_alloc((size_t)nchunks * sizeof(struct ArrowArray));
+    st->columns = (struct ArrowArray *)big_alloc((cells + 1) * sizeof(struct ArrowArray));
+    st->column_ptrs = (struct ArrowArray **)big_alloc((cells + 1) * sizeof(struct ArrowArray *));
+    st->column_buffers = (const void **)big_alloc((cells * 3 + 1) * sizeof(void *));
+    st->column_buffers[cells * 3] = NULL;
+    pthread_mutex_init(&st->lock, NULL); /* after the last allocation, which may raise an R error */
+    pthread_cond_init(&st->converted, NULL);
+    atomic_init(&st->stop, 0);
+    struct ArrowArrayStream stream = {stream_get_schema, stream_get_next, stream_last_error, stream_release, st};
+    write_stream = st;
+    *status = kpk_table_write_stream(path, &stream, opts);
+    if (stream.release) stream.release(&stream); /* the C API releases it; this is a guard */
+    join_helper(st);
+    write_stream = NULL;
+    pthread_cond_destroy(&st->converted);
+    pthread_mutex_destroy(&st->lock);
+    return 1;
+}
+
 typedef struct {
     SEXP frame, file, options, append;
     buffers bufs;
@@ -709,12 +974,15 @@ static SEXP write_body(void *data) {
         const char *tz = Rf_translateCharUTF8(STRING_ELT(tzones, j));
         column_array(x, INTEGER(kinds)[j], name, tz, keep, j, &batch->children[j], &schema->children[j]);
     }
-    run_conversions(opts.threads);
     const char *path = copy_text(kpk_r_path(job->file));
     uint64_t appended = 0;
     int append = kpk_r_flag(job->append, "append");
-    kpk_status status = append ? kpk_table_append(path, schema, batch, &opts, &appended)
-                               : kpk_table_write(path, schema, batch, &opts);
+    kpk_status status = KPK_OK;
+    if (append || !stream_write(path, schema, batch, &opts, &status)) {
+        run_conversions(opts.threads);
+        status = append ? kpk_table_append(path, schema, batch, &opts, &appended)
+                        : kpk_table_write(path, schema, batch, &opts);
+    }
     /* kompakt moved the batch in; the schema stays ours. */
     if (batch->release) batch->release(batch);
     schema->release(schema);
@@ -726,6 +994,8 @@ static SEXP write_body(void *data) {
 static void write_cleanup(void *data, Rboolean jump) {
     (void)jump;
     write_job *job = data;
+    if (write_stream != NULL) join_helper(write_stream);
+    write_stream = NULL;
     free(job->converts.items);
     write_conversions = NULL;
     free_buffers(&job->bufs);

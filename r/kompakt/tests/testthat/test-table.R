@@ -318,6 +318,26 @@ test_that("columns of several conversion chunks round trip on any number of thre
   path <- tempfile(fileext = ".kpk")
   expect_error(write_kpk_table(bad, path), "column 'fct': factor code 4 has no level")
   expect_false(file.exists(path))
+
+  # A write goes to the C API as a stream of slices of 16 row groups, a helper thread
+  # converting the next slices while the last is encoded: the bytes do not depend on the
+  # threads, and a bad code in a middle slice fails the write there, leaving no file.
+  part <- df[seq_len(100003L), ]
+  files <- vapply(c(1, 2, 3), function(threads) {
+    p <- tempfile(fileext = ".kpk")
+    write_kpk_table(part, p, threads = threads, rows_per_group = 1000)
+    p
+  }, "")
+  bytes <- lapply(files, function(p) readBin(p, "raw", file.size(p)))
+  expect_identical(bytes[[2]], bytes[[1]])
+  expect_identical(bytes[[3]], bytes[[1]])
+  expect_identical(read_kpk_table(files[[2]]), part)
+  bad <- part["fct"]
+  codes <- unclass(bad$fct)
+  codes[50000L] <- 7L
+  bad$fct <- structure(codes, levels = c("a", "b", "c"), class = "factor")
+  expect_error(write_kpk_table(bad, path, rows_per_group = 1000), "column 'fct': factor code 7 has no level")
+  expect_false(file.exists(path))
 })
 
 test_that("a table rewritten in place is read as it now is, not as it was", {
