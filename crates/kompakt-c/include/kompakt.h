@@ -339,10 +339,12 @@ typedef struct {
 kpk_status kpk_table_write(const char *path, struct ArrowSchema *schema, struct ArrowArray *batch,
                            const kpk_table_options *opts);
 /* Writes a table file at `path` atomically from the batches of an Arrow C stream (a struct of
- * the columns each), moved in: released whatever the result. Each batch is imported, checked
- * and encoded before the next is asked for, so a producer that prepares the next batch while
- * get_next's last one is encoded overlaps the two; the file's bytes are those of one batch of
- * all the rows. A get_next that fails fails the write (its get_last_error is the message). */
+ * the columns each), moved in: released whatever the result. Each batch is imported and
+ * checked as get_next gives it, and every complete round of 16 row groups is encoded before
+ * the next batch is asked for, so a producer that prepares the next batch meanwhile (batches
+ * of 16 * rows_per_group rows or a multiple) overlaps the two; the file's bytes are those of
+ * one batch of all the rows. A get_next that fails fails the write with KPK_ERROR_OPTION, its
+ * get_last_error the message; a batch whose columns are not the schema's is KPK_ERROR_OPTION. */
 kpk_status kpk_table_write_stream(const char *path, struct ArrowArrayStream *stream, const kpk_table_options *opts);
 /* Appends a record batch (of the table's schema) in place; an interrupted append is undone at
  * the next open. `rows` (may be NULL) gets the rows appended. The table's sort keys and rows

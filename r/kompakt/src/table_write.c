@@ -898,6 +898,10 @@ static int stream_write(const char *path, struct ArrowSchema *schema, struct Arr
                         const kpk_table_options *opts, kpk_status *status) {
     conversions *all = write_conversions;
     int64_t ncol = batch->n_children;
+    /* A list column's values are not cut by rows: each slice would carry (and the C API check)
+     * all of them. */
+    for (int64_t j = 0; j < ncol; j++)
+        if (batch->children[j]->n_children > 0) return 0;
     conversion **of_column = (conversion **)big_alloc(((size_t)ncol + 1) * sizeof(conversion *));
     memset(of_column, 0, ((size_t)ncol + 1) * sizeof(conversion *));
     for (size_t i = 0; i < all->len; i++) {
@@ -907,8 +911,11 @@ static int stream_write(const char *path, struct ArrowSchema *schema, struct Arr
         of_column[j] = all->items[i];
     }
     R_xlen_t rows = (R_xlen_t)batch->length;
-    /* A slice is one of the writer's rounds (GROUPS_PER_ROUND row groups in kompakt-table). */
-    R_xlen_t chunk = (R_xlen_t)16 * (opts->rows_per_group ? opts->rows_per_group : 16384);
+    /* A slice is whole writer rounds (GROUPS_PER_ROUND = 16 row groups in kompakt-table), of
+     * at least 2^18 rows: small groups would otherwise make a slice of a few rows, each with
+     * its arrays here and its import and checks (a factor's levels among them) in the C API. */
+    R_xlen_t round = (R_xlen_t)16 * (opts->rows_per_group ? opts->rows_per_group : 16384);
+    R_xlen_t chunk = ((((R_xlen_t)1 << 18) + round - 1) / round) * round;
     int64_t nchunks = rows ? (int64_t)((rows + chunk - 1) / chunk) : 1;
     size_t cells = (size_t)nchunks * (size_t)ncol;
     batch_stream *st = (batch_stream *)big_alloc(sizeof *st);
@@ -928,8 +935,12 @@ static int stream_write(const char *path, struct ArrowSchema *schema, struct Arr
     st->column_ptrs = (struct ArrowArray **)big_alloc((cells + 1) * sizeof(struct ArrowArray *));
     st->column_buffers = (const void **)big_alloc((cells * 3 + 1) * sizeof(void *));
     st->column_buffers[cells * 3] = NULL;
-    pthread_mutex_init(&st->lock, NULL); /* after the last allocation, which may raise an R error */
-    pthread_cond_init(&st->converted, NULL);
+    /* After the last allocation, which may raise an R error. */
+    if (pthread_mutex_init(&st->lock, NULL) != 0) return 0;
+    if (pthread_cond_init(&st->converted, NULL) != 0) {
+        pthread_mutex_destroy(&st->lock);
+        return 0;
+    }
     atomic_init(&st->stop, 0);
     struct ArrowArrayStream stream = {stream_get_schema, stream_get_next, stream_last_error, stream_release, st};
     write_stream = st;

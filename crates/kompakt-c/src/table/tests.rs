@@ -771,7 +771,53 @@ fn a_stream_of_batches_writes_the_bytes_of_one_batch_and_a_failing_stream_writes
         "no temporary file is left"
     );
 
-    // A NULL stream, and one whose batches are not valid Arrow data, are errors too.
+    // A batch that is not valid Arrow data (a dictionary key past its values) is the same
+    // error as kpk_table_write's, and a batch of other columns than the schema's is refused.
+    let bad: ArrayRef = {
+        use arrow_buffer::Buffer;
+        use arrow_data::ArrayData;
+        use arrow_schema::DataType;
+        let keys: Vec<i32> = (0..16_000).map(|i| if i == 9_999 { 3 } else { i % 3 }).collect();
+        let builder = ArrayData::builder(DataType::Dictionary(
+            Box::new(DataType::Int32),
+            Box::new(DataType::Utf8),
+        ))
+        .len(16_000)
+        .add_buffer(Buffer::from_vec(keys))
+        .add_child_data(StringArray::from(vec!["a", "b", "c"]).into_data());
+        // SAFETY: the buffers match the type and the length; one key is past the dictionary,
+        // which the import must refuse before reading it.
+        Arc::new(DictionaryArray::<arrow_array::types::Int32Type>::from(unsafe {
+            builder.build_unchecked()
+        }))
+    };
+    let good = b.slice(0, 16_000);
+    let mut columns: Vec<ArrayRef> = good.columns().to_vec();
+    columns[3] = bad;
+    let with_bad_key = RecordBatch::try_new(good.schema(), columns).unwrap();
+    let mut stream = stream_of(vec![good.clone(), with_bad_key], None);
+    assert_eq!(
+        unsafe { kpk_table_write_stream(path_failed.as_ptr(), &mut stream, &opts) },
+        KPK_ERROR_OPTION
+    );
+    assert!(
+        last_error().contains("column \"d\" is not valid Arrow data"),
+        "{}",
+        last_error()
+    );
+    assert!(!failed.exists());
+    let narrower = good.project(&[0, 1]).unwrap();
+    let mut stream = arrow_array::ffi_stream::FFI_ArrowArrayStream::new(Box::new(
+        arrow_array::RecordBatchIterator::new([Ok(narrower)], good.schema()),
+    ));
+    assert_eq!(
+        unsafe { kpk_table_write_stream(path_failed.as_ptr(), &mut stream, &opts) },
+        KPK_ERROR_OPTION
+    );
+    assert!(last_error().contains("has 2 columns, its schema 4"), "{}", last_error());
+    assert!(!failed.exists());
+
+    // A NULL stream, and one without callbacks, are errors too.
     assert_eq!(
         unsafe { kpk_table_write_stream(path_failed.as_ptr(), null_mut(), &opts) },
         KPK_ERROR_USAGE

@@ -187,10 +187,12 @@ pub unsafe extern "C" fn kpk_table_write(
     })
 }
 
-/// Writes a table file at `path` atomically from the record batches of an Arrow C stream,
-/// each imported, checked and encoded before the next is asked for: a producer that prepares
-/// batch k + 1 while batch k is encoded (the R package converts columns so) overlaps the two.
-/// The bytes are those of one batch of all the rows.
+/// Writes a table file at `path` atomically from the record batches of an Arrow C stream.
+/// Each batch is imported and checked as `get_next` gives it, and every complete round of
+/// row groups (16 groups) is encoded before the next batch is asked for: a producer that
+/// prepares batch k + 1 meanwhile (the R package converts columns so, in batches of whole
+/// rounds) overlaps the two. The bytes are those of one batch of all the rows. A failing
+/// `get_next` is `KPK_ERROR_OPTION` with the producer's message.
 ///
 /// # Safety
 /// `path` is a NUL-terminated string; `stream` an initialized C stream interface struct, moved
@@ -267,6 +269,17 @@ fn next_batch(stream: &mut FFI_ArrowArrayStream, fields: &DataType) -> Result<Op
     }
     if array.is_released() {
         return Ok(None);
+    }
+    // A batch of other columns than the schema's would trip arrow's assertions on import.
+    let DataType::Struct(columns) = fields else {
+        unreachable!("the stream's type is a struct of its schema's fields")
+    };
+    if array.num_children() != columns.len() {
+        return Err(Failure::option(format!(
+            "a batch of the ArrowArrayStream has {} columns, its schema {}",
+            array.num_children(),
+            columns.len()
+        )));
     }
     // SAFETY: as in `import_batch`: the buffers match the stream's schema (the producer's
     // contract), and `checked_batch` validates them before any is used.

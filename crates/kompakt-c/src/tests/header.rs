@@ -13,6 +13,7 @@
 use crate::table::kpk_table_options;
 use crate::*;
 use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use std::collections::{BTreeMap, BTreeSet};
 use std::mem::{offset_of, size_of};
 use std::path::{Path, PathBuf};
@@ -99,6 +100,7 @@ fn rust_type(c: &str) -> String {
         "size_t" => "usize".into(),
         "struct ArrowSchema" => "FFI_ArrowSchema".into(),
         "struct ArrowArray" => "FFI_ArrowArray".into(),
+        "struct ArrowArrayStream" => "FFI_ArrowArrayStream".into(),
         other => other.to_string(),
     };
     while tokens.next() == Some("*") {
@@ -414,6 +416,7 @@ fn structs_and_constants_are_laid_out_as_the_compiled_header_has_them() {
         ),
         ("struct ArrowSchema", FFI_ArrowSchema, []),
         ("struct ArrowArray", FFI_ArrowArray, []),
+        ("struct ArrowArrayStream", FFI_ArrowArrayStream, []),
     ];
     let mut want = BTreeMap::new();
     let mut program =

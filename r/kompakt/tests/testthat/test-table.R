@@ -319,24 +319,24 @@ test_that("columns of several conversion chunks round trip on any number of thre
   expect_error(write_kpk_table(bad, path), "column 'fct': factor code 4 has no level")
   expect_false(file.exists(path))
 
-  # A write goes to the C API as a stream of slices of 16 row groups, a helper thread
-  # converting the next slices while the last is encoded: the bytes do not depend on the
-  # threads, and a bad code in a middle slice fails the write there, leaving no file.
-  part <- df[seq_len(100003L), ]
+  # A write goes to the C API as a stream of slices of whole writer rounds (here 3 slices of
+  # 17 rounds of 16 groups of 1000 rows), a helper thread converting the next slices while the
+  # last is encoded: the bytes do not depend on the threads, and a bad code in a later slice
+  # fails the write there (through the C API, whose message names the file), leaving no file.
   files <- vapply(c(1, 2, 3), function(threads) {
     p <- tempfile(fileext = ".kpk")
-    write_kpk_table(part, p, threads = threads, rows_per_group = 1000)
+    write_kpk_table(df, p, threads = threads, rows_per_group = 1000)
     p
   }, "")
   bytes <- lapply(files, function(p) readBin(p, "raw", file.size(p)))
   expect_identical(bytes[[2]], bytes[[1]])
   expect_identical(bytes[[3]], bytes[[1]])
-  expect_identical(read_kpk_table(files[[2]]), part)
-  bad <- part["fct"]
+  expect_identical(read_kpk_table(files[[2]]), df)
+  bad <- df["fct"]
   codes <- unclass(bad$fct)
-  codes[50000L] <- 7L
+  codes[300000L] <- 7L
   bad$fct <- structure(codes, levels = c("a", "b", "c"), class = "factor")
-  expect_error(write_kpk_table(bad, path, rows_per_group = 1000), "column 'fct': factor code 7 has no level")
+  expect_error(write_kpk_table(bad, path, rows_per_group = 1000), "cannot write.*column 'fct': factor code 7 has no level")
   expect_false(file.exists(path))
 })
 
