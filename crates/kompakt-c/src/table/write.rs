@@ -212,7 +212,7 @@ pub unsafe extern "C" fn kpk_table_write_stream(
         let mut stream = unsafe { FFI_ArrowArrayStream::from_raw(stream) };
         let path = path_arg(path)?;
         let opts = table_options(opts).map_err(at(&path))?;
-        let schema = stream_schema(&mut stream)?;
+        let schema = stream_schema(&mut stream).map_err(at(&path))?;
         let fields = DataType::Struct(schema.fields().clone());
         let mut failure = None;
         let batches = std::iter::from_fn(|| {
@@ -228,7 +228,7 @@ pub unsafe extern "C" fn kpk_table_write_stream(
                 }
             }
         });
-        let written = write_table_file(&path, schema.clone(), batches, opts);
+        let written = write_table_file(&path, schema, batches, opts);
         if let Some(f) = failure {
             return Err(f).map_err(at(&path));
         }
