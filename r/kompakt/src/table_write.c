@@ -201,6 +201,7 @@ typedef struct {
     R_xlen_t n;
     uint8_t *valid;  /* n / 8 + 1 bytes */
     void *out;       /* the logical bits or the factor keys */
+    size_t out_len;  /* bytes of `out` */
     int nlevels;
     const char *name; /* the column's, for errors */
     struct ArrowArray *array; /* its null_count and validity are set once every chunk is done */
@@ -404,12 +405,21 @@ static conversion *convert_later(int op, const void *in, R_xlen_t n, struct Arro
     c->n = n;
     c->valid = (uint8_t *)big_alloc((size_t)(n / 8) + 1);
     c->out = out_bytes ? big_alloc(out_bytes) : NULL;
+    c->out_len = out_bytes;
     c->array = a;
     c->name = name;
     atomic_init(&c->valid_rows, 0);
     atomic_init(&c->bad, 0);
     all->items[all->len++] = c;
     return c;
+}
+
+/* The first row of [lo, hi) whose factor code has no level, or -1. */
+static R_xlen_t first_bad_code(const conversion *c, R_xlen_t lo, R_xlen_t hi) {
+    const int *codes = c->in;
+    for (R_xlen_t j = lo; j < hi; j++)
+        if (codes[j] != NA_INTEGER && (codes[j] < 1 || codes[j] > c->nlevels)) return j;
+    return -1;
 }
 
 /* Runs the queued conversions on up to `threads` threads (0: one per core), this one among
@@ -424,12 +434,8 @@ static void run_conversions(int threads) {
         a->null_count = (int64_t)(c->n - (R_xlen_t)atomic_load(&c->valid_rows));
         a->buffers[0] = a->null_count ? c->valid : NULL;
         if (c->op == CONVERT_LOGICAL) a->buffers[1] = c->out;
-        if (atomic_load(&c->bad)) {
-            const int *codes = c->in;
-            for (R_xlen_t j = 0; j < c->n; j++)
-                if (codes[j] != NA_INTEGER && (codes[j] < 1 || codes[j] > c->nlevels))
-                    Rf_error("kompakt: column '%s': factor code %d has no level", c->name, codes[j]);
-        }
+        R_xlen_t bad = atomic_load(&c->bad) ? first_bad_code(c, 0, c->n) : -1;
+        if (bad >= 0) Rf_error("kompakt: column '%s': factor code %d has no level", c->name, ((const int *)c->in)[bad]);
     }
 }
 
@@ -754,8 +760,7 @@ static void *prefault(void *data) {
     const size_t page = 4096;
     for (size_t i = 0; i < job->all->len; i++) {
         conversion *c = job->all->items[i];
-        size_t lens[2] = {(size_t)(c->n / 8) + 1, c->op == CONVERT_LOGICAL ? (size_t)(c->n / 8) + 1
-                                                  : c->op == CONVERT_FACTOR ? (size_t)c->n * sizeof(int32_t) : 0};
+        size_t lens[2] = {(size_t)(c->n / 8) + 1, c->out_len};
         uint8_t *bufs[2] = {c->valid, c->out};
         for (int b = 0; b < 2; b++) {
             if (bufs[b] == NULL) continue;
@@ -849,13 +854,12 @@ static int stream_get_next(struct ArrowArrayStream *self, struct ArrowArray *out
     }
     for (int64_t j = 0; j < st->ncol; j++) {
         conversion *c = st->of_column[j];
-        if (c == NULL || !atomic_load(&c->bad)) continue;
-        const int *codes = c->in;
-        for (R_xlen_t r = lo; r < hi; r++)
-            if (codes[r] != NA_INTEGER && (codes[r] < 1 || codes[r] > c->nlevels)) {
-                snprintf(st->error, sizeof st->error, "column '%s': factor code %d has no level", c->name, codes[r]);
-                return EINVAL;
-            }
+        R_xlen_t bad = c != NULL && atomic_load(&c->bad) ? first_bad_code(c, lo, hi) : -1;
+        if (bad >= 0) {
+            snprintf(st->error, sizeof st->error, "column '%s': factor code %d has no level", c->name,
+                     ((const int *)c->in)[bad]);
+            return EINVAL;
+        }
     }
     struct ArrowArray **cols = &st->column_ptrs[k * st->ncol];
     for (int64_t j = 0; j < st->ncol; j++) {
